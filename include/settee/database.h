@@ -1,0 +1,261 @@
+// Database: one CouchDB-compatible document database inside a Store.
+//
+// Documents cross this API as JSON text. Inputs are the documents as a client
+// sends them (with _id, _rev, _deleted, _revisions, ...); outputs are the JSON
+// objects CouchDB would return for the same request (with _id and _rev first).
+// Semantics follow CouchDB 3 (see docs/ and ../shared/docs/PROTOCOL.md):
+// revision trees, deterministic revision ids "N-<32 hex>", the winning-revision
+// rule, conflicts, deletions as tombstones, per-database update sequences.
+//
+// Documents whose id starts with "_local/" are local documents: kept with a
+// "0-N" revision and no history, never in AllDocs, Changes or replication.
+//
+// Thread safety: every method may be called from any thread concurrently.
+// Writes to one database are serialized internally (one revision check and
+// sequence assignment at a time); reads never wait for writes; different
+// databases never block each other. Handles are shared_ptr's obtained from a
+// Store, which must outlive them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "settee/status.h"
+
+namespace settee {
+
+////////////////////////////////////////////////////////////////////////////////
+// Writing
+
+struct UpdateOptions {
+  // true: normal edits; _rev must name the current leaf (else kConflict).
+  // false: replicator mode; the doc's _revisions (or _rev) history is merged
+  // into the tree as given and conflicts are never an error.
+  bool new_edits = true;
+};
+
+// The outcome for one document of a write.
+struct DocUpdateResult {
+  std::string id;
+  std::string rev;  // the new revision (new_edits) or the given one
+  Status status;    // per-document error, e.g. kConflict
+};
+
+////////////////////////////////////////////////////////////////////////////////
+// Reading one document
+
+struct GetOptions {
+  std::string rev;                 // a specific revision; empty = the winner
+  bool revs = false;               // add _revisions {start, ids}
+  bool revs_info = false;          // add _revs_info [{rev, status}]
+  bool conflicts = false;          // add _conflicts (if any)
+  bool deleted_conflicts = false;  // add _deleted_conflicts (if any)
+  bool local_seq = false;          // add _local_seq
+  bool latest = false;             // with rev/open_revs: the leaf(s) descending from it
+};
+
+// One element of an open_revs answer.
+struct OpenRevResult {
+  std::string rev;
+  bool found = false;  // false: "missing"
+  std::string doc;     // JSON of the revision when found
+};
+
+////////////////////////////////////////////////////////////////////////////////
+// _all_docs
+
+struct AllDocsOptions {
+  std::optional<std::string> start_key;  // doc ids, compared bytewise
+  std::optional<std::string> end_key;
+  bool inclusive_end = true;
+  bool descending = false;
+  uint64_t skip = 0;
+  uint64_t limit = std::numeric_limits<uint64_t>::max();
+  // When set, exactly these ids in this order, deleted and missing ones too;
+  // start/end keys are then ignored.
+  std::optional<std::vector<std::string>> keys;
+  bool include_docs = false;
+  bool conflicts = false;  // with include_docs
+};
+
+struct AllDocsRow {
+  std::string id;
+  std::string rev;       // the winning revision
+  bool deleted = false;  // only with keys: the doc exists but is deleted
+  Status error;          // only with keys: kNotFound for unknown ids
+  std::string doc;       // include_docs: the JSON body ("null" when deleted)
+};
+
+struct AllDocsResult {
+  uint64_t total_rows = 0;  // doc_count (live docs)
+  uint64_t offset = 0;      // rows before the first returned
+  uint64_t update_seq = 0;
+  std::vector<AllDocsRow> rows;
+};
+
+////////////////////////////////////////////////////////////////////////////////
+// _changes
+
+struct ChangesOptions {
+  uint64_t since = 0;
+  uint64_t limit = std::numeric_limits<uint64_t>::max();
+  bool descending = false;
+  bool include_docs = false;
+  bool all_docs_style = false;  // style=all_docs: every leaf, not just the winner
+  bool conflicts = false;       // with include_docs
+  std::optional<std::vector<std::string>> doc_ids;  // filter=_doc_ids
+};
+
+struct ChangeRow {
+  uint64_t seq = 0;
+  std::string id;
+  std::vector<std::string> revs;  // winner first
+  bool deleted = false;           // the winner is deleted
+  std::string doc;                // include_docs
+};
+
+////////////////////////////////////////////////////////////////////////////////
+// Replication helpers
+
+struct RevsDiffRequest {
+  std::string id;
+  std::vector<std::string> revs;
+};
+struct RevsDiffResult {
+  std::string id;
+  std::vector<std::string> missing;
+  std::vector<std::string> possible_ancestors;
+};
+
+struct BulkGetRequest {
+  std::string id;
+  std::string rev;  // empty = winner
+};
+struct BulkGetOptions {
+  bool revs = false;
+  bool latest = false;
+};
+// One {"ok":doc} or {"error":{id,rev,error,reason}} item of a _bulk_get answer.
+struct BulkGetItem {
+  std::string rev;
+  Status status;
+  std::string doc;  // JSON when status.ok()
+};
+struct BulkGetResult {
+  std::string id;
+  std::vector<BulkGetItem> docs;
+};
+
+////////////////////////////////////////////////////////////////////////////////
+
+struct DatabaseInfo {
+  std::string db_name;
+  uint64_t doc_count = 0;      // live docs, design docs included, local excluded
+  uint64_t doc_del_count = 0;  // docs whose winner is deleted
+  uint64_t update_seq = 0;
+  uint64_t purge_seq = 0;
+  uint64_t sizes_active = 0;    // bytes of live data
+  uint64_t sizes_external = 0;  // bytes of live JSON bodies
+  uint64_t sizes_file = 0;      // bytes on disk (approximate)
+};
+
+class Database {
+ public:
+  Database() = default;
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  virtual ~Database() = default;
+
+  virtual const std::string& name() const = 0;
+
+  //////// Writing:
+
+  // Creates or updates one document. `docid`, when non-empty, overrides the
+  // body's _id (PUT /db/docid); with neither, a UUID is generated (POST).
+  // Errors: kBadRequest (not a JSON object, bad _rev), kIllegalDocId,
+  // kDocValidation (unknown _ member), kConflict, kNotFound (deleting a
+  // missing doc), kDocumentTooLarge.
+  virtual Result<DocUpdateResult> Put(std::string_view docid, std::string_view json,
+                                      const UpdateOptions& options = {}) = 0;
+
+  // Deletes `docid` at leaf `rev` (a tombstone revision is added).
+  virtual Result<DocUpdateResult> Delete(std::string_view docid, std::string_view rev) = 0;
+
+  // Applies many documents (each a JSON object) in order, as one atomic batch
+  // for the database. `results` gets one entry per document, with per-document
+  // errors. The returned Status is non-OK only when nothing was written
+  // (storage failure or database deleted).
+  virtual Status BulkDocs(const std::vector<std::string_view>& docs, const UpdateOptions& options,
+                          std::vector<DocUpdateResult>* results) = 0;
+
+  //////// Reading:
+
+  // The document as JSON. kNotFound with reason "missing" or "deleted".
+  virtual Result<std::string> Get(std::string_view docid, const GetOptions& options = {}) = 0;
+
+  // open_revs: the given revisions, or every leaf when `revs` is empty.
+  virtual Status GetOpenRevs(std::string_view docid, const std::vector<std::string>& revs,
+                             const GetOptions& options, std::vector<OpenRevResult>* out) = 0;
+
+  virtual Status AllDocs(const AllDocsOptions& options, AllDocsResult* out) = 0;
+
+  // Same options and rows as AllDocs over the _local/ documents.
+  virtual Status LocalDocs(const AllDocsOptions& options, AllDocsResult* out) = 0;
+
+  // Calls `each` for every change after options.since in seq order (or
+  // reverse), one row per document at its latest seq, until it returns false
+  // or the limit is reached. *last_seq gets the seq of the last row delivered
+  // (options.since when none). Runs on a snapshot: later writes are not seen.
+  virtual Status Changes(const ChangesOptions& options,
+                         const std::function<bool(const ChangeRow&)>& each,
+                         uint64_t* last_seq) = 0;
+
+  virtual Status RevsDiff(const std::vector<RevsDiffRequest>& request,
+                          std::vector<RevsDiffResult>* out) = 0;
+
+  virtual Status BulkGet(const std::vector<BulkGetRequest>& request,
+                         const BulkGetOptions& options, std::vector<BulkGetResult>* out) = 0;
+
+  virtual Result<DatabaseInfo> Info() = 0;
+
+  //////// Change notification:
+
+  virtual uint64_t UpdateSeq() const = 0;
+
+  // Registers `listener`, called with the new update_seq after each committed
+  // write that changed the sequence (and once with UINT64_MAX when the
+  // database is deleted). It runs on the writing thread while a database
+  // lock is held: it must be quick and must not call back into this database
+  // (post to a queue, notify a condition variable, uv_async_send, ...).
+  // Returns an id for RemoveChangeListener.
+  using ChangeListener = std::function<void(uint64_t update_seq)>;
+  virtual uint64_t AddChangeListener(ChangeListener listener) = 0;
+  virtual void RemoveChangeListener(uint64_t id) = 0;
+
+  // Blocks the calling thread until UpdateSeq() > since, the timeout passes or
+  // the database is deleted. Returns the update_seq then. Not for fibers or
+  // event-loop threads: use AddChangeListener there.
+  virtual uint64_t WaitForChange(uint64_t since, std::chrono::milliseconds timeout) = 0;
+
+  //////// Maintenance:
+
+  // Drops the bodies of non-leaf revisions and reclaims backend space.
+  virtual Status Compact() = 0;
+
+  virtual uint32_t RevsLimit() const = 0;
+  // kBadRequest unless limit >= 1.
+  virtual Status SetRevsLimit(uint32_t limit) = 0;
+
+  // The _security object as JSON ("{}" when never set).
+  virtual std::string Security() const = 0;
+  // kBadRequest unless `json` is an object.
+  virtual Status SetSecurity(std::string_view json) = 0;
+};
+
+}  // namespace settee

@@ -1,0 +1,41 @@
+#include "util/digest.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace settee {
+
+TEST(Digest, Md5MatchesKnownVectors) {
+  EXPECT_EQ("d41d8cd98f00b204e9800998ecf8427e", Md5Hex(""));
+  EXPECT_EQ("9e107d9d372bb6826bd81d3542a419d6",
+            Md5Hex("The quick brown fox jumps over the lazy dog"));
+  Md5 inc;
+  inc.Update("The quick brown fox ");
+  inc.Update("jumps over the lazy dog");
+  EXPECT_EQ("9e107d9d372bb6826bd81d3542a419d6", inc.FinishHex());
+}
+
+TEST(Digest, Base64RoundTrips) {
+  EXPECT_EQ("aGVsbG8=", Base64Encode("hello"));
+  std::string out;
+  ASSERT_TRUE(Base64Decode("aGVsbG8=", &out));
+  EXPECT_EQ("hello", out);
+  ASSERT_TRUE(Base64Decode("", &out));
+  EXPECT_EQ("", out);
+  EXPECT_FALSE(Base64Decode("aGVsbG8", &out));
+  EXPECT_FALSE(Base64Decode("a*VsbG8=", &out));
+}
+
+TEST(Digest, RandomUuidsAre32HexAndDistinct) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    std::string u = RandomUuidHex();
+    ASSERT_EQ(32u, u.size());
+    ASSERT_EQ(std::string::npos, u.find_first_not_of("0123456789abcdef"));
+    seen.insert(u);
+  }
+  EXPECT_EQ(1000u, seen.size());
+}
+
+}  // namespace settee

@@ -1,0 +1,95 @@
+#include "util/digest.h"
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <cstdlib>
+
+namespace settee {
+
+Md5::Md5() : ctx_(EVP_MD_CTX_new()) {
+  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_md5(), nullptr);
+}
+Md5::~Md5() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+void Md5::Update(std::string_view data) {
+  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data.data(), data.size());
+}
+
+std::string Md5::FinishRaw() {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), out, &len);
+  return std::string(reinterpret_cast<char*>(out), len);
+}
+
+std::string Md5::FinishHex() { return HexEncode(FinishRaw()); }
+
+std::string Md5Raw(std::string_view data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), out, &len, EVP_md5(), nullptr);
+  return std::string(reinterpret_cast<char*>(out), len);
+}
+
+std::string Md5Hex(std::string_view data) { return HexEncode(Md5Raw(data)); }
+
+std::string HexEncode(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(bytes.size() * 2, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    auto b = static_cast<unsigned char>(bytes[i]);
+    out[2 * i] = kHex[b >> 4];
+    out[2 * i + 1] = kHex[b & 0xf];
+  }
+  return out;
+}
+
+std::string Base64Encode(std::string_view data) {
+  std::string out(4 * ((data.size() + 2) / 3), '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(data.data()),
+                          static_cast<int>(data.size()));
+  out.resize(n);
+  return out;
+}
+
+bool Base64Decode(std::string_view in, std::string* out) {
+  // EVP_DecodeBlock ignores nothing and reports padding as zero bytes, so
+  // validate length and strip the padding ourselves.
+  std::string clean;
+  clean.reserve(in.size());
+  for (char c : in) {
+    if (c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
+    clean.push_back(c);
+  }
+  if (clean.size() % 4 != 0) return false;
+  size_t pad = 0;
+  if (!clean.empty() && clean.back() == '=') ++pad;
+  if (clean.size() >= 2 && clean[clean.size() - 2] == '=') ++pad;
+  for (size_t i = 0; i + pad < clean.size(); ++i) {
+    char c = clean[i];
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '+' || c == '/';
+    if (!ok) return false;
+  }
+  out->assign(3 * clean.size() / 4, '\0');
+  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out->data()),
+                          reinterpret_cast<const unsigned char*>(clean.data()),
+                          static_cast<int>(clean.size()));
+  if (n < 0) return false;
+  out->resize(static_cast<size_t>(n) - pad);
+  return true;
+}
+
+std::string RandomUuidHex() {
+  unsigned char bytes[16];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) {
+    // OpenSSL's DRBG failing means the process has no entropy at all; there
+    // is no safe way to continue generating ids.
+    std::abort();
+  }
+  return HexEncode(std::string_view(reinterpret_cast<char*>(bytes), sizeof bytes));
+}
+
+}  // namespace settee

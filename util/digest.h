@@ -1,0 +1,37 @@
+// Digests and random identifiers (OpenSSL underneath).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace settee {
+
+// Lowercase hex of the MD5 of `data` (32 chars).
+std::string Md5Hex(std::string_view data);
+// Raw 16-byte MD5.
+std::string Md5Raw(std::string_view data);
+// Standard base64 (with padding), as CouchDB puts in attachment digests.
+std::string Base64Encode(std::string_view data);
+// Decodes standard base64; false on malformed input.
+bool Base64Decode(std::string_view in, std::string* out);
+// Lowercase hex of bytes.
+std::string HexEncode(std::string_view bytes);
+// 32 lowercase hex chars from a cryptographically strong random source.
+std::string RandomUuidHex();
+
+// Incremental MD5 for data that arrives in pieces.
+class Md5 {
+ public:
+  Md5();
+  ~Md5();
+  Md5(const Md5&) = delete;
+  Md5& operator=(const Md5&) = delete;
+  void Update(std::string_view data);
+  std::string FinishHex();
+  std::string FinishRaw();
+
+ private:
+  void* ctx_;  // EVP_MD_CTX
+};
+
+}  // namespace settee
