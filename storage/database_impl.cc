@@ -1,0 +1,210 @@
+// DatabaseImpl: construction, properties, change notification, compaction.
+#include "storage/database_impl.h"
+
+#include "storage/store_impl.h"
+#include "util/coding.h"
+#include "util/json.h"
+
+namespace settee {
+
+namespace {
+
+constexpr std::string_view kRevsLimitProperty = "revs_limit";
+constexpr std::string_view kSecurityProperty = "security";
+// Documents compacted per hold of the writer lock, so compaction of a large
+// database does not stall writers for long.
+constexpr size_t kCompactionChunk = 256;
+
+}  // namespace
+
+DatabaseImpl::DatabaseImpl(StoreImpl* owner, std::string name, uint64_t db_id)
+    : owner_(owner), kv_(owner->kv()), name_(std::move(name)), db_id_(db_id), keys_(db_id) {}
+
+void DatabaseImpl::InitializeNew(uint64_t db_id, uint32_t revs_limit, KVWriteBatch* batch) {
+  keys::DatabaseKeys keys(db_id);
+  std::string counters;
+  for (int i = 0; i < 4; ++i) coding::PutVarint64(&counters, 0);
+  batch->Put(keys.Counters(), counters);
+  std::string limit;
+  coding::PutVarint64(&limit, revs_limit);
+  batch->Put(keys.Property(kRevsLimitProperty), limit);
+}
+
+Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::string name,
+                                                         uint64_t db_id) {
+  std::shared_ptr<DatabaseImpl> db(new DatabaseImpl(owner, std::move(name), db_id));
+  KVReadOptions ro;
+  std::string bytes;
+  Status s = db->kv_->Get(ro, db->keys_.Counters(), &bytes);
+  if (!s.ok()) return s.IsNotFound() ? Status::Corruption("database counters missing") : s;
+  std::string_view in(bytes);
+  Counters& c = db->counters_;
+  if (!coding::GetVarint64(&in, &c.update_seq) || !coding::GetVarint64(&in, &c.doc_count) ||
+      !coding::GetVarint64(&in, &c.doc_del_count) ||
+      !coding::GetVarint64(&in, &c.external_size)) {
+    return Status::Corruption("bad database counters");
+  }
+  db->update_seq_ = c.update_seq;
+  db->doc_count_ = c.doc_count;
+  db->doc_del_count_ = c.doc_del_count;
+  db->external_size_ = c.external_size;
+
+  s = db->kv_->Get(ro, db->keys_.Property(kRevsLimitProperty), &bytes);
+  if (s.ok()) {
+    in = bytes;
+    uint64_t limit;
+    if (!coding::GetVarint64(&in, &limit) || limit == 0 || limit > UINT32_MAX) {
+      return Status::Corruption("bad revs_limit");
+    }
+    db->revs_limit_ = static_cast<uint32_t>(limit);
+  } else if (!s.IsNotFound()) {
+    return s;
+  }
+  s = db->kv_->Get(ro, db->keys_.Property(kSecurityProperty), &db->security_);
+  if (s.IsNotFound()) db->security_ = "{}";
+  else if (!s.ok()) return s;
+  return db;
+}
+
+void DatabaseImpl::MarkDeleted() {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  deleted_.store(true, std::memory_order_release);
+  NotifyListeners(UINT64_MAX);
+}
+
+//////// Change notification
+
+void DatabaseImpl::NotifyListeners(uint64_t seq) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  for (auto& [id, listener] : listeners_) listener(seq);
+  changed_cv_.notify_all();
+}
+
+uint64_t DatabaseImpl::AddChangeListener(ChangeListener listener) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  uint64_t id = next_listener_id_++;
+  listeners_.emplace(id, std::move(listener));
+  return id;
+}
+
+void DatabaseImpl::RemoveChangeListener(uint64_t id) {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  listeners_.erase(id);
+}
+
+uint64_t DatabaseImpl::WaitForChange(uint64_t since, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(listeners_mu_);
+  changed_cv_.wait_for(lock, timeout, [&] {
+    return UpdateSeq() > since || deleted_.load(std::memory_order_acquire);
+  });
+  return UpdateSeq();
+}
+
+//////// Properties
+
+Status DatabaseImpl::SetRevsLimit(uint32_t limit) {
+  if (limit < 1) return Status::BadRequest("revs_limit must be a positive integer");
+  std::lock_guard<std::mutex> lock(write_mu_);
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  std::string value;
+  coding::PutVarint64(&value, limit);
+  s = kv_->Put(owner_->write_options(), keys_.Property(kRevsLimitProperty), value);
+  if (s.ok()) revs_limit_.store(limit, std::memory_order_relaxed);
+  return s;
+}
+
+std::string DatabaseImpl::Security() const {
+  std::lock_guard<std::mutex> lock(security_mu_);
+  return security_;
+}
+
+Status DatabaseImpl::SetSecurity(std::string_view text) {
+  json::Document doc;
+  Status s = json::Parse(text, &doc);
+  if (!s.ok()) return s;
+  if (!doc.IsObject()) return Status::BadRequest("Security object must be a JSON object");
+  std::string compact = json::Serialize(doc);
+  std::lock_guard<std::mutex> lock(write_mu_);
+  s = CheckAlive();
+  if (!s.ok()) return s;
+  s = kv_->Put(owner_->write_options(), keys_.Property(kSecurityProperty), compact);
+  if (!s.ok()) return s;
+  std::lock_guard<std::mutex> sec_lock(security_mu_);
+  security_ = std::move(compact);
+  return Status::OK();
+}
+
+Result<DatabaseInfo> DatabaseImpl::Info() {
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  DatabaseInfo info;
+  info.db_name = name_;
+  info.update_seq = UpdateSeq();
+  info.doc_count = doc_count_.load(std::memory_order_relaxed);
+  info.doc_del_count = doc_del_count_.load(std::memory_order_relaxed);
+  info.sizes_external = external_size_.load(std::memory_order_relaxed);
+  info.sizes_file = kv_->ApproximateSize(keys_.prefix(), keys::PrefixEnd(keys_.prefix()));
+  info.sizes_active = std::max(info.sizes_file, info.sizes_external);
+  if (kv_->BackendName() == "memory") info.sizes_file = info.sizes_active;
+  return info;
+}
+
+//////// Compaction
+
+Status DatabaseImpl::Compact() {
+  const std::string begin = keys_.KindPrefix(keys::kDocKind);
+  const std::string end = keys::PrefixEnd(begin);
+  std::string resume = begin;
+  for (;;) {
+    // Collect a chunk of ids outside the lock, then rewrite them under it.
+    std::vector<std::string> ids;
+    {
+      KVIteratorOptions io;
+      io.lower_bound = resume;
+      io.upper_bound = end;
+      auto it = kv_->NewIterator(io);
+      for (it->SeekToFirst(); it->Valid() && ids.size() < kCompactionChunk; it->Next()) {
+        ids.emplace_back(keys_.Suffix(it->key()));
+      }
+      if (!it->status().ok()) return it->status();
+    }
+    if (ids.empty()) break;
+    resume = keys_.Doc(ids.back());
+    resume.push_back('\0');  // the next key after the last id
+
+    std::lock_guard<std::mutex> lock(write_mu_);
+    Status s = CheckAlive();
+    if (!s.ok()) return s;
+    KVWriteBatch batch;
+    std::string bytes, encoded;
+    for (const std::string& id : ids) {
+      s = kv_->Get(KVReadOptions(), keys_.Doc(id), &bytes);
+      if (s.IsNotFound()) continue;
+      if (!s.ok()) return s;
+      DocRecord record;
+      s = DecodeDocRecord(bytes, &record);
+      if (!s.ok()) return s;
+      bool changed = false;
+      for (int i = 0; i < static_cast<int>(record.tree.size()); ++i) {
+        if (record.tree.node(i).has_body && !record.tree.IsLeaf(i)) {
+          record.tree.SetHasBody(i, false);
+          batch.Delete(keys_.RevBody(id, record.tree.RevString(i)));
+          changed = true;
+        }
+      }
+      if (changed) {
+        EncodeDocRecord(record, &encoded);
+        batch.Put(keys_.Doc(id), encoded);
+      }
+    }
+    if (!batch.empty()) {
+      s = kv_->Write(owner_->write_options(), batch);
+      if (!s.ok()) return s;
+    }
+  }
+  kv_->CompactRange(keys_.prefix(), keys::PrefixEnd(keys_.prefix()));
+  return Status::OK();
+}
+
+}  // namespace settee

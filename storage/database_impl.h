@@ -1,0 +1,156 @@
+// DatabaseImpl: the Database of include/settee/database.h over a KVStore.
+//
+// Writing
+// -------
+// All writes to one database go through write_mu_: each write batch reads the
+// current records of its documents, edits their revision trees, assigns
+// sequence numbers and commits one atomic KVWriteBatch (records, by-seq
+// entries, moved bodies, counters). Readers never take write_mu_: they read
+// committed state straight from the KVStore (through a snapshot whenever they
+// read more than one key), so a read never waits for a write.
+//
+// Storage invariants (per document, see docs/storage_format.md):
+//  - the record's winner_body is the body of the winning revision;
+//  - every other revision whose node has has_body=true has its body under a
+//    RevBody key; no RevBody key exists for the winner or for unknown revs;
+//  - exactly one by-seq entry exists for the document, at record.seq.
+//
+// Thread safety: every public method may be called concurrently.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "settee/database.h"
+#include "settee/kv.h"
+#include "storage/doc_record.h"
+#include "storage/document.h"
+#include "storage/keys.h"
+
+namespace settee {
+
+class StoreImpl;
+
+class DatabaseImpl final : public Database {
+ public:
+  // Loads counters and properties of database `db_id`; the catalog entry must
+  // already exist. `owner` must outlive this object.
+  static Result<std::shared_ptr<DatabaseImpl>> Load(StoreImpl* owner, std::string name,
+                                                    uint64_t db_id);
+  // Writes the initial counters and properties of a new database into `batch`.
+  static void InitializeNew(uint64_t db_id, uint32_t revs_limit, KVWriteBatch* batch);
+
+  uint64_t db_id() const { return db_id_; }
+
+  // Makes every later call fail with kNotFound and wakes waiting readers.
+  // Waits for an in-flight write to finish first.
+  void MarkDeleted();
+
+  // Database:
+  const std::string& name() const override { return name_; }
+  Result<DocUpdateResult> Put(std::string_view docid, std::string_view json,
+                              const UpdateOptions& options) override;
+  Result<DocUpdateResult> Delete(std::string_view docid, std::string_view rev) override;
+  Status BulkDocs(const std::vector<std::string_view>& docs, const UpdateOptions& options,
+                  std::vector<DocUpdateResult>* results) override;
+  Result<std::string> Get(std::string_view docid, const GetOptions& options) override;
+  Status GetOpenRevs(std::string_view docid, const std::vector<std::string>& revs,
+                     const GetOptions& options, std::vector<OpenRevResult>* out) override;
+  Status AllDocs(const AllDocsOptions& options, AllDocsResult* out) override;
+  Status LocalDocs(const AllDocsOptions& options, AllDocsResult* out) override;
+  Status Changes(const ChangesOptions& options, const std::function<bool(const ChangeRow&)>& each,
+                 uint64_t* last_seq) override;
+  Status RevsDiff(const std::vector<RevsDiffRequest>& request,
+                  std::vector<RevsDiffResult>* out) override;
+  Status BulkGet(const std::vector<BulkGetRequest>& request, const BulkGetOptions& options,
+                 std::vector<BulkGetResult>* out) override;
+  Result<DatabaseInfo> Info() override;
+  uint64_t UpdateSeq() const override { return update_seq_.load(std::memory_order_acquire); }
+  uint64_t AddChangeListener(ChangeListener listener) override;
+  void RemoveChangeListener(uint64_t id) override;
+  uint64_t WaitForChange(uint64_t since, std::chrono::milliseconds timeout) override;
+  Status Compact() override;
+  uint32_t RevsLimit() const override { return revs_limit_.load(std::memory_order_relaxed); }
+  Status SetRevsLimit(uint32_t limit) override;
+  std::string Security() const override;
+  Status SetSecurity(std::string_view json) override;
+
+ private:
+  class WriteContext;  // one write batch in progress (database_write.cc)
+  struct Counters {
+    uint64_t update_seq = 0;
+    uint64_t doc_count = 0;
+    uint64_t doc_del_count = 0;
+    uint64_t external_size = 0;
+  };
+
+  DatabaseImpl(StoreImpl* owner, std::string name, uint64_t db_id);
+
+  Status CheckAlive() const;
+
+  //////// Writing (database_write.cc); all REQUIRE write_mu_ held.
+  void ApplyDoc(IncomingDoc& doc, bool new_edits, WriteContext& ctx, DocUpdateResult* result);
+  Status ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result);
+  Status ApplyReplicated(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result);
+  Status ApplyLocal(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result);
+  // Records that node `new_index` was added to `record` (of `docid`) with
+  // `body`: moves bodies, stems, assigns the record's seq and by-seq entry.
+  void CommitDocChange(const std::string& docid, std::optional<DocRecord>& slot,
+                       DocRecord& record, int new_index, std::string body, uint64_t seq,
+                       WriteContext& ctx);
+  // Commits ctx as one atomic batch, then publishes counters and notifies.
+  Status Commit(WriteContext& ctx);
+  void NotifyListeners(uint64_t seq);
+
+  //////// Reading (database_read.cc)
+  // Reads and decodes the record of `docid`; kNotFound "missing" if absent.
+  Status ReadRecord(const KVReadOptions& ro, std::string_view docid, DocRecord* record);
+  // The stored body of revision `index` of `record`, or kNotFound.
+  Status ReadBody(const KVReadOptions& ro, std::string_view docid, const DocRecord& record,
+                  int index, std::string* body);
+  // Builds the JSON of revision `index` of `record` with the extras asked.
+  std::string RevisionJson(std::string_view docid, const DocRecord& record, int index,
+                           std::string_view body, const GetOptions& options) const;
+  Result<std::string> GetLocal(std::string_view local_id);
+  Status AllDocsRows(const AllDocsOptions& options, AllDocsResult* out);
+  Status AllDocsByKeys(const AllDocsOptions& options, AllDocsResult* out);
+
+  // Constant after construction.
+  StoreImpl* const owner_;
+  KVStore* const kv_;
+  const std::string name_;
+  const uint64_t db_id_;
+  const keys::DatabaseKeys keys_;
+
+  std::atomic<bool> deleted_{false};
+
+  // Serializes writers. Guards counters_ (the authoritative copy) and every
+  // read-modify-write of this database's keys.
+  std::mutex write_mu_;
+  Counters counters_;  // GUARDED_BY(write_mu_)
+
+  // Published copies of counters_, for lock-free readers.
+  std::atomic<uint64_t> update_seq_{0};
+  std::atomic<uint64_t> doc_count_{0};
+  std::atomic<uint64_t> doc_del_count_{0};
+  std::atomic<uint64_t> external_size_{0};
+  std::atomic<uint32_t> revs_limit_{1000};
+
+  mutable std::mutex security_mu_;
+  std::string security_;  // GUARDED_BY(security_mu_)
+
+  // Change listeners and waiters.
+  std::mutex listeners_mu_;
+  std::condition_variable changed_cv_;                 // waits use listeners_mu_
+  std::map<uint64_t, ChangeListener> listeners_;       // GUARDED_BY(listeners_mu_)
+  uint64_t next_listener_id_ = 1;                      // GUARDED_BY(listeners_mu_)
+};
+
+}  // namespace settee

@@ -1,0 +1,557 @@
+// DatabaseImpl, reading: Get, open_revs, _all_docs, _changes, _revs_diff,
+// _bulk_get. Readers never take the writer lock; whenever one answer needs
+// more than one key they read through a snapshot.
+#include <algorithm>
+#include <unordered_set>
+
+#include "storage/database_impl.h"
+#include "storage/store_impl.h"
+#include "util/coding.h"
+#include "util/json.h"
+
+namespace settee {
+
+namespace {
+
+bool IsLocalId(std::string_view id) { return id.substr(0, kLocalPrefix.size()) == kLocalPrefix; }
+
+// {"_id":..,"_rev":..[,"_deleted":true], body members...  (no closing brace)
+void OpenDocJson(std::string* out, std::string_view docid, std::string_view rev, bool deleted,
+                 std::string_view body) {
+  out->reserve(body.size() + docid.size() + rev.size() + 32);
+  out->append("{\"_id\":");
+  json::AppendQuoted(out, docid);
+  out->append(",\"_rev\":");
+  json::AppendQuoted(out, rev);
+  if (deleted) out->append(",\"_deleted\":true");
+  if (body.size() > 2) {
+    out->push_back(',');
+    out->append(body.substr(1, body.size() - 2));
+  }
+}
+
+void AppendRevList(std::string* out, std::string_view name, const RevTree& tree,
+                   const std::vector<int>& indices) {
+  out->append(",\"");
+  out->append(name);
+  out->append("\":[");
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (i) out->push_back(',');
+    json::AppendQuoted(out, tree.RevString(indices[i]));
+  }
+  out->push_back(']');
+}
+
+struct KeyRange {
+  std::string lower;  // inclusive
+  std::string upper;  // exclusive
+};
+
+}  // namespace
+
+//////// Single documents
+
+Status DatabaseImpl::ReadRecord(const KVReadOptions& ro, std::string_view docid,
+                                DocRecord* record) {
+  std::string bytes;
+  Status s = kv_->Get(ro, keys_.Doc(docid), &bytes);
+  if (!s.ok()) return s;
+  return DecodeDocRecord(bytes, record);
+}
+
+Status DatabaseImpl::ReadBody(const KVReadOptions& ro, std::string_view docid,
+                              const DocRecord& record, int index, std::string* body) {
+  if (index == record.tree.Winner()) {
+    *body = record.winner_body;
+    return Status::OK();
+  }
+  if (!record.tree.node(index).has_body) return Status::NotFound("missing");
+  return kv_->Get(ro, keys_.RevBody(docid, record.tree.RevString(index)), body);
+}
+
+std::string DatabaseImpl::RevisionJson(std::string_view docid, const DocRecord& record, int index,
+                                       std::string_view body, const GetOptions& options) const {
+  const RevTree& tree = record.tree;
+  const RevTree::Node& node = tree.node(index);
+  std::string out;
+  OpenDocJson(&out, docid, tree.RevString(index), node.deleted, body);
+  if (options.revs) {
+    out.append(",\"_revisions\":{\"start\":");
+    out.append(std::to_string(node.gen));
+    out.append(",\"ids\":[");
+    bool first = true;
+    for (int i : tree.Ancestry(index)) {
+      if (!first) out.push_back(',');
+      first = false;
+      json::AppendQuoted(&out, tree.node(i).hash);
+    }
+    out.append("]}");
+  }
+  if (options.revs_info) {
+    out.append(",\"_revs_info\":[");
+    bool first = true;
+    for (int i : tree.Ancestry(index)) {
+      if (!first) out.push_back(',');
+      first = false;
+      out.append("{\"rev\":");
+      json::AppendQuoted(&out, tree.RevString(i));
+      const RevTree::Node& n = tree.node(i);
+      out.append(n.deleted ? ",\"status\":\"deleted\"}"
+                           : n.has_body ? ",\"status\":\"available\"}" : ",\"status\":\"missing\"}");
+    }
+    out.push_back(']');
+  }
+  if (options.conflicts || options.deleted_conflicts) {
+    std::vector<int> live, dead;
+    for (int leaf : tree.Leaves()) {
+      if (leaf == index) continue;
+      (tree.node(leaf).deleted ? dead : live).push_back(leaf);
+    }
+    if (options.conflicts && !live.empty()) AppendRevList(&out, "_conflicts", tree, live);
+    if (options.deleted_conflicts && !dead.empty()) {
+      AppendRevList(&out, "_deleted_conflicts", tree, dead);
+    }
+  }
+  if (options.local_seq) {
+    out.append(",\"_local_seq\":");
+    out.append(std::to_string(record.seq));
+  }
+  out.push_back('}');
+  return out;
+}
+
+Result<std::string> DatabaseImpl::GetLocal(std::string_view docid) {
+  std::string value;
+  Status s = kv_->Get(KVReadOptions(), keys_.Local(docid.substr(kLocalPrefix.size())), &value);
+  if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
+  std::string_view in(value);
+  uint64_t n;
+  if (!coding::GetVarint64(&in, &n)) return Status::Corruption("bad local document");
+  std::string out;
+  OpenDocJson(&out, docid, "0-" + std::to_string(n), false, in);
+  out.push_back('}');
+  return out;
+}
+
+Result<std::string> DatabaseImpl::Get(std::string_view docid, const GetOptions& options) {
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  if (IsLocalId(docid)) return GetLocal(docid);
+  const bool plain = options.rev.empty() && !options.revs && !options.revs_info &&
+                     !options.conflicts && !options.deleted_conflicts && !options.local_seq;
+  if (plain) {
+    // The common case reads one key and decodes only the record header.
+    std::string bytes;
+    s = kv_->Get(KVReadOptions(), keys_.Doc(docid), &bytes);
+    if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
+    DocRecordView view;
+    s = DecodeDocRecordView(bytes, &view);
+    if (!s.ok()) return s;
+    if (view.deleted) return Status::NotFound("deleted");
+    std::string out;
+    OpenDocJson(&out, docid, view.winner_rev, false, view.winner_body);
+    out.push_back('}');
+    return out;
+  }
+
+  auto snapshot = kv_->GetSnapshot();
+  KVReadOptions ro{snapshot.get()};
+  DocRecord record;
+  s = ReadRecord(ro, docid, &record);
+  if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
+  int index;
+  if (options.rev.empty()) {
+    if (record.deleted) return Status::NotFound("deleted");
+    index = record.tree.Winner();
+  } else {
+    RevId rev;
+    if (!RevId::Parse(options.rev, &rev)) return Status::BadRequest("Invalid rev format");
+    index = record.tree.Find(rev);
+    if (index == RevTree::kNone) return Status::NotFound("missing");
+    if (options.latest) index = record.tree.LeavesUnder(index).front();
+  }
+  std::string body;
+  s = ReadBody(ro, docid, record, index, &body);
+  if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
+  return RevisionJson(docid, record, index, body, options);
+}
+
+Status DatabaseImpl::GetOpenRevs(std::string_view docid, const std::vector<std::string>& revs,
+                                 const GetOptions& options, std::vector<OpenRevResult>* out) {
+  out->clear();
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  auto snapshot = kv_->GetSnapshot();
+  KVReadOptions ro{snapshot.get()};
+  DocRecord record;
+  s = ReadRecord(ro, docid, &record);
+  if (s.IsNotFound()) {
+    if (revs.empty()) return Status::NotFound("missing");
+    for (const std::string& rev : revs) out->push_back(OpenRevResult{rev, false, {}});
+    return Status::OK();
+  }
+  if (!s.ok()) return s;
+
+  auto emit = [&](int index) -> Status {
+    std::string rev = record.tree.RevString(index);
+    for (const OpenRevResult& r : *out) {
+      if (r.found && r.rev == rev) return Status::OK();  // `latest` can reach a leaf twice
+    }
+    std::string body;
+    Status st = ReadBody(ro, docid, record, index, &body);
+    if (st.IsNotFound()) {
+      out->push_back(OpenRevResult{std::move(rev), false, {}});
+      return Status::OK();
+    }
+    if (!st.ok()) return st;
+    out->push_back(OpenRevResult{rev, true, RevisionJson(docid, record, index, body, options)});
+    return Status::OK();
+  };
+
+  if (revs.empty()) {
+    for (int leaf : record.tree.Leaves()) {
+      s = emit(leaf);
+      if (!s.ok()) return s;
+    }
+    return Status::OK();
+  }
+  for (const std::string& text : revs) {
+    RevId rev;
+    int index = RevId::Parse(text, &rev) ? record.tree.Find(rev) : RevTree::kNone;
+    if (index == RevTree::kNone) {
+      out->push_back(OpenRevResult{text, false, {}});
+      continue;
+    }
+    if (options.latest) {
+      for (int leaf : record.tree.LeavesUnder(index)) {
+        s = emit(leaf);
+        if (!s.ok()) return s;
+      }
+    } else {
+      s = emit(index);
+      if (!s.ok()) return s;
+    }
+  }
+  return Status::OK();
+}
+
+//////// _all_docs and _local_docs
+
+Status DatabaseImpl::AllDocs(const AllDocsOptions& options, AllDocsResult* out) {
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  *out = AllDocsResult();
+  out->total_rows = doc_count_.load(std::memory_order_relaxed);
+  out->update_seq = UpdateSeq();
+  out->offset = options.skip;
+  if (options.keys) return AllDocsByKeys(options, out);
+  return AllDocsRows(options, out);
+}
+
+Status DatabaseImpl::AllDocsRows(const AllDocsOptions& options, AllDocsResult* out) {
+  const std::string kind = keys_.KindPrefix(keys::kDocKind);
+  KeyRange range{kind, keys::PrefixEnd(kind)};
+  auto after = [](std::string key) {
+    key.push_back('\0');
+    return key;
+  };
+  const auto& lo_key = options.descending ? options.end_key : options.start_key;
+  const auto& hi_key = options.descending ? options.start_key : options.end_key;
+  if (options.start_key && options.end_key &&
+      (options.descending ? *options.start_key < *options.end_key
+                          : *options.start_key > *options.end_key)) {
+    return {Status::Code::kQueryParseError,
+            "No rows can match your key range, reverse your start_key and end_key or set "
+            "descending=true"};
+  }
+  // inclusive_end applies to end_key, whichever side of the range it bounds.
+  if (lo_key) {
+    bool exclusive = options.descending && !options.inclusive_end;
+    range.lower = exclusive ? after(keys_.Doc(*lo_key)) : keys_.Doc(*lo_key);
+  }
+  if (hi_key) {
+    bool exclusive = !options.descending && !options.inclusive_end;
+    range.upper = exclusive ? keys_.Doc(*hi_key) : after(keys_.Doc(*hi_key));
+  }
+
+  auto snapshot = kv_->GetSnapshot();
+  KVIteratorOptions io;
+  io.snapshot = snapshot.get();
+  io.lower_bound = range.lower;
+  io.upper_bound = range.upper;
+  auto it = kv_->NewIterator(io);
+  uint64_t skip = options.skip;
+  GetOptions doc_options;
+  doc_options.conflicts = options.conflicts;
+  for (options.descending ? it->SeekToLast() : it->SeekToFirst();
+       it->Valid() && out->rows.size() < options.limit;
+       options.descending ? it->Prev() : it->Next()) {
+    DocRecordView view;
+    Status s = DecodeDocRecordView(it->value(), &view);
+    if (!s.ok()) return s;
+    if (view.deleted) continue;
+    if (skip > 0) {
+      --skip;
+      continue;
+    }
+    AllDocsRow& row = out->rows.emplace_back();
+    row.id.assign(keys_.Suffix(it->key()));
+    row.rev.assign(view.winner_rev);
+    if (options.include_docs) {
+      if (options.conflicts) {
+        DocRecord record;
+        s = DecodeDocRecord(it->value(), &record);
+        if (!s.ok()) return s;
+        row.doc = RevisionJson(row.id, record, record.tree.Winner(), record.winner_body,
+                               doc_options);
+      } else {
+        OpenDocJson(&row.doc, row.id, view.winner_rev, false, view.winner_body);
+        row.doc.push_back('}');
+      }
+    }
+  }
+  return it->status();
+}
+
+Status DatabaseImpl::AllDocsByKeys(const AllDocsOptions& options, AllDocsResult* out) {
+  auto snapshot = kv_->GetSnapshot();
+  KVReadOptions ro{snapshot.get()};
+  GetOptions doc_options;
+  doc_options.conflicts = options.conflicts;
+  uint64_t skip = options.skip;
+  const std::vector<std::string>& keys = *options.keys;
+  for (size_t n = 0; n < keys.size() && out->rows.size() < options.limit; ++n) {
+    const std::string& id = keys[options.descending ? keys.size() - 1 - n : n];
+    if (skip > 0) {
+      --skip;
+      continue;
+    }
+    AllDocsRow& row = out->rows.emplace_back();
+    row.id = id;
+    DocRecord record;
+    Status s = ReadRecord(ro, id, &record);
+    if (s.IsNotFound()) {
+      row.error = Status::NotFound("not_found");
+      continue;
+    }
+    if (!s.ok()) return s;
+    row.rev = record.winner_rev;
+    row.deleted = record.deleted;
+    if (options.include_docs) {
+      row.doc = record.deleted ? "null"
+                               : RevisionJson(id, record, record.tree.Winner(),
+                                              record.winner_body, doc_options);
+    }
+  }
+  return Status::OK();
+}
+
+Status DatabaseImpl::LocalDocs(const AllDocsOptions& options, AllDocsResult* out) {
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  *out = AllDocsResult();
+  out->update_seq = UpdateSeq();
+  out->offset = options.skip;
+  auto strip = [](const std::string& id) {
+    return IsLocalId(id) ? id.substr(kLocalPrefix.size()) : id;
+  };
+  const std::string kind = keys_.KindPrefix(keys::kLocalKind);
+  KVIteratorOptions io;
+  io.lower_bound = kind;
+  io.upper_bound = keys::PrefixEnd(kind);
+  const auto& lo_key = options.descending ? options.end_key : options.start_key;
+  const auto& hi_key = options.descending ? options.start_key : options.end_key;
+  if (lo_key) {
+    io.lower_bound = keys_.Local(strip(*lo_key));
+    if (options.descending && !options.inclusive_end) io.lower_bound.push_back('\0');
+  }
+  if (hi_key) {
+    io.upper_bound = keys_.Local(strip(*hi_key));
+    if (options.descending || options.inclusive_end) io.upper_bound.push_back('\0');
+  }
+  auto it = kv_->NewIterator(io);
+  uint64_t skip = options.skip;
+  for (options.descending ? it->SeekToLast() : it->SeekToFirst();
+       it->Valid() && out->rows.size() < options.limit;
+       options.descending ? it->Prev() : it->Next()) {
+    if (skip > 0) {
+      --skip;
+      continue;
+    }
+    std::string_view value = it->value();
+    uint64_t n;
+    if (!coding::GetVarint64(&value, &n)) return Status::Corruption("bad local document");
+    AllDocsRow& row = out->rows.emplace_back();
+    row.id = std::string(kLocalPrefix) + std::string(keys_.Suffix(it->key()));
+    row.rev = "0-" + std::to_string(n);
+    if (options.include_docs) {
+      OpenDocJson(&row.doc, row.id, row.rev, false, value);
+      row.doc.push_back('}');
+    }
+  }
+  out->total_rows = out->rows.size();
+  return it->status();
+}
+
+//////// _changes
+
+Status DatabaseImpl::Changes(const ChangesOptions& options,
+                             const std::function<bool(const ChangeRow&)>& each,
+                             uint64_t* last_seq) {
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  auto snapshot = kv_->GetSnapshot();
+  KVReadOptions ro{snapshot.get()};
+  std::string counters;
+  s = kv_->Get(ro, keys_.Counters(), &counters);
+  if (!s.ok()) return s.IsNotFound() ? Status::NotFound("Database does not exist.") : s;
+  std::string_view cin(counters);
+  uint64_t end_seq = 0;
+  if (!coding::GetVarint64(&cin, &end_seq)) return Status::Corruption("bad database counters");
+
+  std::unordered_set<std::string_view> wanted;
+  if (options.doc_ids) wanted.insert(options.doc_ids->begin(), options.doc_ids->end());
+
+  const std::string kind = keys_.KindPrefix(keys::kSeqKind);
+  KVIteratorOptions io;
+  io.snapshot = snapshot.get();
+  io.lower_bound = options.since == UINT64_MAX ? keys::PrefixEnd(kind) : keys_.Seq(options.since + 1);
+  io.upper_bound = keys::PrefixEnd(kind);
+  auto it = kv_->NewIterator(io);
+
+  GetOptions doc_options;
+  doc_options.conflicts = options.conflicts;
+  const bool need_record = options.all_docs_style || options.include_docs;
+  uint64_t delivered = 0;
+  uint64_t last = options.since;
+  bool stopped = false;
+  ChangeRow row;
+  for (options.descending ? it->SeekToLast() : it->SeekToFirst(); it->Valid();
+       options.descending ? it->Prev() : it->Next()) {
+    if (delivered >= options.limit) {
+      stopped = true;
+      break;
+    }
+    SeqEntryView entry;
+    s = DecodeSeqEntry(it->value(), &entry);
+    if (!s.ok()) return s;
+    if (!wanted.empty() && !wanted.count(entry.docid)) continue;
+    row.seq = coding::DecodeFixed64BE(keys_.Suffix(it->key()));
+    row.id.assign(entry.docid);
+    row.deleted = entry.deleted;
+    row.revs.clear();
+    row.doc.clear();
+    if (need_record) {
+      DocRecord record;
+      s = ReadRecord(ro, entry.docid, &record);
+      if (!s.ok()) return s;
+      if (options.all_docs_style) {
+        for (int leaf : record.tree.Leaves()) row.revs.push_back(record.tree.RevString(leaf));
+      } else {
+        row.revs.emplace_back(entry.rev);
+      }
+      if (options.include_docs) {
+        row.doc = RevisionJson(row.id, record, record.tree.Winner(), record.winner_body,
+                               doc_options);
+      }
+    } else {
+      row.revs.emplace_back(entry.rev);
+    }
+    ++delivered;
+    last = row.seq;
+    if (!each(row)) {
+      stopped = true;
+      break;
+    }
+  }
+  if (!it->status().ok()) return it->status();
+  // A feed that ran to the end has seen everything up to end_seq, even when a
+  // filter hid the last rows: report that, so clients do not re-scan them.
+  if (!stopped && !options.descending) last = std::max(end_seq, options.since);
+  if (options.since == UINT64_MAX && !options.descending) last = end_seq;
+  *last_seq = last;
+  return Status::OK();
+}
+
+//////// Replication helpers
+
+Status DatabaseImpl::RevsDiff(const std::vector<RevsDiffRequest>& request,
+                              std::vector<RevsDiffResult>* out) {
+  out->clear();
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  auto snapshot = kv_->GetSnapshot();
+  KVReadOptions ro{snapshot.get()};
+  for (const RevsDiffRequest& req : request) {
+    std::vector<RevId> revs(req.revs.size());
+    for (size_t i = 0; i < req.revs.size(); ++i) {
+      if (!RevId::Parse(req.revs[i], &revs[i])) {
+        return Status::BadRequest("Invalid rev format: " + req.revs[i]);
+      }
+    }
+    DocRecord record;
+    s = ReadRecord(ro, req.id, &record);
+    bool exists = s.ok();
+    if (!exists && !s.IsNotFound()) return s;
+    RevsDiffResult result;
+    result.id = req.id;
+    uint64_t max_missing_gen = 0;
+    for (size_t i = 0; i < revs.size(); ++i) {
+      if (exists && record.tree.Find(revs[i]) != RevTree::kNone) continue;
+      if (std::find(result.missing.begin(), result.missing.end(), req.revs[i]) !=
+          result.missing.end()) {
+        continue;
+      }
+      result.missing.push_back(req.revs[i]);
+      max_missing_gen = std::max(max_missing_gen, revs[i].gen);
+    }
+    if (result.missing.empty()) continue;
+    if (exists) {
+      for (int leaf : record.tree.Leaves()) {
+        if (record.tree.node(leaf).gen < max_missing_gen) {
+          result.possible_ancestors.push_back(record.tree.RevString(leaf));
+        }
+      }
+    }
+    out->push_back(std::move(result));
+  }
+  return Status::OK();
+}
+
+Status DatabaseImpl::BulkGet(const std::vector<BulkGetRequest>& request,
+                             const BulkGetOptions& options, std::vector<BulkGetResult>* out) {
+  out->clear();
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  GetOptions get_options;
+  get_options.revs = options.revs;
+  get_options.latest = options.latest;
+  for (const BulkGetRequest& req : request) {
+    BulkGetResult& result = out->emplace_back();
+    result.id = req.id;
+    std::string rev = req.rev;
+    if (rev.empty()) {
+      DocRecord record;
+      s = ReadRecord(KVReadOptions(), req.id, &record);
+      if (!s.ok() && !s.IsNotFound()) return s;
+      if (!s.ok() || record.deleted) {
+        BulkGetItem& item = result.docs.emplace_back();
+        item.status = Status::NotFound(s.ok() ? "deleted" : "missing");
+        continue;
+      }
+      rev = record.winner_rev;
+    }
+    std::vector<OpenRevResult> revs;
+    s = GetOpenRevs(req.id, {rev}, get_options, &revs);
+    if (!s.ok()) return s;
+    for (OpenRevResult& r : revs) {
+      BulkGetItem& item = result.docs.emplace_back();
+      item.rev = r.rev;
+      if (r.found) item.doc = std::move(r.doc);
+      else item.status = Status::NotFound("missing");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace settee

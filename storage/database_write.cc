@@ -1,0 +1,377 @@
+// DatabaseImpl, writing: Put, Delete, BulkDocs and the revision-tree edits
+// behind them. See the design notes in database_impl.h.
+#include <unordered_map>
+
+#include "storage/database_impl.h"
+#include "storage/store_impl.h"
+#include "util/coding.h"
+#include "util/digest.h"
+#include "util/json.h"
+
+namespace settee {
+
+// The state of one write batch: the records it has loaded and edited, and an
+// overlay of the other keys it has written, so that a later document of the
+// same batch (the same id twice) sees the earlier one's effects.
+class DatabaseImpl::WriteContext {
+ public:
+  WriteContext(KVStore* kv, const keys::DatabaseKeys& keys, Counters counters)
+      : kv_(kv), keys_(keys), counters(counters) {}
+
+  // The record slot of `docid` (nullopt: the document does not exist).
+  Status LoadRecord(const std::string& docid, std::optional<DocRecord>** slot) {
+    auto it = records_.find(docid);
+    if (it == records_.end()) {
+      std::string bytes;
+      Status s = kv_->Get(KVReadOptions(), keys_.Doc(docid), &bytes);
+      std::optional<DocRecord> record;
+      if (s.ok()) {
+        record.emplace();
+        s = DecodeDocRecord(bytes, &*record);
+        if (!s.ok()) return s;
+      } else if (!s.IsNotFound()) {
+        return s;
+      }
+      it = records_.emplace(docid, std::move(record)).first;
+    }
+    *slot = &it->second;
+    return Status::OK();
+  }
+  void MarkDirty(const std::string& docid) { dirty_.push_back(docid); }
+
+  Status Get(const std::string& key, std::string* value) {
+    auto it = overlay_.find(key);
+    if (it != overlay_.end()) {
+      if (!it->second) return Status::NotFound();
+      *value = *it->second;
+      return Status::OK();
+    }
+    return kv_->Get(KVReadOptions(), key, value);
+  }
+  void Put(std::string key, std::string value) { overlay_[std::move(key)] = std::move(value); }
+  void Delete(std::string key) { overlay_[std::move(key)] = std::nullopt; }
+
+  // Fills `batch` with everything this context changed.
+  void Finish(KVWriteBatch* batch) {
+    std::string encoded;
+    for (const std::string& docid : dirty_) {
+      auto& slot = records_[docid];
+      if (!slot) continue;
+      EncodeDocRecord(*slot, &encoded);
+      overlay_[keys_.Doc(docid)] = encoded;
+    }
+    dirty_.clear();
+    for (auto& [key, value] : overlay_) {
+      if (value) batch->Put(key, *value);
+      else batch->Delete(key);
+    }
+    std::string c;
+    coding::PutVarint64(&c, counters.update_seq);
+    coding::PutVarint64(&c, counters.doc_count);
+    coding::PutVarint64(&c, counters.doc_del_count);
+    coding::PutVarint64(&c, counters.external_size);
+    batch->Put(keys_.Counters(), c);
+  }
+
+  bool changed() const { return !overlay_.empty() || !dirty_.empty(); }
+
+ private:
+  KVStore* const kv_;
+  const keys::DatabaseKeys& keys_;
+  std::unordered_map<std::string, std::optional<DocRecord>> records_;
+  std::vector<std::string> dirty_;
+  std::unordered_map<std::string, std::optional<std::string>> overlay_;
+
+ public:
+  Counters counters;  // as they will be after this batch
+};
+
+namespace {
+
+bool IsLocalId(std::string_view id) { return id.substr(0, kLocalPrefix.size()) == kLocalPrefix; }
+
+// "0-N" -> N. Local documents have no history, only a counter.
+bool ParseLocalRev(std::string_view rev, uint64_t* n) {
+  if (rev.size() < 3 || rev.substr(0, 2) != "0-" || rev.size() > 22) return false;
+  uint64_t v = 0;
+  for (char c : rev.substr(2)) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *n = v;
+  return true;
+}
+
+}  // namespace
+
+Status DatabaseImpl::CheckAlive() const {
+  if (deleted_.load(std::memory_order_acquire)) return Status::NotFound("Database does not exist.");
+  return Status::OK();
+}
+
+void DatabaseImpl::ApplyDoc(IncomingDoc& doc, bool new_edits, WriteContext& ctx,
+                            DocUpdateResult* result) {
+  Status s;
+  if (IsLocalId(doc.id)) {
+    s = ApplyLocal(doc, ctx, result);
+  } else if (new_edits) {
+    s = ApplyNewEdit(doc, ctx, result);
+  } else {
+    s = ApplyReplicated(doc, ctx, result);
+  }
+  result->id = doc.id;
+  if (!s.ok()) {
+    result->rev.clear();
+    result->status = std::move(s);
+  }
+}
+
+Status DatabaseImpl::ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result) {
+  if (doc.id.empty()) doc.id = RandomUuidHex();
+  std::optional<DocRecord>* slot;
+  Status s = ctx.LoadRecord(doc.id, &slot);
+  if (!s.ok()) return s;
+
+  int parent = RevTree::kNone;
+  if (!*slot) {
+    if (doc.rev) return Status::Conflict();
+  } else {
+    DocRecord& record = **slot;
+    if (doc.rev) {
+      parent = record.tree.Find(*doc.rev);
+      if (parent == RevTree::kNone || !record.tree.IsLeaf(parent)) return Status::Conflict();
+    } else if (!record.deleted) {
+      return Status::Conflict();
+    } else {
+      // Recreating a deleted document extends the deleted winner's branch,
+      // as CouchDB does, instead of starting a second 1- root.
+      parent = record.tree.Winner();
+    }
+  }
+  std::optional<DocRecord> fresh;
+  DocRecord& record = *slot ? **slot : fresh.emplace();
+  std::string parent_rev = parent == RevTree::kNone ? "" : record.tree.RevString(parent);
+  RevId rev;
+  rev.gen = parent == RevTree::kNone ? 1 : record.tree.node(parent).gen + 1;
+  rev.hash = ComputeRevHash(parent_rev, doc.deleted, doc.canonical_body);
+  uint64_t seq = ++ctx.counters.update_seq;
+  int index = record.tree.AddRevision(parent, rev, doc.deleted, true, seq);
+  result->rev = rev.ToString();
+  CommitDocChange(doc.id, *slot, record, index, std::move(doc.body), seq, ctx);
+  if (fresh) *slot = std::move(fresh);
+  return Status::OK();
+}
+
+Status DatabaseImpl::ApplyReplicated(IncomingDoc& doc, WriteContext& ctx,
+                                     DocUpdateResult* result) {
+  if (doc.id.empty()) return {Status::Code::kIllegalDocId, "Document id must not be empty"};
+  Revisions path;
+  if (doc.revisions) {
+    path = *doc.revisions;
+  } else if (doc.rev) {
+    path.start = doc.rev->gen;
+    path.ids.push_back(doc.rev->hash);
+  } else {
+    return Status::BadRequest(
+        "When `new_edits: false`, the document needs `_rev` or `_revisions` specified");
+  }
+  RevId newest{path.start, path.ids[0]};
+  result->rev = newest.ToString();
+
+  std::optional<DocRecord>* slot;
+  Status s = ctx.LoadRecord(doc.id, &slot);
+  if (!s.ok()) return s;
+  if (*slot && (*slot)->tree.Find(newest) != RevTree::kNone) {
+    return Status::OK();  // already have it: replication is idempotent
+  }
+  std::optional<DocRecord> fresh;
+  DocRecord& record = *slot ? **slot : fresh.emplace();
+  uint64_t seq = ++ctx.counters.update_seq;
+  RevTree::MergeResult merged = record.tree.MergePath(path.start, path.ids, doc.deleted, true, seq);
+  CommitDocChange(doc.id, *slot, record, merged.index, std::move(doc.body), seq, ctx);
+  if (fresh) *slot = std::move(fresh);
+  return Status::OK();
+}
+
+void DatabaseImpl::CommitDocChange(const std::string& docid, std::optional<DocRecord>& slot,
+                                   DocRecord& record, int new_index, std::string body,
+                                   uint64_t seq, WriteContext& ctx) {
+  const bool existed = slot.has_value();
+  const bool was_deleted = record.deleted;
+  const std::string old_winner_rev = record.winner_rev;
+  const uint64_t old_seq = record.seq;
+  const size_t old_body_size = record.winner_body.size();
+
+  const int winner = record.tree.Winner();
+  const std::string winner_rev = record.tree.RevString(winner);
+  const std::string new_rev = record.tree.RevString(new_index);
+  if (winner == new_index) {
+    // The new revision wins: the previous winner's body moves aside.
+    RevId old_rev;
+    if (existed && RevId::Parse(old_winner_rev, &old_rev)) {
+      int old = record.tree.Find(old_rev);
+      if (old != RevTree::kNone && record.tree.node(old).has_body) {
+        ctx.Put(keys_.RevBody(docid, old_winner_rev), std::move(record.winner_body));
+      }
+    }
+    record.winner_body = std::move(body);
+  } else if (winner_rev != old_winner_rev) {
+    // Another existing leaf became the winner (possible when the new revision
+    // is a deletion): bring its body in, park the old winner's.
+    std::string winner_body;
+    std::string key = keys_.RevBody(docid, winner_rev);
+    if (ctx.Get(key, &winner_body).ok()) ctx.Delete(key);
+    ctx.Put(keys_.RevBody(docid, old_winner_rev), std::move(record.winner_body));
+    record.winner_body = std::move(winner_body);
+    ctx.Put(keys_.RevBody(docid, new_rev), std::move(body));
+  } else {
+    // A losing branch grew (conflict or replicated history).
+    ctx.Put(keys_.RevBody(docid, new_rev), std::move(body));
+  }
+
+  for (const RevId& stemmed : record.tree.Stem(RevsLimit())) {
+    ctx.Delete(keys_.RevBody(docid, stemmed.ToString()));
+  }
+
+  record.seq = seq;
+  record.winner_rev = record.tree.RevString(record.tree.Winner());
+  record.deleted = record.tree.node(record.tree.Winner()).deleted;
+  if (existed) ctx.Delete(keys_.Seq(old_seq));
+  std::string entry;
+  EncodeSeqEntry(docid, record.deleted, record.winner_rev, &entry);
+  ctx.Put(keys_.Seq(seq), std::move(entry));
+  ctx.MarkDirty(docid);
+
+  Counters& c = ctx.counters;
+  if (existed) {
+    if (was_deleted) --c.doc_del_count;
+    else --c.doc_count;
+    c.external_size -= std::min<uint64_t>(c.external_size, old_body_size);
+  }
+  if (record.deleted) ++c.doc_del_count;
+  else ++c.doc_count;
+  c.external_size += record.winner_body.size();
+}
+
+Status DatabaseImpl::ApplyLocal(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result) {
+  // CouchDB 3 semantics: no MVCC on _local docs; the new rev is the given
+  // rev's number plus one ("0-1" without one).
+  uint64_t n = 0;
+  if (!doc.rev_text.empty() && !ParseLocalRev(doc.rev_text, &n)) {
+    return Status::BadRequest("Invalid rev format");
+  }
+  std::string key = keys_.Local(std::string_view(doc.id).substr(kLocalPrefix.size()));
+  if (doc.deleted) {
+    std::string existing;
+    Status s = ctx.Get(key, &existing);
+    if (!s.ok()) return s;
+    ctx.Delete(key);
+    result->rev = "0-0";
+    return Status::OK();
+  }
+  std::string value;
+  coding::PutVarint64(&value, n + 1);
+  value += doc.body;
+  ctx.Put(std::move(key), std::move(value));
+  result->rev = "0-" + std::to_string(n + 1);
+  return Status::OK();
+}
+
+Status DatabaseImpl::Commit(WriteContext& ctx) {
+  if (!ctx.changed()) return Status::OK();
+  KVWriteBatch batch;
+  ctx.Finish(&batch);
+  Status s = kv_->Write(owner_->write_options(), batch);
+  if (!s.ok()) return s;
+  const bool seq_changed = ctx.counters.update_seq != counters_.update_seq;
+  counters_ = ctx.counters;
+  doc_count_.store(counters_.doc_count, std::memory_order_relaxed);
+  doc_del_count_.store(counters_.doc_del_count, std::memory_order_relaxed);
+  external_size_.store(counters_.external_size, std::memory_order_relaxed);
+  update_seq_.store(counters_.update_seq, std::memory_order_release);
+  if (seq_changed) NotifyListeners(counters_.update_seq);
+  return Status::OK();
+}
+
+Status DatabaseImpl::BulkDocs(const std::vector<std::string_view>& docs,
+                              const UpdateOptions& options,
+                              std::vector<DocUpdateResult>* results) {
+  results->clear();
+  results->resize(docs.size());
+  // Parse outside the lock: it is the bulk of the CPU work.
+  std::vector<IncomingDoc> parsed(docs.size());
+  std::vector<bool> valid(docs.size());
+  const size_t max_size = owner_->options().max_document_size;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    Status s = ParseIncomingDoc(docs[i], {}, max_size, &parsed[i]);
+    valid[i] = s.ok();
+    if (!s.ok()) {
+      (*results)[i].id = parsed[i].id;
+      (*results)[i].status = std::move(s);
+    }
+  }
+  std::lock_guard<std::mutex> lock(write_mu_);
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  WriteContext ctx(kv_, keys_, counters_);
+  for (size_t i = 0; i < docs.size(); ++i) {
+    if (valid[i]) ApplyDoc(parsed[i], options.new_edits, ctx, &(*results)[i]);
+  }
+  return Commit(ctx);
+}
+
+Result<DocUpdateResult> DatabaseImpl::Put(std::string_view docid, std::string_view json,
+                                          const UpdateOptions& options) {
+  IncomingDoc doc;
+  Status s = ParseIncomingDoc(json, docid, owner_->options().max_document_size, &doc);
+  if (!s.ok()) return s;
+  std::lock_guard<std::mutex> lock(write_mu_);
+  s = CheckAlive();
+  if (!s.ok()) return s;
+  WriteContext ctx(kv_, keys_, counters_);
+  DocUpdateResult result;
+  ApplyDoc(doc, options.new_edits, ctx, &result);
+  if (!result.status.ok()) return result.status;
+  s = Commit(ctx);
+  if (!s.ok()) return s;
+  return result;
+}
+
+Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string_view rev) {
+  IncomingDoc doc;
+  Status s = ValidateDocId(docid);
+  if (!s.ok()) return s;
+  doc.id.assign(docid);
+  doc.deleted = true;
+  doc.body = "{}";
+  doc.canonical_body = "{}";
+  doc.rev_text.assign(rev);
+  if (!IsLocalId(docid) && !rev.empty()) {
+    RevId r;
+    if (!RevId::Parse(rev, &r)) return Status::BadRequest("Invalid rev format");
+    doc.rev = std::move(r);
+  }
+  std::lock_guard<std::mutex> lock(write_mu_);
+  s = CheckAlive();
+  if (!s.ok()) return s;
+  WriteContext ctx(kv_, keys_, counters_);
+  if (!IsLocalId(docid)) {
+    std::optional<DocRecord>* slot;
+    s = ctx.LoadRecord(doc.id, &slot);
+    if (!s.ok()) return s;
+    if (!*slot) return Status::NotFound("missing");
+    if (rev.empty()) {
+      // CouchDB: deleting without a rev is a conflict for a live document.
+      if ((*slot)->deleted) return Status::NotFound("deleted");
+      return Status::Conflict();
+    }
+  }
+  DocUpdateResult result;
+  ApplyDoc(doc, true, ctx, &result);
+  if (!result.status.ok()) return result.status;
+  s = Commit(ctx);
+  if (!s.ok()) return s;
+  return result;
+}
+
+}  // namespace settee

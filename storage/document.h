@@ -1,0 +1,66 @@
+// Parsing and validation of documents as clients send them, and settee's
+// revision-id algorithm.
+//
+// A client's JSON object is split into the CouchDB special members (_id, _rev,
+// _deleted, _revisions) and the body that is stored: every other member, in
+// the order given. Members that CouchDB reads and ignores (_revs_info,
+// _conflicts, _deleted_conflicts, _local_seq) are dropped; _access and
+// _replication_* are kept in the body; any other _ member is rejected with
+// kDocValidation, as CouchDB does.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "settee/status.h"
+#include "storage/rev_tree.h"
+#include "util/json.h"
+
+namespace settee {
+
+inline constexpr std::string_view kLocalPrefix = "_local/";
+inline constexpr std::string_view kDesignPrefix = "_design/";
+
+// A _revisions object: ids[0] has generation `start`, ids[k] has start - k.
+struct Revisions {
+  uint64_t start = 0;
+  std::vector<std::string> ids;
+};
+
+struct IncomingDoc {
+  std::string id;                       // empty when the client gave none
+  std::string rev_text;                 // _rev as given ("" if none)
+  std::optional<RevId> rev;             // _rev, parsed (not for _local/ docs)
+  std::optional<Revisions> revisions;   // _revisions
+  bool deleted = false;                 // _deleted
+  std::string body;                     // stored JSON object, no special members
+  std::string canonical_body;           // body with sorted members, for rev hashing
+};
+
+// Parses one document. `id_override`, when non-empty, replaces _id (the id in
+// a PUT URL). Checks: JSON object, size <= max_size, _id (string, legal),
+// _rev format, _revisions shape, special members. Does not check the id when
+// none is given (the caller generates one).
+Status ParseIncomingDoc(std::string_view json, std::string_view id_override, size_t max_size,
+                        IncomingDoc* out);
+
+// Same checks on an already parsed object (for callers that parsed a batch).
+Status ParseIncomingDocValue(const json::Value& doc, std::string_view id_override,
+                             IncomingDoc* out);
+
+// CouchDB's doc id rule: non-empty; a leading '_' only for "_design/x" and
+// "_local/x" (with a non-empty remainder). kIllegalDocId otherwise (kBadRequest
+// for a non-string id is reported by the parser).
+Status ValidateDocId(std::string_view id);
+
+// settee's deterministic revision hash (32 lowercase hex):
+//   md5( parent_rev "\n" ("1" if deleted else "0") "\n" canonical_body )
+// where parent_rev is "" for a first revision. The same edit of the same parent
+// always gets the same id, so retried writes are idempotent.
+std::string ComputeRevHash(std::string_view parent_rev, bool deleted,
+                           std::string_view canonical_body);
+
+}  // namespace settee

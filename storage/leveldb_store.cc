@@ -1,0 +1,233 @@
+#include "storage/leveldb_store.h"
+
+#include <leveldb/cache.h>
+#include <leveldb/db.h>
+#include <leveldb/filter_policy.h>
+#include <leveldb/iterator.h>
+#include <leveldb/options.h>
+#include <leveldb/write_batch.h>
+
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "storage/kv_error_iterator.h"
+
+namespace settee {
+
+namespace {
+
+constexpr int kBloomBitsPerKey = 10;
+
+leveldb::Slice ToSlice(std::string_view s) { return leveldb::Slice(s.data(), s.size()); }
+std::string_view ToView(const leveldb::Slice& s) { return std::string_view(s.data(), s.size()); }
+
+Status ForeignSnapshot() {
+  return Status(Status::Code::kInvalidOperation, "snapshot does not belong to this LevelDB store");
+}
+
+}  // namespace
+
+Status FromLevelDBStatus(const leveldb::Status& s) {
+  if (s.ok()) return Status::OK();
+  if (s.IsNotFound()) return Status::NotFound(s.ToString());
+  if (s.IsCorruption()) return Status::Corruption(s.ToString());
+  return Status::IOError(s.ToString());
+}
+
+//////// Snapshots:
+
+class LevelDBStore::Snapshot final : public KVSnapshot {
+ public:
+  Snapshot(leveldb::DB* db, const leveldb::Snapshot* snap) : db_(db), snap_(snap) {}
+  ~Snapshot() override { db_->ReleaseSnapshot(snap_); }
+
+  const leveldb::DB* db() const { return db_; }
+  const leveldb::Snapshot* get() const { return snap_; }
+
+ private:
+  leveldb::DB* const db_;
+  const leveldb::Snapshot* const snap_;
+};
+
+std::shared_ptr<const KVSnapshot> LevelDBStore::GetSnapshot() {
+  return std::make_shared<Snapshot>(db_.get(), db_->GetSnapshot());
+}
+
+//////// Iterator:
+
+// leveldb::Iterator already pins one consistent state; this class clamps it
+// to [lower_, upper_) and adds SeekForPrev.
+class LevelDBStore::Iter final : public KVIterator {
+ public:
+  Iter(leveldb::Iterator* it, const KVIteratorOptions& o)
+      : it_(it), lower_(o.lower_bound), upper_(o.upper_bound) {}
+
+  bool Valid() const override { return valid_; }
+
+  void SeekToFirst() override {
+    if (lower_.empty()) {
+      it_->SeekToFirst();
+    } else {
+      it_->Seek(lower_);
+    }
+    CheckForward();
+  }
+
+  void SeekToLast() override {
+    if (upper_.empty()) {
+      it_->SeekToLast();
+    } else {
+      // Last key < upper_: step back from the first key >= upper_.
+      it_->Seek(upper_);
+      if (it_->Valid()) {
+        it_->Prev();
+      } else if (it_->status().ok()) {
+        it_->SeekToLast();
+      }
+    }
+    CheckBackward();
+  }
+
+  void Seek(std::string_view target) override {
+    it_->Seek(ToSlice(target < lower_ ? std::string_view(lower_) : target));
+    CheckForward();
+  }
+
+  void SeekForPrev(std::string_view target) override {
+    if (!upper_.empty() && target >= upper_) {
+      SeekToLast();
+      return;
+    }
+    it_->Seek(ToSlice(target));
+    if (!it_->Valid()) {
+      if (it_->status().ok()) it_->SeekToLast();
+    } else if (ToView(it_->key()) != target) {
+      it_->Prev();
+    }
+    CheckBackward();
+  }
+
+  void Next() override {
+    if (!valid_) return;  // REQUIRES: Valid(); tolerated as a no-op
+    it_->Next();
+    CheckForward();
+  }
+
+  void Prev() override {
+    if (!valid_) return;
+    it_->Prev();
+    CheckBackward();
+  }
+
+  std::string_view key() const override { return ToView(it_->key()); }
+  std::string_view value() const override { return ToView(it_->value()); }
+  Status status() const override { return FromLevelDBStatus(it_->status()); }
+
+ private:
+  // After a forward move only the upper bound can be crossed, and vice versa.
+  void CheckForward() {
+    valid_ = it_->Valid() && (upper_.empty() || ToView(it_->key()) < upper_);
+  }
+  void CheckBackward() { valid_ = it_->Valid() && ToView(it_->key()) >= lower_; }
+
+  const std::unique_ptr<leveldb::Iterator> it_;
+  const std::string lower_;
+  const std::string upper_;
+  bool valid_ = false;
+};
+
+//////// Store:
+
+LevelDBStore::LevelDBStore(leveldb::DB* db, std::unique_ptr<leveldb::Cache> cache,
+                           std::unique_ptr<const leveldb::FilterPolicy> filter)
+    : cache_(std::move(cache)), filter_(std::move(filter)), db_(db) {}
+
+LevelDBStore::~LevelDBStore() = default;
+
+Status LevelDBStore::Get(const KVReadOptions& options, std::string_view key, std::string* value) {
+  leveldb::ReadOptions ro;
+  if (options.snapshot != nullptr) {
+    auto* snap = dynamic_cast<const Snapshot*>(options.snapshot);
+    if (snap == nullptr || snap->db() != db_.get()) return ForeignSnapshot();
+    ro.snapshot = snap->get();
+  }
+  return FromLevelDBStatus(db_->Get(ro, ToSlice(key), value));
+}
+
+Status LevelDBStore::Write(const KVWriteOptions& options, const KVWriteBatch& batch) {
+  if (batch.empty()) return Status::OK();
+  leveldb::WriteBatch wb;
+  for (const KVWriteBatch::Op& op : batch.ops()) {
+    if (op.is_delete) {
+      wb.Delete(op.key);
+    } else {
+      wb.Put(op.key, op.value);
+    }
+  }
+  leveldb::WriteOptions wo;
+  wo.sync = options.sync;
+  return FromLevelDBStatus(db_->Write(wo, &wb));
+}
+
+std::unique_ptr<KVIterator> LevelDBStore::NewIterator(const KVIteratorOptions& options) {
+  leveldb::ReadOptions ro;
+  // A scan should not evict the hot working set from the block cache.
+  ro.fill_cache = false;
+  if (options.snapshot != nullptr) {
+    auto* snap = dynamic_cast<const Snapshot*>(options.snapshot);
+    if (snap == nullptr || snap->db() != db_.get()) return NewErrorIterator(ForeignSnapshot());
+    // LevelDB fixes the sequence at creation; the snapshot may be released
+    // before the iterator without harm.
+    ro.snapshot = snap->get();
+  }
+  return std::make_unique<Iter>(db_->NewIterator(ro), options);
+}
+
+uint64_t LevelDBStore::ApproximateSize(std::string_view begin, std::string_view end) {
+  std::string limit(end);
+  if (limit.empty()) {
+    // No key sorts after every other; use just past the last key.
+    std::unique_ptr<leveldb::Iterator> it(db_->NewIterator(leveldb::ReadOptions()));
+    it->SeekToLast();
+    if (!it->Valid()) return 0;
+    limit = it->key().ToString();
+    limit.push_back('\0');
+  }
+  if (ToView(limit) <= begin) return 0;
+  leveldb::Range range(ToSlice(begin), limit);
+  uint64_t size = 0;
+  db_->GetApproximateSizes(&range, 1, &size);
+  return size;
+}
+
+void LevelDBStore::CompactRange(std::string_view begin, std::string_view end) {
+  leveldb::Slice b = ToSlice(begin), e = ToSlice(end);
+  db_->CompactRange(begin.empty() ? nullptr : &b, end.empty() ? nullptr : &e);
+}
+
+Status OpenLevelDBStore(const std::string& path, const LevelDBOptions& options,
+                        std::unique_ptr<KVStore>* store) {
+  store->reset();
+  if (!options.create_if_missing) {
+    std::error_code ec;
+    if (!std::filesystem::exists(std::filesystem::path(path) / "CURRENT", ec)) {
+      return Status::NotFound("no LevelDB database at " + path);
+    }
+  }
+  std::unique_ptr<leveldb::Cache> cache(leveldb::NewLRUCache(options.block_cache_bytes));
+  std::unique_ptr<const leveldb::FilterPolicy> filter(
+      options.bloom_filter ? leveldb::NewBloomFilterPolicy(kBloomBitsPerKey) : nullptr);
+  leveldb::Options lo;
+  lo.create_if_missing = options.create_if_missing;
+  lo.block_cache = cache.get();
+  lo.write_buffer_size = options.write_buffer_bytes;
+  lo.filter_policy = filter.get();
+  leveldb::DB* db = nullptr;
+  leveldb::Status s = leveldb::DB::Open(lo, path, &db);
+  if (!s.ok()) return FromLevelDBStatus(s);
+  *store = std::make_unique<LevelDBStore>(db, std::move(cache), std::move(filter));
+  return Status::OK();
+}
+
+}  // namespace settee

@@ -1,0 +1,218 @@
+#include "storage/store_impl.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "storage/keys.h"
+#include "util/coding.h"
+#include "util/digest.h"
+
+namespace settee {
+
+namespace {
+
+constexpr std::string_view kUuidMeta = "uuid";
+constexpr std::string_view kNextDbIdMeta = "next_db_id";
+// How many keys one purge batch deletes, so a huge database does not build
+// one huge batch in memory.
+constexpr size_t kPurgeBatchKeys = 1000;
+// CouchDB's limit on database name length.
+constexpr size_t kMaxDatabaseNameLength = 238;
+
+std::string EncodeU64(uint64_t v) {
+  std::string s;
+  coding::PutFixed64BE(&s, v);
+  return s;
+}
+
+}  // namespace
+
+bool IsValidDatabaseName(std::string_view name) {
+  if (name == "_users" || name == "_replicator") return true;
+  if (name.empty() || name.size() > kMaxDatabaseNameLength) return false;
+  if (name[0] < 'a' || name[0] > 'z') return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
+              c == '(' || c == ')' || c == '+' || c == '-' || c == '/';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
+  return StoreImpl::Open(options);
+}
+
+Result<std::unique_ptr<Store>> StoreImpl::Open(const StoreOptions& options) {
+  std::unique_ptr<KVStore> kv;
+  if (options.backend == StoreOptions::Backend::kMemory) {
+    kv = NewMemoryStore();
+  } else {
+    if (options.path.empty()) return Status::BadRequest("a LevelDB store needs a path");
+    std::error_code ec;
+    std::filesystem::create_directories(options.path, ec);
+    if (ec) return Status::IOError("cannot create " + options.path + ": " + ec.message());
+    Status s = OpenLevelDBStore(options.path, options.leveldb, &kv);
+    if (!s.ok()) return s;
+  }
+  std::unique_ptr<StoreImpl> store(new StoreImpl(options, std::move(kv)));
+  Status s = store->Initialize();
+  if (!s.ok()) return s;
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+StoreImpl::StoreImpl(const StoreOptions& options, std::unique_ptr<KVStore> kv)
+    : options_(options), kv_(std::move(kv)) {}
+
+StoreImpl::~StoreImpl() = default;
+
+Status StoreImpl::Initialize() {
+  KVReadOptions ro;
+  Status s = kv_->Get(ro, keys::Meta(kUuidMeta), &uuid_);
+  if (s.IsNotFound()) {
+    uuid_ = RandomUuidHex();
+    s = kv_->Put(KVWriteOptions{true}, keys::Meta(kUuidMeta), uuid_);
+  }
+  if (!s.ok()) return s;
+
+  std::string next;
+  s = kv_->Get(ro, keys::Meta(kNextDbIdMeta), &next);
+  if (s.ok()) {
+    if (next.size() != 8) return Status::Corruption("bad next_db_id");
+    next_db_id_ = coding::DecodeFixed64BE(next);
+  } else if (!s.IsNotFound()) {
+    return s;
+  }
+
+  // Finish purges that a crash interrupted.
+  std::vector<uint64_t> pending;
+  {
+    KVIteratorOptions io;
+    io.lower_bound = std::string(1, keys::kPurgePrefix);
+    io.upper_bound = keys::PrefixEnd(io.lower_bound);
+    auto it = kv_->NewIterator(io);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      if (it->key().size() == 9) pending.push_back(coding::DecodeFixed64BE(it->key().substr(1)));
+    }
+    if (!it->status().ok()) return it->status();
+  }
+  for (uint64_t id : pending) {
+    s = PurgeDatabaseKeys(id);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Result<std::shared_ptr<Database>> StoreImpl::CreateDatabase(std::string_view name) {
+  if (!IsValidDatabaseName(name)) {
+    return Status(Status::Code::kIllegalDatabaseName,
+                  "Name: '" + std::string(name) +
+                      "'. Only lowercase characters (a-z), digits (0-9), and any of the "
+                      "characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.");
+  }
+  std::lock_guard<std::mutex> lock(catalog_mu_);
+  std::string unused;
+  Status s = kv_->Get(KVReadOptions(), keys::Catalog(name), &unused);
+  if (s.ok()) {
+    return Status(Status::Code::kFileExists,
+                  "The database could not be created, the file already exists.");
+  }
+  if (!s.IsNotFound()) return s;
+
+  uint64_t id = next_db_id_;
+  KVWriteBatch batch;
+  batch.Put(keys::Catalog(name), EncodeU64(id));
+  batch.Put(keys::Meta(kNextDbIdMeta), EncodeU64(id + 1));
+  DatabaseImpl::InitializeNew(id, options_.default_revs_limit, &batch);
+  s = kv_->Write(KVWriteOptions{options_.sync}, batch);
+  if (!s.ok()) return s;
+  next_db_id_ = id + 1;
+
+  auto db = DatabaseImpl::Load(this, std::string(name), id);
+  if (!db.ok()) return db.status();
+  std::unique_lock<std::shared_mutex> open_lock(open_mu_);
+  open_[std::string(name)] = *db;
+  return std::shared_ptr<Database>(*db);
+}
+
+Result<std::shared_ptr<Database>> StoreImpl::OpenDatabase(std::string_view name) {
+  {
+    std::shared_lock<std::shared_mutex> lock(open_mu_);
+    auto it = open_.find(std::string(name));
+    if (it != open_.end()) return std::shared_ptr<Database>(it->second);
+  }
+  std::lock_guard<std::mutex> lock(catalog_mu_);
+  {
+    // Another thread may have opened it while we waited for catalog_mu_.
+    std::shared_lock<std::shared_mutex> open_lock(open_mu_);
+    auto it = open_.find(std::string(name));
+    if (it != open_.end()) return std::shared_ptr<Database>(it->second);
+  }
+  if (!IsValidDatabaseName(name)) return Status::NotFound("Database does not exist.");
+  std::string id_bytes;
+  Status s = kv_->Get(KVReadOptions(), keys::Catalog(name), &id_bytes);
+  if (s.IsNotFound()) return Status::NotFound("Database does not exist.");
+  if (!s.ok()) return s;
+  if (id_bytes.size() != 8) return Status::Corruption("bad catalog entry for " + std::string(name));
+  auto db = DatabaseImpl::Load(this, std::string(name), coding::DecodeFixed64BE(id_bytes));
+  if (!db.ok()) return db.status();
+  std::unique_lock<std::shared_mutex> open_lock(open_mu_);
+  open_[std::string(name)] = *db;
+  return std::shared_ptr<Database>(*db);
+}
+
+Status StoreImpl::DeleteDatabase(std::string_view name) {
+  auto db = OpenDatabase(name);
+  if (!db.ok()) return db.status();
+  auto impl = std::static_pointer_cast<DatabaseImpl>(*db);
+
+  std::lock_guard<std::mutex> lock(catalog_mu_);
+  impl->MarkDeleted();
+  KVWriteBatch batch;
+  batch.Delete(keys::Catalog(name));
+  batch.Put(keys::Purge(impl->db_id()), "");
+  Status s = kv_->Write(KVWriteOptions{options_.sync}, batch);
+  if (!s.ok()) return s;
+  {
+    std::unique_lock<std::shared_mutex> open_lock(open_mu_);
+    open_.erase(std::string(name));
+  }
+  return PurgeDatabaseKeys(impl->db_id());
+}
+
+Status StoreImpl::PurgeDatabaseKeys(uint64_t db_id) {
+  const std::string prefix = keys::DatabasePrefix(db_id);
+  const std::string end = keys::PrefixEnd(prefix);
+  for (;;) {
+    KVWriteBatch batch;
+    {
+      KVIteratorOptions io;
+      io.lower_bound = prefix;
+      io.upper_bound = end;
+      auto it = kv_->NewIterator(io);
+      for (it->SeekToFirst(); it->Valid() && batch.count() < kPurgeBatchKeys; it->Next()) {
+        batch.Delete(it->key());
+      }
+      if (!it->status().ok()) return it->status();
+    }
+    if (batch.empty()) break;
+    Status s = kv_->Write(KVWriteOptions(), batch);
+    if (!s.ok()) return s;
+  }
+  Status s = kv_->Delete(KVWriteOptions{options_.sync}, keys::Purge(db_id));
+  if (!s.ok()) return s;
+  kv_->CompactRange(prefix, end);
+  return Status::OK();
+}
+
+std::vector<std::string> StoreImpl::ListDatabases() {
+  std::vector<std::string> names;
+  KVIteratorOptions io;
+  io.lower_bound = std::string(1, keys::kCatalogPrefix);
+  io.upper_bound = keys::PrefixEnd(io.lower_bound);
+  auto it = kv_->NewIterator(io);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) names.emplace_back(it->key().substr(1));
+  return names;  // already sorted: keys are ordered bytewise
+}
+
+}  // namespace settee

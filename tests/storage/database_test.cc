@@ -1,0 +1,595 @@
+// The document database (include/settee/database.h) against CouchDB's
+// semantics, on both backends.
+#include "settee/database.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+
+#include "settee/store.h"
+#include "tests/storage/store_test_util.h"
+#include "util/json.h"
+
+namespace settee {
+namespace {
+
+using Backend = StoreOptions::Backend;
+
+json::Document ParseOk(const std::string& text) {
+  json::Document d;
+  Status s = json::Parse(text, &d);
+  EXPECT_TRUE(s.ok()) << s.ToString() << " in " << text;
+  return d;
+}
+
+bool IsRev(const std::string& rev, uint64_t gen) {
+  std::string prefix = std::to_string(gen) + "-";
+  if (rev.compare(0, prefix.size(), prefix) != 0) return false;
+  std::string hash = rev.substr(prefix.size());
+  return hash.size() == 32 && hash.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+class DatabaseTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  DatabaseTest() : store_(GetParam()) {
+    auto db = store_->CreateDatabase("test");
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    db_ = *db;
+  }
+
+  std::string PutOk(std::string_view json, std::string_view id = {}) {
+    auto r = db_->Put(id, json);
+    EXPECT_TRUE(r.ok()) << r.status().ToString() << " for " << json;
+    return r.ok() ? r->rev : "";
+  }
+
+  std::string GetOk(std::string_view id, const GetOptions& options = {}) {
+    auto r = db_->Get(id, options);
+    EXPECT_TRUE(r.ok()) << r.status().ToString() << " for " << id;
+    return r.ok() ? *r : "";
+  }
+
+  std::vector<ChangeRow> AllChanges(ChangesOptions options = {}, uint64_t* last = nullptr) {
+    std::vector<ChangeRow> rows;
+    uint64_t last_seq = 0;
+    Status s = db_->Changes(options, [&](const ChangeRow& r) {
+      rows.push_back(r);
+      return true;
+    }, &last_seq);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (last) *last = last_seq;
+    return rows;
+  }
+
+  DocUpdateResult Replicate(std::string_view json) {
+    std::vector<DocUpdateResult> results;
+    Status s = db_->BulkDocs({json}, UpdateOptions{false}, &results);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(results[0].status.ok()) << results[0].status.ToString();
+    return results[0];
+  }
+
+  testing::TempStore store_;
+  std::shared_ptr<Database> db_;
+};
+
+TEST_P(DatabaseTest, PutThenGetReturnsBodyWithIdAndRev) {
+  std::string rev = PutOk(R"({"_id":"a","x":1,"nested":{"y":[1,"two",null]}})");
+  EXPECT_TRUE(IsRev(rev, 1)) << rev;
+  EXPECT_EQ(R"({"_id":"a","_rev":")" + rev + R"(","x":1,"nested":{"y":[1,"two",null]}})",
+            GetOk("a"));
+}
+
+TEST_P(DatabaseTest, RevisionIdsAreDeterministicAndPinned) {
+  // Golden values of settee's rev algorithm (storage/document.h): changing
+  // them breaks idempotent retries against existing data.
+  std::string rev1 = PutOk(R"({"_id":"a","x":1})");
+  EXPECT_EQ("1-296aac792f36f97fb1d5e1374c32c36f", rev1);  // md5("\n0\n{\"x\":1}")
+  auto other = store_->CreateDatabase("other");
+  ASSERT_TRUE(other.ok());
+  // Member order does not matter; the id is not part of the hash.
+  auto r = (*other)->Put("b", R"({"x":1})");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(rev1, r->rev);
+  std::string rev2 = PutOk(R"({"_id":"a","_rev":")" + rev1 + R"(","x":2})");
+  EXPECT_EQ("2-abdde272c61422621c4c5765dfe6e582", rev2);
+}
+
+TEST_P(DatabaseTest, UpdatesNeedTheCurrentLeafRev) {
+  std::string rev1 = PutOk(R"({"_id":"a","v":1})");
+  auto no_rev = db_->Put("a", R"({"v":2})");
+  ASSERT_FALSE(no_rev.ok());
+  EXPECT_EQ(Status::Code::kConflict, no_rev.status().code());
+  EXPECT_EQ("Document update conflict.", no_rev.status().reason());
+
+  std::string rev2 = PutOk(R"({"_id":"a","_rev":")" + rev1 + R"(","v":2})");
+  EXPECT_TRUE(IsRev(rev2, 2));
+  auto stale = db_->Put("a", R"({"_rev":")" + rev1 + R"(","v":3})");
+  EXPECT_EQ(Status::Code::kConflict, stale.status().code());
+  auto unknown = db_->Put("a", R"({"_rev":"2-00000000000000000000000000000000","v":3})");
+  EXPECT_EQ(Status::Code::kConflict, unknown.status().code());
+  // A new id with a rev is a conflict too.
+  auto new_with_rev = db_->Put("fresh", R"({"_rev":"1-abc"})");
+  EXPECT_EQ(Status::Code::kConflict, new_with_rev.status().code());
+  EXPECT_EQ(2u, db_->UpdateSeq());
+}
+
+TEST_P(DatabaseTest, DeleteLeavesATombstone) {
+  std::string rev1 = PutOk(R"({"_id":"a","v":1})");
+  auto del = db_->Delete("a", rev1);
+  ASSERT_TRUE(del.ok()) << del.status().ToString();
+  EXPECT_TRUE(IsRev(del->rev, 2));
+  auto get = db_->Get("a");
+  ASSERT_FALSE(get.ok());
+  EXPECT_TRUE(get.status().IsNotFound());
+  EXPECT_EQ("deleted", get.status().reason());
+  GetOptions at_rev;
+  at_rev.rev = del->rev;
+  EXPECT_EQ(R"({"_id":"a","_rev":")" + del->rev + R"(","_deleted":true})", GetOk("a", at_rev));
+
+  auto info = db_->Info();
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(0u, info->doc_count);
+  EXPECT_EQ(1u, info->doc_del_count);
+
+  auto missing = db_->Delete("nope", "1-abc");
+  EXPECT_EQ("missing", missing.status().reason());
+  EXPECT_TRUE(missing.status().IsNotFound());
+  auto without_rev = db_->Delete("a", "");
+  EXPECT_TRUE(without_rev.status().IsNotFound());
+  std::string live_rev = PutOk(R"({"_id":"b"})");
+  EXPECT_EQ(Status::Code::kConflict, db_->Delete("b", "").status().code());
+  EXPECT_EQ(Status::Code::kBadRequest, db_->Delete("b", "garbage").status().code());
+}
+
+TEST_P(DatabaseTest, RecreatingADeletedDocExtendsItsBranch) {
+  std::string rev1 = PutOk(R"({"_id":"a","v":1})");
+  auto del = db_->Delete("a", rev1);
+  ASSERT_TRUE(del.ok());
+  std::string rev3 = PutOk(R"({"_id":"a","v":3})");
+  EXPECT_TRUE(IsRev(rev3, 3)) << rev3;
+  GetOptions revs;
+  revs.revs = true;
+  auto doc = ParseOk(GetOk("a", revs));
+  EXPECT_EQ(3u, doc["_revisions"]["ids"].Size());
+  EXPECT_EQ(3u, doc["_revisions"]["start"].GetUint64());
+}
+
+TEST_P(DatabaseTest, PostGeneratesUuidIds) {
+  auto r = db_->Put({}, R"({"x":1})");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(32u, r->id.size());
+  auto r2 = db_->Put({}, R"({"x":1})");
+  ASSERT_TRUE(r2.ok());
+  EXPECT_NE(r->id, r2->id);
+}
+
+TEST_P(DatabaseTest, BadInputGetsCouchDBErrorsAndWritesNothing) {
+  struct Case {
+    const char* json;
+    const char* id;
+    Status::Code code;
+    const char* reason;  // prefix
+  };
+  const Case cases[] = {
+      {"[1,2]", "", Status::Code::kBadRequest, "Document must be a JSON object"},
+      {"\"str\"", "", Status::Code::kBadRequest, "Document must be a JSON object"},
+      {"{\"a\":", "", Status::Code::kBadRequest, "invalid UTF-8 JSON"},
+      {"{\"_id\":5}", "", Status::Code::kBadRequest, "Document id must be a string"},
+      {"{\"_id\":\"\"}", "", Status::Code::kIllegalDocId, "Document id must not be empty"},
+      {"{\"_id\":\"_foo\"}", "", Status::Code::kIllegalDocId,
+       "Only reserved document ids may start with underscore."},
+      {"{}", "_design/", Status::Code::kIllegalDocId,
+       "Only reserved document ids may start with underscore."},
+      {"{\"_rev\":\"abc\"}", "x", Status::Code::kBadRequest, "Invalid rev format"},
+      {"{\"_rev\":\"-1-abc\"}", "x", Status::Code::kBadRequest, "Invalid rev format"},
+      {"{\"_rev\":7}", "x", Status::Code::kBadRequest, "Invalid rev format"},
+      {"{\"_bogus\":1}", "x", Status::Code::kDocValidation, "Bad special document member: _bogus"},
+      {"{\"_revisions\":{\"start\":1}}", "x", Status::Code::kBadRequest, "_revisions"},
+  };
+  for (const Case& c : cases) {
+    auto r = db_->Put(c.id, c.json);
+    ASSERT_FALSE(r.ok()) << c.json;
+    EXPECT_EQ(c.code, r.status().code()) << c.json << " -> " << r.status().ToString();
+    EXPECT_EQ(0u, r.status().reason().rfind(c.reason, 0)) << r.status().reason();
+  }
+  std::string huge = "{\"big\":\"" + std::string(store_.options().max_document_size, 'x') + "\"}";
+  EXPECT_EQ(Status::Code::kDocumentTooLarge, db_->Put("big", huge).status().code());
+  EXPECT_EQ(0u, db_->UpdateSeq());
+  EXPECT_EQ(0u, db_->Info()->doc_count);
+}
+
+TEST_P(DatabaseTest, IgnoredAndKeptSpecialMembers) {
+  std::string rev =
+      PutOk(R"({"_id":"a","_conflicts":["x"],"_local_seq":3,"_access":["u"],"_replication_id":"r","v":1})");
+  EXPECT_EQ(R"({"_id":"a","_rev":")" + rev + R"(","_access":["u"],"_replication_id":"r","v":1})",
+            GetOk("a"));
+}
+
+TEST_P(DatabaseTest, BulkDocsReportsPerDocumentResultsInOrder) {
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocs({R"({"_id":"a"})", R"({"_id":"b"})", R"({"_id":"a"})", "[]",
+                             R"({"_id":"c","_rev":"bad"})"},
+                            {}, &results).ok());
+  ASSERT_EQ(5u, results.size());
+  EXPECT_TRUE(results[0].status.ok());
+  EXPECT_TRUE(results[1].status.ok());
+  EXPECT_EQ("a", results[2].id);
+  EXPECT_EQ(Status::Code::kConflict, results[2].status.code());
+  EXPECT_EQ(Status::Code::kBadRequest, results[3].status.code());
+  EXPECT_EQ(Status::Code::kBadRequest, results[4].status.code());
+  EXPECT_EQ(2u, db_->UpdateSeq());
+
+  // The same id twice in one batch: the second edit sees the first.
+  std::string rev_a = results[0].rev;
+  std::string second = R"({"_id":"a","_rev":")" + rev_a + R"(","v":2})";
+  ASSERT_TRUE(db_->BulkDocs({second, R"({"_id":"d"})"}, {}, &results).ok());
+  EXPECT_TRUE(results[0].status.ok());
+  EXPECT_TRUE(IsRev(results[0].rev, 2));
+  auto rows = AllChanges();
+  ASSERT_EQ(3u, rows.size());  // one row per doc, at its latest seq
+  EXPECT_EQ("b", rows[0].id);
+  EXPECT_EQ("a", rows[1].id);
+  EXPECT_EQ("d", rows[2].id);
+}
+
+TEST_P(DatabaseTest, ReplicatedConflictsPickTheWinnerByCouchDBRules) {
+  Replicate(R"({"_id":"d","_rev":"1-aaaa","v":"a"})");
+  Replicate(R"({"_id":"d","_rev":"1-bbbb","v":"b"})");
+  // Highest hash wins among equal generations.
+  auto doc = ParseOk(GetOk("d"));
+  EXPECT_STREQ("1-bbbb", doc["_rev"].GetString());
+  EXPECT_STREQ("b", doc["v"].GetString());
+  GetOptions conflicts;
+  conflicts.conflicts = true;
+  doc = ParseOk(GetOk("d", conflicts));
+  ASSERT_TRUE(doc.HasMember("_conflicts"));
+  EXPECT_STREQ("1-aaaa", doc["_conflicts"][0].GetString());
+  // The loser's body is still readable.
+  GetOptions at;
+  at.rev = "1-aaaa";
+  EXPECT_STREQ("a", ParseOk(GetOk("d", at))["v"].GetString());
+
+  // A longer branch wins over a higher hash.
+  Replicate(R"({"_id":"d","_revisions":{"start":2,"ids":["cccc","aaaa"]},"v":"a2"})");
+  EXPECT_STREQ("2-cccc", ParseOk(GetOk("d"))["_rev"].GetString());
+  // Deleting the winner brings the live conflict back.
+  auto del = db_->Delete("d", "2-cccc");
+  ASSERT_TRUE(del.ok());
+  doc = ParseOk(GetOk("d"));
+  EXPECT_STREQ("1-bbbb", doc["_rev"].GetString());
+  EXPECT_STREQ("b", doc["v"].GetString());
+  GetOptions both;
+  both.conflicts = true;
+  both.deleted_conflicts = true;
+  doc = ParseOk(GetOk("d", both));
+  EXPECT_FALSE(doc.HasMember("_conflicts"));
+  ASSERT_TRUE(doc.HasMember("_deleted_conflicts"));
+  EXPECT_EQ(del->rev, doc["_deleted_conflicts"][0].GetString());
+  EXPECT_EQ(1u, db_->Info()->doc_count);
+}
+
+TEST_P(DatabaseTest, LiveLeafBeatsDeletedLeafOfHigherGeneration) {
+  Replicate(R"({"_id":"d","_revisions":{"start":3,"ids":["c","b","a"]},"_deleted":true})");
+  Replicate(R"({"_id":"d","_revisions":{"start":2,"ids":["x","a"]},"v":1})");
+  auto doc = ParseOk(GetOk("d"));
+  EXPECT_STREQ("2-x", doc["_rev"].GetString());
+  auto info = db_->Info();
+  EXPECT_EQ(1u, info->doc_count);
+  EXPECT_EQ(0u, info->doc_del_count);
+}
+
+TEST_P(DatabaseTest, ReplicatedWritesAreIdempotentAndKeepHistory) {
+  const char* doc = R"({"_id":"r","_revisions":{"start":3,"ids":["ccc","bbb","aaa"]},"v":3})";
+  Replicate(doc);
+  uint64_t seq = db_->UpdateSeq();
+  DocUpdateResult again = Replicate(doc);
+  EXPECT_EQ("3-ccc", again.rev);
+  EXPECT_EQ(seq, db_->UpdateSeq());
+  GetOptions revs;
+  revs.revs = true;
+  revs.revs_info = true;
+  auto got = ParseOk(GetOk("r", revs));
+  EXPECT_EQ(3u, got["_revisions"]["start"].GetUint64());
+  ASSERT_EQ(3u, got["_revisions"]["ids"].Size());
+  EXPECT_STREQ("aaa", got["_revisions"]["ids"][2].GetString());
+  EXPECT_STREQ("available", got["_revs_info"][0]["status"].GetString());
+  EXPECT_STREQ("missing", got["_revs_info"][1]["status"].GetString());
+  // Without _rev or _revisions a replicated write is rejected.
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocs({R"({"_id":"x"})"}, UpdateOptions{false}, &results).ok());
+  EXPECT_EQ(Status::Code::kBadRequest, results[0].status.code());
+}
+
+TEST_P(DatabaseTest, LocalDocsHaveNoHistoryAndStayOutOfFeeds) {
+  auto r1 = db_->Put("_local/cp", R"({"seq":1})");
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  EXPECT_EQ("0-1", r1->rev);
+  auto r2 = db_->Put({}, R"({"_id":"_local/cp","_rev":"0-1","seq":2})");
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_EQ("0-2", r2->rev);
+  EXPECT_EQ(R"({"_id":"_local/cp","_rev":"0-2","seq":2})", GetOk("_local/cp"));
+  EXPECT_EQ(0u, db_->UpdateSeq());
+  EXPECT_TRUE(AllChanges().empty());
+  AllDocsResult all;
+  ASSERT_TRUE(db_->AllDocs({}, &all).ok());
+  EXPECT_TRUE(all.rows.empty());
+  AllDocsResult locals;
+  ASSERT_TRUE(db_->LocalDocs({}, &locals).ok());
+  ASSERT_EQ(1u, locals.rows.size());
+  EXPECT_EQ("_local/cp", locals.rows[0].id);
+  EXPECT_EQ("0-2", locals.rows[0].rev);
+  auto del = db_->Delete("_local/cp", "0-2");
+  ASSERT_TRUE(del.ok());
+  EXPECT_EQ("0-0", del->rev);
+  EXPECT_TRUE(db_->Get("_local/cp").status().IsNotFound());
+  EXPECT_TRUE(db_->Delete("_local/cp", "0-2").status().IsNotFound());
+  EXPECT_EQ(Status::Code::kBadRequest, db_->Put("_local/x", R"({"_rev":"1-abc"})").status().code());
+}
+
+TEST_P(DatabaseTest, AllDocsHonoursRangeOptions) {
+  for (const char* id : {"a", "b", "c", "d", "e"}) PutOk("{}", id);
+  auto del = db_->Delete("c", ParseOk(GetOk("c"))["_rev"].GetString());
+  ASSERT_TRUE(del.ok());
+  auto ids = [&](const AllDocsOptions& o) {
+    AllDocsResult r;
+    Status s = db_->AllDocs(o, &r);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    std::string out;
+    for (auto& row : r.rows) out += row.id;
+    return out;
+  };
+  AllDocsOptions o;
+  EXPECT_EQ("abde", ids(o));
+  o.start_key = "b";
+  o.end_key = "d";
+  EXPECT_EQ("bd", ids(o));
+  o.inclusive_end = false;
+  EXPECT_EQ("b", ids(o));
+  o = {};
+  o.descending = true;
+  EXPECT_EQ("edba", ids(o));
+  o.start_key = "d";
+  o.end_key = "a";
+  o.inclusive_end = false;
+  EXPECT_EQ("db", ids(o));
+  o = {};
+  o.skip = 1;
+  o.limit = 2;
+  EXPECT_EQ("bd", ids(o));
+  o = {};
+  o.start_key = "d";
+  o.end_key = "a";
+  AllDocsResult bad;
+  EXPECT_EQ(Status::Code::kQueryParseError, db_->AllDocs(o, &bad).code());
+
+  o = {};
+  o.keys = std::vector<std::string>{"e", "c", "zz", "a"};
+  o.include_docs = true;
+  AllDocsResult r;
+  ASSERT_TRUE(db_->AllDocs(o, &r).ok());
+  ASSERT_EQ(4u, r.rows.size());
+  EXPECT_EQ("e", r.rows[0].id);
+  EXPECT_TRUE(r.rows[1].deleted);
+  EXPECT_EQ(del->rev, r.rows[1].rev);
+  EXPECT_EQ("null", r.rows[1].doc);
+  EXPECT_TRUE(r.rows[2].error.IsNotFound());
+  EXPECT_STREQ("a", ParseOk(r.rows[3].doc)["_id"].GetString());
+  EXPECT_EQ(4u, r.total_rows);
+}
+
+TEST_P(DatabaseTest, ChangesShowEachDocOnceAtItsLatestSeq) {
+  std::string a1 = PutOk(R"({"_id":"a"})");
+  PutOk(R"({"_id":"b"})");
+  PutOk(R"({"_id":"a","_rev":")" + a1 + R"("})");
+  auto rows = AllChanges();
+  ASSERT_EQ(2u, rows.size());
+  EXPECT_EQ("b", rows[0].id);
+  EXPECT_EQ(2u, rows[0].seq);
+  EXPECT_EQ("a", rows[1].id);
+  EXPECT_EQ(3u, rows[1].seq);
+
+  ChangesOptions since;
+  since.since = 2;
+  uint64_t last = 0;
+  rows = AllChanges(since, &last);
+  ASSERT_EQ(1u, rows.size());
+  EXPECT_EQ(3u, last);
+
+  ChangesOptions limited;
+  limited.limit = 1;
+  rows = AllChanges(limited, &last);
+  ASSERT_EQ(1u, rows.size());
+  EXPECT_EQ(2u, last);
+
+  ChangesOptions desc;
+  desc.descending = true;
+  rows = AllChanges(desc);
+  ASSERT_EQ(2u, rows.size());
+  EXPECT_EQ("a", rows[0].id);
+
+  ChangesOptions docs;
+  docs.include_docs = true;
+  docs.doc_ids = std::vector<std::string>{"b"};
+  rows = AllChanges(docs, &last);
+  ASSERT_EQ(1u, rows.size());
+  EXPECT_STREQ("b", ParseOk(rows[0].doc)["_id"].GetString());
+  EXPECT_EQ(3u, last) << "a filtered feed still reports how far it read";
+
+  // A deleted doc shows deleted, and style=all_docs lists every leaf.
+  Replicate(R"({"_id":"b","_rev":"1-zzzz"})");
+  ChangesOptions all;
+  all.all_docs_style = true;
+  rows = AllChanges(all);
+  ASSERT_EQ(2u, rows.size());
+  EXPECT_EQ("b", rows[1].id);
+  EXPECT_EQ(2u, rows[1].revs.size());
+  EXPECT_EQ("1-zzzz", rows[1].revs[0]);
+}
+
+TEST_P(DatabaseTest, OpenRevsAndLatest) {
+  std::string r1 = PutOk(R"({"_id":"d","v":1})");
+  std::string r2 = PutOk(R"({"_id":"d","_rev":")" + r1 + R"(","v":2})");
+  Replicate(R"({"_id":"d","_rev":"1-zzz","v":"z"})");
+  std::vector<OpenRevResult> out;
+  ASSERT_TRUE(db_->GetOpenRevs("d", {}, {}, &out).ok());
+  ASSERT_EQ(2u, out.size());
+  EXPECT_EQ(r2, out[0].rev);  // the winner first
+  EXPECT_EQ("1-zzz", out[1].rev);
+  GetOptions latest;
+  latest.latest = true;
+  ASSERT_TRUE(db_->GetOpenRevs("d", {r1, "9-nope"}, latest, &out).ok());
+  ASSERT_EQ(2u, out.size());
+  EXPECT_EQ(r2, out[0].rev);
+  EXPECT_TRUE(out[0].found);
+  EXPECT_EQ("9-nope", out[1].rev);
+  EXPECT_FALSE(out[1].found);
+  EXPECT_TRUE(db_->GetOpenRevs("missing", {}, {}, &out).IsNotFound());
+}
+
+TEST_P(DatabaseTest, RevsDiffFindsMissingRevsAndPossibleAncestors) {
+  std::string r1 = PutOk(R"({"_id":"d"})");
+  std::vector<RevsDiffResult> out;
+  ASSERT_TRUE(db_->RevsDiff({{"d", {r1, "2-abc"}}, {"new", {"1-x"}}, {"d", {r1}}}, &out).ok());
+  ASSERT_EQ(2u, out.size());
+  EXPECT_EQ("d", out[0].id);
+  EXPECT_EQ(std::vector<std::string>{"2-abc"}, out[0].missing);
+  EXPECT_EQ(std::vector<std::string>{r1}, out[0].possible_ancestors);
+  EXPECT_EQ("new", out[1].id);
+  EXPECT_TRUE(out[1].possible_ancestors.empty());
+  EXPECT_EQ(Status::Code::kBadRequest, db_->RevsDiff({{"d", {"junk"}}}, &out).code());
+}
+
+TEST_P(DatabaseTest, BulkGetReturnsDocsAndErrors) {
+  std::string r1 = PutOk(R"({"_id":"d","v":1})");
+  std::vector<BulkGetResult> out;
+  BulkGetOptions options;
+  options.revs = true;
+  ASSERT_TRUE(db_->BulkGet({{"d", ""}, {"d", r1}, {"d", "5-x"}, {"zz", ""}}, options, &out).ok());
+  ASSERT_EQ(4u, out.size());
+  EXPECT_EQ(r1, out[0].docs[0].rev);
+  EXPECT_TRUE(ParseOk(out[0].docs[0].doc).HasMember("_revisions"));
+  EXPECT_TRUE(out[1].docs[0].status.ok());
+  EXPECT_TRUE(out[2].docs[0].status.IsNotFound());
+  EXPECT_EQ("5-x", out[2].docs[0].rev);
+  EXPECT_TRUE(out[3].docs[0].status.IsNotFound());
+}
+
+TEST_P(DatabaseTest, StemmingKeepsRevsLimitAncestors) {
+  ASSERT_TRUE(db_->SetRevsLimit(3).ok());
+  std::string rev = PutOk(R"({"_id":"s","v":0})");
+  std::string first = rev;
+  for (int i = 1; i < 6; ++i) {
+    rev = PutOk(R"({"_id":"s","_rev":")" + rev + R"(","v":)" + std::to_string(i) + "}");
+  }
+  GetOptions revs;
+  revs.revs = true;
+  auto doc = ParseOk(GetOk("s", revs));
+  EXPECT_EQ(6u, doc["_revisions"]["start"].GetUint64());
+  EXPECT_EQ(3u, doc["_revisions"]["ids"].Size());
+  GetOptions old;
+  old.rev = first;
+  EXPECT_TRUE(db_->Get("s", old).status().IsNotFound());
+  EXPECT_EQ(3u, db_->RevsLimit());
+  EXPECT_EQ(Status::Code::kBadRequest, db_->SetRevsLimit(0).code());
+}
+
+TEST_P(DatabaseTest, CompactionDropsNonLeafBodies) {
+  std::string r1 = PutOk(R"({"_id":"c","v":1})");
+  std::string r2 = PutOk(R"({"_id":"c","_rev":")" + r1 + R"(","v":2})");
+  GetOptions old;
+  old.rev = r1;
+  EXPECT_EQ(1, ParseOk(GetOk("c", old))["v"].GetInt());
+  ASSERT_TRUE(db_->Compact().ok());
+  EXPECT_TRUE(db_->Get("c", old).status().IsNotFound());
+  EXPECT_EQ(2, ParseOk(GetOk("c"))["v"].GetInt());
+  GetOptions info;
+  info.revs_info = true;
+  auto doc = ParseOk(GetOk("c", info));
+  EXPECT_STREQ("missing", doc["_revs_info"][1]["status"].GetString());
+}
+
+TEST_P(DatabaseTest, ListenersAndWaitersSeeCommits) {
+  std::atomic<uint64_t> seen{0};
+  uint64_t id = db_->AddChangeListener([&](uint64_t seq) { seen = seq; });
+  PutOk(R"({"_id":"a"})");
+  EXPECT_EQ(1u, seen.load());
+  db_->RemoveChangeListener(id);
+  PutOk(R"({"_id":"b"})");
+  EXPECT_EQ(1u, seen.load());
+
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto r = db_->Put("c", "{}");
+    EXPECT_TRUE(r.ok());
+  });
+  uint64_t seq = db_->WaitForChange(2, std::chrono::seconds(30));
+  writer.join();
+  EXPECT_EQ(3u, seq);
+  // A wait with nothing new times out and returns the current seq.
+  EXPECT_EQ(3u, db_->WaitForChange(3, std::chrono::milliseconds(10)));
+}
+
+TEST_P(DatabaseTest, SecurityObjectRoundTrips) {
+  EXPECT_EQ("{}", db_->Security());
+  ASSERT_TRUE(db_->SetSecurity(R"({"admins":{"names":["bob"]}, "members":{}})").ok());
+  EXPECT_EQ(R"({"admins":{"names":["bob"]},"members":{}})", db_->Security());
+  EXPECT_EQ(Status::Code::kBadRequest, db_->SetSecurity("[]").code());
+}
+
+TEST_P(DatabaseTest, ConcurrentWritersLoseNoUpdate) {
+  PutOk(R"({"_id":"counter","n":0})");
+  constexpr int kThreads = 8;
+  constexpr int kIncrements = 50;
+  std::vector<std::thread> threads;
+  std::atomic<int> conflicts{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kIncrements;) {
+        auto doc = db_->Get("counter");
+        ASSERT_TRUE(doc.ok());
+        json::Document d;
+        ASSERT_TRUE(json::Parse(*doc, &d).ok());
+        int n = d["n"].GetInt();
+        std::string body = R"({"_rev":")" + std::string(d["_rev"].GetString()) +
+                           R"(","n":)" + std::to_string(n + 1) + "}";
+        auto r = db_->Put("counter", body);
+        if (r.ok()) {
+          ++i;
+        } else {
+          ASSERT_TRUE(r.status().IsConflict()) << r.status().ToString();
+          ++conflicts;
+        }
+      }
+    });
+  }
+  // Writers to another database proceed independently meanwhile.
+  auto other = store_->CreateDatabase("other");
+  ASSERT_TRUE(other.ok());
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE((*other)->Put("d" + std::to_string(i), "{}").ok());
+  for (auto& t : threads) t.join();
+  auto doc = ParseOk(GetOk("counter"));
+  EXPECT_EQ(kThreads * kIncrements, doc["n"].GetInt());
+  EXPECT_TRUE(IsRev(doc["_rev"].GetString(), kThreads * kIncrements + 1));
+  EXPECT_EQ(100u, (*other)->Info()->doc_count);
+}
+
+TEST_P(DatabaseTest, InfoCountsDocsAndSizes) {
+  PutOk(R"({"_id":"a","text":"hello"})");
+  PutOk(R"({"_id":"_design/d","views":{}})");
+  db_->Put("_local/x", "{}");
+  auto info = db_->Info();
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ("test", info->db_name);
+  EXPECT_EQ(2u, info->doc_count);
+  EXPECT_EQ(2u, info->update_seq);
+  EXPECT_GT(info->sizes_external, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, DatabaseTest,
+                         ::testing::Values(Backend::kMemory, Backend::kLevelDB),
+                         testing::BackendName);
+
+}  // namespace
+}  // namespace settee

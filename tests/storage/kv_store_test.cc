@@ -1,0 +1,795 @@
+// Tests of the KVStore contract (include/settee/kv.h), run against both
+// backends, plus backend-specific tests (LevelDB locking and reopen, memory
+// store garbage collection).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "settee/kv.h"
+#include "storage/memory_store.h"
+
+namespace settee {
+namespace {
+
+using KVs = std::vector<std::pair<std::string, std::string>>;
+
+enum class Backend { kMemory, kLevelDB };
+
+std::string UniqueTempDir(const std::string& tag) {
+  static std::atomic<int> counter{0};
+  std::string name = tag;
+  std::replace(name.begin(), name.end(), '/', '_');
+  std::filesystem::path p = std::filesystem::path(testing::TempDir()) /
+                            ("settee_kv_" + std::to_string(getpid()) + "_" +
+                             std::to_string(counter.fetch_add(1)) + "_" + name);
+  std::filesystem::remove_all(p);
+  return p.string();
+}
+
+// Reads the whole iterator in the given direction.
+KVs Drain(KVIterator* it, bool reverse) {
+  KVs out;
+  if (reverse) {
+    for (it->SeekToLast(); it->Valid(); it->Prev()) out.emplace_back(it->key(), it->value());
+  } else {
+    for (it->SeekToFirst(); it->Valid(); it->Next()) out.emplace_back(it->key(), it->value());
+  }
+  EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+  return out;
+}
+
+// A value that identifies its writer and can be checked for tearing: the
+// header "t,i,r|" followed by a payload whose length and bytes derive from it.
+std::string MakeValue(int t, int i, int r) {
+  std::string v = std::to_string(t) + "," + std::to_string(i) + "," + std::to_string(r) + "|";
+  const size_t len = 20 + static_cast<size_t>((i * 7 + r * 13 + t) % 180);
+  const char fill = static_cast<char>('a' + (t * 31 + i * 17 + r) % 26);
+  v.append(len, fill);
+  return v;
+}
+
+// True iff `v` is exactly MakeValue(t, i, r) for the (t, i) given and some r;
+// stores r.
+bool ParseValue(const std::string& v, int t, int i, int* r) {
+  int pt, pi, pr;
+  if (std::sscanf(v.c_str(), "%d,%d,%d|", &pt, &pi, &pr) != 3) return false;
+  if (pt != t || pi != i) return false;
+  *r = pr;
+  return v == MakeValue(t, i, pr);
+}
+
+class KVStoreTest : public testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::kLevelDB) {
+      dir_ = UniqueTempDir(testing::UnitTest::GetInstance()->current_test_info()->name());
+    }
+    Open();
+  }
+
+  void TearDown() override {
+    store_.reset();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  void Open() {
+    if (GetParam() == Backend::kMemory) {
+      store_ = NewMemoryStore();
+    } else {
+      Status s = OpenLevelDBStore(dir_, LevelDBOptions(), &store_);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+    ASSERT_NE(store_, nullptr);
+  }
+
+  bool IsLevelDB() const { return GetParam() == Backend::kLevelDB; }
+
+  void Put(std::string_view k, std::string_view v) {
+    Status s = store_->Put(KVWriteOptions(), k, v);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  void Del(std::string_view k) {
+    Status s = store_->Delete(KVWriteOptions(), k);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  // The value, or "NOT_FOUND", or the error.
+  std::string Get(std::string_view k, const KVSnapshot* snap = nullptr) {
+    KVReadOptions o;
+    o.snapshot = snap;
+    std::string v;
+    Status s = store_->Get(o, k, &v);
+    if (s.IsNotFound()) return "NOT_FOUND";
+    if (!s.ok()) return "ERROR: " + s.ToString();
+    return v;
+  }
+  KVs Scan(std::string lower = "", std::string upper = "", bool reverse = false,
+           const KVSnapshot* snap = nullptr) {
+    KVIteratorOptions o;
+    o.lower_bound = std::move(lower);
+    o.upper_bound = std::move(upper);
+    o.snapshot = snap;
+    auto it = store_->NewIterator(o);
+    return Drain(it.get(), reverse);
+  }
+  std::vector<std::string> Keys(const KVs& kvs) {
+    std::vector<std::string> keys;
+    for (const auto& kv : kvs) keys.push_back(kv.first);
+    return keys;
+  }
+
+  std::string dir_;
+  std::unique_ptr<KVStore> store_;
+};
+
+using Strings = std::vector<std::string>;
+
+//////// Basic reads and writes:
+
+TEST_P(KVStoreTest, PutGetDeleteOverwrite) {
+  EXPECT_EQ(store_->BackendName(), IsLevelDB() ? "leveldb" : "memory");
+  EXPECT_EQ(Get("a"), "NOT_FOUND");
+  Put("a", "1");
+  Put("b", "2");
+  EXPECT_EQ(Get("a"), "1");
+  EXPECT_EQ(Get("b"), "2");
+  Put("a", "one");
+  EXPECT_EQ(Get("a"), "one");
+  Del("a");
+  EXPECT_EQ(Get("a"), "NOT_FOUND");
+  EXPECT_EQ(Get("b"), "2");
+  Del("a");  // deleting an absent key is fine
+  Del("never");
+  EXPECT_EQ(Get("never"), "NOT_FOUND");
+  Put("a", "again");
+  EXPECT_EQ(Get("a"), "again");
+  EXPECT_EQ(Keys(Scan()), (Strings{"a", "b"}));
+}
+
+TEST_P(KVStoreTest, GetMissingReportsNotFoundCode) {
+  std::string v = "untouched";
+  Status s = store_->Get(KVReadOptions(), "missing", &v);
+  EXPECT_EQ(s.code(), Status::Code::kNotFound);
+}
+
+TEST_P(KVStoreTest, EmptyAndLargeValues) {
+  Put("empty", "");
+  EXPECT_EQ(Get("empty"), "");
+  std::string big(1 << 20, 'x');
+  for (size_t i = 0; i < big.size(); i += 4093) big[i] = static_cast<char>(i);
+  Put("big", big);
+  EXPECT_EQ(Get("big"), big);
+  EXPECT_EQ(Scan(), (KVs{{"big", big}, {"empty", ""}}));
+}
+
+TEST_P(KVStoreTest, BatchAppliesOpsInOrder) {
+  Put("d", "old");
+  KVWriteBatch b;
+  b.Put("a", "1");
+  b.Put("b", "2");
+  b.Delete("a");
+  b.Put("c", "3");
+  b.Put("b", "4");
+  b.Delete("d");
+  b.Delete("e");
+  b.Put("e", "5");
+  ASSERT_TRUE(store_->Write(KVWriteOptions(), b).ok());
+  EXPECT_EQ(Scan(), (KVs{{"b", "4"}, {"c", "3"}, {"e", "5"}}));
+  EXPECT_TRUE(store_->Write(KVWriteOptions(), KVWriteBatch()).ok());
+  KVWriteOptions sync;
+  sync.sync = true;
+  EXPECT_TRUE(store_->Put(sync, "f", "6").ok());
+  EXPECT_EQ(Get("f"), "6");
+}
+
+//////// Iteration:
+
+TEST_P(KVStoreTest, OrderedIterationWithBoundsBothDirections) {
+  for (char c = 'j'; c >= 'a'; c--) Put(std::string(1, c), std::string(2, c));
+  EXPECT_EQ(Keys(Scan()), (Strings{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}));
+  EXPECT_EQ(Keys(Scan("", "", true)), (Strings{"j", "i", "h", "g", "f", "e", "d", "c", "b", "a"}));
+  EXPECT_EQ(Scan("c", "g"), (KVs{{"c", "cc"}, {"d", "dd"}, {"e", "ee"}, {"f", "ff"}}));
+  EXPECT_EQ(Keys(Scan("c", "g", true)), (Strings{"f", "e", "d", "c"}));
+  // Bounds between keys.
+  EXPECT_EQ(Keys(Scan("c1", "g1")), (Strings{"d", "e", "f", "g"}));
+  EXPECT_EQ(Keys(Scan("c1", "g1", true)), (Strings{"g", "f", "e", "d"}));
+  // One side only.
+  EXPECT_EQ(Keys(Scan("h")), (Strings{"h", "i", "j"}));
+  EXPECT_EQ(Keys(Scan("", "c", true)), (Strings{"b", "a"}));
+  // Empty ranges.
+  EXPECT_TRUE(Scan("c1", "c2").empty());
+  EXPECT_TRUE(Scan("c1", "c2", true).empty());
+  EXPECT_TRUE(Scan("g", "c").empty());
+  EXPECT_TRUE(Scan("g", "c", true).empty());
+  EXPECT_TRUE(Scan("k").empty());
+  EXPECT_TRUE(Scan("", "a", true).empty());
+
+  // Changing direction mid-scan.
+  auto it = store_->NewIterator(KVIteratorOptions());
+  it->Seek("e");
+  ASSERT_TRUE(it->Valid());
+  it->Next();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "f");
+  it->Prev();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "e");
+  it->Prev();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "d");
+  EXPECT_EQ(it->value(), "dd");
+}
+
+TEST_P(KVStoreTest, SeekAndSeekForPrevEdgeCases) {
+  {
+    // Empty store.
+    auto it = store_->NewIterator(KVIteratorOptions());
+    EXPECT_FALSE(it->Valid());
+    it->SeekToFirst();
+    EXPECT_FALSE(it->Valid());
+    it->SeekToLast();
+    EXPECT_FALSE(it->Valid());
+    it->Seek("a");
+    EXPECT_FALSE(it->Valid());
+    it->SeekForPrev("a");
+    EXPECT_FALSE(it->Valid());
+  }
+  Put("b", "B");
+  Put("d", "D");
+  Put("f", "F");
+  auto at = [](KVIterator* it) { return it->Valid() ? std::string(it->key()) : "INVALID"; };
+
+  auto it = store_->NewIterator(KVIteratorOptions());
+  it->Seek("");
+  EXPECT_EQ(at(it.get()), "b");
+  it->Seek("a");
+  EXPECT_EQ(at(it.get()), "b");
+  it->Seek("b");
+  EXPECT_EQ(at(it.get()), "b");
+  it->Seek("c");
+  EXPECT_EQ(at(it.get()), "d");
+  it->Seek("f");
+  EXPECT_EQ(at(it.get()), "f");
+  it->Seek("f\x01");
+  EXPECT_EQ(at(it.get()), "INVALID");
+  it->SeekForPrev("");
+  EXPECT_EQ(at(it.get()), "INVALID");
+  it->SeekForPrev("a");
+  EXPECT_EQ(at(it.get()), "INVALID");
+  it->SeekForPrev("b");
+  EXPECT_EQ(at(it.get()), "b");
+  it->SeekForPrev("c");
+  EXPECT_EQ(at(it.get()), "b");
+  it->SeekForPrev("d");
+  EXPECT_EQ(at(it.get()), "d");
+  it->SeekForPrev("z");
+  EXPECT_EQ(at(it.get()), "f");
+  // Walking off either end.
+  it->SeekToFirst();
+  it->Prev();
+  EXPECT_EQ(at(it.get()), "INVALID");
+  it->SeekToLast();
+  it->Next();
+  EXPECT_EQ(at(it.get()), "INVALID");
+
+  // Bounds [c, f): only "d" is inside; targets are clamped.
+  KVIteratorOptions o;
+  o.lower_bound = "c";
+  o.upper_bound = "f";
+  auto bit = store_->NewIterator(o);
+  bit->Seek("a");
+  EXPECT_EQ(at(bit.get()), "d");
+  bit->Seek("e");
+  EXPECT_EQ(at(bit.get()), "INVALID");
+  bit->Seek("f");  // upper bound is exclusive
+  EXPECT_EQ(at(bit.get()), "INVALID");
+  bit->SeekForPrev("z");
+  EXPECT_EQ(at(bit.get()), "d");
+  bit->SeekForPrev("f");
+  EXPECT_EQ(at(bit.get()), "d");
+  bit->SeekForPrev("c");  // "b" exists but is below the lower bound
+  EXPECT_EQ(at(bit.get()), "INVALID");
+  bit->SeekToFirst();
+  EXPECT_EQ(at(bit.get()), "d");
+  bit->Next();
+  EXPECT_EQ(at(bit.get()), "INVALID");
+  bit->SeekToLast();
+  EXPECT_EQ(at(bit.get()), "d");
+  bit->Prev();
+  EXPECT_EQ(at(bit.get()), "INVALID");
+
+  // Bounds equal to existing keys: lower inclusive, upper exclusive.
+  o.lower_bound = "b";
+  o.upper_bound = "d";
+  auto eit = store_->NewIterator(o);
+  eit->SeekToLast();
+  EXPECT_EQ(at(eit.get()), "b");
+  eit->SeekForPrev("d");
+  EXPECT_EQ(at(eit.get()), "b");
+  eit->SeekToFirst();
+  EXPECT_EQ(at(eit.get()), "b");
+}
+
+TEST_P(KVStoreTest, BinaryKeysSortBytewise) {
+  using namespace std::string_literals;
+  const Strings ordered = {
+      ""s,     "\0"s,  "\0\0"s, "\0\x01"s, "a"s,    "a\0"s,     "a\0b"s,
+      "ab"s,   "\x7f"s, "\x80"s, "\xfe"s,  "\xff"s, "\xff\0"s, "\xff\xff"s,
+  };
+  Strings shuffled = ordered;
+  std::mt19937 rng(7);
+  std::shuffle(shuffled.begin(), shuffled.end(), rng);
+  for (const std::string& k : shuffled) Put(k, "v" + k + "\0\xff"s);
+  for (const std::string& k : ordered) EXPECT_EQ(Get(k), "v" + k + "\0\xff"s);
+  EXPECT_EQ(Get("\0\0\0"s), "NOT_FOUND");
+
+  EXPECT_EQ(Keys(Scan()), ordered);
+  Strings reversed(ordered.rbegin(), ordered.rend());
+  EXPECT_EQ(Keys(Scan("", "", true)), reversed);
+  EXPECT_EQ(Keys(Scan("\0"s, "\xff"s)), Strings(ordered.begin() + 1, ordered.begin() + 11));
+  EXPECT_EQ(Keys(Scan("a\0"s, "ab"s)), (Strings{"a\0"s, "a\0b"s}));
+  EXPECT_EQ(Keys(Scan("\x80"s, "", true)), (Strings{"\xff\xff"s, "\xff\0"s, "\xff"s, "\xfe"s, "\x80"s}));
+
+  auto it = store_->NewIterator(KVIteratorOptions());
+  it->Seek("a\0"s);
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "a\0"s);
+  it->SeekForPrev("a\0a"s);
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "a\0"s);
+  it->Seek("\xff\x01"s);
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "\xff\xff"s);
+
+  Del("\0"s);
+  Del(""s);
+  EXPECT_EQ(Get("\0"s), "NOT_FOUND");
+  EXPECT_EQ(Keys(Scan("", "a")), (Strings{"\0\0"s, "\0\x01"s}));
+}
+
+//////// Snapshots:
+
+TEST_P(KVStoreTest, SnapshotIsolatesLaterWrites) {
+  Put("a", "1");
+  Put("b", "1");
+  auto snap1 = store_->GetSnapshot();
+  Put("a", "2");
+  Del("b");
+  Put("c", "1");
+  auto snap2 = store_->GetSnapshot();
+  Put("a", "3");
+  Put("b", "3");
+
+  EXPECT_EQ(Get("a", snap1.get()), "1");
+  EXPECT_EQ(Get("b", snap1.get()), "1");
+  EXPECT_EQ(Get("c", snap1.get()), "NOT_FOUND");
+  EXPECT_EQ(Scan("", "", false, snap1.get()), (KVs{{"a", "1"}, {"b", "1"}}));
+  EXPECT_EQ(Scan("", "", true, snap1.get()), (KVs{{"b", "1"}, {"a", "1"}}));
+
+  EXPECT_EQ(Get("a", snap2.get()), "2");
+  EXPECT_EQ(Get("b", snap2.get()), "NOT_FOUND");
+  EXPECT_EQ(Scan("", "", false, snap2.get()), (KVs{{"a", "2"}, {"c", "1"}}));
+
+  EXPECT_EQ(Scan(), (KVs{{"a", "3"}, {"b", "3"}, {"c", "1"}}));
+
+  snap1.reset();
+  store_->CompactRange("", "");
+  Put("a", "4");
+  EXPECT_EQ(Scan("", "", false, snap2.get()), (KVs{{"a", "2"}, {"c", "1"}}));
+  snap2.reset();
+  Put("a", "5");
+  store_->CompactRange("", "");
+  EXPECT_EQ(Scan(), (KVs{{"a", "5"}, {"b", "3"}, {"c", "1"}}));
+}
+
+TEST_P(KVStoreTest, IteratorTakesImplicitSnapshotAndDoesNotBlockWriters) {
+  for (int i = 0; i < 10; i++) Put("k" + std::to_string(i), "old");
+  auto it = store_->NewIterator(KVIteratorOptions());
+  Put("k5", "new");  // after creation, before positioning
+  it->Seek("k3");
+  ASSERT_TRUE(it->Valid());
+  // Writers proceed while the iterator is positioned (same thread: a held
+  // read lock would deadlock here), including on the current key.
+  Del("k3");
+  Del("k4");
+  Put("k35", "inserted");
+  std::thread other([&] {
+    KVWriteBatch b;
+    for (int i = 0; i < 10; i++) b.Put("k" + std::to_string(i), "newer");
+    EXPECT_TRUE(store_->Write(KVWriteOptions(), b).ok());
+  });
+  other.join();
+  store_->CompactRange("", "");
+  EXPECT_EQ(it->key(), "k3");
+  EXPECT_EQ(it->value(), "old");
+  Strings seen;
+  for (; it->Valid(); it->Next()) {
+    EXPECT_EQ(it->value(), "old");
+    seen.emplace_back(it->key());
+  }
+  EXPECT_EQ(seen, (Strings{"k3", "k4", "k5", "k6", "k7", "k8", "k9"}));
+  it->SeekToLast();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), "k9");
+  EXPECT_EQ(Get("k5"), "newer");
+  EXPECT_EQ(Get("k35"), "inserted");
+}
+
+TEST_P(KVStoreTest, IteratorOutlivesCallersSnapshotHandle) {
+  Put("a", "1");
+  Put("b", "1");
+  auto snap = store_->GetSnapshot();
+  KVIteratorOptions o;
+  o.snapshot = snap.get();
+  auto it = store_->NewIterator(o);
+  snap.reset();
+  Del("a");
+  Put("b", "2");
+  Put("c", "2");
+  store_->CompactRange("", "");
+  EXPECT_EQ(Drain(it.get(), false), (KVs{{"a", "1"}, {"b", "1"}}));
+}
+
+TEST_P(KVStoreTest, ForeignSnapshotIsRejected) {
+  Put("a", "1");
+  std::unique_ptr<KVStore> other = NewMemoryStore();
+  auto foreign = other->GetSnapshot();
+  std::string v;
+  KVReadOptions ro;
+  ro.snapshot = foreign.get();
+  Status s = store_->Get(ro, "a", &v);
+  EXPECT_FALSE(s.ok());
+  EXPECT_FALSE(s.IsNotFound());
+  KVIteratorOptions io;
+  io.snapshot = foreign.get();
+  auto it = store_->NewIterator(io);
+  ASSERT_NE(it, nullptr);
+  it->SeekToFirst();
+  EXPECT_FALSE(it->Valid());
+  EXPECT_FALSE(it->status().ok());
+}
+
+//////// Sizes:
+
+TEST_P(KVStoreTest, ApproximateSizeIsSane) {
+  EXPECT_EQ(store_->ApproximateSize("", ""), 0u);
+  constexpr int kKeys = 2000;
+  constexpr size_t kValueBytes = 500;
+  std::mt19937 rng(42);
+  KVWriteBatch b;
+  for (int i = 0; i < kKeys; i++) {
+    char key[16];
+    std::snprintf(key, sizeof(key), "a%05d", i);
+    std::string value(kValueBytes, '\0');
+    for (char& c : value) c = static_cast<char>(rng());  // incompressible
+    b.Put(key, value);
+  }
+  ASSERT_TRUE(store_->Write(KVWriteOptions(), b).ok());
+  store_->CompactRange("", "");  // LevelDB sizes only table files
+
+  const uint64_t raw = kKeys * (6 + kValueBytes);
+  const uint64_t total = store_->ApproximateSize("", "");
+  EXPECT_GE(total, raw / 2);
+  EXPECT_LE(total, raw * 2);
+  const uint64_t half = store_->ApproximateSize("a00000", "a01000");
+  EXPECT_GE(half, total / 4);
+  EXPECT_LE(half, total * 3 / 4);
+  EXPECT_LE(store_->ApproximateSize("b", "c"), total / 20);
+  EXPECT_LE(store_->ApproximateSize("a01000", "a00000"), total / 20);
+  if (!IsLevelDB()) {
+    EXPECT_EQ(total, raw);  // the memory store counts exactly
+    EXPECT_EQ(half, raw / 2);
+  }
+}
+
+//////// Concurrency:
+
+// Each batch sets every key to one generation and, on odd generations,
+// deletes a quarter of them; a reader must always see exactly one generation.
+TEST_P(KVStoreTest, ConcurrentReadersNeverSeePartialBatches) {
+  constexpr int kKeys = 200;
+  const int kGenerations = IsLevelDB() ? 150 : 300;
+  auto key = [](int i) {
+    char k[8];
+    std::snprintf(k, sizeof(k), "k%03d", i);
+    return std::string(k);
+  };
+  {
+    KVWriteBatch b;
+    for (int i = 0; i < kKeys; i++) b.Put(key(i), "0");
+    ASSERT_TRUE(store_->Write(KVWriteOptions(), b).ok());
+  }
+  std::atomic<bool> done{false};
+  std::atomic<int> bad{0}, scans{0};
+  std::thread writer([&] {
+    for (int g = 1; g <= kGenerations; g++) {
+      KVWriteBatch b;
+      for (int i = 0; i < kKeys; i++) b.Put(key(i), std::to_string(g));
+      if (g % 2 == 1) {
+        for (int i = 0; i < kKeys; i += 4) b.Delete(key(i));
+      }
+      if (!store_->Write(KVWriteOptions(), b).ok()) bad++;
+      // Unrelated keys outside the scanned range keep the structure moving.
+      if (!store_->Put(KVWriteOptions(), "z" + std::to_string(g % 50), "x").ok()) bad++;
+    }
+    done = true;
+  });
+  auto check = [&](const KVs& kvs) {
+    if (kvs.empty()) return false;
+    const std::string& gen = kvs.front().second;
+    const size_t expect = (std::stoi(gen) % 2 == 1) ? kKeys * 3 / 4 : kKeys;
+    if (kvs.size() != expect) return false;
+    for (const auto& kv : kvs) {
+      if (kv.second != gen) return false;
+    }
+    return true;
+  };
+  auto reader = [&](int id) {
+    KVIteratorOptions o;
+    o.lower_bound = "k";
+    o.upper_bound = "l";
+    while (!done) {
+      auto it = store_->NewIterator(o);
+      KVs kvs = Drain(it.get(), id % 2 == 1);
+      if (!check(kvs)) bad++;
+      // The same through Get on a snapshot.
+      auto snap = store_->GetSnapshot();
+      KVs got;
+      KVReadOptions ro;
+      ro.snapshot = snap.get();
+      for (int i = 0; i < kKeys; i++) {
+        std::string v;
+        Status s = store_->Get(ro, key(i), &v);
+        if (s.ok()) {
+          got.emplace_back(key(i), v);
+        } else if (!s.IsNotFound()) {
+          bad++;
+        }
+      }
+      if (!check(got)) bad++;
+      scans++;
+    }
+  };
+  std::thread r1(reader, 0), r2(reader, 1);
+  writer.join();
+  r1.join();
+  r2.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(scans.load(), 0);
+  KVs final_kvs = Scan("k", "l");
+  EXPECT_TRUE(check(final_kvs));
+  EXPECT_EQ(final_kvs.front().second, std::to_string(kGenerations));
+}
+
+// 8 threads each own 100 keys, rewrite them round after round (single puts,
+// batches and delete/re-put), read their own keys back and read and scan the
+// other threads' keys. Nothing may be lost, torn or mixed up.
+TEST_P(KVStoreTest, ManyThreadsWriteAndReadConcurrently) {
+  constexpr int kThreads = 8;
+  constexpr int kKeysPerThread = 100;
+  const int kRounds = IsLevelDB() ? 12 : 30;
+  auto key = [](int t, int i) {
+    char k[16];
+    std::snprintf(k, sizeof(k), "t%d/%03d", t, i);
+    return std::string(k);
+  };
+  std::atomic<int> bad{0};
+  auto worker = [&](int t) {
+    std::mt19937 rng(t);
+    for (int r = 0; r < kRounds; r++) {
+      KVWriteBatch b;
+      for (int i = 0; i < kKeysPerThread; i++) {
+        if (i % 3 == 0) {
+          if (!store_->Put(KVWriteOptions(), key(t, i), MakeValue(t, i, r)).ok()) bad++;
+        } else {
+          if (i % 3 == 2 && r % 2 == 1) b.Delete(key(t, i));
+          b.Put(key(t, i), MakeValue(t, i, r));
+          if (b.count() >= 10) {
+            if (!store_->Write(KVWriteOptions(), b).ok()) bad++;
+            b.Clear();
+          }
+        }
+      }
+      if (!store_->Write(KVWriteOptions(), b).ok()) bad++;
+      // Own keys: exactly this round's values.
+      for (int i = 0; i < kKeysPerThread; i++) {
+        std::string v;
+        int got_r = -1;
+        if (!store_->Get(KVReadOptions(), key(t, i), &v).ok() || !ParseValue(v, t, i, &got_r) ||
+            got_r != r) {
+          bad++;
+        }
+      }
+      // Other threads' keys: well-formed if present.
+      for (int n = 0; n < 50; n++) {
+        const int ot = static_cast<int>(rng() % kThreads), oi = static_cast<int>(rng() % kKeysPerThread);
+        std::string v;
+        int got_r;
+        Status s = store_->Get(KVReadOptions(), key(ot, oi), &v);
+        if (s.ok() ? !ParseValue(v, ot, oi, &got_r) : !s.IsNotFound()) bad++;
+      }
+      // A scan of another thread's range: ordered and well-formed.
+      const int ot = static_cast<int>(rng() % kThreads);
+      KVIteratorOptions o;
+      o.lower_bound = "t" + std::to_string(ot) + "/";
+      o.upper_bound = "t" + std::to_string(ot) + "0";
+      auto it = store_->NewIterator(o);
+      std::string prev;
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        std::string k(it->key());
+        int oi = std::stoi(k.substr(k.find('/') + 1));
+        int got_r;
+        if (k <= prev || !ParseValue(std::string(it->value()), ot, oi, &got_r)) bad++;
+        prev = k;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; t++) threads.emplace_back(worker, t);
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  KVs all = Scan("t", "u");
+  ASSERT_EQ(all.size(), static_cast<size_t>(kThreads * kKeysPerThread));
+  for (int t = 0; t < kThreads; t++) {
+    for (int i = 0; i < kKeysPerThread; i++) {
+      EXPECT_EQ(Get(key(t, i)), MakeValue(t, i, kRounds - 1));
+    }
+  }
+}
+
+//////// LevelDB only:
+
+TEST_P(KVStoreTest, LevelDBReopenKeepsData) {
+  if (!IsLevelDB()) GTEST_SKIP() << "LevelDB only";
+  Put("a", "1");
+  Put("b", "2");
+  Del("b");
+  KVWriteOptions sync;
+  sync.sync = true;
+  ASSERT_TRUE(store_->Put(sync, "c", "3").ok());
+  store_.reset();
+  Open();
+  EXPECT_EQ(Scan(), (KVs{{"a", "1"}, {"c", "3"}}));
+  store_->CompactRange("", "");
+  store_.reset();
+  Open();
+  EXPECT_EQ(Scan(), (KVs{{"a", "1"}, {"c", "3"}}));
+}
+
+TEST_P(KVStoreTest, LevelDBDoubleOpenFailsWithIOError) {
+  if (!IsLevelDB()) GTEST_SKIP() << "LevelDB only";
+  Put("a", "1");
+  std::unique_ptr<KVStore> second = NewMemoryStore();
+  Status s = OpenLevelDBStore(dir_, LevelDBOptions(), &second);
+  EXPECT_EQ(s.code(), Status::Code::kIOError) << s.ToString();
+  EXPECT_EQ(second, nullptr);
+  EXPECT_EQ(Get("a"), "1");  // the first handle is unaffected
+  store_.reset();
+  ASSERT_TRUE(OpenLevelDBStore(dir_, LevelDBOptions(), &second).ok());
+  std::string v;
+  EXPECT_TRUE(second->Get(KVReadOptions(), "a", &v).ok());
+  EXPECT_EQ(v, "1");
+}
+
+TEST_P(KVStoreTest, LevelDBOpenErrors) {
+  if (!IsLevelDB()) GTEST_SKIP() << "LevelDB only";
+  std::unique_ptr<KVStore> s2;
+  LevelDBOptions no_create;
+  no_create.create_if_missing = false;
+  Status s = OpenLevelDBStore(dir_ + "_missing", no_create, &s2);
+  EXPECT_EQ(s.code(), Status::Code::kNotFound) << s.ToString();
+  EXPECT_EQ(s2, nullptr);
+  // A path below a regular file cannot be created.
+  const std::string file = dir_ + "_file";
+  { std::FILE* f = std::fopen(file.c_str(), "w"); ASSERT_NE(f, nullptr); std::fclose(f); }
+  s = OpenLevelDBStore(file + "/db", LevelDBOptions(), &s2);
+  EXPECT_EQ(s.code(), Status::Code::kIOError) << s.ToString();
+  EXPECT_EQ(s2, nullptr);
+  std::filesystem::remove(file);
+  // Options without cache or filter still work.
+  LevelDBOptions small;
+  small.bloom_filter = false;
+  small.block_cache_bytes = 1 << 16;
+  small.write_buffer_bytes = 1 << 16;
+  const std::string other = dir_ + "_small";
+  ASSERT_TRUE(OpenLevelDBStore(other, small, &s2).ok());
+  for (int i = 0; i < 2000; i++) {
+    ASSERT_TRUE(s2->Put(KVWriteOptions(), "k" + std::to_string(i), std::string(100, 'v')).ok());
+  }
+  std::string v;
+  EXPECT_TRUE(s2->Get(KVReadOptions(), "k1999", &v).ok());
+  EXPECT_TRUE(s2->Get(KVReadOptions(), "k2000", &v).IsNotFound());
+  s2.reset();
+  std::filesystem::remove_all(other);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, KVStoreTest, testing::Values(Backend::kMemory, Backend::kLevelDB),
+                         [](const testing::TestParamInfo<Backend>& info) {
+                           return info.param == Backend::kMemory ? "memory" : "leveldb";
+                         });
+
+//////// Memory store garbage collection:
+
+TEST(MemoryStoreGC, OverwrittenVersionsAreFreedWithoutSnapshots) {
+  MemoryStore store;
+  for (int i = 0; i < 100; i++) ASSERT_TRUE(store.Put(KVWriteOptions(), "k", std::to_string(i)).ok());
+  EXPECT_EQ(store.TEST_VersionCount(), 1u);
+  ASSERT_TRUE(store.Delete(KVWriteOptions(), "k").ok());
+  EXPECT_EQ(store.TEST_NodeCount(), 0u);
+  EXPECT_EQ(store.TEST_VersionCount(), 0u);
+}
+
+TEST(MemoryStoreGC, SnapshotPinsVersionsUntilReleased) {
+  MemoryStore store;
+  ASSERT_TRUE(store.Put(KVWriteOptions(), "k", "0").ok());
+  ASSERT_TRUE(store.Put(KVWriteOptions(), "gone", "0").ok());
+  auto snap = store.GetSnapshot();
+  for (int i = 1; i <= 10; i++) ASSERT_TRUE(store.Put(KVWriteOptions(), "k", std::to_string(i)).ok());
+  ASSERT_TRUE(store.Delete(KVWriteOptions(), "gone").ok());
+  EXPECT_GE(store.TEST_VersionCount(), 4u);  // "k"@0, "k"@10, "gone"@0, its deletion
+  std::string v;
+  KVReadOptions ro;
+  ro.snapshot = snap.get();
+  ASSERT_TRUE(store.Get(ro, "k", &v).ok());
+  EXPECT_EQ(v, "0");
+  ASSERT_TRUE(store.Get(ro, "gone", &v).ok());
+  EXPECT_EQ(v, "0");
+
+  snap.reset();
+  // Collection happens on the next write.
+  ASSERT_TRUE(store.Put(KVWriteOptions(), "other", "x").ok());
+  EXPECT_EQ(store.TEST_NodeCount(), 2u);
+  EXPECT_EQ(store.TEST_VersionCount(), 2u);
+  ASSERT_TRUE(store.Get(KVReadOptions(), "k", &v).ok());
+  EXPECT_EQ(v, "10");
+}
+
+TEST(MemoryStoreGC, IteratorPinsVersionsAndCompactRangeCollects) {
+  MemoryStore store;
+  KVWriteBatch b;
+  for (int i = 0; i < 500; i++) b.Put("k" + std::to_string(i), "old");
+  ASSERT_TRUE(store.Write(KVWriteOptions(), b).ok());
+  auto it = store.NewIterator(KVIteratorOptions());
+  it->SeekToFirst();
+  b.Clear();
+  for (int i = 0; i < 500; i++) {
+    if (i % 2) {
+      b.Delete("k" + std::to_string(i));
+    } else {
+      b.Put("k" + std::to_string(i), "new");
+    }
+  }
+  ASSERT_TRUE(store.Write(KVWriteOptions(), b).ok());
+  EXPECT_EQ(store.TEST_VersionCount(), 1000u);
+  int n = 0;
+  for (; it->Valid(); it->Next(), n++) EXPECT_EQ(it->value(), "old");
+  EXPECT_EQ(n, 500);
+  it.reset();
+  store.CompactRange("", "");
+  EXPECT_EQ(store.TEST_NodeCount(), 250u);
+  EXPECT_EQ(store.TEST_VersionCount(), 250u);
+}
+
+TEST(MemoryStoreGC, ManyPendingKeysAreCollectedAfterRelease) {
+  MemoryStore store;
+  KVWriteBatch b;
+  for (int i = 0; i < 1000; i++) b.Put("k" + std::to_string(i), "a");
+  ASSERT_TRUE(store.Write(KVWriteOptions(), b).ok());
+  auto snap = store.GetSnapshot();
+  for (int i = 0; i < 1000; i++) ASSERT_TRUE(store.Put(KVWriteOptions(), "k" + std::to_string(i), "b").ok());
+  EXPECT_EQ(store.TEST_VersionCount(), 2000u);
+  snap.reset();
+  ASSERT_TRUE(store.Put(KVWriteOptions(), "z", "z").ok());
+  EXPECT_EQ(store.TEST_VersionCount(), 1001u);
+}
+
+}  // namespace
+}  // namespace settee

@@ -1,0 +1,57 @@
+// Test helpers: a Store on either backend in a fresh temporary directory.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "settee/store.h"
+
+namespace settee::testing {
+
+inline std::string FreshTempDir(const std::string& tag) {
+  static std::atomic<int> counter{0};
+  auto dir = std::filesystem::path(::testing::TempDir()) /
+             ("settee-" + tag + "-" + std::to_string(::getpid()) + "-" +
+              std::to_string(counter++));
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+// Owns a store and the directory it lives in.
+class TempStore {
+ public:
+  explicit TempStore(StoreOptions::Backend backend) {
+    options_.backend = backend;
+    if (backend == StoreOptions::Backend::kLevelDB) options_.path = FreshTempDir("store");
+    Reopen();
+  }
+  ~TempStore() {
+    store_.reset();
+    if (!options_.path.empty()) std::filesystem::remove_all(options_.path);
+  }
+  // Closes and reopens (LevelDB keeps the data; memory starts empty).
+  void Reopen() {
+    store_.reset();
+    auto s = Store::Open(options_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(s).value();
+  }
+  Store* get() { return store_.get(); }
+  Store* operator->() { return store_.get(); }
+  StoreOptions& options() { return options_; }
+
+ private:
+  StoreOptions options_;
+  std::unique_ptr<Store> store_;
+};
+
+inline std::string BackendName(const ::testing::TestParamInfo<StoreOptions::Backend>& info) {
+  return info.param == StoreOptions::Backend::kMemory ? "memory" : "leveldb";
+}
+
+}  // namespace settee::testing
