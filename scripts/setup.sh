@@ -13,7 +13,7 @@ deps="$root/.deps"
 
 packages=(
   build-essential cmake pkg-config git
-  libleveldb-dev libuv1-dev libboost-fiber-dev libboost-context-dev
+  libleveldb-dev libsnappy-dev libuv1-dev libboost-fiber-dev libboost-context-dev
   rapidjson-dev libhttp-parser-dev libcli11-dev
   libicu-dev libssl-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
