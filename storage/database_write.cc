@@ -1,5 +1,6 @@
 // DatabaseImpl, writing: Put, Delete, BulkDocs and the revision-tree edits
 // behind them. See the design notes in database_impl.h.
+#include <algorithm>
 #include <unordered_map>
 
 #include "storage/database_impl.h"
@@ -50,30 +51,41 @@ class DatabaseImpl::WriteContext {
   }
   void Put(std::string key, std::string value) { overlay_[std::move(key)] = std::move(value); }
   void Delete(std::string key) { overlay_[std::move(key)] = std::nullopt; }
+  // For keys this batch never reads back (by-seq entries): straight into the
+  // batch, skipping the overlay.
+  void PutUnread(std::string key, std::string value) {
+    batch_.Put(std::move(key), std::move(value));
+  }
+  void DeleteUnread(std::string_view key) { batch_.Delete(key); }
 
-  // Fills `batch` with everything this context changed.
-  void Finish(KVWriteBatch* batch) {
-    std::string encoded;
+  // Returns the batch of everything this context changed.
+  KVWriteBatch& Finish() {
+    KVWriteBatch* batch = &batch_;
+    std::sort(dirty_.begin(), dirty_.end());
+    dirty_.erase(std::unique(dirty_.begin(), dirty_.end()), dirty_.end());
     for (const std::string& docid : dirty_) {
       auto& slot = records_[docid];
       if (!slot) continue;
+      std::string encoded;
       EncodeDocRecord(*slot, &encoded);
-      overlay_[keys_.Doc(docid)] = encoded;
+      batch->Put(keys_.Doc(docid), std::move(encoded));
     }
     dirty_.clear();
     for (auto& [key, value] : overlay_) {
-      if (value) batch->Put(key, *value);
+      if (value) batch->Put(std::string(key), std::move(*value));
       else batch->Delete(key);
     }
+    overlay_.clear();
     std::string c;
     coding::PutVarint64(&c, counters.update_seq);
     coding::PutVarint64(&c, counters.doc_count);
     coding::PutVarint64(&c, counters.doc_del_count);
     coding::PutVarint64(&c, counters.external_size);
-    batch->Put(keys_.Counters(), c);
+    batch->Put(keys_.Counters(), std::move(c));
+    return batch_;
   }
 
-  bool changed() const { return !overlay_.empty() || !dirty_.empty(); }
+  bool changed() const { return !overlay_.empty() || !dirty_.empty() || !batch_.empty(); }
 
  private:
   KVStore* const kv_;
@@ -81,6 +93,7 @@ class DatabaseImpl::WriteContext {
   std::unordered_map<std::string, std::optional<DocRecord>> records_;
   std::vector<std::string> dirty_;
   std::unordered_map<std::string, std::optional<std::string>> overlay_;
+  KVWriteBatch batch_;
 
  public:
   Counters counters;  // as they will be after this batch
@@ -153,7 +166,7 @@ Status DatabaseImpl::ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdate
   std::string parent_rev = parent == RevTree::kNone ? "" : record.tree.RevString(parent);
   RevId rev;
   rev.gen = parent == RevTree::kNone ? 1 : record.tree.node(parent).gen + 1;
-  rev.hash = ComputeRevHash(parent_rev, doc.deleted, doc.canonical_body);
+  rev.hash = ComputeRevHash(parent_rev, doc.deleted, doc.body);
   uint64_t seq = ++ctx.counters.update_seq;
   int index = record.tree.AddRevision(parent, rev, doc.deleted, true, seq);
   result->rev = rev.ToString();
@@ -181,13 +194,30 @@ Status DatabaseImpl::ApplyReplicated(IncomingDoc& doc, WriteContext& ctx,
   std::optional<DocRecord>* slot;
   Status s = ctx.LoadRecord(doc.id, &slot);
   if (!s.ok()) return s;
-  if (*slot && (*slot)->tree.Find(newest) != RevTree::kNone) {
-    return Status::OK();  // already have it: replication is idempotent
+  if (*slot) {
+    int existing = (*slot)->tree.Find(newest);
+    if (existing != RevTree::kNone && (*slot)->tree.node(existing).has_body) {
+      return Status::OK();  // already have it: replication is idempotent
+    }
   }
   std::optional<DocRecord> fresh;
   DocRecord& record = *slot ? **slot : fresh.emplace();
-  uint64_t seq = ++ctx.counters.update_seq;
+  const uint64_t seq = ctx.counters.update_seq + 1;
   RevTree::MergeResult merged = record.tree.MergePath(path.start, path.ids, doc.deleted, true, seq);
+  if (merged.index == RevTree::kNone) return Status::BadRequest("Invalid _revisions");
+  if (!merged.changed) return Status::OK();
+  if (merged.kind == RevTree::MergeKind::kInternalNode) {
+    // No new revision: a known ancestor got its body, or stemmed history was
+    // reconnected. The sequence does not move.
+    if (merged.took_body) {
+      if (merged.index == record.tree.Winner()) record.winner_body = std::move(doc.body);
+      else ctx.Put(keys_.RevBody(doc.id, newest.ToString()), std::move(doc.body));
+    }
+    ctx.MarkDirty(doc.id);
+    if (fresh) *slot = std::move(fresh);
+    return Status::OK();
+  }
+  ctx.counters.update_seq = seq;
   CommitDocChange(doc.id, *slot, record, merged.index, std::move(doc.body), seq, ctx);
   if (fresh) *slot = std::move(fresh);
   return Status::OK();
@@ -236,10 +266,10 @@ void DatabaseImpl::CommitDocChange(const std::string& docid, std::optional<DocRe
   record.seq = seq;
   record.winner_rev = record.tree.RevString(record.tree.Winner());
   record.deleted = record.tree.node(record.tree.Winner()).deleted;
-  if (existed) ctx.Delete(keys_.Seq(old_seq));
+  if (existed) ctx.DeleteUnread(keys_.Seq(old_seq));
   std::string entry;
   EncodeSeqEntry(docid, record.deleted, record.winner_rev, &entry);
-  ctx.Put(keys_.Seq(seq), std::move(entry));
+  ctx.PutUnread(keys_.Seq(seq), std::move(entry));
   ctx.MarkDirty(docid);
 
   Counters& c = ctx.counters;
@@ -279,9 +309,7 @@ Status DatabaseImpl::ApplyLocal(IncomingDoc& doc, WriteContext& ctx, DocUpdateRe
 
 Status DatabaseImpl::Commit(WriteContext& ctx) {
   if (!ctx.changed()) return Status::OK();
-  KVWriteBatch batch;
-  ctx.Finish(&batch);
-  Status s = kv_->Write(owner_->write_options(), batch);
+  Status s = kv_->Write(owner_->write_options(), ctx.Finish());
   if (!s.ok()) return s;
   const bool seq_changed = ctx.counters.update_seq != counters_.update_seq;
   counters_ = ctx.counters;
@@ -344,7 +372,6 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
   doc.id.assign(docid);
   doc.deleted = true;
   doc.body = "{}";
-  doc.canonical_body = "{}";
   doc.rev_text.assign(rev);
   if (!IsLocalId(docid) && !rev.empty()) {
     RevId r;

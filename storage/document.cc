@@ -1,7 +1,5 @@
 #include "storage/document.h"
 
-#include <algorithm>
-
 #include "util/digest.h"
 #include "util/json.h"
 
@@ -67,9 +65,11 @@ Status ParseIncomingDocValue(const json::Value& doc, std::string_view id_overrid
                              IncomingDoc* out) {
   if (!doc.IsObject()) return Status::BadRequest("Document must be a JSON object");
   *out = IncomingDoc();
-  std::string body = "{";
-  bool first = true;
-  std::vector<const json::Value::Member*> stored;  // for the canonical form
+  std::string& body = out->body;
+  body.reserve(256);
+  json::StringOutput body_out(&body);
+  json::Writer body_writer(body_out);
+  body_writer.StartObject();
   std::optional<std::string_view> rev_text;
   for (auto& m : doc.GetObject()) {
     std::string_view name = json::View(m.name);
@@ -105,15 +105,10 @@ Status ParseIncomingDocValue(const json::Value& doc, std::string_view id_overrid
                   "Bad special document member: " + std::string(name)};
       }
     }
-    if (!first) body.push_back(',');
-    first = false;
-    stored.push_back(&m);
-    json::AppendQuoted(&body, name);
-    body.push_back(':');
-    json::SerializeTo(m.value, &body);
+    body_writer.Key(m.name.GetString(), m.name.GetStringLength());
+    m.value.Accept(body_writer);
   }
-  body.push_back('}');
-  out->body = std::move(body);
+  body_writer.EndObject();
 
   if (!id_override.empty()) out->id.assign(id_override);
   if (!out->id.empty() || doc.HasMember("_id")) {
@@ -127,18 +122,6 @@ Status ParseIncomingDocValue(const json::Value& doc, std::string_view id_overrid
     if (!RevId::Parse(*rev_text, &rev)) return Status::BadRequest("Invalid rev format");
     out->rev = std::move(rev);
   }
-  // The canonical form (sorted members) only feeds the revision hash.
-  std::sort(stored.begin(), stored.end(),
-            [](auto* a, auto* b) { return json::View(a->name) < json::View(b->name); });
-  std::string& canonical = out->canonical_body;
-  canonical = "{";
-  for (size_t i = 0; i < stored.size(); ++i) {
-    if (i) canonical.push_back(',');
-    json::AppendQuoted(&canonical, json::View(stored[i]->name));
-    canonical.push_back(':');
-    canonical += json::Canonical(stored[i]->value);
-  }
-  canonical.push_back('}');
   return Status::OK();
 }
 
@@ -147,18 +130,20 @@ Status ParseIncomingDoc(std::string_view text, std::string_view id_override, siz
   if (text.size() > max_size) {
     return {Status::Code::kDocumentTooLarge, "Document exceeds max_document_size"};
   }
-  json::Document doc;
+  json::ScratchDoc& doc = json::ScratchDocument();
   Status s = json::Parse(text, &doc);
   if (!s.ok()) return s;
   return ParseIncomingDocValue(doc, id_override, out);
 }
 
-std::string ComputeRevHash(std::string_view parent_rev, bool deleted,
-                           std::string_view canonical_body) {
-  Md5 md5;
+std::string ComputeRevHash(std::string_view parent_rev, bool deleted, std::string_view body) {
+  // One hasher per thread: creating an OpenSSL context per revision costs
+  // more than hashing a small document.
+  thread_local Md5 md5;
+  md5.Reset();
   md5.Update(parent_rev);
   md5.Update(deleted ? "\n1\n" : "\n0\n");
-  md5.Update(canonical_body);
+  md5.Update(body);
   return md5.FinishHex();
 }
 

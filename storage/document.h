@@ -37,7 +37,6 @@ struct IncomingDoc {
   std::optional<Revisions> revisions;   // _revisions
   bool deleted = false;                 // _deleted
   std::string body;                     // stored JSON object, no special members
-  std::string canonical_body;           // body with sorted members, for rev hashing
 };
 
 // Parses one document. `id_override`, when non-empty, replaces _id (the id in
@@ -57,10 +56,12 @@ Status ParseIncomingDocValue(const json::Value& doc, std::string_view id_overrid
 Status ValidateDocId(std::string_view id);
 
 // settee's deterministic revision hash (32 lowercase hex):
-//   md5( parent_rev "\n" ("1" if deleted else "0") "\n" canonical_body )
-// where parent_rev is "" for a first revision. The same edit of the same parent
-// always gets the same id, so retried writes are idempotent.
-std::string ComputeRevHash(std::string_view parent_rev, bool deleted,
-                           std::string_view canonical_body);
+//   md5( parent_rev "\n" ("1" if deleted else "0") "\n" body )
+// where parent_rev is "" for a first revision and body is the stored body
+// (compact JSON, members in the order the client sent them, special members
+// removed). The same edit of the same parent always gets the same id, so
+// retried writes are idempotent. Like CouchDB (which hashes the EJSON term)
+// and PouchDB (which hashes JSON.stringify of the doc), member order counts.
+std::string ComputeRevHash(std::string_view parent_rev, bool deleted, std::string_view body);
 
 }  // namespace settee

@@ -60,8 +60,7 @@ void MemoryStore::ReleaseSnapshotSeq(uint64_t seq) {
 
 uint64_t MemoryStore::OldestLiveSeq() {
   std::lock_guard<std::mutex> l(snapshots_mu_);
-  if (live_snapshots_.empty()) return last_seq_.load(std::memory_order_acquire);
-  return *live_snapshots_.begin();
+  return last_seq_.load(std::memory_order_acquire);
 }
 
 std::shared_ptr<const KVSnapshot> MemoryStore::GetSnapshot() {

@@ -7,10 +7,23 @@
 
 namespace settee {
 
+namespace {
+// OpenSSL 3 looks an algorithm up by name on every implicit EVP_md5() use;
+// fetching it once keeps hashing of small inputs cheap.
+const EVP_MD* FetchedMd5() {
+  static const EVP_MD* md = EVP_MD_fetch(nullptr, "MD5", nullptr);
+  return md;
+}
+}  // namespace
+
 Md5::Md5() : ctx_(EVP_MD_CTX_new()) {
-  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_md5(), nullptr);
+  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), FetchedMd5(), nullptr);
 }
 Md5::~Md5() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+void Md5::Reset() {
+  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), FetchedMd5(), nullptr);
+}
 
 void Md5::Update(std::string_view data) {
   EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data.data(), data.size());
@@ -28,7 +41,7 @@ std::string Md5::FinishHex() { return HexEncode(FinishRaw()); }
 std::string Md5Raw(std::string_view data) {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), out, &len, EVP_md5(), nullptr);
+  EVP_Digest(data.data(), data.size(), out, &len, FetchedMd5(), nullptr);
   return std::string(reinterpret_cast<char*>(out), len);
 }
 

@@ -26,6 +26,8 @@ class Md5 {
   ~Md5();
   Md5(const Md5&) = delete;
   Md5& operator=(const Md5&) = delete;
+  // Starts over, as if newly constructed.
+  void Reset();
   void Update(std::string_view data);
   std::string FinishHex();
   std::string FinishRaw();

@@ -32,6 +32,8 @@ bool NestingWithinLimit(std::string_view text) {
   return true;
 }
 
+}  // namespace
+
 void WriteCanonical(const Value& v, Writer& w) {
   if (v.IsObject()) {
     std::vector<const Value::Member*> members;
@@ -55,21 +57,44 @@ void WriteCanonical(const Value& v, Writer& w) {
   }
 }
 
-}  // namespace
+namespace {
 
-Status Parse(std::string_view text, Document* doc) {
+template <typename Doc>
+Status ParseInto(std::string_view text, Doc* doc) {
   if (!NestingWithinLimit(text)) {
     return Status::BadRequest("JSON nesting is deeper than " + std::to_string(kMaxNestingDepth));
   }
   constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
                               rapidjson::kParseFullPrecisionFlag;
-  doc->Parse<kFlags>(text.data(), text.size());
+  doc->template Parse<kFlags>(text.data(), text.size());
   if (doc->HasParseError()) {
     return Status::BadRequest(std::string("invalid UTF-8 JSON: ") +
                               rapidjson::GetParseError_En(doc->GetParseError()) + " at offset " +
                               std::to_string(doc->GetErrorOffset()));
   }
   return Status::OK();
+}
+
+}  // namespace
+
+Status Parse(std::string_view text, Document* doc) { return ParseInto(text, doc); }
+Status Parse(std::string_view text, ScratchDoc* doc) { return ParseInto(text, doc); }
+
+ScratchDoc& ScratchDocument() {
+  // 16 KiB arenas cover typical documents without touching malloc; larger
+  // ones spill into chunks that Clear() releases on the next call.
+  struct Scratch {
+    char value_arena[16 << 10];
+    char stack_arena[4 << 10];
+    rapidjson::MemoryPoolAllocator<> values{value_arena, sizeof value_arena};
+    rapidjson::MemoryPoolAllocator<> stack{stack_arena, sizeof stack_arena};
+    ScratchDoc doc{&values, 1024, &stack};
+  };
+  thread_local Scratch scratch;
+  scratch.doc.SetNull();
+  scratch.values.Clear();
+  scratch.stack.Clear();
+  return scratch.doc;
 }
 
 void SerializeTo(const Value& v, std::string* out) {

@@ -34,6 +34,19 @@ void SerializeTo(const Value& v, std::string* out);
 // JSON value always gives the same bytes. Used for revision-id hashing.
 std::string Canonical(const Value& v);
 
+// A document whose value and parse-stack allocators both draw from a
+// thread-local arena (see ScratchDocument()).
+using ScratchDoc = rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>,
+                                              rapidjson::MemoryPoolAllocator<>>;
+
+// A document for short-lived parses on hot paths: parsing into it allocates
+// nothing in the common case. It is cleared by, and only valid until, the
+// next call on the same thread.
+ScratchDoc& ScratchDocument();
+
+// Parse() into a scratch document.
+Status Parse(std::string_view text, ScratchDoc* doc);
+
 // Appends `s` as a quoted, escaped JSON string.
 void AppendQuoted(std::string* out, std::string_view s);
 std::string Quote(std::string_view s);
@@ -59,5 +72,8 @@ class StringOutput {
 };
 
 using Writer = rapidjson::Writer<StringOutput>;
+
+// Writes v to w with object members sorted by key (see Canonical()).
+void WriteCanonical(const Value& v, Writer& w);
 
 }  // namespace settee::json

@@ -57,6 +57,11 @@ class KVWriteBatch {
     ops_.push_back(Op{false, std::string(key), std::string(value)});
     bytes_ += key.size() + value.size();
   }
+  // Takes ownership of the bytes instead of copying them.
+  void Put(std::string&& key, std::string&& value) {
+    bytes_ += key.size() + value.size();
+    ops_.push_back(Op{false, std::move(key), std::move(value)});
+  }
   void Delete(std::string_view key) {
     ops_.push_back(Op{true, std::string(key), {}});
     bytes_ += key.size();

@@ -88,7 +88,7 @@ TEST_P(DatabaseTest, RevisionIdsAreDeterministicAndPinned) {
   EXPECT_EQ("1-296aac792f36f97fb1d5e1374c32c36f", rev1);  // md5("\n0\n{\"x\":1}")
   auto other = store_->CreateDatabase("other");
   ASSERT_TRUE(other.ok());
-  // Member order does not matter; the id is not part of the hash.
+  // The id is not part of the hash.
   auto r = (*other)->Put("b", R"({"x":1})");
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(rev1, r->rev);
