@@ -9,6 +9,13 @@
 // committed state straight from the KVStore (through a snapshot whenever they
 // read more than one key), so a read never waits for a write.
 //
+// Document writes are group-committed, as LevelDB's DBImpl::Write does:
+// callers queue a Writer; the one at the front becomes the leader, applies
+// the documents of every writer queued behind it (in queue order, so the
+// result equals applying them one by one) in one WriteContext, commits once
+// (one fsync with sync on) and hands each its results. Under contention this
+// turns N commits into one.
+//
 // Storage invariants (per document, see docs/storage_format.md):
 //  - the record's winner_body is the body of the winning revision;
 //  - every other revision whose node has has_body=true has its body under a
@@ -20,6 +27,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -84,6 +92,7 @@ class DatabaseImpl final : public Database {
 
  private:
   class WriteContext;  // one write batch in progress (database_write.cc)
+  struct Writer;       // one caller's documents waiting in writers_
   struct Counters {
     uint64_t update_seq = 0;
     uint64_t doc_count = 0;
@@ -95,7 +104,11 @@ class DatabaseImpl final : public Database {
 
   Status CheckAlive() const;
 
-  //////// Writing (database_write.cc); all REQUIRE write_mu_ held.
+  //////// Writing (database_write.cc)
+  // Queues `w` and returns once its documents are applied and committed.
+  // REQUIRES: write_mu_ and queue_mu_ not held.
+  Status WriteGrouped(Writer* w);
+  // The rest REQUIRE write_mu_ held.
   void ApplyDoc(IncomingDoc& doc, bool new_edits, WriteContext& ctx, DocUpdateResult* result);
   Status ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result);
   Status ApplyReplicated(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result);
@@ -135,6 +148,10 @@ class DatabaseImpl final : public Database {
   // read-modify-write of this database's keys.
   std::mutex write_mu_;
   Counters counters_;  // GUARDED_BY(write_mu_)
+
+  // The group-commit queue; the front writer is the leader.
+  std::mutex queue_mu_;
+  std::deque<Writer*> writers_;  // GUARDED_BY(queue_mu_)
 
   // Published copies of counters_, for lock-free readers.
   std::atomic<uint64_t> update_seq_{0};

@@ -99,7 +99,21 @@ class DatabaseImpl::WriteContext {
   Counters counters;  // as they will be after this batch
 };
 
+struct DatabaseImpl::Writer {
+  std::vector<IncomingDoc>* docs;
+  const std::vector<bool>* valid;  // which docs parsed and are to be applied
+  bool new_edits;
+  std::vector<DocUpdateResult>* results;
+  Status status;
+  bool done = false;
+  std::condition_variable cv;  // waits use queue_mu_
+};
+
 namespace {
+
+// A leader stops adding writers to its group past this many documents, so one
+// commit (and the memory of one WriteContext) stays bounded.
+constexpr size_t kMaxGroupDocs = 4096;
 
 bool IsLocalId(std::string_view id) { return id.substr(0, kLocalPrefix.size()) == kLocalPrefix; }
 
@@ -338,31 +352,65 @@ Status DatabaseImpl::BulkDocs(const std::vector<std::string_view>& docs,
       (*results)[i].status = std::move(s);
     }
   }
-  std::lock_guard<std::mutex> lock(write_mu_);
-  Status s = CheckAlive();
-  if (!s.ok()) return s;
-  WriteContext ctx(kv_, keys_, counters_);
-  for (size_t i = 0; i < docs.size(); ++i) {
-    if (valid[i]) ApplyDoc(parsed[i], options.new_edits, ctx, &(*results)[i]);
+  Writer w{&parsed, &valid, options.new_edits, results};
+  return WriteGrouped(&w);
+}
+
+Status DatabaseImpl::WriteGrouped(Writer* w) {
+  std::unique_lock<std::mutex> queue_lock(queue_mu_);
+  writers_.push_back(w);
+  while (!w->done && w != writers_.front()) w->cv.wait(queue_lock);
+  if (w->done) return w->status;
+
+  // Leader: the group is a prefix of the queue.
+  std::vector<Writer*> group;
+  size_t group_docs = 0;
+  for (Writer* x : writers_) {
+    if (!group.empty() && group_docs + x->docs->size() > kMaxGroupDocs) break;
+    group.push_back(x);
+    group_docs += x->docs->size();
   }
-  return Commit(ctx);
+  queue_lock.unlock();
+
+  Status s;
+  {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    s = CheckAlive();
+    if (s.ok()) {
+      WriteContext ctx(kv_, keys_, counters_);
+      for (Writer* x : group) {
+        for (size_t i = 0; i < x->docs->size(); ++i) {
+          if ((*x->valid)[i]) ApplyDoc((*x->docs)[i], x->new_edits, ctx, &(*x->results)[i]);
+        }
+      }
+      s = Commit(ctx);
+    }
+  }
+
+  queue_lock.lock();
+  for (Writer* x : group) {
+    writers_.pop_front();
+    if (x == w) continue;
+    x->status = s;
+    x->done = true;
+    x->cv.notify_one();
+  }
+  if (!writers_.empty()) writers_.front()->cv.notify_one();
+  return s;
 }
 
 Result<DocUpdateResult> DatabaseImpl::Put(std::string_view docid, std::string_view json,
                                           const UpdateOptions& options) {
-  IncomingDoc doc;
-  Status s = ParseIncomingDoc(json, docid, owner_->options().max_document_size, &doc);
+  std::vector<IncomingDoc> docs(1);
+  Status s = ParseIncomingDoc(json, docid, owner_->options().max_document_size, &docs[0]);
   if (!s.ok()) return s;
-  std::lock_guard<std::mutex> lock(write_mu_);
-  s = CheckAlive();
+  std::vector<bool> valid{true};
+  std::vector<DocUpdateResult> results(1);
+  Writer w{&docs, &valid, options.new_edits, &results};
+  s = WriteGrouped(&w);
   if (!s.ok()) return s;
-  WriteContext ctx(kv_, keys_, counters_);
-  DocUpdateResult result;
-  ApplyDoc(doc, options.new_edits, ctx, &result);
-  if (!result.status.ok()) return result.status;
-  s = Commit(ctx);
-  if (!s.ok()) return s;
-  return result;
+  if (!results[0].status.ok()) return results[0].status;
+  return std::move(results[0]);
 }
 
 Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string_view rev) {

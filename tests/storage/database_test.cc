@@ -575,6 +575,39 @@ TEST_P(DatabaseTest, ConcurrentWritersLoseNoUpdate) {
   EXPECT_EQ(100u, (*other)->Info()->doc_count);
 }
 
+TEST_P(DatabaseTest, GroupCommittedWritersAllLand) {
+  // Many writers at once are committed in groups; each must still get its own
+  // result and a distinct sequence.
+  constexpr int kThreads = 8;
+  constexpr int kDocs = 200;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kDocs; ++i) {
+        std::string id = "t" + std::to_string(t) + "-" + std::to_string(i);
+        if (i % 10 == 0) {
+          std::vector<DocUpdateResult> results;
+          std::string a = R"({"_id":")" + id + R"("})";
+          std::string b = R"({"_id":")" + id + R"("})";  // same id twice: conflicts
+          ASSERT_TRUE(db_->BulkDocs({a, b}, {}, &results).ok());
+          ASSERT_TRUE(results[0].status.ok());
+          ASSERT_TRUE(results[1].status.IsConflict());
+        } else {
+          auto r = db_->Put(id, R"({"i":)" + std::to_string(i) + "}");
+          ASSERT_TRUE(r.ok()) << r.status().ToString();
+          ASSERT_EQ(id, r->id);
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(uint64_t{kThreads * kDocs}, db_->Info()->doc_count);
+  EXPECT_EQ(uint64_t{kThreads * kDocs}, db_->UpdateSeq());
+  std::set<uint64_t> seqs;
+  for (const ChangeRow& row : AllChanges()) seqs.insert(row.seq);
+  EXPECT_EQ(size_t{kThreads * kDocs}, seqs.size());
+}
+
 TEST_P(DatabaseTest, InfoCountsDocsAndSizes) {
   PutOk(R"({"_id":"a","text":"hello"})");
   PutOk(R"({"_id":"_design/d","views":{}})");
