@@ -54,7 +54,7 @@ class DatabaseImpl::WriteContext {
   // For keys this batch never reads back (by-seq entries): straight into the
   // batch, skipping the overlay.
   void PutUnread(std::string key, std::string value) {
-    batch_.Put(std::move(key), std::move(value));
+    batch_.PutOwned(std::move(key), std::move(value));
   }
   void DeleteUnread(std::string_view key) { batch_.Delete(key); }
 
@@ -68,11 +68,11 @@ class DatabaseImpl::WriteContext {
       if (!slot) continue;
       std::string encoded;
       EncodeDocRecord(*slot, &encoded);
-      batch->Put(keys_.Doc(docid), std::move(encoded));
+      batch->PutOwned(keys_.Doc(docid), std::move(encoded));
     }
     dirty_.clear();
     for (auto& [key, value] : overlay_) {
-      if (value) batch->Put(std::string(key), std::move(*value));
+      if (value) batch->PutOwned(std::string(key), std::move(*value));
       else batch->Delete(key);
     }
     overlay_.clear();
@@ -81,7 +81,7 @@ class DatabaseImpl::WriteContext {
     coding::PutVarint64(&c, counters.doc_count);
     coding::PutVarint64(&c, counters.doc_del_count);
     coding::PutVarint64(&c, counters.external_size);
-    batch->Put(keys_.Counters(), std::move(c));
+    batch->PutOwned(keys_.Counters(), std::move(c));
     return batch_;
   }
 

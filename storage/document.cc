@@ -1,6 +1,10 @@
 #include "storage/document.h"
 
 #include "util/digest.h"
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
 #include "util/json.h"
 
 namespace settee {
@@ -61,79 +65,198 @@ Status ValidateDocId(std::string_view id) {
   return {Status::Code::kIllegalDocId, "Only reserved document ids may start with underscore."};
 }
 
-Status ParseIncomingDocValue(const json::Value& doc, std::string_view id_override,
-                             IncomingDoc* out) {
-  if (!doc.IsObject()) return Status::BadRequest("Document must be a JSON object");
-  *out = IncomingDoc();
-  std::string& body = out->body;
-  body.reserve(256);
-  json::StringOutput body_out(&body);
-  json::Writer body_writer(body_out);
-  body_writer.StartObject();
-  std::optional<std::string_view> rev_text;
-  for (auto& m : doc.GetObject()) {
-    std::string_view name = json::View(m.name);
+namespace {
+
+// Parses a client document in one SAX pass: members of the top-level object
+// stream straight into the body writer, except the special ones, which are
+// captured (or skipped, or rejected) instead. No DOM is built, which roughly
+// halves the cost of a write's parse compared to DOM + re-serialization.
+class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHandler> {
+ public:
+  explicit DocHandler(IncomingDoc* out) : out_(out), body_out_(&out->body), body_(body_out_) {}
+
+  const Status& status() const { return status_; }
+  const std::optional<std::string>& rev_text() const { return rev_text_; }
+  bool saw_id() const { return saw_id_; }
+  // The serialized _revisions value, when there was one.
+  const std::string& revisions_json() const { return revisions_json_; }
+  bool has_revisions() const { return has_revisions_; }
+
+  bool Null() { return Scalar([](json::Writer& w) { return w.Null(); }, Kind::kNull); }
+  bool Bool(bool b) {
+    if (depth_ == 1 && mode_ == Mode::kDeleted) {
+      out_->deleted = b;  // CouchDB treats only the literal true as a deletion
+      return true;
+    }
+    return Scalar([b](json::Writer& w) { return w.Bool(b); }, Kind::kOther);
+  }
+  bool Int(int i) { return Scalar([i](json::Writer& w) { return w.Int(i); }, Kind::kOther); }
+  bool Uint(unsigned u) { return Scalar([u](json::Writer& w) { return w.Uint(u); }, Kind::kOther); }
+  bool Int64(int64_t i) { return Scalar([i](json::Writer& w) { return w.Int64(i); }, Kind::kOther); }
+  bool Uint64(uint64_t u) {
+    return Scalar([u](json::Writer& w) { return w.Uint64(u); }, Kind::kOther);
+  }
+  bool Double(double d) { return Scalar([d](json::Writer& w) { return w.Double(d); }, Kind::kOther); }
+  bool String(const char* str, rapidjson::SizeType len, bool) {
+    if (depth_ == 1 && (mode_ == Mode::kId || mode_ == Mode::kRev)) {
+      (mode_ == Mode::kId ? out_->id : rev_text_.emplace()).assign(str, len);
+      return true;
+    }
+    return Scalar([&](json::Writer& w) { return w.String(str, len); }, Kind::kOther);
+  }
+
+  bool StartObject() { return Open(/*object=*/true); }
+  bool StartArray() { return Open(/*object=*/false); }
+  bool EndObject(rapidjson::SizeType) { return Close(/*object=*/true); }
+  bool EndArray(rapidjson::SizeType) { return Close(/*object=*/false); }
+
+  bool Key(const char* str, rapidjson::SizeType len, bool) {
+    if (depth_ > 1) return Forward([&](json::Writer& w) { return w.Key(str, len); });
+    std::string_view name(str, len);
+    mode_ = Mode::kBody;
     if (!name.empty() && name[0] == '_') {
       switch (Classify(name)) {
-        case SpecialMember::kId:
-          if (!m.value.IsString()) return Status::BadRequest("Document id must be a string");
-          out->id.assign(json::View(m.value));
-          continue;
-        case SpecialMember::kRev:
-          if (!m.value.IsString()) return Status::BadRequest("Invalid rev format");
-          rev_text = json::View(m.value);
-          continue;
-        case SpecialMember::kDeleted:
-          // CouchDB treats only the literal true as a deletion.
-          out->deleted = m.value.IsBool() && m.value.GetBool();
-          continue;
-        case SpecialMember::kRevisions: {
-          Revisions r;
-          Status s = ParseRevisions(m.value, &r);
-          if (!s.ok()) return s;
-          out->revisions = std::move(r);
-          continue;
-        }
-        case SpecialMember::kIgnored:
-          continue;
+        case SpecialMember::kId: mode_ = Mode::kId; saw_id_ = true; return true;
+        case SpecialMember::kRev: mode_ = Mode::kRev; return true;
+        case SpecialMember::kDeleted: mode_ = Mode::kDeleted; return true;
+        case SpecialMember::kRevisions:
+          mode_ = Mode::kRevisions;
+          has_revisions_ = true;
+          revisions_json_.clear();
+          return true;
+        case SpecialMember::kIgnored: mode_ = Mode::kSkip; return true;
         case SpecialMember::kAttachments:
-          return Status::BadRequest("attachments are not supported by this version of settee");
-        case SpecialMember::kKept:
-          break;
+          return Fail(Status::BadRequest("attachments are not supported by this version of settee"));
+        case SpecialMember::kKept: break;
         case SpecialMember::kBad:
-          return {Status::Code::kDocValidation,
-                  "Bad special document member: " + std::string(name)};
+          return Fail({Status::Code::kDocValidation,
+                       "Bad special document member: " + std::string(name)});
       }
     }
-    body_writer.Key(m.name.GetString(), m.name.GetStringLength());
-    m.value.Accept(body_writer);
+    return body_.Key(str, len);
   }
-  body_writer.EndObject();
 
-  if (!id_override.empty()) out->id.assign(id_override);
-  if (!out->id.empty() || doc.HasMember("_id")) {
-    Status s = ValidateDocId(out->id);
-    if (!s.ok()) return s;
+ private:
+  enum class Mode { kBody, kId, kRev, kDeleted, kRevisions, kSkip };
+  enum class Kind { kNull, kOther };
+
+  bool Fail(Status s) {
+    status_ = std::move(s);
+    return false;
   }
-  if (rev_text) out->rev_text.assign(*rev_text);
-  // _local/ documents carry "0-N" revisions, checked by the writer.
-  if (rev_text && out->id.compare(0, kLocalPrefix.size(), kLocalPrefix) != 0) {
-    RevId rev;
-    if (!RevId::Parse(*rev_text, &rev)) return Status::BadRequest("Invalid rev format");
-    out->rev = std::move(rev);
+
+  // Sends an event to wherever the current member goes.
+  template <typename F>
+  bool Forward(F&& emit) {
+    switch (mode_) {
+      case Mode::kBody: return emit(body_);
+      case Mode::kRevisions: return emit(*revisions_);
+      case Mode::kSkip: return true;
+      case Mode::kId: return Fail(Status::BadRequest("Document id must be a string"));
+      case Mode::kRev: return Fail(Status::BadRequest("Invalid rev format"));
+      case Mode::kDeleted: return true;  // a non-boolean _deleted is not a deletion
+    }
+    return true;
   }
-  return Status::OK();
-}
+
+  template <typename F>
+  bool Scalar(F&& emit, Kind kind) {
+    if (depth_ == 0) return Fail(Status::BadRequest("Document must be a JSON object"));
+    if (depth_ == 1 && mode_ == Mode::kRevisions) {
+      return Fail(Status::BadRequest("_revisions must be an object"));
+    }
+    if (depth_ == 1 && mode_ == Mode::kId && kind == Kind::kNull) {
+      return Fail(Status::BadRequest("Document id must be a string"));
+    }
+    return Forward(emit);
+  }
+
+  bool Open(bool object) {
+    if (depth_ == 0) {
+      if (!object) return Fail(Status::BadRequest("Document must be a JSON object"));
+      depth_ = 1;
+      return body_.StartObject();
+    }
+    if (depth_ == 1 && mode_ == Mode::kRevisions) {
+      if (!object) return Fail(Status::BadRequest("_revisions must be an object"));
+      revisions_out_.emplace(&revisions_json_);
+      revisions_.emplace(*revisions_out_);
+    }
+    ++depth_;
+    return Forward([object](json::Writer& w) { return object ? w.StartObject() : w.StartArray(); });
+  }
+
+  bool Close(bool object) {
+    --depth_;
+    if (depth_ == 0) return body_.EndObject();
+    return Forward([object](json::Writer& w) { return object ? w.EndObject() : w.EndArray(); });
+  }
+
+  IncomingDoc* out_;
+  json::StringOutput body_out_;
+  json::Writer body_;
+  std::optional<json::StringOutput> revisions_out_;
+  std::optional<json::Writer> revisions_;
+  std::string revisions_json_;
+  bool has_revisions_ = false;
+  bool saw_id_ = false;
+  std::optional<std::string> rev_text_;
+  Status status_;
+  int depth_ = 0;
+  Mode mode_ = Mode::kBody;
+};
+
+}  // namespace
 
 Status ParseIncomingDoc(std::string_view text, std::string_view id_override, size_t max_size,
                         IncomingDoc* out) {
   if (text.size() > max_size) {
     return {Status::Code::kDocumentTooLarge, "Document exceeds max_document_size"};
   }
-  json::ScratchDoc& doc = json::ScratchDocument();
-  Status s = json::Parse(text, &doc);
-  if (!s.ok()) return s;
-  return ParseIncomingDocValue(doc, id_override, out);
+  if (!json::NestingWithinLimit(text)) {
+    return Status::BadRequest("JSON nesting is deeper than " +
+                              std::to_string(json::kMaxNestingDepth));
+  }
+  *out = IncomingDoc();
+  out->body.reserve(text.size());
+  DocHandler handler(out);
+  rapidjson::Reader reader;
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
+                              rapidjson::kParseFullPrecisionFlag;
+  rapidjson::ParseResult parsed = reader.Parse<kFlags>(stream, handler);
+  if (!handler.status().ok()) return handler.status();
+  if (parsed.IsError()) {
+    return Status::BadRequest(std::string("invalid UTF-8 JSON: ") +
+                              rapidjson::GetParseError_En(parsed.Code()) + " at offset " +
+                              std::to_string(parsed.Offset()));
+  }
+
+  if (handler.has_revisions()) {
+    json::Document revisions;
+    Status s = json::Parse(handler.revisions_json(), &revisions);
+    if (s.ok()) {
+      Revisions r;
+      s = ParseRevisions(revisions, &r);
+      out->revisions = std::move(r);
+    }
+    if (!s.ok()) return s;
+  }
+  if (!id_override.empty()) out->id.assign(id_override);
+  if (!out->id.empty() || handler.saw_id()) {
+    Status s = ValidateDocId(out->id);
+    if (!s.ok()) return s;
+  }
+  if (handler.rev_text()) {
+    out->rev_text = *handler.rev_text();
+    // _local/ documents carry "0-N" revisions, checked by the writer.
+    if (out->id.compare(0, kLocalPrefix.size(), kLocalPrefix) != 0) {
+      RevId rev;
+      if (!RevId::Parse(out->rev_text, &rev)) return Status::BadRequest("Invalid rev format");
+      out->rev = std::move(rev);
+    }
+  }
+  return Status::OK();
 }
 
 std::string ComputeRevHash(std::string_view parent_rev, bool deleted, std::string_view body) {

@@ -46,10 +46,6 @@ struct IncomingDoc {
 Status ParseIncomingDoc(std::string_view json, std::string_view id_override, size_t max_size,
                         IncomingDoc* out);
 
-// Same checks on an already parsed object (for callers that parsed a batch).
-Status ParseIncomingDocValue(const json::Value& doc, std::string_view id_override,
-                             IncomingDoc* out);
-
 // CouchDB's doc id rule: non-empty; a leading '_' only for "_design/x" and
 // "_local/x" (with a non-empty remainder). kIllegalDocId otherwise (kBadRequest
 // for a non-string id is reported by the parser).

@@ -60,7 +60,8 @@ void MemoryStore::ReleaseSnapshotSeq(uint64_t seq) {
 
 uint64_t MemoryStore::OldestLiveSeq() {
   std::lock_guard<std::mutex> l(snapshots_mu_);
-  return last_seq_.load(std::memory_order_acquire);
+  if (live_snapshots_.empty()) return last_seq_.load(std::memory_order_acquire);
+  return *live_snapshots_.begin();
 }
 
 std::shared_ptr<const KVSnapshot> MemoryStore::GetSnapshot() {

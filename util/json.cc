@@ -7,11 +7,6 @@
 
 namespace settee::json {
 
-namespace {
-
-// Returns false if arrays/objects nest deeper than kMaxNestingDepth. Brackets
-// inside strings do not count. Runs before the parser, so a rejected input
-// costs one linear scan.
 bool NestingWithinLimit(std::string_view text) {
   int depth = 0;
   bool in_string = false;
@@ -31,8 +26,6 @@ bool NestingWithinLimit(std::string_view text) {
   }
   return true;
 }
-
-}  // namespace
 
 void WriteCanonical(const Value& v, Writer& w) {
   if (v.IsObject()) {

@@ -22,6 +22,10 @@ using Allocator = rapidjson::Document::AllocatorType;
 // Deeper documents are rejected with kBadRequest.
 constexpr int kMaxNestingDepth = 512;
 
+// False if arrays/objects in `text` nest deeper than kMaxNestingDepth.
+// Brackets inside strings do not count. One linear scan.
+bool NestingWithinLimit(std::string_view text);
+
 // Parses `text` into *doc. kBadRequest with a reason on malformed JSON,
 // invalid UTF-8 or nesting deeper than kMaxNestingDepth.
 Status Parse(std::string_view text, Document* doc);

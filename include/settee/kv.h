@@ -57,8 +57,8 @@ class KVWriteBatch {
     ops_.push_back(Op{false, std::string(key), std::string(value)});
     bytes_ += key.size() + value.size();
   }
-  // Takes ownership of the bytes instead of copying them.
-  void Put(std::string&& key, std::string&& value) {
+  // Put() that takes ownership of the bytes instead of copying them.
+  void PutOwned(std::string&& key, std::string&& value) {
     bytes_ += key.size() + value.size();
     ops_.push_back(Op{false, std::move(key), std::move(value)});
   }

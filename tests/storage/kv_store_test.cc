@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <ostream>
 #include <random>
 #include <string>
 #include <thread>
@@ -23,6 +24,8 @@ namespace {
 using KVs = std::vector<std::pair<std::string, std::string>>;
 
 enum class Backend { kMemory, kLevelDB };
+
+void PrintTo(Backend b, std::ostream* os) { *os << (b == Backend::kMemory ? "memory" : "leveldb"); }
 
 std::string UniqueTempDir(const std::string& tag) {
   static std::atomic<int> counter{0};
@@ -172,15 +175,16 @@ TEST_P(KVStoreTest, EmptyAndLargeValues) {
 
 TEST_P(KVStoreTest, BatchAppliesOpsInOrder) {
   Put("d", "old");
+  using namespace std::string_view_literals;
   KVWriteBatch b;
-  b.Put("a", "1");
-  b.Put("b", "2");
+  b.Put("a"sv, "1"sv);
+  b.Put(std::string("b"), std::string("2"));  // the moving overload
   b.Delete("a");
-  b.Put("c", "3");
-  b.Put("b", "4");
+  b.Put("c"sv, "3"sv);
+  b.Put("b"sv, "4"sv);
   b.Delete("d");
   b.Delete("e");
-  b.Put("e", "5");
+  b.Put("e"sv, "5"sv);
   ASSERT_TRUE(store_->Write(KVWriteOptions(), b).ok());
   EXPECT_EQ(Scan(), (KVs{{"b", "4"}, {"c", "3"}, {"e", "5"}}));
   EXPECT_TRUE(store_->Write(KVWriteOptions(), KVWriteBatch()).ok());
