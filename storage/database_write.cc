@@ -242,13 +242,13 @@ void DatabaseImpl::CommitDocChange(const std::string& docid, std::optional<DocRe
                                    uint64_t seq, WriteContext& ctx) {
   const bool existed = slot.has_value();
   const bool was_deleted = record.deleted;
-  const std::string old_winner_rev = record.winner_rev;
+  const std::string old_winner_rev = std::move(record.winner_rev);
   const uint64_t old_seq = record.seq;
   const size_t old_body_size = record.winner_body.size();
 
   const int winner = record.tree.Winner();
-  const std::string winner_rev = record.tree.RevString(winner);
-  const std::string new_rev = record.tree.RevString(new_index);
+  const bool winner_deleted = record.tree.node(winner).deleted;
+  std::string winner_rev = record.tree.RevString(winner);
   if (winner == new_index) {
     // The new revision wins: the previous winner's body moves aside.
     RevId old_rev;
@@ -262,6 +262,7 @@ void DatabaseImpl::CommitDocChange(const std::string& docid, std::optional<DocRe
   } else if (winner_rev != old_winner_rev) {
     // Another existing leaf became the winner (possible when the new revision
     // is a deletion): bring its body in, park the old winner's.
+    const std::string new_rev = record.tree.RevString(new_index);
     std::string winner_body;
     std::string key = keys_.RevBody(docid, winner_rev);
     if (ctx.Get(key, &winner_body).ok()) ctx.Delete(key);
@@ -270,16 +271,17 @@ void DatabaseImpl::CommitDocChange(const std::string& docid, std::optional<DocRe
     ctx.Put(keys_.RevBody(docid, new_rev), std::move(body));
   } else {
     // A losing branch grew (conflict or replicated history).
-    ctx.Put(keys_.RevBody(docid, new_rev), std::move(body));
+    ctx.Put(keys_.RevBody(docid, record.tree.RevString(new_index)), std::move(body));
   }
 
   for (const RevId& stemmed : record.tree.Stem(RevsLimit())) {
     ctx.Delete(keys_.RevBody(docid, stemmed.ToString()));
   }
 
+  // Stemming never removes a leaf, so the winner is unchanged by it.
   record.seq = seq;
-  record.winner_rev = record.tree.RevString(record.tree.Winner());
-  record.deleted = record.tree.node(record.tree.Winner()).deleted;
+  record.winner_rev = std::move(winner_rev);
+  record.deleted = winner_deleted;
   if (existed) ctx.DeleteUnread(keys_.Seq(old_seq));
   std::string entry;
   EncodeSeqEntry(docid, record.deleted, record.winner_rev, &entry);
@@ -323,7 +325,7 @@ Status DatabaseImpl::ApplyLocal(IncomingDoc& doc, WriteContext& ctx, DocUpdateRe
 
 Status DatabaseImpl::Commit(WriteContext& ctx) {
   if (!ctx.changed()) return Status::OK();
-  Status s = kv_->Write(owner_->write_options(), ctx.Finish());
+  Status s = kv_->WriteOwned(owner_->write_options(), std::move(ctx.Finish()));
   if (!s.ok()) return s;
   const bool seq_changed = ctx.counters.update_seq != counters_.update_seq;
   counters_ = ctx.counters;

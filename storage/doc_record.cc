@@ -35,6 +35,8 @@ Status DecodeDocRecord(std::string_view bytes, DocRecord* out) {
 
 void EncodeDocRecord(const DocRecord& r, std::string* out) {
   out->clear();
+  // Header, body and roughly 40 bytes per revision node.
+  out->reserve(16 + r.winner_rev.size() + r.winner_body.size() + 40 * r.tree.size());
   out->push_back(static_cast<char>(kDocRecordFormat));
   out->push_back(static_cast<char>(r.deleted ? kDeletedFlag : 0));
   coding::PutVarint64(out, r.seq);
@@ -45,6 +47,7 @@ void EncodeDocRecord(const DocRecord& r, std::string* out) {
 
 void EncodeSeqEntry(std::string_view docid, bool deleted, std::string_view rev, std::string* out) {
   out->clear();
+  out->reserve(docid.size() + rev.size() + 4);
   coding::PutLengthPrefixed(out, docid);
   out->push_back(static_cast<char>(deleted ? kDeletedFlag : 0));
   coding::PutLengthPrefixed(out, rev);

@@ -73,7 +73,8 @@ namespace {
 // halves the cost of a write's parse compared to DOM + re-serialization.
 class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHandler> {
  public:
-  explicit DocHandler(IncomingDoc* out) : out_(out), body_out_(&out->body), body_(body_out_) {}
+  // `body` must be reset to write into out->body.
+  DocHandler(IncomingDoc* out, json::Writer& body) : out_(out), body_(body) {}
 
   const Status& status() const { return status_; }
   const std::optional<std::string>& rev_text() const { return rev_text_; }
@@ -172,6 +173,12 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
   }
 
   bool Open(bool object) {
+    // The parser and writer are iterative, but later consumers of stored
+    // bodies (collation, V8 conversion) recurse: bound the depth here.
+    if (depth_ >= json::kMaxNestingDepth) {
+      return Fail(Status::BadRequest("JSON nesting is deeper than " +
+                                     std::to_string(json::kMaxNestingDepth)));
+    }
     if (depth_ == 0) {
       if (!object) return Fail(Status::BadRequest("Document must be a JSON object"));
       depth_ = 1;
@@ -193,8 +200,7 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
   }
 
   IncomingDoc* out_;
-  json::StringOutput body_out_;
-  json::Writer body_;
+  json::Writer& body_;
   std::optional<json::StringOutput> revisions_out_;
   std::optional<json::Writer> revisions_;
   std::string revisions_json_;
@@ -213,14 +219,17 @@ Status ParseIncomingDoc(std::string_view text, std::string_view id_override, siz
   if (text.size() > max_size) {
     return {Status::Code::kDocumentTooLarge, "Document exceeds max_document_size"};
   }
-  if (!json::NestingWithinLimit(text)) {
-    return Status::BadRequest("JSON nesting is deeper than " +
-                              std::to_string(json::kMaxNestingDepth));
-  }
   *out = IncomingDoc();
   out->body.reserve(text.size());
-  DocHandler handler(out);
-  rapidjson::Reader reader;
+  // Reused per thread: their internal stacks would otherwise be allocated
+  // and freed for every document.
+  thread_local rapidjson::Reader reader;
+  thread_local std::string unused_sink;
+  thread_local json::StringOutput unused_output(&unused_sink);
+  thread_local json::Writer body_writer(unused_output);
+  json::StringOutput body_output(&out->body);
+  body_writer.Reset(body_output);
+  DocHandler handler(out, body_writer);
   rapidjson::MemoryStream stream(text.data(), text.size());
   constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
                               rapidjson::kParseFullPrecisionFlag;

@@ -1,5 +1,7 @@
 #include "storage/memory_store.h"
 
+#include <type_traits>
+
 #include "storage/kv_error_iterator.h"
 
 #include <algorithm>
@@ -106,13 +108,28 @@ Status MemoryStore::Get(const KVReadOptions& options, std::string_view key, std:
 }
 
 Status MemoryStore::Write(const KVWriteOptions&, const KVWriteBatch& batch) {
-  if (batch.empty()) return Status::OK();
+  return Apply(batch.ops());
+}
+
+Status MemoryStore::WriteOwned(const KVWriteOptions&, KVWriteBatch&& batch) {
+  return Apply(std::move(batch.mutable_ops()));
+}
+
+// `Ops` is `const std::vector<Op>&` (copy the bytes) or `std::vector<Op>&&`
+// (take them).
+template <typename Ops>
+Status MemoryStore::Apply(Ops&& ops) {
+  if (ops.empty()) return Status::OK();
+  constexpr bool kOwned = std::is_rvalue_reference_v<Ops&&> && !std::is_const_v<std::remove_reference_t<Ops>>;
   // Allocate and copy values before taking the lock, so readers wait only
   // for the pointer surgery.
-  const auto& ops = batch.ops();
   std::vector<Version*> fresh(ops.size());
   for (size_t i = 0; i < ops.size(); i++) {
-    fresh[i] = new Version{0, ops[i].is_delete, ops[i].value, nullptr};
+    if constexpr (kOwned) {
+      fresh[i] = new Version{0, ops[i].is_delete, std::move(ops[i].value), nullptr};
+    } else {
+      fresh[i] = new Version{0, ops[i].is_delete, ops[i].value, nullptr};
+    }
   }
   std::vector<Map::iterator> touched;
   touched.reserve(ops.size());
@@ -131,30 +148,29 @@ Status MemoryStore::Write(const KVWriteOptions&, const KVWriteBatch& batch) {
         delete v;
         continue;
       }
+    } else if constexpr (kOwned) {
+      it = map_.try_emplace(std::move(ops[i].key), nullptr).first;
     } else {
       it = map_.try_emplace(ops[i].key, nullptr).first;
     }
     Version* head = it->second;
     if (head != nullptr && head->seq == seq) {
       // Overwritten within this batch; nobody can see `head` (seq is not yet
-      // published), so replace it.
+      // published), so replace it. The node is in `touched` already.
       v->older = head->older;
       delete head;
+      it->second = v;
     } else {
       v->older = head;
+      it->second = v;
+      touched.push_back(it);
     }
-    it->second = v;
-    touched.push_back(it);
   }
   // Publish the batch before reading the oldest snapshot (invariant (5)).
   last_seq_.store(seq, std::memory_order_release);
   const uint64_t oldest = OldestLiveSeq();
 
-  // A key written twice in the batch appears twice; collect each node once
-  // (Collect may erase it).
-  std::sort(touched.begin(), touched.end(),
-            [](Map::iterator a, Map::iterator b) { return &*a < &*b; });
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  // Each node appears once in `touched` (Collect may erase it).
   for (Map::iterator it : touched) {
     if (Collect(it, oldest)) gc_pending_.emplace(it->first);
   }

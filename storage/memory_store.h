@@ -76,6 +76,7 @@ class MemoryStore final : public KVStore {
 
   Status Get(const KVReadOptions& options, std::string_view key, std::string* value) override;
   Status Write(const KVWriteOptions& options, const KVWriteBatch& batch) override;
+  Status WriteOwned(const KVWriteOptions& options, KVWriteBatch&& batch) override;
   std::unique_ptr<KVIterator> NewIterator(const KVIteratorOptions& options) override;
   std::shared_ptr<const KVSnapshot> GetSnapshot() override;
   // Sum of key and value bytes of the live entries in [begin, end).
@@ -89,6 +90,9 @@ class MemoryStore final : public KVStore {
   size_t TEST_NodeCount();
 
  private:
+  // Write() and WriteOwned(): applies the ops as one batch.
+  template <typename Ops>
+  Status Apply(Ops&& ops);
   class Snapshot;
   class Iter;
   friend class Snapshot;

@@ -36,7 +36,12 @@ std::string Md5::FinishRaw() {
   return std::string(reinterpret_cast<char*>(out), len);
 }
 
-std::string Md5::FinishHex() { return HexEncode(FinishRaw()); }
+std::string Md5::FinishHex() {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), out, &len);
+  return HexEncode(std::string_view(reinterpret_cast<char*>(out), len));
+}
 
 std::string Md5Raw(std::string_view data) {
   unsigned char out[EVP_MAX_MD_SIZE];

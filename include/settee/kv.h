@@ -72,6 +72,7 @@ class KVWriteBatch {
   // Total key and value bytes, a cheap size estimate.
   size_t ApproximateBytes() const { return bytes_; }
   const std::vector<Op>& ops() const { return ops_; }
+  std::vector<Op>& mutable_ops() { return ops_; }
 
  private:
   std::vector<Op> ops_;
@@ -126,6 +127,12 @@ class KVStore {
 
   // Applies the batch atomically.
   virtual Status Write(const KVWriteOptions& options, const KVWriteBatch& batch) = 0;
+
+  // Write() that may take the batch's bytes instead of copying them; the
+  // batch is left in a valid but unspecified state.
+  virtual Status WriteOwned(const KVWriteOptions& options, KVWriteBatch&& batch) {
+    return Write(options, batch);
+  }
 
   Status Put(const KVWriteOptions& options, std::string_view key, std::string_view value) {
     KVWriteBatch b;

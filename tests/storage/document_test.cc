@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "util/digest.h"
+#include "util/json.h"
 
 namespace settee {
 namespace {
@@ -83,6 +84,36 @@ TEST(Document, RevHashFollowsTheDocumentedFormula) {
   std::string a = ComputeRevHash("", false, R"({"v":1})");
   ComputeRevHash("1-x", true, R"({"w":2})");
   EXPECT_EQ(a, ComputeRevHash("", false, R"({"v":1})"));
+}
+
+}  // namespace
+}  // namespace settee
+
+namespace settee {
+namespace {
+
+TEST(Document, BoundsNestingDepth) {
+  IncomingDoc doc;
+  auto nested = [](int depth) {
+    std::string s = "{\"a\":";
+    for (int i = 1; i < depth; ++i) s += "[";
+    s += "1";
+    for (int i = 1; i < depth; ++i) s += "]";
+    return s + "}";
+  };
+  EXPECT_TRUE(ParseIncomingDoc(nested(json::kMaxNestingDepth), "x", kMax, &doc).ok());
+  Status s = ParseIncomingDoc(nested(json::kMaxNestingDepth + 1), "x", kMax, &doc);
+  EXPECT_EQ(Status::Code::kBadRequest, s.code());
+  EXPECT_NE(std::string::npos, s.reason().find("nesting")) << s.reason();
+  // Brackets inside strings are just text.
+  EXPECT_TRUE(ParseIncomingDoc("{\"a\":\"" + std::string(5000, '[') + "\"}", "x", kMax, &doc).ok());
+}
+
+TEST(Document, ParserStateDoesNotLeakBetweenDocuments) {
+  IncomingDoc doc;
+  EXPECT_FALSE(ParseIncomingDoc(R"({"a":[1,{"b":)", "x", kMax, &doc).ok());
+  ASSERT_TRUE(ParseIncomingDoc(R"({"c":2})", "x", kMax, &doc).ok());
+  EXPECT_EQ(R"({"c":2})", doc.body);
 }
 
 }  // namespace
