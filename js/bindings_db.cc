@@ -1,0 +1,677 @@
+// The `native.db*` functions behind js/prelude/pouchdb.js's PouchDB class. Each is a
+// thin synchronous translation onto settee::Database (include/settee/
+// database.h): JS values in, JSON text through the engine, V8 values out.
+// Errors are thrown as PouchDB-shaped errors (IsolateThread::MakeError).
+// Options arrive as JSON text (js/prelude/pouchdb.js drops callbacks from them).
+#include <v8-container.h>
+#include <v8-exception.h>
+#include <v8-function.h>
+#include <v8-primitive.h>
+#include <v8-template.h>
+
+#include "js/convert.h"
+#include "js/isolate_thread.h"
+#include "settee/store.h"
+#include "util/json.h"
+
+namespace settee::js {
+
+namespace {
+
+using Args = v8::FunctionCallbackInfo<v8::Value>;
+
+IsolateThread* Self(const Args& args) { return IsolateThread::From(args.GetIsolate()); }
+
+// The database behind handle args[0], or nullptr with a JS error thrown.
+std::shared_ptr<Database> DbArg(const Args& args) {
+  IsolateThread* t = Self(args);
+  int h = args[0]->IsInt32() ? args[0].As<v8::Int32>()->Value() : -1;
+  auto db = t->Db(h);
+  if (!db) t->ThrowStatus(Status::NotFound("database handle is closed"));
+  return db;
+}
+
+bool Fail(const Args& args, const Status& s) {
+  Self(args)->ThrowStatus(s);
+  return false;
+}
+
+// Parses options JSON text in args[i] (undefined = no options).
+bool OptsArg(const Args& args, int i, json::Document* doc) {
+  if (args[i]->IsUndefined() || args[i]->IsNull()) {
+    doc->SetObject();
+    return true;
+  }
+  Status s = json::Parse(ToUtf8(args.GetIsolate(), args[i]), doc);
+  if (s.ok() && !doc->IsObject()) s = Status::BadRequest("options must be an object");
+  return s.ok() || Fail(args, s);
+}
+
+bool Bool(const json::Value& o, const char* key, bool dflt = false) {
+  auto it = o.FindMember(key);
+  if (it == o.MemberEnd()) return dflt;
+  if (it->value.IsBool()) return it->value.GetBool();
+  if (it->value.IsString()) return json::View(it->value) == "true";
+  if (it->value.IsNumber()) return it->value.GetDouble() != 0;
+  return dflt;
+}
+
+std::string String(const json::Value& o, const char* key) {
+  auto it = o.FindMember(key);
+  return it != o.MemberEnd() && it->value.IsString() ? std::string(json::View(it->value)) : std::string();
+}
+
+bool Has(const json::Value& o, const char* key) {
+  auto it = o.FindMember(key);
+  return it != o.MemberEnd() && !it->value.IsNull();
+}
+
+uint64_t Uint(const json::Value& o, const char* key, uint64_t dflt) {
+  auto it = o.FindMember(key);
+  if (it == o.MemberEnd()) return dflt;
+  if (it->value.IsNumber()) {
+    double d = it->value.GetDouble();
+    return d <= 0 ? 0 : (d >= 1.8e19 ? dflt : static_cast<uint64_t>(d));
+  }
+  if (it->value.IsString()) {
+    try {
+      return std::stoull(std::string(json::View(it->value)));
+    } catch (...) {
+      return dflt;
+    }
+  }
+  return dflt;
+}
+
+// Returns the parsed value, or an empty handle with the exception pending.
+void ReturnJson(const Args& args, std::string_view json) {
+  v8::Local<v8::Value> v;
+  if (JsonToV8(args.GetIsolate()->GetCurrentContext(), json).ToLocal(&v)) args.GetReturnValue().Set(v);
+}
+
+// Serializes a JS document, throwing a bad_request PouchDB error on failure.
+// `doc` is JSON text already (js/prelude/pouchdb.js's fast path) or a JS value.
+bool DocToJson(const Args& args, v8::Local<v8::Value> doc, std::string* out) {
+  v8::Isolate* isolate = args.GetIsolate();
+  if (doc->IsString()) {
+    v8::Local<v8::String> text = doc.As<v8::String>();
+    out->resize(static_cast<size_t>(text->Utf8Length(isolate)));
+    text->WriteUtf8(isolate, out->data(), static_cast<int>(out->size()), nullptr,
+                    v8::String::NO_NULL_TERMINATION | v8::String::REPLACE_INVALID_UTF8);
+    return true;
+  }
+  Status s;
+  {
+    v8::TryCatch tc(isolate);
+    s = V8ToJson(isolate->GetCurrentContext(), doc, out);
+    if (s.ok()) return true;
+    if (tc.HasCaught()) {
+      tc.ReThrow();  // a toJSON() or getter threw: keep its error
+      return false;
+    }
+  }
+  // Thrown outside the TryCatch above, which would swallow it.
+  std::string reason = s.reason();
+  if (reason.rfind("value", 0) == 0) reason = "doc" + reason.substr(5);
+  return Fail(args, Status::BadRequest(reason));
+}
+
+void AppendError(std::string* out, const Status& s, int http) {
+  *out += "\"status\":" + std::to_string(http) + ",\"name\":";
+  json::AppendQuoted(out, s.ErrorName());
+  *out += ",\"message\":";
+  json::AppendQuoted(out, s.reason());
+  *out += ",\"error\":true,\"reason\":";
+  json::AppendQuoted(out, s.reason());
+}
+
+int Http(const Status& s) { return HttpStatusOf(s.code()); }
+
+v8::Local<v8::Array> Pair(v8::Isolate* isolate, std::string_view a, std::string_view b) {
+  v8::Local<v8::Value> items[] = {ToV8String(isolate, a), ToV8String(isolate, b)};
+  return v8::Array::New(isolate, items, 2);
+}
+
+//////// open / close / destroy / info
+
+void DbOpen(const Args& args) {
+  IsolateThread* t = Self(args);
+  Store* store = t->store();
+  if (!store) {
+    Fail(args, Status(Status::Code::kInvalidOperation, "no settee store is attached to this isolate"));
+    return;
+  }
+  std::string name = ToUtf8(args.GetIsolate(), args[0]);
+  auto db = store->OpenDatabase(name);
+  if (!db.ok() && db.status().IsNotFound()) {
+    db = store->CreateDatabase(name);
+    // Another isolate may have created it first.
+    if (!db.ok() && db.status().code() == Status::Code::kFileExists) db = store->OpenDatabase(name);
+  }
+  if (!db.ok()) {
+    Fail(args, db.status());
+    return;
+  }
+  args.GetReturnValue().Set(t->OpenDb(std::move(db.value())));
+}
+
+void DbClose(const Args& args) {
+  if (args[0]->IsInt32()) Self(args)->CloseDb(args[0].As<v8::Int32>()->Value());
+}
+
+void DbDestroy(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  IsolateThread* t = Self(args);
+  Status s = t->store()->DeleteDatabase(db->name());
+  if (!s.ok()) {
+    Fail(args, s);
+    return;
+  }
+  t->CloseDb(args[0].As<v8::Int32>()->Value());
+}
+
+void DbInfo(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  auto info = db->Info();
+  if (!info.ok()) {
+    Fail(args, info.status());
+    return;
+  }
+  std::string out = "{\"db_name\":";
+  json::AppendQuoted(&out, info->db_name);
+  out += ",\"doc_count\":" + std::to_string(info->doc_count) +
+         ",\"doc_del_count\":" + std::to_string(info->doc_del_count) +
+         ",\"update_seq\":" + std::to_string(info->update_seq) +
+         ",\"purge_seq\":" + std::to_string(info->purge_seq) +
+         ",\"sizes\":{\"active\":" + std::to_string(info->sizes_active) +
+         ",\"external\":" + std::to_string(info->sizes_external) +
+         ",\"file\":" + std::to_string(info->sizes_file) + "}}";
+  ReturnJson(args, out);
+}
+
+void DbCompact(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  Status s = db->Compact();
+  if (!s.ok()) Fail(args, s);
+}
+
+void DbUpdateSeq(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  args.GetReturnValue().Set(static_cast<double>(db->UpdateSeq()));
+}
+
+//////// documents
+
+// dbPut(h, doc, replicator_mode) -> [id, rev]
+void DbPut(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  std::string json;
+  if (!DocToJson(args, args[1], &json)) return;
+  UpdateOptions opts;
+  opts.new_edits = !args[2]->IsTrue();
+  auto r = db->Put({}, json, opts);
+  if (!r.ok()) {
+    Fail(args, r.status());
+    return;
+  }
+  if (!r->status.ok()) {
+    Fail(args, r->status);
+    return;
+  }
+  args.GetReturnValue().Set(Pair(args.GetIsolate(), r->id, r->rev));
+}
+
+// dbRemove(h, id, rev) -> [id, rev]
+void DbRemove(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  v8::Isolate* isolate = args.GetIsolate();
+  auto r = db->Delete(ToUtf8(isolate, args[1]), ToUtf8(isolate, args[2]));
+  if (!r.ok()) {
+    Fail(args, r.status());
+    return;
+  }
+  if (!r->status.ok()) {
+    Fail(args, r->status);
+    return;
+  }
+  args.GetReturnValue().Set(Pair(isolate, r->id, r->rev));
+}
+
+// dbGet(h, id, optsJson?) -> doc
+void DbGet(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  GetOptions opts;
+  if (!args[2]->IsUndefined()) {
+    json::Document o;
+    if (!OptsArg(args, 2, &o)) return;
+    opts.rev = String(o, "rev");
+    opts.revs = Bool(o, "revs");
+    opts.revs_info = Bool(o, "revs_info");
+    opts.conflicts = Bool(o, "conflicts");
+    opts.deleted_conflicts = Bool(o, "deleted_conflicts");
+    opts.local_seq = Bool(o, "local_seq");
+    opts.latest = Bool(o, "latest");
+    if (Bool(o, "meta")) opts.conflicts = opts.deleted_conflicts = opts.revs_info = true;
+  }
+  // The id is converted into a reused buffer: db.get is the hot path.
+  thread_local std::string id;
+  v8::Isolate* isolate = args.GetIsolate();
+  if (args[1]->IsString()) {
+    v8::Local<v8::String> s = args[1].As<v8::String>();
+    id.resize(static_cast<size_t>(s->Utf8Length(isolate)));
+    s->WriteUtf8(isolate, id.data(), static_cast<int>(id.size()), nullptr,
+                 v8::String::NO_NULL_TERMINATION | v8::String::REPLACE_INVALID_UTF8);
+  } else {
+    id = ToUtf8(isolate, args[1]);
+  }
+  auto r = db->Get(id, opts);
+  if (!r.ok()) {
+    Fail(args, r.status());
+    return;
+  }
+  ReturnJson(args, *r);
+}
+
+// dbOpenRevs(h, id, optsJson) -> [{ok: doc} | {missing: rev}]
+void DbOpenRevs(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  json::Document o;
+  if (!OptsArg(args, 2, &o)) return;
+  std::vector<std::string> revs;
+  auto it = o.FindMember("open_revs");
+  if (it != o.MemberEnd() && it->value.IsArray()) {
+    for (auto& r : it->value.GetArray()) {
+      if (!r.IsString()) {
+        Fail(args, Status::BadRequest("open_revs must be \"all\" or an array of revisions"));
+        return;
+      }
+      revs.emplace_back(json::View(r));
+    }
+    if (revs.empty()) {
+      args.GetReturnValue().Set(v8::Array::New(args.GetIsolate()));
+      return;
+    }
+  } else if (!(it != o.MemberEnd() && it->value.IsString() && json::View(it->value) == "all")) {
+    Fail(args, Status::BadRequest("open_revs must be \"all\" or an array of revisions"));
+    return;
+  }
+  GetOptions opts;
+  opts.revs = Bool(o, "revs");
+  opts.latest = Bool(o, "latest");
+  opts.conflicts = Bool(o, "conflicts");
+  std::vector<OpenRevResult> out;
+  Status s = db->GetOpenRevs(ToUtf8(args.GetIsolate(), args[1]), revs, opts, &out);
+  if (!s.ok()) {
+    Fail(args, s);
+    return;
+  }
+  std::string text = "[";
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (i) text += ',';
+    if (out[i].found) {
+      text += "{\"ok\":" + out[i].doc + "}";
+    } else {
+      text += "{\"missing\":";
+      json::AppendQuoted(&text, out[i].rev);
+      text += "}";
+    }
+  }
+  text += "]";
+  ReturnJson(args, text);
+}
+
+// dbBulkDocs(h, docs[], replicator_mode) -> results[], or [id, rev, ...]
+// when every document succeeded in normal mode
+void DbBulkDocs(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
+  if (!args[1]->IsArray()) {
+    Fail(args, Status::BadRequest("Missing JSON list of 'docs'"));
+    return;
+  }
+  auto arr = args[1].As<v8::Array>();
+  uint32_t n = arr->Length();
+  std::vector<std::string> bodies(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    v8::Local<v8::Value> doc;
+    if (!arr->Get(ctx, i).ToLocal(&doc)) return;
+    if (!DocToJson(args, doc, &bodies[i])) return;
+  }
+  std::vector<std::string_view> views(bodies.begin(), bodies.end());
+  UpdateOptions opts;
+  opts.new_edits = !args[2]->IsTrue();
+  std::vector<DocUpdateResult> results;
+  Status s = db->BulkDocs(views, opts, &results);
+  if (!s.ok()) {
+    Fail(args, s);
+    return;
+  }
+  bool all_ok = true;
+  for (auto& r : results) all_ok = all_ok && r.status.ok();
+  if (all_ok && opts.new_edits) {
+    // The common case as a flat [id, rev, id, rev, ...] array; js/prelude/pouchdb.js
+    // shapes the {ok, id, rev} objects (cheaper than JSON text + parse).
+    std::vector<v8::Local<v8::Value>> flat;
+    flat.reserve(results.size() * 2);
+    for (auto& r : results) {
+      flat.push_back(ToV8String(isolate, r.id));
+      flat.push_back(ToV8String(isolate, r.rev));
+    }
+    args.GetReturnValue().Set(v8::Array::New(isolate, flat.data(), flat.size()));
+    return;
+  }
+  std::string out = "[";
+  bool first = true;
+  for (auto& r : results) {
+    // Replicator mode reports only the failures, as PouchDB and CouchDB do.
+    if (!opts.new_edits && r.status.ok()) continue;
+    if (!first) out += ',';
+    first = false;
+    if (r.status.ok()) {
+      out += "{\"ok\":true,\"id\":";
+      json::AppendQuoted(&out, r.id);
+      out += ",\"rev\":";
+      json::AppendQuoted(&out, r.rev);
+      out += '}';
+    } else {
+      out += '{';
+      AppendError(&out, r.status, Http(r.status));
+      out += ",\"id\":";
+      json::AppendQuoted(&out, r.id);
+      if (!r.rev.empty()) {
+        out += ",\"rev\":";
+        json::AppendQuoted(&out, r.rev);
+      }
+      out += '}';
+    }
+  }
+  out += ']';
+  ReturnJson(args, out);
+}
+
+//////// queries
+
+// dbAllDocs(h, optsJson) -> {total_rows, offset, rows}
+void DbAllDocs(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  json::Document o;
+  if (!OptsArg(args, 1, &o)) return;
+  AllDocsOptions opts;
+  if (Has(o, "startkey")) opts.start_key = String(o, "startkey");
+  if (Has(o, "endkey")) opts.end_key = String(o, "endkey");
+  opts.inclusive_end = Bool(o, "inclusive_end", true);
+  opts.descending = Bool(o, "descending");
+  opts.skip = Uint(o, "skip", 0);
+  opts.limit = Uint(o, "limit", opts.limit);
+  opts.include_docs = Bool(o, "include_docs");
+  opts.conflicts = Bool(o, "conflicts");
+  auto kit = o.FindMember("keys");
+  if (kit != o.MemberEnd() && kit->value.IsArray()) {
+    opts.keys.emplace();
+    for (auto& k : kit->value.GetArray()) {
+      opts.keys->push_back(k.IsString() ? std::string(json::View(k)) : json::Serialize(k));
+    }
+  }
+  AllDocsResult r;
+  Status s = db->AllDocs(opts, &r);
+  if (!s.ok()) {
+    Fail(args, s);
+    return;
+  }
+  std::string out = "{\"total_rows\":" + std::to_string(r.total_rows) +
+                    ",\"offset\":" + std::to_string(r.offset);
+  if (Bool(o, "update_seq")) out += ",\"update_seq\":" + std::to_string(r.update_seq);
+  out += ",\"rows\":[";
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    const AllDocsRow& row = r.rows[i];
+    if (i) out += ',';
+    if (!row.error.ok()) {
+      out += "{\"key\":";
+      json::AppendQuoted(&out, row.id);
+      out += ",\"error\":";
+      json::AppendQuoted(&out, row.error.ErrorName());
+      out += '}';
+      continue;
+    }
+    out += "{\"id\":";
+    json::AppendQuoted(&out, row.id);
+    out += ",\"key\":";
+    json::AppendQuoted(&out, row.id);
+    out += ",\"value\":{\"rev\":";
+    json::AppendQuoted(&out, row.rev);
+    if (row.deleted) out += ",\"deleted\":true";
+    out += '}';
+    if (opts.include_docs) {
+      out += ",\"doc\":";
+      out += row.deleted || row.doc.empty() ? "null" : row.doc;
+    }
+    out += '}';
+  }
+  out += "]}";
+  ReturnJson(args, out);
+}
+
+// dbChanges(h, optsJson) -> {results, last_seq}
+void DbChanges(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  json::Document o;
+  if (!OptsArg(args, 1, &o)) return;
+  ChangesOptions opts;
+  opts.since = Uint(o, "since", 0);
+  opts.limit = Uint(o, "limit", opts.limit);
+  opts.descending = Bool(o, "descending");
+  opts.include_docs = Bool(o, "include_docs");
+  opts.conflicts = Bool(o, "conflicts");
+  opts.all_docs_style = String(o, "style") == "all_docs";
+  auto dit = o.FindMember("doc_ids");
+  if (dit != o.MemberEnd() && dit->value.IsArray()) {
+    opts.doc_ids.emplace();
+    for (auto& d : dit->value.GetArray()) {
+      if (d.IsString()) opts.doc_ids->emplace_back(json::View(d));
+    }
+  }
+  std::string out = "{\"results\":[";
+  bool first = true;
+  uint64_t last_seq = 0;
+  Status s = db->Changes(
+      opts,
+      [&](const ChangeRow& row) {
+        if (!first) out += ',';
+        first = false;
+        out += "{\"id\":";
+        json::AppendQuoted(&out, row.id);
+        out += ",\"changes\":[";
+        for (size_t i = 0; i < row.revs.size(); ++i) {
+          if (i) out += ',';
+          out += "{\"rev\":";
+          json::AppendQuoted(&out, row.revs[i]);
+          out += '}';
+        }
+        out += "],\"seq\":" + std::to_string(row.seq);
+        if (row.deleted) out += ",\"deleted\":true";
+        if (opts.include_docs) {
+          out += ",\"doc\":";
+          out += row.doc.empty() ? "null" : row.doc;
+        }
+        out += '}';
+        return true;
+      },
+      &last_seq);
+  if (!s.ok()) {
+    Fail(args, s);
+    return;
+  }
+  out += "],\"last_seq\":" + std::to_string(last_seq) + "}";
+  ReturnJson(args, out);
+}
+
+// dbRevsDiff(h, json {id: [revs]}) -> {id: {missing, possible_ancestors?}}
+void DbRevsDiff(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  json::Document o;
+  if (!OptsArg(args, 1, &o)) return;
+  std::vector<RevsDiffRequest> req;
+  for (auto& m : o.GetObject()) {
+    RevsDiffRequest r;
+    r.id = std::string(json::View(m.name));
+    if (!m.value.IsArray()) {
+      Fail(args, Status::BadRequest("revsDiff expects {id: [revs]}"));
+      return;
+    }
+    for (auto& rev : m.value.GetArray()) {
+      if (rev.IsString()) r.revs.emplace_back(json::View(rev));
+    }
+    req.push_back(std::move(r));
+  }
+  std::vector<RevsDiffResult> res;
+  Status s = db->RevsDiff(req, &res);
+  if (!s.ok()) {
+    Fail(args, s);
+    return;
+  }
+  std::string out = "{";
+  bool first = true;
+  for (auto& r : res) {
+    if (r.missing.empty()) continue;
+    if (!first) out += ',';
+    first = false;
+    json::AppendQuoted(&out, r.id);
+    out += ":{\"missing\":[";
+    for (size_t i = 0; i < r.missing.size(); ++i) {
+      if (i) out += ',';
+      json::AppendQuoted(&out, r.missing[i]);
+    }
+    out += ']';
+    if (!r.possible_ancestors.empty()) {
+      out += ",\"possible_ancestors\":[";
+      for (size_t i = 0; i < r.possible_ancestors.size(); ++i) {
+        if (i) out += ',';
+        json::AppendQuoted(&out, r.possible_ancestors[i]);
+      }
+      out += ']';
+    }
+    out += '}';
+  }
+  out += '}';
+  ReturnJson(args, out);
+}
+
+// dbBulkGet(h, json {docs:[{id, rev?}], revs, latest}) -> {results}
+void DbBulkGet(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  json::Document o;
+  if (!OptsArg(args, 1, &o)) return;
+  std::vector<BulkGetRequest> req;
+  auto dit = o.FindMember("docs");
+  if (dit == o.MemberEnd() || !dit->value.IsArray()) {
+    Fail(args, Status::BadRequest("Missing JSON list of 'docs'"));
+    return;
+  }
+  for (auto& d : dit->value.GetArray()) {
+    if (!d.IsObject() || !d.HasMember("id") || !d["id"].IsString()) {
+      Fail(args, Status::BadRequest("bulkGet items need a string id"));
+      return;
+    }
+    req.push_back({std::string(json::View(d["id"])), String(d, "rev")});
+  }
+  BulkGetOptions opts;
+  opts.revs = Bool(o, "revs");
+  opts.latest = Bool(o, "latest");
+  std::vector<BulkGetResult> res;
+  Status s = db->BulkGet(req, opts, &res);
+  if (!s.ok()) {
+    Fail(args, s);
+    return;
+  }
+  std::string out = "{\"results\":[";
+  for (size_t i = 0; i < res.size(); ++i) {
+    if (i) out += ',';
+    out += "{\"id\":";
+    json::AppendQuoted(&out, res[i].id);
+    out += ",\"docs\":[";
+    for (size_t k = 0; k < res[i].docs.size(); ++k) {
+      const BulkGetItem& item = res[i].docs[k];
+      if (k) out += ',';
+      if (item.status.ok()) {
+        out += "{\"ok\":" + item.doc + "}";
+      } else {
+        out += "{\"error\":{\"id\":";
+        json::AppendQuoted(&out, res[i].id);
+        out += ",\"rev\":";
+        json::AppendQuoted(&out, item.rev);
+        out += ",\"error\":";
+        json::AppendQuoted(&out, item.status.ErrorName());
+        out += ",\"reason\":";
+        json::AppendQuoted(&out, item.status.reason());
+        out += "}}";
+      }
+    }
+    out += "]}";
+  }
+  out += "]}";
+  ReturnJson(args, out);
+}
+
+//////// live feeds
+
+void DbListen(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  uint64_t feed = static_cast<uint64_t>(args[1]->NumberValue(args.GetIsolate()->GetCurrentContext()).FromMaybe(0));
+  Self(args)->Listen(db, feed);
+}
+
+void DbUnlisten(const Args& args) {
+  uint64_t feed = static_cast<uint64_t>(args[0]->NumberValue(args.GetIsolate()->GetCurrentContext()).FromMaybe(0));
+  Self(args)->Unlisten(feed);
+}
+
+void SetFn(v8::Local<v8::Context> ctx, v8::Local<v8::Object> obj, const char* name,
+           v8::FunctionCallback fn) {
+  v8::Isolate* isolate = ctx->GetIsolate();
+  v8::Local<v8::Function> f =
+      v8::FunctionTemplate::New(isolate, fn, v8::Local<v8::Value>(), v8::Local<v8::Signature>(), 0,
+                                v8::ConstructorBehavior::kThrow)
+          ->GetFunction(ctx)
+          .ToLocalChecked();
+  obj->Set(ctx, ToV8String(isolate, name), f).Check();
+}
+
+}  // namespace
+
+void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native) {
+  v8::Local<v8::Context> ctx = t->isolate()->GetCurrentContext();
+  SetFn(ctx, native, "dbOpen", DbOpen);
+  SetFn(ctx, native, "dbClose", DbClose);
+  SetFn(ctx, native, "dbDestroy", DbDestroy);
+  SetFn(ctx, native, "dbInfo", DbInfo);
+  SetFn(ctx, native, "dbCompact", DbCompact);
+  SetFn(ctx, native, "dbUpdateSeq", DbUpdateSeq);
+  SetFn(ctx, native, "dbPut", DbPut);
+  SetFn(ctx, native, "dbRemove", DbRemove);
+  SetFn(ctx, native, "dbGet", DbGet);
+  SetFn(ctx, native, "dbOpenRevs", DbOpenRevs);
+  SetFn(ctx, native, "dbBulkDocs", DbBulkDocs);
+  SetFn(ctx, native, "dbAllDocs", DbAllDocs);
+  SetFn(ctx, native, "dbChanges", DbChanges);
+  SetFn(ctx, native, "dbRevsDiff", DbRevsDiff);
+  SetFn(ctx, native, "dbBulkGet", DbBulkGet);
+  SetFn(ctx, native, "dbListen", DbListen);
+  SetFn(ctx, native, "dbUnlisten", DbUnlisten);
+}
+
+}  // namespace settee::js

@@ -1,0 +1,424 @@
+// The `native` functions behind the prelude's node-like globals (js/prelude/): output,
+// clocks, process facts, files for require(), compilation, UTF-8, timers and
+// the thread/task/message plumbing.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <mutex>
+
+#include <node_version.h>
+#include <v8-array-buffer.h>
+#include <v8-container.h>
+#include <v8-exception.h>
+#include <v8-external.h>
+#include <v8-function.h>
+#include <v8-initialization.h>
+#include <v8-primitive.h>
+#include <v8-script.h>
+#include <v8-statistics.h>
+#include <v8-template.h>
+#include <v8-typed-array.h>
+
+#include "js/convert.h"
+#include "js/isolate_thread.h"
+
+extern char** environ;
+
+namespace settee::js {
+
+namespace {
+
+using Args = v8::FunctionCallbackInfo<v8::Value>;
+
+const uint64_t kProcessStartNs = uv_hrtime();
+std::mutex g_output_mu;
+
+IsolateThread* Self(const Args& args) { return IsolateThread::From(args.GetIsolate()); }
+
+v8::Local<v8::String> Str(v8::Isolate* isolate, std::string_view s) { return ToV8String(isolate, s); }
+
+void ThrowTypeError(v8::Isolate* isolate, std::string_view msg) {
+  isolate->ThrowException(v8::Exception::TypeError(Str(isolate, msg)));
+}
+
+void SetFn(v8::Local<v8::Context> ctx, v8::Local<v8::Object> obj, const char* name,
+           v8::FunctionCallback fn) {
+  v8::Isolate* isolate = ctx->GetIsolate();
+  v8::Local<v8::Function> f =
+      v8::FunctionTemplate::New(isolate, fn, v8::Local<v8::Value>(), v8::Local<v8::Signature>(), 0,
+                                v8::ConstructorBehavior::kThrow)
+          ->GetFunction(ctx)
+          .ToLocalChecked();
+  obj->Set(ctx, Str(isolate, name), f).Check();
+}
+
+void SetValue(v8::Local<v8::Context> ctx, v8::Local<v8::Object> obj, const char* name,
+              v8::Local<v8::Value> v) {
+  obj->Set(ctx, Str(ctx->GetIsolate(), name), v).Check();
+}
+
+void WriteAll(int fd, const std::string& s) {
+  std::lock_guard<std::mutex> lock(g_output_mu);
+  const char* p = s.data();
+  size_t n = s.size();
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// True iff `s` is well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF).
+bool ValidUtf8(const unsigned char* s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = s[i];
+    if (c < 0x80) { ++i; continue; }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+    else return false;
+    if (i + len > n) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (s[i + k] & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+//////// output, clocks, process
+
+void Print(const Args& args) {
+  int fd = args[0]->Int32Value(args.GetIsolate()->GetCurrentContext()).FromMaybe(1) == 2 ? 2 : 1;
+  WriteAll(fd, ToUtf8(args.GetIsolate(), args[1]));
+}
+
+void Now(const Args& args) {
+  args.GetReturnValue().Set(static_cast<double>(uv_hrtime() - kProcessStartNs) / 1e6);
+}
+
+void Hrtime(const Args& args) {
+  args.GetReturnValue().Set(v8::BigInt::NewFromUnsigned(args.GetIsolate(), uv_hrtime()));
+}
+
+void MemoryUsage(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
+  v8::HeapStatistics hs;
+  isolate->GetHeapStatistics(&hs);
+  size_t rss = 0;
+  uv_resident_set_memory(&rss);
+  v8::Local<v8::Object> o = v8::Object::New(isolate);
+  SetValue(ctx, o, "rss", v8::Number::New(isolate, static_cast<double>(rss)));
+  SetValue(ctx, o, "heapTotal", v8::Number::New(isolate, static_cast<double>(hs.total_heap_size())));
+  SetValue(ctx, o, "heapUsed", v8::Number::New(isolate, static_cast<double>(hs.used_heap_size())));
+  SetValue(ctx, o, "external", v8::Number::New(isolate, static_cast<double>(hs.external_memory())));
+  SetValue(ctx, o, "arrayBuffers", v8::Number::New(isolate, 0));
+  args.GetReturnValue().Set(o);
+}
+
+// process.cpuUsage(): user and system CPU time of the process in microseconds.
+void CpuUsage(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
+  uv_rusage_t ru;
+  double user = 0, sys = 0;
+  if (uv_getrusage(&ru) == 0) {
+    user = static_cast<double>(ru.ru_utime.tv_sec) * 1e6 + static_cast<double>(ru.ru_utime.tv_usec);
+    sys = static_cast<double>(ru.ru_stime.tv_sec) * 1e6 + static_cast<double>(ru.ru_stime.tv_usec);
+  }
+  v8::Local<v8::Object> o = v8::Object::New(isolate);
+  SetValue(ctx, o, "user", v8::Number::New(isolate, user));
+  SetValue(ctx, o, "system", v8::Number::New(isolate, sys));
+  args.GetReturnValue().Set(o);
+}
+
+void Exit(const Args& args) {
+  int code = args[0]->Int32Value(args.GetIsolate()->GetCurrentContext()).FromMaybe(0);
+  Self(args)->Exit(code);
+}
+
+void Cwd(const Args& args) {
+  char buf[PATH_MAX];
+  const char* d = getcwd(buf, sizeof buf);
+  args.GetReturnValue().Set(Str(args.GetIsolate(), d ? d : "/"));
+}
+
+//////// files, compilation
+
+void StatKind(const Args& args) {
+  std::string path = ToUtf8(args.GetIsolate(), args[0]);
+  struct stat st;
+  int kind = 0;
+  if (::stat(path.c_str(), &st) == 0) kind = S_ISREG(st.st_mode) ? 1 : (S_ISDIR(st.st_mode) ? 2 : 0);
+  args.GetReturnValue().Set(kind);
+}
+
+void ReadFile(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  std::string path = ToUtf8(isolate, args[0]);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    std::string msg = std::string(errno == ENOENT ? "ENOENT" : "EIO") + ": " + std::strerror(errno) +
+                      ", open '" + path + "'";
+    ThrowTypeError(isolate, msg);
+    return;
+  }
+  std::string data;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    data.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  args.GetReturnValue().Set(Str(isolate, data));
+}
+
+void CompileModule(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
+  if (!args[0]->IsString()) return ThrowTypeError(isolate, "module source must be a string");
+  v8::ScriptOrigin origin(isolate, args[1]);
+  v8::ScriptCompiler::Source source(args[0].As<v8::String>(), origin);
+  v8::Local<v8::String> params[] = {Str(isolate, "exports"), Str(isolate, "require"),
+                                    Str(isolate, "module"), Str(isolate, "__filename"),
+                                    Str(isolate, "__dirname")};
+  v8::Local<v8::Function> fn;
+  if (v8::ScriptCompiler::CompileFunction(ctx, &source, 5, params).ToLocal(&fn)) {
+    args.GetReturnValue().Set(fn);
+  }
+}
+
+void RunScript(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
+  if (!args[0]->IsString()) return ThrowTypeError(isolate, "script source must be a string");
+  v8::ScriptOrigin origin(isolate, args[1]);
+  v8::Local<v8::Script> script;
+  v8::Local<v8::Value> result;
+  if (v8::Script::Compile(ctx, args[0].As<v8::String>(), &origin).ToLocal(&script) &&
+      script->Run(ctx).ToLocal(&result)) {
+    args.GetReturnValue().Set(result);
+  }
+}
+
+//////// encoding
+
+void Utf8Encode(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::String> s;
+  if (!args[0]->ToString(isolate->GetCurrentContext()).ToLocal(&s)) return;
+  size_t len = static_cast<size_t>(s->Utf8Length(isolate));
+  auto ab = v8::ArrayBuffer::New(isolate, len);
+  s->WriteUtf8(isolate, static_cast<char*>(ab->GetBackingStore()->Data()), static_cast<int>(len), nullptr,
+               v8::String::NO_NULL_TERMINATION | v8::String::REPLACE_INVALID_UTF8);
+  // A Buffer when the prelude defined it, so Buffer.from(str) shares this.
+  args.GetReturnValue().Set(v8::Uint8Array::New(ab, 0, len));
+}
+
+void Utf8Decode(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  if (!args[0]->IsArrayBufferView()) return ThrowTypeError(isolate, "expected a Uint8Array");
+  auto view = args[0].As<v8::ArrayBufferView>();
+  size_t len = view->ByteLength();
+  const char* data = static_cast<const char*>(view->Buffer()->GetBackingStore()->Data()) + view->ByteOffset();
+  if (args[1]->IsTrue() && !ValidUtf8(reinterpret_cast<const unsigned char*>(data), len)) {
+    args.GetReturnValue().SetNull();
+    return;
+  }
+  v8::Local<v8::String> s;
+  if (!v8::String::NewFromUtf8(isolate, data, v8::NewStringType::kNormal, static_cast<int>(len)).ToLocal(&s)) {
+    isolate->ThrowException(v8::Exception::RangeError(Str(isolate, "string too long")));
+    return;
+  }
+  args.GetReturnValue().Set(s);
+}
+
+void ToJson(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  std::string out;
+  Status s;
+  {
+    v8::TryCatch tc(isolate);
+    s = V8ToJson(isolate->GetCurrentContext(), args[0], &out);
+    if (!s.ok() && tc.HasCaught()) {
+      tc.ReThrow();
+      return;
+    }
+  }
+  if (!s.ok()) {
+    ThrowTypeError(isolate, s.reason());  // outside the TryCatch, which would swallow it
+    return;
+  }
+  args.GetReturnValue().Set(Str(isolate, out));
+}
+
+void QueueMicrotask(const Args& args) {
+  if (args[0]->IsFunction()) args.GetIsolate()->EnqueueMicrotask(args[0].As<v8::Function>());
+}
+
+//////// timers
+
+void TimerStart(const Args& args) {
+  v8::Local<v8::Context> ctx = args.GetIsolate()->GetCurrentContext();
+  uint32_t id = args[0]->Uint32Value(ctx).FromMaybe(0);
+  double ms = args[1]->NumberValue(ctx).FromMaybe(1);
+  Self(args)->TimerStart(id, static_cast<uint64_t>(ms < 1 ? 1 : ms), args[2]->IsTrue());
+}
+
+void TimerStop(const Args& args) {
+  Self(args)->TimerStop(args[0]->Uint32Value(args.GetIsolate()->GetCurrentContext()).FromMaybe(0));
+}
+
+void TimerRef(const Args& args) {
+  Self(args)->TimerRef(args[0]->Uint32Value(args.GetIsolate()->GetCurrentContext()).FromMaybe(0),
+                       args[1]->IsTrue());
+}
+
+void ImmediateStart(const Args& args) { Self(args)->ImmediateStart(); }
+void ImmediateStop(const Args& args) { Self(args)->ImmediateStop(); }
+
+//////// threads, tasks, messages
+
+void PostMessage(const Args& args) {
+  IsolateThread* t = Self(args);
+  int target = args[0]->Int32Value(args.GetIsolate()->GetCurrentContext()).FromMaybe(-1);
+  if (target >= t->pool()->size() || target < IsolatePool::kAllThreads) {
+    return ThrowTypeError(args.GetIsolate(), "no isolate thread " + std::to_string(target));
+  }
+  t->pool()->PostMessage(t->id(), target, ToUtf8(args.GetIsolate(), args[1]));
+}
+
+void PostTask(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
+  IsolateThread* t = Self(args);
+  int target = args[0]->Int32Value(ctx).FromMaybe(-1);
+  if (target >= t->pool()->size() || target < IsolatePool::kAnyThread) {
+    return ThrowTypeError(isolate, "no isolate thread " + std::to_string(target));
+  }
+  uint64_t reply_id = static_cast<uint64_t>(args[3]->NumberValue(ctx).FromMaybe(0));
+  IsolatePool::Impl* pool = t->pool();
+  int self_id = t->id();
+  uint64_t epoch = t->epoch();
+  t->AwaitReply();
+  pool->PostTask(target, ToUtf8(isolate, args[1]), ToUtf8(isolate, args[2]),
+                 [pool, self_id, epoch, reply_id](Result<std::string> r) {
+                   Job reply;
+                   reply.kind = Job::Kind::kReply;
+                   reply.reply_id = reply_id;
+                   reply.epoch = epoch;
+                   reply.ok = r.ok();
+                   reply.text = r.ok() ? std::move(r.value()) : r.status().reason();
+                   pool->thread(self_id)->Post(std::move(reply));
+                 });
+}
+
+void TaskDone(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
+  IsolateThread* t = Self(args);
+  uint64_t id = static_cast<uint64_t>(args[0]->NumberValue(ctx).FromMaybe(0));
+  bool ok = args[1]->IsTrue();
+  bool raw = args[3]->IsTrue();
+  if (!ok) {
+    t->FinishTask(id, Status::Internal(ToUtf8(isolate, args[2])));
+    return;
+  }
+  if (raw) {
+    t->FinishTask(id, ToUtf8(isolate, args[2]));
+    return;
+  }
+  std::string json;
+  v8::TryCatch tc(isolate);
+  Status s = V8ToJson(ctx, args[2], &json);
+  if (!s.ok()) {
+    std::string reason = s.reason();
+    if (tc.HasCaught() && !tc.HasTerminated()) reason += ": " + ToUtf8(isolate, tc.Exception());
+    t->FinishTask(id, Status(s.code(), "task result: " + reason));
+    return;
+  }
+  t->FinishTask(id, std::move(json));
+}
+
+}  // namespace
+
+void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native) {
+  v8::Isolate* isolate = t->isolate();
+  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
+  const PoolOptions& opts = t->pool()->options();
+
+  SetFn(ctx, native, "print", Print);
+  SetFn(ctx, native, "now", Now);
+  SetFn(ctx, native, "hrtime", Hrtime);
+  SetFn(ctx, native, "memoryUsage", MemoryUsage);
+  SetFn(ctx, native, "cpuUsage", CpuUsage);
+  SetFn(ctx, native, "exit", Exit);
+  SetFn(ctx, native, "cwd", Cwd);
+  SetFn(ctx, native, "statKind", StatKind);
+  SetFn(ctx, native, "readFile", ReadFile);
+  SetFn(ctx, native, "compileModule", CompileModule);
+  SetFn(ctx, native, "runScript", RunScript);
+  SetFn(ctx, native, "utf8Encode", Utf8Encode);
+  SetFn(ctx, native, "utf8Decode", Utf8Decode);
+  SetFn(ctx, native, "toJson", ToJson);
+  SetFn(ctx, native, "queueMicrotask", QueueMicrotask);
+  SetFn(ctx, native, "timerStart", TimerStart);
+  SetFn(ctx, native, "timerStop", TimerStop);
+  SetFn(ctx, native, "timerRef", TimerRef);
+  SetFn(ctx, native, "immediateStart", ImmediateStart);
+  SetFn(ctx, native, "immediateStop", ImmediateStop);
+  SetFn(ctx, native, "postMessage", PostMessage);
+  SetFn(ctx, native, "postTask", PostTask);
+  SetFn(ctx, native, "taskDone", TaskDone);
+
+  v8::Local<v8::Array> argv = v8::Array::New(isolate, static_cast<int>(opts.argv.size()));
+  for (size_t i = 0; i < opts.argv.size(); ++i) {
+    argv->Set(ctx, static_cast<uint32_t>(i), Str(isolate, opts.argv[i])).Check();
+  }
+  SetValue(ctx, native, "argv", argv);
+  v8::Local<v8::Object> env = v8::Object::New(isolate);
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    size_t eq = kv.find('=');
+    if (eq == std::string_view::npos || eq == 0) continue;
+    env->Set(ctx, Str(isolate, kv.substr(0, eq)), Str(isolate, kv.substr(eq + 1))).Check();
+  }
+  SetValue(ctx, native, "env", env);
+  SetValue(ctx, native, "pid", v8::Integer::New(isolate, static_cast<int>(getpid())));
+  SetValue(ctx, native, "ppid", v8::Integer::New(isolate, static_cast<int>(getppid())));
+  SetValue(ctx, native, "platform", Str(isolate, "linux"));
+#if defined(__x86_64__)
+  SetValue(ctx, native, "arch", Str(isolate, "x64"));
+#elif defined(__aarch64__)
+  SetValue(ctx, native, "arch", Str(isolate, "arm64"));
+#else
+  SetValue(ctx, native, "arch", Str(isolate, "unknown"));
+#endif
+  SetValue(ctx, native, "nodeVersion", Str(isolate, NODE_VERSION_STRING));
+  SetValue(ctx, native, "v8Version", Str(isolate, v8::V8::GetVersion()));
+  SetValue(ctx, native, "version", Str(isolate, "0.1.0"));
+  SetValue(ctx, native, "threadId", v8::Integer::New(isolate, t->id()));
+  SetValue(ctx, native, "threadCount", v8::Integer::New(isolate, t->pool()->size()));
+  SetValue(ctx, native, "restartCount", v8::Integer::New(isolate, t->restart_count()));
+}
+
+}  // namespace settee::js

@@ -1,0 +1,312 @@
+#include "js/convert.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <v8-array-buffer.h>
+#include <v8-container.h>
+#include <v8-exception.h>
+#include <v8-function.h>
+#include <v8-isolate.h>
+#include <v8-json.h>
+#include <v8-object.h>
+#include <v8-primitive.h>
+#include <v8-primitive-object.h>
+
+#include "util/json.h"
+
+namespace settee::js {
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+// Appends one UTF-16 code unit sequence as the body of a JSON string (no
+// quotes), escaping what JSON requires and encoding as UTF-8.
+template <typename Char>
+void AppendEscaped(const Char* s, size_t n, std::string* out) {
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t c = s[i];
+    if (c < 0x80) {
+      if (c >= 0x20 && c != '"' && c != '\\') {
+        out->push_back(static_cast<char>(c));
+        continue;
+      }
+      out->push_back('\\');
+      switch (c) {
+        case '"': out->push_back('"'); break;
+        case '\\': out->push_back('\\'); break;
+        case '\b': out->push_back('b'); break;
+        case '\f': out->push_back('f'); break;
+        case '\n': out->push_back('n'); break;
+        case '\r': out->push_back('r'); break;
+        case '\t': out->push_back('t'); break;
+        default:
+          out->append("u00");
+          out->push_back(kHex[c >> 4]);
+          out->push_back(kHex[c & 15]);
+      }
+      continue;
+    }
+    if (c >= 0xD800 && c <= 0xDFFF) {
+      // A surrogate pair becomes one 4-byte sequence; a lone half is not
+      // representable in UTF-8 and becomes U+FFFD.
+      if (c <= 0xDBFF && i + 1 < n && s[i + 1] >= 0xDC00 && s[i + 1] <= 0xDFFF) {
+        c = 0x10000 + ((c - 0xD800) << 10) + (s[i + 1] - 0xDC00);
+        ++i;
+      } else {
+        c = 0xFFFD;
+      }
+    }
+    if (c < 0x800) {
+      out->push_back(static_cast<char>(0xC0 | (c >> 6)));
+      out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else if (c < 0x10000) {
+      out->push_back(static_cast<char>(0xE0 | (c >> 12)));
+      out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    } else {
+      out->push_back(static_cast<char>(0xF0 | (c >> 18)));
+      out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    }
+  }
+}
+
+void AppendString(v8::Isolate* isolate, v8::Local<v8::String> str, std::string* out) {
+  thread_local std::vector<uint8_t> one_byte;
+  thread_local std::vector<uint16_t> two_byte;
+  int len = str->Length();
+  out->push_back('"');
+  if (str->IsOneByte()) {
+    one_byte.resize(len);
+    str->WriteOneByte(isolate, one_byte.data(), 0, len, v8::String::NO_NULL_TERMINATION);
+    AppendEscaped(one_byte.data(), len, out);
+  } else {
+    two_byte.resize(len);
+    str->Write(isolate, two_byte.data(), 0, len, v8::String::NO_NULL_TERMINATION);
+    AppendEscaped(two_byte.data(), len, out);
+  }
+  out->push_back('"');
+}
+
+void AppendNumber(double d, std::string* out) {
+  // Integers print as integers (as JSON.stringify does, -0 included).
+  if (d == std::trunc(d) && std::fabs(d) < 9007199254740992.0) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(d));
+    out->append(buf, r.ptr);
+    return;
+  }
+  // Shortest text that parses back to the same double.
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, d);
+  out->append(buf, r.ptr);
+}
+
+class Serializer {
+ public:
+  Serializer(v8::Local<v8::Context> context, std::string* out)
+      : context_(context), isolate_(context->GetIsolate()), out_(out) {}
+
+  Status Write(v8::Local<v8::Value> v) {
+    path_.push_back({v8::Local<v8::Value>(), -1});
+    return WriteValue(v, v8::Local<v8::Value>());
+  }
+
+ private:
+  struct PathElem {
+    v8::Local<v8::Value> key;  // object member (empty for the root)
+    int64_t index;             // array index, or -1 for members
+  };
+
+  std::string PathString() const {
+    std::string p;
+    for (auto& e : path_) {
+      if (e.index >= 0) {
+        p += "[" + std::to_string(e.index) + "]";
+      } else if (e.key.IsEmpty()) {
+        p += "value";
+      } else {
+        p += "." + ToUtf8(isolate_, e.key);
+      }
+    }
+    return p;
+  }
+
+  Status Unrepresentable(const char* what) {
+    return Status::BadRequest(PathString() + ": " + what + " cannot be stored as JSON");
+  }
+
+  // `holder_key` is the key under which `v` sits, passed to toJSON(key).
+  // For array elements `holder_key` is empty and `holder_index` >= 0.
+  Status WriteValue(v8::Local<v8::Value> v, v8::Local<v8::Value> holder_key, int64_t holder_index = -1) {
+    if (v->IsString()) {
+      AppendString(isolate_, v.As<v8::String>(), out_);
+      return Status::OK();
+    }
+    if (v->IsInt32()) {
+      char buf[16];
+      auto r = std::to_chars(buf, buf + sizeof buf, v.As<v8::Int32>()->Value());
+      out_->append(buf, r.ptr);
+      return Status::OK();
+    }
+    if (v->IsNumber()) {
+      double d = v.As<v8::Number>()->Value();
+      if (!std::isfinite(d)) return Unrepresentable(std::isnan(d) ? "NaN" : "Infinity");
+      AppendNumber(d, out_);
+      return Status::OK();
+    }
+    if (v->IsBoolean()) {
+      out_->append(v->IsTrue() ? "true" : "false");
+      return Status::OK();
+    }
+    if (v->IsNull()) {
+      out_->append("null");
+      return Status::OK();
+    }
+    if (v->IsUndefined()) return Unrepresentable("undefined");
+    if (v->IsFunction()) return Unrepresentable("a function");
+    if (v->IsSymbol()) return Unrepresentable("a symbol");
+    if (v->IsBigInt()) return Unrepresentable("a BigInt");
+    if (!v->IsObject()) return Unrepresentable("this value");
+
+    v8::Local<v8::Object> obj = v.As<v8::Object>();
+    // Boxed primitives serialize as their value, like JSON.stringify.
+    if (v->IsStringObject() || v->IsNumberObject() || v->IsBooleanObject()) {
+      v8::Local<v8::Value> prim;
+      if (v->IsStringObject()) prim = v.As<v8::StringObject>()->ValueOf();
+      else if (v->IsNumberObject()) prim = v8::Number::New(isolate_, v.As<v8::NumberObject>()->ValueOf());
+      else prim = v8::Boolean::New(isolate_, v.As<v8::BooleanObject>()->ValueOf());
+      return WriteValue(prim, holder_key, holder_index);
+    }
+    // toJSON(), as JSON.stringify calls it (Date.prototype.toJSON).
+    if (!v->IsArray()) {
+      v8::Local<v8::Value> to_json;
+      if (!obj->Get(context_, ToJsonKey()).ToLocal(&to_json)) return Status::Internal("toJSON getter threw");
+      if (to_json->IsFunction()) {
+        v8::Local<v8::Value> arg =
+            holder_index >= 0 ? ToV8String(isolate_, std::to_string(holder_index)).As<v8::Value>()
+            : holder_key.IsEmpty() ? v8::String::Empty(isolate_).As<v8::Value>()
+                                   : holder_key;
+        v8::Local<v8::Value> replaced;
+        if (!to_json.As<v8::Function>()->Call(context_, obj, 1, &arg).ToLocal(&replaced)) {
+          return Status::Internal("toJSON() threw");
+        }
+        if (replaced->IsObject() && replaced->StrictEquals(obj)) {
+          // toJSON returning `this` would recurse forever; fall through.
+        } else {
+          return WriteValue(replaced, holder_key, holder_index);
+        }
+      }
+    }
+
+    for (auto& seen : stack_) {
+      if (seen == obj) return Unrepresentable("a cyclic structure");
+    }
+    if (stack_.size() >= static_cast<size_t>(json::kMaxNestingDepth)) {
+      return Unrepresentable("nesting deeper than 512 levels");
+    }
+    stack_.push_back(obj);
+    Status s = v->IsArray() ? WriteArray(obj.As<v8::Array>()) : WriteObject(obj);
+    stack_.pop_back();
+    return s;
+  }
+
+  Status WriteArray(v8::Local<v8::Array> arr) {
+    uint32_t n = arr->Length();
+    out_->push_back('[');
+    path_.push_back({v8::Local<v8::Value>(), 0});
+    for (uint32_t i = 0; i < n; ++i) {
+      if (i) out_->push_back(',');
+      path_.back().index = i;
+      v8::Local<v8::Value> e;
+      if (!arr->Get(context_, i).ToLocal(&e)) return Status::Internal("array getter threw");
+      Status s = WriteValue(e, v8::Local<v8::Value>(), i);
+      if (!s.ok()) return s;
+    }
+    path_.pop_back();
+    out_->push_back(']');
+    return Status::OK();
+  }
+
+  Status WriteObject(v8::Local<v8::Object> obj) {
+    v8::Local<v8::Array> keys;
+    if (!obj->GetOwnPropertyNames(context_,
+                                  static_cast<v8::PropertyFilter>(v8::ONLY_ENUMERABLE | v8::SKIP_SYMBOLS),
+                                  v8::KeyConversionMode::kConvertToString)
+             .ToLocal(&keys)) {
+      return Status::Internal("enumerating properties threw");
+    }
+    uint32_t n = keys->Length();
+    out_->push_back('{');
+    path_.push_back({v8::Local<v8::Value>(), -1});
+    for (uint32_t i = 0; i < n; ++i) {
+      v8::Local<v8::Value> key;
+      v8::Local<v8::Value> val;
+      if (!keys->Get(context_, i).ToLocal(&key) || !obj->Get(context_, key).ToLocal(&val)) {
+        return Status::Internal("property getter threw");
+      }
+      if (i) out_->push_back(',');
+      AppendString(isolate_, key.As<v8::String>(), out_);
+      out_->push_back(':');
+      path_.back().key = key;
+      Status s = WriteValue(val, key);
+      if (!s.ok()) return s;
+    }
+    path_.pop_back();
+    out_->push_back('}');
+    return Status::OK();
+  }
+
+  v8::Local<v8::String> ToJsonKey() {
+    return v8::String::NewFromUtf8Literal(isolate_, "toJSON", v8::NewStringType::kInternalized);
+  }
+
+  v8::Local<v8::Context> context_;
+  v8::Isolate* isolate_;
+  std::string* out_;
+  std::vector<v8::Local<v8::Object>> stack_;
+  std::vector<PathElem> path_;
+};
+
+}  // namespace
+
+v8::MaybeLocal<v8::Value> JsonToV8(v8::Local<v8::Context> context, std::string_view json) {
+  v8::Isolate* isolate = context->GetIsolate();
+  v8::Local<v8::String> text;
+  if (!v8::String::NewFromUtf8(isolate, json.data(), v8::NewStringType::kNormal,
+                               static_cast<int>(json.size()))
+           .ToLocal(&text)) {
+    isolate->ThrowException(v8::Exception::RangeError(
+        v8::String::NewFromUtf8Literal(isolate, "JSON text is too large for a JS string")));
+    return {};
+  }
+  return v8::JSON::Parse(context, text);
+}
+
+Status V8ToJson(v8::Local<v8::Context> context, v8::Local<v8::Value> value, std::string* out) {
+  Serializer s(context, out);
+  return s.Write(value);
+}
+
+std::string ToUtf8(v8::Isolate* isolate, v8::Local<v8::Value> value) {
+  if (value.IsEmpty()) return {};
+  v8::String::Utf8Value s(isolate, value);
+  return *s ? std::string(*s, s.length()) : std::string();
+}
+
+v8::Local<v8::String> ToV8String(v8::Isolate* isolate, std::string_view utf8) {
+  v8::Local<v8::String> s;
+  if (!v8::String::NewFromUtf8(isolate, utf8.data(), v8::NewStringType::kNormal,
+                               static_cast<int>(utf8.size()))
+           .ToLocal(&s)) {
+    return v8::String::Empty(isolate);
+  }
+  return s;
+}
+
+}  // namespace settee::js

@@ -1,0 +1,153 @@
+// Part of the isolate prelude (js/prelude/begin.js): CommonJS require() and the global object.
+// A fragment, not a module: it shares the prelude function's scope.
+
+// ---------------------------------------------------------------------------
+// CommonJS require
+
+const builtins = {
+  events: EventEmitter, util, assert, path, pouchdb: PouchDB, settee, buffer: { Buffer },
+  timers: null, process: null, console: null,
+};
+const moduleCache = Object.create(null);
+
+class Module {
+  constructor(id, parent) {
+    this.id = id;
+    this.filename = id;
+    this.exports = {};
+    this.loaded = false;
+    this.parent = parent;
+    this.children = [];
+    this.paths = [];
+  }
+}
+
+function resolveFile(base) {
+  const kind = native.statKind(base);
+  if (kind === 1) return base;
+  for (const ext of ['.js', '.json', '.cjs']) if (native.statKind(base + ext) === 1) return base + ext;
+  if (kind === 2) {
+    const pkg = base + '/package.json';
+    if (native.statKind(pkg) === 1) {
+      let main;
+      try { main = JSON.parse(native.readFile(pkg)).main; } catch (e) { main = undefined; }
+      if (typeof main === 'string') {
+        const r = resolveFile(path.resolve(base, main));
+        if (r) return r;
+      }
+    }
+    for (const ext of ['/index.js', '/index.json']) if (native.statKind(base + ext) === 1) return base + ext;
+  }
+  return null;
+}
+
+function makeRequire(mod) {
+  const dir = mod ? path.dirname(mod.filename) : native.cwd();
+  function require(spec) {
+    if (typeof spec !== 'string' || spec === '') throw new TypeError('The "id" argument must be a non-empty string');
+    const bare = spec.startsWith('node:') ? spec.slice(5) : spec;
+    if (hasOwn(builtins, bare)) {
+      const b = builtins[bare];
+      if (bare === 'timers') return { setTimeout: global.setTimeout, setInterval: global.setInterval, setImmediate, clearTimeout: clearTimer, clearInterval: clearTimer, clearImmediate };
+      if (bare === 'process') return process;
+      if (bare === 'console') return console;
+      return b;
+    }
+    if (!(spec.startsWith('./') || spec.startsWith('../') || spec.startsWith('/') || spec === '.' || spec === '..')) {
+      const e = new Error("Cannot find module '" + spec + "' (settee resolves relative paths and built-ins only)");
+      e.code = 'MODULE_NOT_FOUND';
+      throw e;
+    }
+    const filename = resolveFile(path.resolve(dir, spec));
+    if (!filename) {
+      const e = new Error("Cannot find module '" + spec + "'" + (mod ? '\nRequire stack:\n- ' + mod.filename : ''));
+      e.code = 'MODULE_NOT_FOUND';
+      throw e;
+    }
+    return loadModule(filename, mod).exports;
+  }
+  require.resolve = (spec) => {
+    const r = resolveFile(path.resolve(dir, spec));
+    if (!r) { const e = new Error("Cannot find module '" + spec + "'"); e.code = 'MODULE_NOT_FOUND'; throw e; }
+    return r;
+  };
+  require.cache = moduleCache;
+  require.main = mainModule;
+  return require;
+}
+
+let mainModule;
+function loadModule(filename, parent, source) {
+  const cached = moduleCache[filename];
+  if (cached) return cached;  // a cycle gets the partial exports, like node
+  const mod = new Module(filename, parent);
+  if (parent) parent.children.push(mod);
+  if (!parent) mainModule = mod;
+  moduleCache[filename] = mod;
+  // try/finally, not catch + rethrow: a rethrow would move the error's
+  // reported location (file:line and caret) into this file.
+  let loaded = false;
+  try {
+    if (source === undefined) source = native.readFile(filename);
+    if (filename.endsWith('.json')) {
+      try {
+        mod.exports = JSON.parse(source);
+      } catch (e) {
+        e.message = filename + ': ' + e.message;
+        throw e;
+      }
+    } else {
+      if (source.startsWith('#!')) source = '//' + source.slice(2);
+      const fn = native.compileModule(source, filename);
+      const req = makeRequire(mod);
+      fn.call(mod.exports, mod.exports, req, mod, filename, path.dirname(filename));
+    }
+    mod.loaded = true;
+    loaded = true;
+  } finally {
+    if (!loaded) delete moduleCache[filename];
+  }
+  return mod;
+}
+// Runs the main script: `source` is given for stdin/eval-like input.
+hooks.runMain = function (filename, source) {
+  const abs = filename === '[stdin]' ? native.cwd() + '/[stdin]' : path.resolve(filename);
+  loadModule(abs, null, source === '' ? undefined : source);
+};
+
+// ---------------------------------------------------------------------------
+// Globals
+
+const performance = {
+  now: () => native.now(),
+  timeOrigin: Date.now() - native.now(),
+  mark() {}, measure() {},
+};
+performance.toJSON = () => ({ timeOrigin: performance.timeOrigin });
+
+function defineGlobal(name, value) {
+  Object.defineProperty(global, name, { value, writable: true, configurable: true, enumerable: false });
+}
+defineGlobal('global', global);
+defineGlobal('console', console);
+defineGlobal('process', process);
+defineGlobal('setTimeout', (fn, ms, ...args) => setTimer(fn, ms, args, false));
+defineGlobal('setInterval', (fn, ms, ...args) => setTimer(fn, ms, args, true));
+defineGlobal('clearTimeout', clearTimer);
+defineGlobal('clearInterval', clearTimer);
+defineGlobal('setImmediate', setImmediate);
+defineGlobal('clearImmediate', clearImmediate);
+defineGlobal('queueMicrotask', (fn) => {
+  if (typeof fn !== 'function') throw new TypeError('The "callback" argument must be of type function');
+  native.queueMicrotask(fn);
+});
+defineGlobal('TextEncoder', TextEncoder);
+defineGlobal('TextDecoder', TextDecoder);
+defineGlobal('Buffer', Buffer);
+defineGlobal('performance', performance);
+defineGlobal('PouchDB', PouchDB);
+defineGlobal('settee', settee);
+defineGlobal('require', makeRequire(null));
+defineGlobal('EventEmitter', EventEmitter);
+defineGlobal('atob', (s) => String.fromCharCode(...base64Decode(s)));
+defineGlobal('btoa', (s) => base64Encode(Buffer.from(String(s), 'latin1')));

@@ -1,0 +1,379 @@
+// Part of the isolate prelude (js/prelude/begin.js): the PouchDB-compatible database API.
+// A fragment, not a module: it shares the prelude function's scope.
+
+// ---------------------------------------------------------------------------
+// PouchDB-compatible database API
+
+class PouchError extends Error {
+  constructor(status, name, reason) {
+    super(reason);
+    this.status = status;
+    this.name = name;
+    this.message = reason;
+    this.error = true;
+    this.reason = reason;
+  }
+}
+hooks.makeError = (status, name, reason) => new PouchError(status, name, reason);
+
+// Settles `cb` (node style, on a fresh tick so that a throwing callback is
+// an uncaught exception, not a rejected promise) and returns the promise.
+function settle(promise, cb) {
+  if (typeof cb === 'function') {
+    promise.then((r) => nextTick(cb, null, r), (e) => nextTick(cb, e));
+  }
+  return promise;
+}
+function run(cb, fn) {
+  let p;
+  try { p = Promise.resolve(fn()); } catch (e) { p = Promise.reject(e); }
+  return cb === undefined ? p : settle(p, cb);
+}
+function argsOf(opts, cb) {
+  if (typeof opts === 'function') return [{}, opts];
+  return [opts == null ? {} : opts, cb];
+}
+function jsonOpts(o) { return o && Object.keys(o).length ? JSON.stringify(o, optsReplacer) : undefined; }
+// Options may carry callbacks (onChange, complete, filter): drop them.
+function optsReplacer(k, v) { return typeof v === 'function' ? undefined : v; }
+
+// Documents cross to C++ as JSON text. The fast path is a JS pre-check
+// that the value is plain JSON (cheap once JIT-compiled) followed by V8's
+// JSON.stringify; anything unusual (toJSON, functions, undefined, cycles,
+// NaN, BigInt, deep nesting) is handed to the C++ serializer as is, which
+// applies toJSON or produces the precise bad_request error.
+function plainJson(v, depth, stack) {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return v - v === 0;  // finite
+    case 'object': {
+      if (v === null) return true;
+      if (depth > 500 || typeof v.toJSON === 'function') return false;
+      for (let i = 0; i < stack.length; i++) if (stack[i] === v) return false;
+      stack.push(v);
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) if (!plainJson(v[i], depth + 1, stack)) return false;
+      } else {
+        for (const k in v) {
+          if (hasOwn(v, k) && !plainJson(v[k], depth + 1, stack)) return false;
+        }
+      }
+      stack.pop();
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+function docArg(doc) { return plainJson(doc, 0, []) ? JSON.stringify(doc) : doc; }
+
+const kNoDb = 'database handle is closed';
+// A PouchDB object that is garbage collected without close() gives its
+// handle reference back.
+const dbHandles = new FinalizationRegistry((h) => native.dbClose(h));
+const feeds = new Map();
+let nextFeedId = 1;
+
+class PouchDB extends EventEmitter {
+  constructor(name, opts) {
+    super();
+    if (typeof name === 'object' && name !== null) { opts = name; name = opts.name; }
+    if (typeof name !== 'string' || !name) throw new PouchError(400, 'bad_request', 'Missing/invalid DB name');
+    this.name = name;
+    this.__opts = opts || {};
+    this.adapter = 'settee';
+    this._openError = null;
+    try {
+      this._h = native.dbOpen(name);
+      dbHandles.register(this, this._h, this);
+    } catch (e) {
+      this._h = -1;
+      this._openError = e;
+    }
+  }
+  _handle() {
+    if (this._openError) throw this._openError;
+    if (this._h < 0) throw new PouchError(404, 'not_found', kNoDb);
+    return this._h;
+  }
+  put(doc, opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    return run(cb, () => {
+      if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
+        throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
+      }
+      if (typeof doc._id !== 'string' || doc._id === '') throw new PouchError(412, 'missing_id', '_id is required for puts');
+      const r = native.dbPut(this._handle(), docArg(doc), opts.new_edits === false);
+      return { ok: true, id: r[0], rev: r[1] };
+    });
+  }
+  post(doc, opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    return run(cb, () => {
+      if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
+        throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
+      }
+      const r = native.dbPut(this._handle(), docArg(doc), false);
+      return { ok: true, id: r[0], rev: r[1] };
+    });
+  }
+  get(id, opts, cb) {
+    // Fast path of the most frequent call, db.get(id) with a promise: no
+    // closure, no option handling.
+    if (opts === undefined && cb === undefined && typeof id === 'string' && id !== '' && this._h >= 0) {
+      try {
+        return Promise.resolve(native.dbGet(this._h, id));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    if (typeof opts === 'function') { cb = opts; opts = undefined; }
+    return run(cb, () => {
+      if (typeof id !== 'string' || id === '') throw new PouchError(412, 'missing_id', 'docid is required');
+      if (opts !== undefined && opts !== null && opts.open_revs !== undefined) {
+        return native.dbOpenRevs(this._handle(), id, JSON.stringify(opts, optsReplacer));
+      }
+      return native.dbGet(this._handle(), id, opts == null ? undefined : jsonOpts(opts));
+    });
+  }
+  remove(docOrId, revOrOpts, opts, cb) {
+    let id, rev;
+    if (typeof docOrId === 'string') {
+      id = docOrId;
+      if (typeof revOrOpts === 'string') { rev = revOrOpts; } else { cb = opts; opts = revOrOpts; }
+    } else {
+      cb = opts; opts = revOrOpts;
+      id = docOrId && docOrId._id;
+      rev = docOrId && docOrId._rev;
+    }
+    if (typeof opts === 'function') { cb = opts; opts = {}; }
+    return run(cb, () => {
+      if (typeof id !== 'string' || id === '') throw new PouchError(412, 'missing_id', 'docid is required');
+      if (typeof rev !== 'string' || rev === '') throw new PouchError(400, 'bad_request', 'Invalid rev format');
+      const r = native.dbRemove(this._handle(), id, rev);
+      return { ok: true, id: r[0], rev: r[1] };
+    });
+  }
+  bulkDocs(req, opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    return run(cb, () => {
+      let docs = req;
+      let newEdits = opts.new_edits;
+      if (!Array.isArray(req)) {
+        if (req === null || typeof req !== 'object' || !Array.isArray(req.docs)) {
+          throw new PouchError(400, 'bad_request', 'Missing JSON list of \'docs\'');
+        }
+        docs = req.docs;
+        if (req.new_edits !== undefined) newEdits = req.new_edits;
+      }
+      const texts = new Array(docs.length);
+      for (let i = 0; i < docs.length; i++) {
+        const d = docs[i];
+        if (d === null || typeof d !== 'object' || Array.isArray(d)) {
+          throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
+        }
+        texts[i] = docArg(d);
+      }
+      const r = native.dbBulkDocs(this._handle(), texts, newEdits === false);
+      if (r.length === 0 || typeof r[0] !== 'string') return r;
+      const out = new Array(r.length >> 1);  // all succeeded: [id, rev, ...]
+      for (let i = 0; i < out.length; i++) out[i] = { ok: true, id: r[2 * i], rev: r[2 * i + 1] };
+      return out;
+    });
+  }
+  allDocs(opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    return run(cb, () => {
+      const o = Object.assign({}, opts);
+      if ('keys' in o) {
+        if (!Array.isArray(o.keys)) throw new PouchError(400, 'bad_request', '`keys` must be an array');
+        for (const k of ['key', 'startkey', 'endkey', 'start_key', 'end_key']) {
+          if (k in o) throw new PouchError(400, 'query_parse_error', 'Query parameter `keys` is not compatible with `' + k + '`');
+        }
+      }
+      if ('start_key' in o && !('startkey' in o)) o.startkey = o.start_key;
+      if ('end_key' in o && !('endkey' in o)) o.endkey = o.end_key;
+      if ('key' in o) { o.startkey = o.endkey = o.key; o.inclusive_end = true; }
+      delete o.start_key; delete o.end_key; delete o.key;
+      for (const k of ['startkey', 'endkey']) {
+        if (k in o && typeof o[k] !== 'string') o[k] = o[k] == null ? undefined : String(o[k]);
+      }
+      return native.dbAllDocs(this._handle(), JSON.stringify(o, optsReplacer));
+    });
+  }
+  info(cb) {
+    return run(cb, () => {
+      const i = native.dbInfo(this._handle());
+      i.adapter = 'settee';
+      return i;
+    });
+  }
+  compact(opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    return run(cb, () => { native.dbCompact(this._handle()); return { ok: true }; });
+  }
+  destroy(opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    return run(cb, () => {
+      for (const f of feeds.values()) if (f.db === this) f.cancel();
+      native.dbDestroy(this._handle());
+      dbHandles.unregister(this);
+      this._h = -1;
+      this.emit('destroyed');
+      return { ok: true };
+    });
+  }
+  close(cb) {
+    return run(cb, () => {
+      for (const f of feeds.values()) if (f.db === this) f.cancel();
+      if (this._h >= 0) {
+        dbHandles.unregister(this);
+        native.dbClose(this._h);
+      }
+      this._h = -1;
+      this.emit('closed');
+    });
+  }
+  revsDiff(req, opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    return run(cb, () => native.dbRevsDiff(this._handle(), JSON.stringify(req)));
+  }
+  bulkGet(opts, cb) {
+    return run(cb, () => {
+      if (!opts || !Array.isArray(opts.docs)) throw new PouchError(400, 'bad_request', 'Missing JSON list of \'docs\'');
+      return native.dbBulkGet(this._handle(), JSON.stringify(opts, optsReplacer));
+    });
+  }
+  changes(opts, cb) {
+    if (typeof opts === 'function') { cb = opts; opts = {}; }
+    opts = Object.assign({}, opts || {});
+    if (cb) opts.complete = cb;
+    return new Changes(this, opts);
+  }
+  toString() { return '[object PouchDB]'; }
+}
+
+// A changes feed: an EventEmitter ('change', 'complete', 'error', 'cancel')
+// that is also a promise of the final {results, last_seq} (one-shot feeds).
+class Changes extends EventEmitter {
+  constructor(db, opts) {
+    super();
+    this.db = db;
+    this.opts = opts;
+    this.isCancelled = false;
+    this._feedId = 0;
+    this._emitted = 0;
+    this._results = [];
+    this._promise = new Promise((resolve, reject) => {
+      this.once('complete', resolve);
+      this.once('error', reject);
+    });
+    this._promise.catch(() => {});  // rejection is reported via 'error' too
+    // 'now' means now, not when the feed starts on the next tick.
+    if (opts.since === 'now') {
+      try { this._nowSeq = native.dbUpdateSeq(db._handle()); } catch (e) { this._nowSeq = 0; }
+    }
+    if (typeof opts.onChange === 'function') this.on('change', opts.onChange);
+    if (typeof opts.complete === 'function') {
+      this.on('complete', (r) => opts.complete(null, r));
+      this.on('error', (e) => opts.complete(e));
+    }
+    nextTick(() => this._start());
+  }
+  then(a, b) { return this._promise.then(a, b); }
+  catch(b) { return this._promise.catch(b); }
+  finally(f) { return this._promise.finally(f); }
+
+  _query(since, limit) {
+    const o = this.opts;
+    const filterFn = typeof o.filter === 'function' ? o.filter : null;
+    const q = { since, descending: !!o.descending && !o.live,
+      include_docs: !!o.include_docs || !!filterFn, conflicts: !!o.conflicts,
+      style: o.style === 'all_docs' ? 'all_docs' : 'main_only' };
+    if (Array.isArray(o.doc_ids)) q.doc_ids = o.doc_ids;
+    if (limit !== undefined && !filterFn) q.limit = limit;
+    const r = native.dbChanges(this.db._handle(), JSON.stringify(q));
+    if (filterFn) {
+      const req = { query: o.query_params || {} };
+      r.results = r.results.filter((row) => filterFn(row.doc, req));
+      if (limit !== undefined && r.results.length > limit) {
+        r.results.length = limit;
+        r.last_seq = r.results.length ? r.results[r.results.length - 1].seq : since;
+      }
+      if (!o.include_docs) for (const row of r.results) delete row.doc;
+    }
+    return r;
+  }
+
+  _start() {
+    if (this.isCancelled) return;
+    const o = this.opts;
+    try {
+      let since = o.since === undefined ? 0 : o.since;
+      if (since === 'now') since = this._nowSeq;
+      since = Number(since) || 0;
+      const limit = o.limit === undefined || o.limit === null ? undefined : Math.max(0, Number(o.limit) | 0);
+      if (!o.live) {
+        const r = this._query(since, limit === 0 ? 1 : limit);
+        for (const row of r.results) this.emit('change', row);
+        this.emit('complete', { results: o.return_docs === false ? [] : r.results, last_seq: r.last_seq });
+        return;
+      }
+      // Live: listen first, then catch up, so no write falls in between.
+      this._lastSeq = since;
+      this._limit = limit;
+      this._feedId = nextFeedId++;
+      feeds.set(this._feedId, this);
+      native.dbListen(this.db._handle(), this._feedId);
+      this._poll();
+    } catch (e) {
+      this._fail(e);
+    }
+  }
+  _poll() {
+    if (this.isCancelled) return;
+    try {
+      const remaining = this._limit === undefined ? undefined : this._limit - this._emitted;
+      const r = this._query(this._lastSeq, remaining);
+      this._lastSeq = r.last_seq;
+      for (const row of r.results) {
+        if (this.isCancelled) return;
+        this._emitted++;
+        if (this.opts.return_docs !== false) this._results.push(row);
+        this.emit('change', row);
+      }
+      if (this._limit !== undefined && this._emitted >= this._limit) {
+        this._stop();
+        this.emit('complete', { results: this._results, last_seq: this._lastSeq });
+      }
+    } catch (e) {
+      this._fail(e);
+    }
+  }
+  _fail(e) {
+    this._stop();
+    if (this.listenerCount('error') > 0) this.emit('error', e);
+  }
+  _stop() {
+    if (this.isCancelled) return;
+    this.isCancelled = true;
+    if (this._feedId) {
+      feeds.delete(this._feedId);
+      native.dbUnlisten(this._feedId);
+    }
+  }
+  cancel() {
+    if (this.isCancelled) return;
+    this._stop();
+    this.emit('cancel');
+    this.emit('complete', { results: this._results, last_seq: this._lastSeq, status: 'cancelled' });
+  }
+}
+hooks.onFeed = function (feedId) {
+  const f = feeds.get(feedId);
+  if (f) f._poll();
+};
+

@@ -1,0 +1,44 @@
+#include "js/v8_init.h"
+
+#include <memory>
+#include <mutex>
+
+#include <libplatform/libplatform.h>
+#include <v8-initialization.h>
+
+namespace settee::js {
+
+namespace {
+
+// Flags applied before the caller's. --no-lazy-feedback-allocation: V8 10.2
+// otherwise allocates a function's feedback vector only after several calls,
+// so a long first call (a script's main loop, a map function over a big
+// batch) gets OSR-compiled with parts of its loops still lacking type
+// feedback and stays on generic paths: the issue-4 string loop runs ~1.8x
+// slower than with eager feedback (bench/js/run_js_bench.py measures it).
+constexpr char kDefaultFlags[] = "--no-lazy-feedback-allocation";
+
+std::once_flag g_once;
+// Deliberately leaked: isolates on detached threads may still reference it
+// while static destructors run.
+v8::Platform* g_platform = nullptr;
+}  // namespace
+
+void InitializeV8(const std::string& flags) {
+  std::call_once(g_once, [&] {
+    // Background threads for GC and compilation; two cores are typical here
+    // and the isolate threads themselves do the JS work.
+    auto platform = v8::platform::NewDefaultPlatform(
+        /*thread_pool_size=*/2, v8::platform::IdleTaskSupport::kDisabled,
+        v8::platform::InProcessStackDumping::kDisabled, nullptr);
+    g_platform = platform.release();
+    v8::V8::SetFlagsFromString(kDefaultFlags);
+    if (!flags.empty()) v8::V8::SetFlagsFromString(flags.data(), flags.size());
+    v8::V8::InitializePlatform(g_platform);
+    v8::V8::Initialize();
+  });
+}
+
+v8::Platform* V8Platform() { return g_platform; }
+
+}  // namespace settee::js

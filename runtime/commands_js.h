@@ -1,0 +1,27 @@
+// The JavaScript subcommands of the settee executable:
+//
+//   settee run [--threads N] [--keep] [--backend memory|leveldb] [--data DIR]
+//              [--max-heap-mb MB] [--timeout-ms MS] script.js|- [args...]
+//   settee eval [same options] 'expression'
+//
+// `run` starts N isolate threads (js/isolate_pool.h) sharing one store and
+// runs the script in each (JXCore's mt-keep:N); `-` reads the script from
+// stdin. It returns when every thread is idle or a script calls
+// process.exit(); the exit status is process.exit's code, or 1 after an
+// uncaught error that --keep did not absorb. `eval` prints the value of the
+// expression as node -p does (promises are awaited first). Messages a script
+// sends to the host (settee.postMessage(msg) without a target) are printed
+// as "[message from thread N] <json>" lines. --timeout-ms and --max-heap-mb
+// limit every call into JS (js/isolate_pool.h); --v8-flags passes V8 flags.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace settee {
+
+// Adds the `run` and `eval` subcommands to `app`. Their callbacks throw
+// CLI::RuntimeError(code) for a non-zero exit status, which CLI11_PARSE (or
+// app.exit()) turns into main's return value.
+void RegisterRunCommands(CLI::App& app);
+
+}  // namespace settee

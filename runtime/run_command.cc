@@ -1,0 +1,197 @@
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstdio>
+#include <future>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "js/isolate_pool.h"
+#include "runtime/commands_js.h"
+#include "settee/store.h"
+
+namespace settee {
+
+namespace {
+
+struct JsCommandArgs {
+  int threads = 1;
+  bool keep = false;
+  std::string backend = "memory";
+  std::string data = "settee_data";
+  size_t max_heap_mb = 0;
+  uint32_t timeout_ms = 0;
+  std::string v8_flags;
+  std::string script;                   // script path, "-" or the expression
+  std::vector<std::string> positional;  // script/expression, then script args
+};
+
+void AddCommonOptions(CLI::App* cmd, JsCommandArgs* a) {
+  cmd->add_option("-t,--threads", a->threads, "Isolate threads, each running the script")
+      ->check(CLI::Range(1, js::IsolatePool::kMaxThreads));
+  cmd->add_flag("--keep", a->keep, "Restart a thread's script after an uncaught error");
+  cmd->add_option("--backend", a->backend, "Storage backend")->check(CLI::IsMember({"memory", "leveldb"}));
+  cmd->add_option("--data", a->data, "Data directory for the leveldb backend");
+  cmd->add_option("--max-heap-mb", a->max_heap_mb, "Heap limit per isolate in MiB (0: V8 default)");
+  cmd->add_option("--timeout-ms", a->timeout_ms, "Wall-clock limit per call into JS (0: none)");
+  cmd->add_option("--v8-flags", a->v8_flags, "Extra V8 flags, e.g. \"--max-semi-space-size=32\"");
+}
+
+std::string ExecPath() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("settee");
+}
+
+std::string AbsolutePath(const std::string& p) {
+  char buf[PATH_MAX];
+  if (realpath(p.c_str(), buf)) return buf;
+  if (!p.empty() && p[0] == '/') return p;
+  const char* cwd = getcwd(buf, sizeof buf);
+  return std::string(cwd ? cwd : ".") + "/" + p;
+}
+
+Result<std::unique_ptr<Store>> OpenStore(const JsCommandArgs& a) {
+  StoreOptions opts;
+  if (a.backend == "leveldb") {
+    opts.backend = StoreOptions::Backend::kLevelDB;
+    opts.path = a.data;
+  } else {
+    opts.backend = StoreOptions::Backend::kMemory;
+  }
+  return Store::Open(opts);
+}
+
+js::PoolOptions PoolOptionsFor(const JsCommandArgs& a, Store* store) {
+  js::PoolOptions p;
+  p.threads = a.threads;
+  p.store = store;
+  p.keep = a.keep;
+  p.limits.max_heap_mb = a.max_heap_mb;
+  p.limits.timeout_ms = a.timeout_ms;
+  p.v8_flags = a.v8_flags;
+  // Messages for the host thread are shown, one line each.
+  p.on_message = [](int from, const std::string& json) {
+    static std::mutex mu;
+    std::lock_guard<std::mutex> lock(mu);
+    std::fprintf(stdout, "[message from thread %d] %s\n", from, json.c_str());
+    std::fflush(stdout);
+  };
+  return p;
+}
+
+int Run(const JsCommandArgs& a) {
+  if (a.positional.empty()) {
+    std::fprintf(stderr, "settee run: a script (or - for stdin) is required\n");
+    return 2;
+  }
+  std::string script = a.positional[0];
+  std::string source;
+  std::string filename;
+  if (script == "-") {
+    source.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    if (source.empty()) source = "\n";
+    filename = "[stdin]";
+  } else {
+    filename = AbsolutePath(script);
+    if (access(filename.c_str(), R_OK) != 0) {
+      std::fprintf(stderr, "settee run: cannot read %s\n", script.c_str());
+      return 2;
+    }
+  }
+  auto store = OpenStore(a);
+  if (!store.ok()) {
+    std::fprintf(stderr, "settee run: cannot open the store: %s\n", store.status().ToString().c_str());
+    return 2;
+  }
+  js::PoolOptions p = PoolOptionsFor(a, store->get());
+  p.argv.push_back(ExecPath());
+  p.argv.push_back(filename);
+  p.argv.insert(p.argv.end(), a.positional.begin() + 1, a.positional.end());
+  auto pool = js::IsolatePool::Start(p);
+  if (!pool.ok()) {
+    std::fprintf(stderr, "settee run: %s\n", pool.status().ToString().c_str());
+    return 2;
+  }
+  (*pool)->RunMain(js::IsolatePool::kAllThreads, filename, source);
+  int code = (*pool)->Wait();
+  (*pool)->Shutdown();
+  std::fflush(stdout);
+  return code;
+}
+
+int Eval(const JsCommandArgs& a) {
+  if (a.positional.empty()) {
+    std::fprintf(stderr, "settee eval: an expression is required\n");
+    return 2;
+  }
+  auto store = OpenStore(a);
+  if (!store.ok()) {
+    std::fprintf(stderr, "settee eval: cannot open the store: %s\n", store.status().ToString().c_str());
+    return 2;
+  }
+  js::PoolOptions p = PoolOptionsFor(a, store->get());
+  p.threads = 1;
+  p.argv.push_back(ExecPath());
+  p.argv.insert(p.argv.end(), a.positional.begin() + 1, a.positional.end());
+  auto pool = js::IsolatePool::Start(p);
+  if (!pool.ok()) {
+    std::fprintf(stderr, "settee eval: %s\n", pool.status().ToString().c_str());
+    return 2;
+  }
+  std::promise<int> printed;
+  (*pool)->Eval(0, a.positional[0], [&printed](Result<std::string> r) {
+    if (r.ok()) {
+      std::string line = *r + "\n";
+      std::fwrite(line.data(), 1, line.size(), stdout);
+      std::fflush(stdout);
+      printed.set_value(0);
+    } else {
+      std::string line = r.status().reason() + "\n";
+      std::fwrite(line.data(), 1, line.size(), stderr);
+      std::fflush(stderr);
+      printed.set_value(1);
+    }
+  });
+  int code = printed.get_future().get();
+  int idle_code = (*pool)->Wait();
+  (*pool)->Shutdown();
+  return code != 0 ? code : idle_code;
+}
+
+}  // namespace
+
+void RegisterRunCommands(CLI::App& app) {
+  auto run_args = std::make_shared<JsCommandArgs>();
+  CLI::App* run = app.add_subcommand("run", "Run a JavaScript file in N isolate threads");
+  AddCommonOptions(run, run_args.get());
+  run->add_option("script", run_args->script, "script.js (or - for stdin), then its arguments")
+      ->required();
+  // Everything after the script belongs to the script (process.argv).
+  run->prefix_command();
+  run->callback([run, run_args] {
+    run_args->positional = {run_args->script};
+    for (auto& extra : run->remaining()) run_args->positional.push_back(extra);
+    int code = Run(*run_args);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+
+  auto eval_args = std::make_shared<JsCommandArgs>();
+  CLI::App* eval = app.add_subcommand("eval", "Evaluate a JavaScript expression and print its value");
+  AddCommonOptions(eval, eval_args.get());
+  eval->add_option("expression", eval_args->script, "The expression")->required();
+  eval->prefix_command();
+  eval->callback([eval, eval_args] {
+    eval_args->positional = {eval_args->script};
+    for (auto& extra : eval->remaining()) eval_args->positional.push_back(extra);
+    int code = Eval(*eval_args);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace settee

@@ -1,0 +1,238 @@
+// `settee run` / `settee eval` end to end (runtime/run_command.cc), through
+// the settee-js executable: output, exit status, error reports with stack
+// traces, --threads, --keep, limits, and the JS test scripts in scripts/.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace {
+
+using testing::HasSubstr;
+using testing::Not;
+
+const std::string kBinary = std::string(SETTEE_TEST_BINARY_DIR) + "/settee-js";
+const std::string kScripts = SETTEE_JS_SCRIPTS_DIR;
+
+struct Outcome {
+  int code = -1;  // exit status, or 128 + signal
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') q += "'\\''";
+    else q += c;
+  }
+  return q + "'";
+}
+
+// Runs settee-js with `args` (shell-quoted here), feeding `input` on stdin.
+Outcome Settee(const std::vector<std::string>& args, const std::string& input = "") {
+  std::string dir = testing::TempDir();
+  std::string in = dir + "/settee_in_" + std::to_string(getpid());
+  std::string out = dir + "/settee_out_" + std::to_string(getpid());
+  std::string err = dir + "/settee_err_" + std::to_string(getpid());
+  std::ofstream(in) << input;
+  std::string cmd = "timeout 120 " + Quote(kBinary);
+  for (auto& a : args) cmd += " " + Quote(a);
+  cmd += " <" + in + " >" + out + " 2>" + err;
+  int status = std::system(cmd.c_str());
+  Outcome o;
+  if (WIFEXITED(status)) o.code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) o.code = 128 + WTERMSIG(status);
+  o.out = Slurp(out);
+  o.err = Slurp(err);
+  std::remove(in.c_str());
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  return o;
+}
+
+// Writes `source` to a temporary script and returns its path.
+std::string Script(const std::string& name, const std::string& source) {
+  std::string dir = testing::TempDir();
+  if (!dir.empty() && dir.back() == '/') dir.pop_back();
+  std::string path = dir + "/" + name;
+  std::ofstream(path) << source;
+  return path;
+}
+
+TEST(EvalCommand, PrintsValuesLikeNode) {
+  auto o = Settee({"eval", "1 + 1"});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_EQ(o.out, "2\n");
+  o = Settee({"eval", "({a: [1, 'x'], b: {c: null}})"});
+  EXPECT_EQ(o.out, "{ a: [ 1, 'x' ], b: { c: null } }\n");
+  o = Settee({"eval", "'text'"});
+  EXPECT_EQ(o.out, "'text'\n");
+  o = Settee({"eval", "Promise.resolve([undefined, -0])"});
+  EXPECT_EQ(o.out, "[ undefined, -0 ]\n");
+}
+
+TEST(EvalCommand, ErrorsExitNonZeroWithStack) {
+  auto o = Settee({"eval", "nope()"});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.err, HasSubstr("ReferenceError: nope is not defined"));
+  EXPECT_THAT(o.err, HasSubstr("at [eval]:1"));
+  o = Settee({"eval", "let = ;"});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.err, HasSubstr("SyntaxError"));
+}
+
+TEST(EvalCommand, UsesTheDatabase) {
+  auto o = Settee({"eval", "(async () => { const db = settee.db('e'); await db.put({_id: 'a', v: 5}); "
+                           "return (await db.get('a')).v; })()"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "5\n");
+}
+
+TEST(RunCommand, ReadsTheScriptFromStdin) {
+  auto o = Settee({"run", "-"}, "console.log(6 * 7, typeof require, process.argv.length)\n");
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "42 function 2\n");
+}
+
+TEST(RunCommand, PassesArgumentsAndWaitsForTimers) {
+  std::string s = Script("args.js",
+                         "setTimeout(() => console.log('later', process.argv.slice(2).join(',')), 30);\n"
+                         "console.log('now');\n");
+  auto o = Settee({"run", s, "a", "--b", "c"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "now\nlater a,--b,c\n");
+}
+
+TEST(RunCommand, UncaughtExceptionPrintsLocationAndStack) {
+  std::string s = Script("throws.js",
+                         "function inner() {\n  throw new Error('kaboom');\n}\nfunction outer() { inner(); }\nouter();\n"
+                         "console.log('not reached');\n");
+  auto o = Settee({"run", s});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.out, Not(HasSubstr("not reached")));
+  EXPECT_THAT(o.err, HasSubstr(s + ":2\n  throw new Error('kaboom');\n  ^"));
+  EXPECT_THAT(o.err, HasSubstr("Error: kaboom\n    at inner (" + s + ":2:9)"));
+  EXPECT_THAT(o.err, HasSubstr("at outer (" + s + ":4"));
+}
+
+TEST(RunCommand, SyntaxErrorsAreReported) {
+  std::string s = Script("syntax.js", "const ok = 1;\nlet broken = ;\n");
+  auto o = Settee({"run", s});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.err, HasSubstr(s + ":2"));
+  EXPECT_THAT(o.err, HasSubstr("SyntaxError: Unexpected token ';'"));
+}
+
+TEST(RunCommand, UnhandledRejectionsFailTheRun) {
+  std::string s = Script("rejects.js", "async function f() { throw new TypeError('no handler'); }\nf();\n");
+  auto o = Settee({"run", s});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_THAT(o.err, HasSubstr("Unhandled promise rejection: TypeError: no handler\n    at f ("));
+  // A handler attached in the same turn is enough.
+  s = Script("handled.js", "const p = Promise.reject(new Error('x'));\np.catch(() => console.log('caught'));\n");
+  o = Settee({"run", s});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "caught\n");
+}
+
+TEST(RunCommand, ProcessExitSetsTheStatusAndStopsAtOnce) {
+  std::string s = Script("exit.js",
+                         "process.on('exit', (c) => console.log('exiting with', c));\n"
+                         "setTimeout(() => console.log('timer must not run'), 10);\n"
+                         "process.exit(7);\nconsole.log('not reached');\n");
+  auto o = Settee({"run", "--threads", "2", s});
+  EXPECT_EQ(o.code, 7);
+  EXPECT_THAT(o.out, HasSubstr("exiting with 7"));
+  EXPECT_THAT(o.out, Not(HasSubstr("not reached")));
+  EXPECT_THAT(o.out, Not(HasSubstr("timer must not run")));
+}
+
+TEST(RunCommand, KeepRestartsAThreadAfterAnUncaughtError) {
+  std::string keep = kScripts + "/keep.js";
+  auto o = Settee({"run", "--keep", keep});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "survived after 2 restarts\n");
+  EXPECT_THAT(o.err, HasSubstr("Error: crash number 0\n    at Timeout.crash"));
+  EXPECT_THAT(o.err, HasSubstr("Error: crash number 1"));
+  EXPECT_THAT(o.err, HasSubstr("restarting " + keep + " (restart 2)"));
+
+  o = Settee({"run", keep});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.out, "");
+  EXPECT_THAT(o.err, HasSubstr("crash number 0"));
+  EXPECT_THAT(o.err, Not(HasSubstr("restarting")));
+}
+
+TEST(RunCommand, RunawayScriptIsStoppedByTheTimeout) {
+  std::string s = Script("spin.js", "console.log('start');\nwhile (true) {}\n");
+  auto o = Settee({"run", "--timeout-ms", "100", s});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.out, "start\n");
+  EXPECT_THAT(o.err, HasSubstr("Script execution timed out after 100ms"));
+}
+
+TEST(RunCommand, HeapLimitEndsTheScriptNotTheProcess) {
+  std::string s = Script("hog.js", "const keep = [];\nfor (;;) keep.push(new Array(1e5).fill(Math.random()));\n");
+  auto o = Settee({"run", "--max-heap-mb", "48", s});
+  EXPECT_EQ(o.code, 1);  // a status, not a signal
+  EXPECT_THAT(o.err, HasSubstr("JavaScript heap out of memory (limit 48 MB)"));
+}
+
+TEST(RunCommand, MessagesToTheMainThreadAreShown) {
+  std::string s = Script("msg.js", "settee.postMessage({from: settee.threadId});\n");
+  auto o = Settee({"run", "-t", "2", s});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("[message from thread 0] {\"from\":0}"));
+  EXPECT_THAT(o.out, HasSubstr("[message from thread 1] {\"from\":1}"));
+}
+
+TEST(RunCommand, BadArgumentsAreRefused) {
+  EXPECT_NE(Settee({"run", "/no/such/file.js"}).code, 0);
+  EXPECT_NE(Settee({"run", "--threads", "0", "x.js"}).code, 0);
+  EXPECT_NE(Settee({"run", "--backend", "paper", "x.js"}).code, 0);
+}
+
+//////// The JS test scripts (tests/js/scripts), each asserting internally.
+
+TEST(JsScripts, NodeBasics) {
+  auto o = Settee({"run", kScripts + "/node_basics.js", "--flag", "value"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 8 passed"));
+}
+
+TEST(JsScripts, PouchDbApiOnMemory) {
+  auto o = Settee({"run", kScripts + "/pouchdb_api.js"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 13 passed"));
+}
+
+TEST(JsScripts, PouchDbApiOnLevelDbInThreeThreads) {
+  std::string dir = testing::TempDir() + "/settee_js_leveldb_" + std::to_string(getpid());
+  auto o = Settee({"run", "--threads", "3", "--backend", "leveldb", "--data", dir, kScripts + "/pouchdb_api.js"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  for (int t = 0; t < 3; ++t) EXPECT_THAT(o.out, HasSubstr("[thread " + std::to_string(t) + "] all 13 passed"));
+  std::system(("rm -rf " + Quote(dir)).c_str());
+}
+
+TEST(JsScripts, ThreadsShareTheStore) {
+  auto o = Settee({"run", "--threads", "4", kScripts + "/threads.js", "4"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  for (int t = 0; t < 4; ++t) EXPECT_THAT(o.out, HasSubstr("[thread " + std::to_string(t) + "] all 4 passed"));
+}
+
+}  // namespace

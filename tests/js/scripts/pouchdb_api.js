@@ -1,0 +1,361 @@
+// The PouchDB-compatible API against the engine: promises and callbacks,
+// document CRUD, revisions and conflicts, bulk operations, allDocs, changes
+// (one-shot and live), local docs, revsDiff, bulkGet, info, compact, destroy.
+// Run by `settee run`; any failed assertion exits non-zero.
+'use strict';
+const assert = require('assert');
+const { check, done } = require('./lib/harness');
+
+const dbName = 'api_' + settee.threadId;
+
+check('constructor and settee.db give usable handles', async () => {
+  const db = new PouchDB(dbName);
+  assert.strictEqual(db.name, dbName);
+  const same = settee.db(dbName);
+  const info = await same.info();
+  assert.strictEqual(info.db_name, dbName);
+  assert.strictEqual(info.doc_count, 0);
+  assert.strictEqual(info.update_seq, 0);
+});
+
+check('put / get / update / remove with promises', async () => {
+  const db = new PouchDB(dbName);
+  const r1 = await db.put({ _id: 'doc1', title: 'hello', n: 1, nested: { list: [1, 'two', null, true] } });
+  assert.strictEqual(r1.ok, true);
+  assert.strictEqual(r1.id, 'doc1');
+  assert.match(r1.rev, /^1-[0-9a-f]{32}$/);
+
+  const doc = await db.get('doc1');
+  assert.deepStrictEqual(doc, { _id: 'doc1', _rev: r1.rev, title: 'hello', n: 1, nested: { list: [1, 'two', null, true] } });
+
+  doc.n = 2;
+  const r2 = await db.put(doc);
+  assert.match(r2.rev, /^2-/);
+
+  // Stale rev: 409 conflict, PouchDB-shaped.
+  const err = await db.put({ _id: 'doc1', _rev: r1.rev, n: 3 }).then(() => null, (e) => e);
+  assert.ok(err instanceof Error);
+  assert.strictEqual(err.status, 409);
+  assert.strictEqual(err.name, 'conflict');
+  assert.strictEqual(err.error, true);
+  assert.match(err.message, /conflict/i);
+  assert.strictEqual(err.reason, err.message);
+
+  // Missing _rev on an existing doc: conflict as well.
+  await assert.rejects(db.put({ _id: 'doc1', n: 4 }), { status: 409, name: 'conflict' });
+
+  const old = await db.get('doc1', { rev: r1.rev });
+  assert.strictEqual(old.n, 1);
+
+  const withRevs = await db.get('doc1', { revs: true, revs_info: true });
+  assert.strictEqual(withRevs._revisions.start, 2);
+  assert.strictEqual(withRevs._revisions.ids.length, 2);
+  assert.strictEqual(withRevs._revisions.ids[0], r2.rev.split('-')[1]);
+  assert.deepStrictEqual(withRevs._revs_info.map((r) => r.rev), [r2.rev, r1.rev]);
+  assert.strictEqual(withRevs._revs_info[0].status, 'available');
+
+  const del = await db.remove('doc1', r2.rev);
+  assert.strictEqual(del.ok, true);
+  assert.match(del.rev, /^3-/);
+  await assert.rejects(db.get('doc1'), { status: 404, name: 'not_found', reason: 'deleted' });
+  await assert.rejects(db.get('nope'), { status: 404, name: 'not_found', reason: 'missing' });
+
+  // The deleted revision is still readable by rev.
+  const tomb = await db.get('doc1', { rev: del.rev });
+  assert.strictEqual(tomb._deleted, true);
+
+  // remove(doc) form.
+  const r = await db.put({ _id: 'doc2' });
+  const d2 = await db.get('doc2');
+  assert.strictEqual((await db.remove(d2)).ok, true);
+  assert.ok(r.ok);
+});
+
+check('post generates ids; bad input is rejected clearly', async () => {
+  const db = new PouchDB(dbName);
+  const r = await db.post({ kind: 'generated' });
+  assert.ok(r.ok);
+  assert.strictEqual(typeof r.id, 'string');
+  assert.ok(r.id.length >= 16);
+  assert.strictEqual((await db.get(r.id)).kind, 'generated');
+
+  await assert.rejects(db.put({ no_id: true }), { status: 412, name: 'missing_id' });
+  await assert.rejects(db.put('not an object'), { status: 400, name: 'bad_request' });
+  await assert.rejects(db.put([1, 2]), { status: 400 });
+  await assert.rejects(db.put({ _id: 'f', fn() {} }), (e) => e.status === 400 && /doc\.fn: a function/.test(e.message));
+  const cyclic = { _id: 'cyc' };
+  cyclic.self = cyclic;
+  await assert.rejects(db.put(cyclic), (e) => e.status === 400 && /cyclic/.test(e.message));
+  await assert.rejects(db.put({ _id: 'u', x: undefined }), (e) => e.status === 400 && /undefined/.test(e.message));
+  await assert.rejects(db.put({ _id: 'b', x: 1n }), (e) => e.status === 400 && /BigInt/.test(e.message));
+  await assert.rejects(db.put({ _id: 'n', x: NaN }), (e) => e.status === 400 && /NaN/.test(e.message));
+  await assert.rejects(db.put({ _id: 'x', _bogus: 1 }), { status: 400, name: 'doc_validation' });
+  await assert.rejects(db.get(''), { status: 412 });
+  // None of the above left anything behind.
+  await assert.rejects(db.get('cyc'), { status: 404 });
+  await assert.rejects(db.get('u'), { status: 404 });
+  // Dates are stored through toJSON like JSON.stringify does.
+  await db.put({ _id: 'dated', at: new Date(0) });
+  assert.strictEqual((await db.get('dated')).at, '1970-01-01T00:00:00.000Z');
+  // Unicode survives: surrogate pairs, NUL, combining marks.
+  const text = 'h\u00e9llo \ud83d\ude00 \u0000 e\u0301 \u2028';
+  await db.put({ _id: 'uni-\ud83d\ude00', text });
+  assert.strictEqual((await db.get('uni-\ud83d\ude00')).text, text);
+  // Enormous documents: refused with clear errors, nothing stored.
+  await assert.rejects(db.put({ _id: 'huge', s: 'x'.repeat(9 << 20) }), { status: 413, name: 'document_too_large' });
+  await assert.rejects(db.get('huge'), { status: 404 });
+  // A lone surrogate has no UTF-8 form: refused, nothing stored.
+  await assert.rejects(db.put({ _id: 'lone', s: 'a\ud800b' }), { status: 400, name: 'bad_request' });
+  await assert.rejects(db.get('lone'), { status: 404 });
+});
+
+check('node-style callbacks', async () => {
+  const db = new PouchDB(dbName);
+  const res = await new Promise((resolve, reject) => {
+    db.put({ _id: 'cb1', v: 1 }, (err, r) => (err ? reject(err) : resolve(r)));
+  });
+  assert.ok(res.ok);
+  const doc = await new Promise((resolve, reject) => db.get('cb1', (err, d) => (err ? reject(err) : resolve(d))));
+  assert.strictEqual(doc.v, 1);
+  const err = await new Promise((resolve) => db.get('missing-cb', (e, d) => resolve(e)));
+  assert.strictEqual(err.status, 404);
+  const all = await new Promise((resolve, reject) => db.allDocs({ keys: ['cb1'] }, (e, r) => (e ? reject(e) : resolve(r))));
+  assert.strictEqual(all.rows[0].id, 'cb1');
+  const info = await new Promise((resolve) => db.info((e, i) => resolve(i)));
+  assert.strictEqual(info.db_name, dbName);
+});
+
+check('bulkDocs: array and {docs}, per-doc errors, new_edits=false', async () => {
+  const db = new PouchDB(dbName + '_bulk');
+  const docs = [];
+  for (let i = 0; i < 20; i++) docs.push({ _id: 'b' + String(i).padStart(2, '0'), i });
+  const res = await db.bulkDocs(docs);
+  assert.strictEqual(res.length, 20);
+  assert.ok(res.every((r) => r.ok && /^1-/.test(r.rev)));
+
+  const res2 = await db.bulkDocs({ docs: [{ _id: 'b00', i: 'again' }, { _id: 'b99', i: 99 }] });
+  assert.strictEqual(res2[0].status, 409);
+  assert.strictEqual(res2[0].name, 'conflict');
+  assert.strictEqual(res2[0].error, true);
+  assert.strictEqual(res2[0].id, 'b00');
+  assert.ok(res2[1].ok);
+
+  // Replicator mode: the given revision history is stored as is.
+  const rep = await db.bulkDocs({
+    docs: [{ _id: 'rep', _rev: '3-cccccccccccccccccccccccccccccccc', _revisions: { start: 3, ids: ['cccccccccccccccccccccccccccccccc', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'] }, v: 'r' }],
+    new_edits: false,
+  });
+  assert.deepStrictEqual(rep, []);
+  const got = await db.get('rep', { revs: true });
+  assert.strictEqual(got._rev, '3-cccccccccccccccccccccccccccccccc');
+  assert.deepStrictEqual(got._revisions.ids, ['cccccccccccccccccccccccccccccccc', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa']);
+
+  // A conflicting branch, then conflicts / open_revs.
+  await db.bulkDocs([{ _id: 'rep', _rev: '3-dddddddddddddddddddddddddddddddd', _revisions: { start: 3, ids: ['dddddddddddddddddddddddddddddddd', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'] }, v: 'd' }], { new_edits: false });
+  const c = await db.get('rep', { conflicts: true });
+  assert.strictEqual(c._rev, '3-dddddddddddddddddddddddddddddddd');
+  assert.deepStrictEqual(c._conflicts, ['3-cccccccccccccccccccccccccccccccc']);
+  const open = await db.get('rep', { open_revs: 'all' });
+  assert.strictEqual(open.length, 2);
+  assert.ok(open.every((o) => o.ok && o.ok._id === 'rep'));
+  const some = await db.get('rep', { open_revs: ['3-cccccccccccccccccccccccccccccccc', '9-ffffffffffffffffffffffffffffffff'] });
+  assert.strictEqual(some[0].ok.v, 'r');
+  assert.deepStrictEqual(some[1], { missing: '9-ffffffffffffffffffffffffffffffff' });
+  // style: all_docs lists every leaf in changes.
+  const ch = await db.changes({ style: 'all_docs', doc_ids: ['rep'] });
+  assert.strictEqual(ch.results.length, 1);
+  assert.deepStrictEqual(ch.results[0].changes.map((c) => c.rev).sort(),
+    ['3-cccccccccccccccccccccccccccccccc', '3-dddddddddddddddddddddddddddddddd']);
+  assert.strictEqual((await db.changes({ doc_ids: ['rep'] })).results[0].changes.length, 1);
+  // latest: a non-leaf rev resolves to its leaves.
+  const latest = await db.get('rep', { rev: '2-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', latest: true });
+  assert.match(latest._rev, /^3-/);
+
+  await assert.rejects(db.bulkDocs({ nope: 1 }), { status: 400 });
+  await assert.rejects(db.bulkDocs([1, 2]), { status: 400 });
+});
+
+check('allDocs: ranges, keys, descending, skip/limit, include_docs', async () => {
+  const db = new PouchDB(dbName + '_all');
+  await db.bulkDocs(['a', 'b', 'c', 'd', 'e'].map((id) => ({ _id: id, v: id.toUpperCase() })));
+  let r = await db.allDocs();
+  assert.strictEqual(r.total_rows, 5);
+  assert.strictEqual(r.offset, 0);
+  assert.deepStrictEqual(r.rows.map((x) => x.id), ['a', 'b', 'c', 'd', 'e']);
+  assert.strictEqual(r.rows[0].key, 'a');
+  assert.match(r.rows[0].value.rev, /^1-/);
+  assert.strictEqual(r.rows[0].doc, undefined);
+
+  r = await db.allDocs({ startkey: 'b', endkey: 'd' });
+  assert.deepStrictEqual(r.rows.map((x) => x.id), ['b', 'c', 'd']);
+  r = await db.allDocs({ start_key: 'b', end_key: 'd', inclusive_end: false });
+  assert.deepStrictEqual(r.rows.map((x) => x.id), ['b', 'c']);
+  r = await db.allDocs({ descending: true, startkey: 'd', endkey: 'b' });
+  assert.deepStrictEqual(r.rows.map((x) => x.id), ['d', 'c', 'b']);
+  r = await db.allDocs({ skip: 1, limit: 2 });
+  assert.deepStrictEqual(r.rows.map((x) => x.id), ['b', 'c']);
+  r = await db.allDocs({ key: 'c', include_docs: true });
+  assert.strictEqual(r.rows.length, 1);
+  assert.strictEqual(r.rows[0].doc.v, 'C');
+  assert.strictEqual(r.rows[0].doc._id, 'c');
+
+  const c = await db.get('c');
+  await db.remove(c);
+  r = await db.allDocs({ keys: ['e', 'c', 'zz', 'a'], include_docs: true });
+  assert.strictEqual(r.rows.length, 4);
+  assert.strictEqual(r.rows[0].id, 'e');
+  assert.strictEqual(r.rows[1].value.deleted, true);
+  assert.strictEqual(r.rows[1].doc, null);
+  assert.deepStrictEqual(r.rows[2], { key: 'zz', error: 'not_found' });
+  assert.strictEqual(r.rows[3].doc.v, 'A');
+  r = await db.allDocs();
+  assert.strictEqual(r.total_rows, 4);
+  await assert.rejects(db.allDocs({ keys: ['a'], startkey: 'a' }), { status: 400 });
+});
+
+check('changes: one-shot options, events and promise', async () => {
+  const db = new PouchDB(dbName + '_changes');
+  await db.bulkDocs([{ _id: 'x', v: 1 }, { _id: 'y', v: 2 }, { _id: 'z', v: 3 }]);
+  const x = await db.get('x');
+  x.v = 10;
+  await db.put(x);
+
+  let r = await db.changes();
+  assert.deepStrictEqual(r.results.map((c) => c.id), ['y', 'z', 'x']);  // each doc once, at its latest seq
+  assert.strictEqual(r.last_seq, 4);
+  assert.deepStrictEqual(r.results.map((c) => c.seq), [2, 3, 4]);
+  assert.match(r.results[2].changes[0].rev, /^2-/);
+
+  r = await db.changes({ since: 2, include_docs: true });
+  assert.deepStrictEqual(r.results.map((c) => c.id), ['z', 'x']);
+  assert.strictEqual(r.results[1].doc.v, 10);
+  r = await db.changes({ limit: 1 });
+  assert.strictEqual(r.results.length, 1);
+  r = await db.changes({ descending: true });
+  assert.deepStrictEqual(r.results.map((c) => c.id), ['x', 'z', 'y']);
+  r = await db.changes({ doc_ids: ['z', 'nope'] });
+  assert.deepStrictEqual(r.results.map((c) => c.id), ['z']);
+  r = await db.changes({ filter: (doc) => doc.v >= 3 });
+  assert.deepStrictEqual(r.results.map((c) => c.id), ['z', 'x']);
+  assert.strictEqual(r.results[0].doc, undefined);
+
+  const z = await db.get('z');
+  await db.remove(z);
+  r = await db.changes({ since: 4 });
+  assert.strictEqual(r.results[0].deleted, true);
+
+  // Event form with the 'complete' callback.
+  const seen = [];
+  const info = await new Promise((resolve, reject) => {
+    db.changes({ since: 0 }).on('change', (c) => seen.push(c.id)).on('complete', resolve).on('error', reject);
+  });
+  assert.deepStrictEqual(seen, ['y', 'x', 'z']);
+  assert.strictEqual(info.last_seq, 5);
+});
+
+check('changes: live feed delivers writes, also from other threads, until cancel()', async () => {
+  const db = new PouchDB(dbName + '_live');
+  await db.put({ _id: 'before' });
+  const got = [];
+  const feed = db.changes({ live: true, since: 'now', include_docs: true });
+  const completed = new Promise((resolve) => feed.on('complete', resolve));
+  const twoChanges = new Promise((resolve, reject) => {
+    feed.on('change', (c) => {
+      got.push(c.id);
+      if (got.length === 2) resolve();
+    });
+    feed.on('error', reject);
+  });
+  await db.put({ _id: 'live1' });
+  // A write from another isolate thread (or this one when alone).
+  const target = (settee.threadId + 1) % settee.threadCount;
+  await settee.tasks.runOn(target, (name) => settee.db(name).put({ _id: 'live2', from: settee.threadId }), db.name);
+  await twoChanges;
+  assert.deepStrictEqual(got, ['live1', 'live2']);
+  feed.cancel();
+  const info = await completed;
+  assert.strictEqual(info.status, 'cancelled');
+  await db.put({ _id: 'after-cancel' });
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepStrictEqual(got, ['live1', 'live2']);
+
+  // live + limit completes by itself.
+  const limited = db.changes({ live: true, since: 0, limit: 2 });
+  const res = await limited;
+  assert.strictEqual(res.results.length, 2);
+});
+
+check('_local documents', async () => {
+  const db = new PouchDB(dbName + '_local');
+  const r = await db.put({ _id: '_local/ckpt', seq: 5 });
+  assert.ok(r.ok);
+  assert.strictEqual(r.rev, '0-1');
+  const doc = await db.get('_local/ckpt');
+  assert.strictEqual(doc.seq, 5);
+  doc.seq = 6;
+  const r2 = await db.put(doc);
+  assert.strictEqual(r2.rev, '0-2');
+  assert.strictEqual((await db.get('_local/ckpt')).seq, 6);
+  // Never in allDocs or changes.
+  assert.strictEqual((await db.allDocs()).rows.length, 0);
+  assert.strictEqual((await db.changes()).results.length, 0);
+  await db.remove('_local/ckpt', r2.rev);
+  await assert.rejects(db.get('_local/ckpt'), { status: 404 });
+});
+
+check('revsDiff and bulkGet', async () => {
+  const db = new PouchDB(dbName + '_repl');
+  const r = await db.put({ _id: 'rd', v: 1 });
+  const diff = await db.revsDiff({ rd: [r.rev, '2-ffffffffffffffffffffffffffffffff'], other: ['1-abcabcabcabcabcabcabcabcabcabcab'] });
+  assert.deepStrictEqual(diff.rd.missing, ['2-ffffffffffffffffffffffffffffffff']);
+  assert.deepStrictEqual(diff.other.missing, ['1-abcabcabcabcabcabcabcabcabcabcab']);
+  const none = await db.revsDiff({ rd: [r.rev] });
+  assert.deepStrictEqual(none, {});
+
+  const bg = await db.bulkGet({ docs: [{ id: 'rd', rev: r.rev }, { id: 'rd' }, { id: 'ghost' }], revs: true });
+  assert.strictEqual(bg.results.length, 3);
+  assert.strictEqual(bg.results[0].docs[0].ok.v, 1);
+  assert.strictEqual(bg.results[0].docs[0].ok._revisions.start, 1);
+  assert.strictEqual(bg.results[1].docs[0].ok._id, 'rd');
+  assert.strictEqual(bg.results[2].docs[0].error.error, 'not_found');
+  assert.strictEqual(bg.results[2].docs[0].error.id, 'ghost');
+});
+
+check('info, compact, destroy', async () => {
+  const name = dbName + '_gone';
+  const db = new PouchDB(name);
+  const r1 = await db.put({ _id: 'k', v: 1 });
+  await db.put({ _id: 'k', _rev: r1.rev, v: 2 });
+  let info = await db.info();
+  assert.strictEqual(info.doc_count, 1);
+  assert.strictEqual(info.update_seq, 2);
+  assert.strictEqual(info.adapter, 'settee');
+  assert.deepStrictEqual(await db.compact(), { ok: true });
+  await assert.rejects(db.get('k', { rev: r1.rev }), { status: 404 });  // old body compacted away
+  assert.strictEqual((await db.get('k')).v, 2);
+  assert.deepStrictEqual(await db.destroy(), { ok: true });
+  await assert.rejects(db.get('k'), { status: 404 });
+  // Opening the name again creates a fresh, empty database.
+  info = await new PouchDB(name).info();
+  assert.strictEqual(info.doc_count, 0);
+  await new PouchDB(name).destroy();
+});
+
+check('many handles to one database share one slot; close() releases', async () => {
+  for (let i = 0; i < 2000; i++) {
+    const db = new PouchDB(dbName + '_many');
+    if (i % 2) await db.close();
+  }
+  const db = new PouchDB(dbName + '_many');
+  await db.put({ _id: 'still-works' });
+  await db.close();
+  await assert.rejects(db.get('still-works'), { status: 404, reason: 'database handle is closed' });
+  assert.strictEqual((await new PouchDB(dbName + '_many').get('still-works'))._id, 'still-works');
+});
+
+check('illegal database names fail on first use, PouchDB-style', async () => {
+  const db = new PouchDB('Bad Name!');
+  await assert.rejects(db.info(), { status: 400, name: 'illegal_database_name' });
+});
+
+done();
