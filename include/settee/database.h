@@ -236,6 +236,9 @@ class Database {
   // Returns an id for RemoveChangeListener.
   using ChangeListener = std::function<void(uint64_t update_seq)>;
   virtual uint64_t AddChangeListener(ChangeListener listener) = 0;
+  // Once this returns, the listener is not running and will never be called
+  // again, so its captures may be destroyed. Must not be called from inside a
+  // listener.
   virtual void RemoveChangeListener(uint64_t id) = 0;
 
   // Blocks the calling thread until UpdateSeq() > since, the timeout passes or
