@@ -11,6 +11,7 @@
 
 #include "js/convert.h"
 #include "js/isolate_thread.h"
+#include "util/http_status.h"
 #include "settee/store.h"
 #include "util/json.h"
 
@@ -125,7 +126,7 @@ void AppendError(std::string* out, const Status& s, int http) {
   json::AppendQuoted(out, s.reason());
 }
 
-int Http(const Status& s) { return HttpStatusOf(s.code()); }
+int Http(const Status& s) { return HttpStatusFor(s.code()); }
 
 v8::Local<v8::Array> Pair(v8::Isolate* isolate, std::string_view a, std::string_view b) {
   v8::Local<v8::Value> items[] = {ToV8String(isolate, a), ToV8String(isolate, b)};

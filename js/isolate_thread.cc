@@ -17,6 +17,7 @@
 
 #include "js/convert.h"
 #include "js/v8_init.h"
+#include "util/http_status.h"
 
 namespace settee::js {
 
@@ -31,30 +32,6 @@ constexpr const char* kHookNames[IsolateThread::kNumHooks] = {
 v8::Local<v8::String> Str(v8::Isolate* isolate, std::string_view s) { return ToV8String(isolate, s); }
 
 }  // namespace
-
-int HttpStatusOf(Status::Code code) {
-  using C = Status::Code;
-  switch (code) {
-    case C::kOk: return 200;
-    case C::kBadRequest: case C::kIllegalDocId: case C::kIllegalDatabaseName:
-    case C::kDocValidation: case C::kQueryParseError: case C::kInvalidDesignDoc:
-    case C::kCompilationError: return 400;
-    case C::kUnauthorized: return 401;
-    case C::kForbidden: return 403;
-    case C::kNotFound: return 404;
-    case C::kNotAcceptable: return 406;
-    case C::kTimeout: return 408;
-    case C::kConflict: return 409;
-    case C::kFileExists: case C::kMissingStub: case C::kPreconditionFailed: return 412;
-    case C::kDocumentTooLarge: case C::kTooLarge: case C::kAttachmentTooLarge: return 413;
-    case C::kBadContentType: return 415;
-    case C::kRangeNotSatisfiable: return 416;
-    case C::kNoUsableIndex: return 400;
-    case C::kInvalidOperation: return 400;
-    case C::kIOError: case C::kCorruption: case C::kInternal: return 500;
-  }
-  return 500;
-}
 
 struct IsolateThread::TimerHandle {
   uv_timer_t handle;
@@ -583,7 +560,7 @@ v8::Local<v8::Value> IsolateThread::MakeError(const Status& status) {
   v8::EscapableHandleScope hs(isolate_);
   v8::Local<v8::Context> ctx = context();
   std::string_view name = status.ErrorName();
-  v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate_, HttpStatusOf(status.code())),
+  v8::Local<v8::Value> argv[] = {v8::Integer::New(isolate_, HttpStatusFor(status.code())),
                                  Str(isolate_, name), Str(isolate_, status.reason())};
   v8::Local<v8::Value> err;
   if (!hook(kMakeError)->Call(ctx, v8::Undefined(isolate_), 3, argv).ToLocal(&err)) {

@@ -275,11 +275,6 @@ class IsolateThread {
 void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native);
 void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native);
 
-// The HTTP status CouchDB sends for `code`; PouchDB errors carry it as
-// `status`. (runtime/ keeps the server's own mapping; js/ cannot depend on
-// runtime/, which sits above it.)
-int HttpStatusOf(Status::Code code);
-
 // The prelude source (generated from js/prelude/*.js at build time).
 extern const char kPreludeSource[];
 
