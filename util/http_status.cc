@@ -19,7 +19,6 @@ int HttpStatusFor(Status::Code code) {
     case C::kForbidden: return 403;
     case C::kNotFound: return 404;
     case C::kNotAcceptable: return 406;
-    case C::kTimeout: return 408;
     case C::kConflict: return 409;
     case C::kFileExists:
     case C::kMissingStub:
@@ -29,6 +28,7 @@ int HttpStatusFor(Status::Code code) {
     case C::kAttachmentTooLarge: return 413;
     case C::kBadContentType: return 415;
     case C::kRangeNotSatisfiable: return 416;
+    case C::kTimeout:  // CouchDB answers an internal timeout with 500
     case C::kIOError:
     case C::kCorruption:
     case C::kInternal: return 500;

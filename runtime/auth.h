@@ -1,0 +1,104 @@
+// Authentication and per-database authorization, as CouchDB 3 does them.
+//
+// Identity comes from HTTP Basic credentials or an AuthSession cookie (made
+// by POST /_session). Server admins are configured at startup (--admin,
+// SETTEE_ADMINS); with none configured the server is in "admin party" mode,
+// where every request is an admin, which main.cc allows only on loopback.
+//
+// Database access follows the _security object:
+//   {"admins":{"names":[],"roles":[]},"members":{"names":[],"roles":[]}}
+// Server admins and db admins may do anything in the db; members may read and
+// write documents (not design docs or _security); if members are empty the db
+// is public. New databases get CouchDB 3's admin-only object
+// (members and admins role "_admin").
+//
+// Thread safety: an Authenticator is immutable after construction; all
+// methods may be called concurrently.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runtime/http_message.h"
+#include "settee/status.h"
+
+namespace settee {
+
+struct UserCtx {
+  std::string name;  // empty: anonymous
+  std::vector<std::string> roles;
+  bool authenticated_by_cookie = false;
+
+  bool IsAdmin() const;
+  bool HasRole(std::string_view role) const;
+};
+
+// The _security object's content, parsed.
+struct SecurityObject {
+  std::vector<std::string> admin_names, admin_roles, member_names, member_roles;
+
+  // kBadRequest if `json` is not an object of the expected shape.
+  static Status Parse(std::string_view json, SecurityObject* out);
+  bool IsDbAdmin(const UserCtx& user) const;
+  bool IsMember(const UserCtx& user) const;  // true for admins and for public dbs
+};
+
+// The _security object CouchDB 3 gives a new database (admin_only).
+constexpr std::string_view kDefaultSecurityJson =
+    R"({"members":{"roles":["_admin"]},"admins":{"roles":["_admin"]}})";
+
+class UserStore;
+
+class Authenticator {
+ public:
+  // `admins`: name/password pairs. `secret`: key for session cookies (random
+  // when empty; cookies then die with the process). `session_timeout_s`: how
+  // long a cookie stays valid after it was issued or last refreshed.
+  // `users`, when given, resolves non-admin accounts from the _users database
+  // (runtime/users_db.h); it must outlive the Authenticator.
+  Authenticator(const std::vector<std::pair<std::string, std::string>>& admins,
+                std::string secret, int64_t session_timeout_s, UserStore* users = nullptr);
+
+  bool admin_party() const { return admins_.empty(); }
+
+  // Identifies the requester. Anonymous (empty name) when no credentials are
+  // sent; every request is an admin in admin party. Bad Basic credentials are
+  // kUnauthorized "Name or password is incorrect."; an invalid or expired
+  // cookie counts as anonymous, as in CouchDB. When the cookie should be
+  // refreshed, *refreshed_cookie gets a new Set-Cookie value.
+  Result<UserCtx> Authenticate(const http::HttpRequest& req, std::string* refreshed_cookie) const;
+
+  // Checks a name/password pair (POST /_session): server admins first, then
+  // _users accounts.
+  Result<UserCtx> CheckPassword(std::string_view name, std::string_view password) const;
+
+  // A Set-Cookie header value for a new session of `name`. The cookie's MAC
+  // also covers the user's password salt, so changing the password ends
+  // existing sessions.
+  std::string MakeSessionCookie(std::string_view name) const;
+  // The Set-Cookie value that clears the session.
+  static std::string ClearSessionCookie();
+
+ private:
+  std::string PasswordHash(std::string_view password) const;
+  std::string Sign(std::string_view data) const;
+  // The identity a session cookie for `name` stands for, and the salt its MAC
+  // covers. kNotFound for unknown names.
+  Result<UserCtx> SessionUser(std::string_view name, std::string* salt) const;
+  // Validates an AuthSession value; fills *user and *issued.
+  bool VerifyCookie(std::string_view value, UserCtx* user, int64_t* issued) const;
+
+  struct Admin {
+    std::string name;
+    std::string hash;  // keyed hash of the password; the password is not kept
+  };
+  std::vector<Admin> admins_;
+  std::string secret_;
+  int64_t session_timeout_s_;
+  UserStore* const users_;
+};
+
+}  // namespace settee

@@ -1,0 +1,293 @@
+#include "runtime/couch_server.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "runtime/couch_error.h"
+#include "runtime/log.h"
+
+namespace settee {
+
+namespace {
+
+constexpr std::string_view kCorsAllowMethods = "GET, HEAD, POST, PUT, DELETE, COPY, OPTIONS";
+constexpr std::string_view kCorsAllowHeaders =
+    "accept, authorization, content-type, origin, referer, x-csrf-token, destination, if-match, "
+    "if-none-match";
+constexpr std::string_view kCorsExposeHeaders =
+    "content-type, cache-control, accept-ranges, etag, server, x-couch-request-id, "
+    "x-couch-update-newrev, x-couchdb-body-time";
+
+std::string IllegalDbNameReason(std::string_view name) {
+  return "Name: '" + std::string(name) +
+         "'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, "
+         "), +, -, and / are allowed. Must begin with a letter.";
+}
+
+}  // namespace
+
+////////////////////////////////////////////////////////////////////////////////
+// RequestContext
+
+Status RequestContext::RequireServerAdmin() {
+  if (user.IsAdmin()) return Status::OK();
+  if (user.name.empty()) return Status::Unauthorized("You are not a server admin.");
+  return Status::Forbidden("You are not a server admin.");
+}
+
+Status RequestContext::CheckAccess(Database& db, bool admin) {
+  if (user.IsAdmin()) return Status::OK();
+  SecurityObject sec;
+  std::string text = db.Security();
+  // Never set: CouchDB 3's default_security = admin_only.
+  if (text.empty() || text == "{}") text = std::string(kDefaultSecurityJson);
+  Status s = SecurityObject::Parse(text, &sec);
+  if (!s.ok()) return Status::Internal("stored _security object is invalid");
+  bool ok = admin ? sec.IsDbAdmin(user) : sec.IsMember(user);
+  if (ok) return Status::OK();
+  if (user.name.empty()) return Status::Unauthorized("You are not authorized to access this db.");
+  return admin ? Status::Forbidden("You are not a db or server admin.")
+               : Status::Forbidden("You are not allowed to access this db.");
+}
+
+Result<std::shared_ptr<Database>> RequestContext::OpenDb(bool admin) {
+  const std::string& name = params.at(0);
+  if (!IsValidDatabaseName(name)) {
+    return Status(Status::Code::kIllegalDatabaseName, IllegalDbNameReason(name));
+  }
+  auto db = server.store()->OpenDatabase(name);
+  if (!db.ok()) {
+    if (db.status().IsNotFound()) return Status::NotFound("Database does not exist.");
+    return db.status();
+  }
+  Status s = CheckAccess(**db, admin);
+  if (!s.ok()) return s;
+  return db;
+}
+
+Status RequestContext::SendJson(int status, std::string_view body) {
+  res.AddHeader("Cache-Control", "must-revalidate");
+  if (!body.empty() && body.back() == '\n') {
+    res.Send(status, "application/json", body);
+  } else {
+    std::string b;
+    b.reserve(body.size() + 1);
+    b.append(body);
+    b.push_back('\n');
+    res.Send(status, "application/json", b);
+  }
+  return Status::OK();
+}
+
+Status RequestContext::ParseBody(json::Document* doc, bool require_json_type) {
+  if (require_json_type) {
+    std::string ct = req.ContentType();
+    if (ct != "application/json") {
+      return Status(Status::Code::kBadContentType, "Content-Type must be application/json");
+    }
+  }
+  if (req.body.empty()) return Status::BadRequest("Request body is empty; JSON expected.");
+  Status s = json::Parse(req.body, doc);
+  if (!s.ok()) return Status::BadRequest("invalid UTF-8 JSON");
+  return Status::OK();
+}
+
+Status RequestContext::BoolParam(std::string_view name, bool* out, bool strict) const {
+  const std::string* v = req.Param(name);
+  if (v == nullptr) return Status::OK();
+  if (*v == "true") {
+    *out = true;
+  } else if (*v == "false") {
+    *out = false;
+  } else if (strict) {
+    return Status(Status::Code::kQueryParseError,
+                  "Invalid boolean parameter: \"" + std::string(name) + "\"");
+  } else {
+    *out = false;
+  }
+  return Status::OK();
+}
+
+Status RequestContext::UIntParam(std::string_view name, uint64_t* out) const {
+  const std::string* v = req.Param(name);
+  if (v == nullptr) return Status::OK();
+  // Accept JSON-ish integers ("10"), reject anything else.
+  if (v->empty() || v->size() > 19 ||
+      !std::all_of(v->begin(), v->end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return Status(Status::Code::kQueryParseError,
+                  "Invalid value for integer parameter \"" + std::string(name) + "\": \"" + *v +
+                      "\"");
+  }
+  *out = std::stoull(*v);
+  return Status::OK();
+}
+
+Status RequestContext::JsonParam(std::string_view name, json::Document* out,
+                                 bool* present) const {
+  const std::string* v = req.Param(name);
+  *present = v != nullptr;
+  if (v == nullptr) return Status::OK();
+  Status s = json::Parse(*v, out);
+  if (!s.ok()) {
+    return Status(Status::Code::kQueryParseError,
+                  "Invalid JSON in parameter \"" + std::string(name) + "\"");
+  }
+  return Status::OK();
+}
+
+////////////////////////////////////////////////////////////////////////////////
+// CouchServer
+
+CouchServer::CouchServer(Store* store, const CouchServerOptions& options)
+    : store_(store),
+      options_(options),
+      users_(store),
+      auth_(options.admins, options.cookie_secret, options.session_timeout_s, &users_),
+      workers_(options.worker_threads) {
+  // CouchDB's single-node setup creates _users; accounts live there.
+  auto users = store_->CreateDatabase(kUsersDbName);
+  if (users.ok()) {
+    Status s = (*users)->SetSecurity(kDefaultSecurityJson);
+    if (!s.ok()) LogWarning("cannot secure _users: %s", s.ToString().c_str());
+  } else if (users.status().code() != Status::Code::kFileExists) {
+    LogWarning("cannot create _users: %s", users.status().ToString().c_str());
+  }
+  RegisterServerEndpoints(*this);
+  RegisterDatabaseEndpoints(*this);
+  RegisterDocumentEndpoints(*this);
+  RegisterChangesEndpoints(*this);
+}
+
+CouchServer::~CouchServer() = default;
+
+void CouchServer::SetChangesFilter(std::string name, ChangesFilterFactory factory) {
+  changes_filters_.emplace_back(std::move(name), std::move(factory));
+}
+
+const ChangesFilterFactory* CouchServer::FindChangesFilter(std::string_view filter) const {
+  const ChangesFilterFactory* wildcard = nullptr;
+  for (const auto& [name, factory] : changes_filters_) {
+    if (name == filter) return &factory;
+    if (name == "*") wildcard = &factory;
+  }
+  // Design-doc filters are "ddoc/name"; built-in ones start with '_'.
+  if (!filter.empty() && filter[0] != '_' && filter.find('/') != std::string_view::npos) {
+    return wildcard;
+  }
+  return nullptr;
+}
+
+std::string CouchServer::ActiveTasksJson() {
+  std::lock_guard<std::mutex> lk(tasks_mu_);
+  std::string out = "[";
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (i > 0) out += ",";
+    out += "{" + tasks_[i].second + "}";
+  }
+  out += "]";
+  return out;
+}
+
+void CouchServer::TaskStarted(const std::string& json_without_braces, uint64_t* id) {
+  std::lock_guard<std::mutex> lk(tasks_mu_);
+  *id = next_task_id_++;
+  tasks_.emplace_back(*id, json_without_braces);
+}
+
+void CouchServer::TaskFinished(uint64_t id) {
+  std::lock_guard<std::mutex> lk(tasks_mu_);
+  tasks_.erase(std::remove_if(tasks_.begin(), tasks_.end(),
+                              [id](const auto& t) { return t.first == id; }),
+               tasks_.end());
+}
+
+bool CouchServer::ApplyCors(RequestContext& ctx) {
+  if (options_.cors_origins.empty()) return false;
+  const std::string* origin = ctx.req.Header("origin");
+  if (origin == nullptr) return false;
+  bool allowed = false;
+  for (const std::string& o : options_.cors_origins) {
+    allowed = allowed || o == "*" || o == *origin;
+  }
+  if (!allowed) return false;
+  ctx.res.AddHeader("Access-Control-Allow-Origin", *origin);
+  ctx.res.AddHeader("Access-Control-Allow-Credentials", "true");
+  ctx.res.AddHeader("Vary", "Origin");
+  if (ctx.req.method == "OPTIONS" && ctx.req.Header("access-control-request-method") != nullptr) {
+    ctx.res.AddHeader("Access-Control-Allow-Methods", kCorsAllowMethods);
+    ctx.res.AddHeader("Access-Control-Allow-Headers", kCorsAllowHeaders);
+    ctx.res.AddHeader("Access-Control-Max-Age", "600");
+    ctx.res.Send(204, "", "");
+    return true;
+  }
+  ctx.res.AddHeader("Access-Control-Expose-Headers", kCorsExposeHeaders);
+  return false;
+}
+
+Status CouchServer::Dispatch(RequestContext& ctx) {
+  if (ApplyCors(ctx)) return Status::OK();
+
+  std::string refreshed;
+  auto user = auth_.Authenticate(ctx.req, &refreshed);
+  if (!user.ok()) return user.status();
+  ctx.user = std::move(*user);
+  if (!refreshed.empty()) ctx.res.AddHeader("Set-Cookie", refreshed);
+
+  std::vector<std::string> segments;
+  if (!SplitPath(ctx.req.path, &segments)) {
+    return Status::BadRequest("Malformed percent-encoding in the URL path");
+  }
+  Router::Match match;
+  switch (router_.Find(ctx.req.method, segments, &match)) {
+    case Router::Outcome::kFound:
+      break;
+    case Router::Outcome::kNotFound:
+      return Status::NotFound("missing");
+    case Router::Outcome::kMethodNotAllowed:
+      ctx.res.AddHeader("Allow", match.allowed);
+      SendHttpError(ctx.res, 405, "method_not_allowed", "Only " + match.allowed + " allowed");
+      return Status::OK();
+  }
+  ctx.params = std::move(match.params);
+  return (*match.handler)(ctx);
+}
+
+void CouchServer::Handle(http::HttpRequest& request, http::HttpResponse& response) {
+  auto start = std::chrono::steady_clock::now();
+  RequestContext ctx(*this, request, response);
+  Status s;
+  try {
+    s = Dispatch(ctx);
+  } catch (const std::bad_alloc&) {
+    s = Status::Internal("out of memory");
+  } catch (const std::exception& e) {
+    s = Status::Internal(e.what());
+  }
+  if (!s.ok()) {
+    if (!response.started()) {
+      SendStatusError(response, s);
+    } else {
+      // Headers already went out (a stream); all we can do is end it.
+      response.CloseAfterResponse();
+    }
+    if (s.code() == Status::Code::kInternal || s.code() == Status::Code::kIOError ||
+        s.code() == Status::Code::kCorruption) {
+      LogError("%s %s: %s", request.method.c_str(), request.url.c_str(), s.ToString().c_str());
+    }
+  }
+  LogLevel level = options_.log_requests ? LogLevel::kInfo : LogLevel::kDebug;
+  if (LogEnabled(level)) {
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count();
+    Log(level, "%s %s %s %d %.3fms", request.peer.c_str(), request.method.c_str(),
+        request.url.c_str(), response.status(), ms);
+  }
+}
+
+void CouchServer::HandleParseError(int status, const std::string& reason,
+                                   http::HttpResponse& response) {
+  SendHttpError(response, status, ErrorNameForHttpStatus(status), reason);
+  LogInfo("rejected request: %d %s", status, reason.c_str());
+}
+
+}  // namespace settee

@@ -1,0 +1,166 @@
+// CouchServer: the CouchDB HTTP API over a settee Store. It is the
+// HttpHandler of an HttpServer: for each request it applies CORS, identifies
+// the user, routes, runs the endpoint, maps a returned error Status to a
+// CouchDB error response and logs the exchange.
+//
+// Endpoints live in facet files, each registering its routes:
+//   endpoints_server.cc    /, /_all_dbs, /_uuids, /_up, /_active_tasks, /_session
+//   endpoints_database.cc  /db, _all_docs, _bulk_docs, _bulk_get, _revs_diff, ...
+//   endpoints_document.cc  /db/docid, /db/_design/x, /db/_local/x
+//   endpoints_changes.cc   /db/_changes (normal, longpoll, continuous, eventsource)
+// Other modules mount theirs with router().Add() and SetChangesFilter()
+// before the server starts (for `settee serve`: AddServeExtension() in
+// runtime/serve_command.h).
+//
+// Thread safety: after construction and route registration, Handle() runs
+// concurrently on every loop thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runtime/auth.h"
+#include "runtime/http_server.h"
+#include "runtime/router.h"
+#include "runtime/users_db.h"
+#include "runtime/worker_pool.h"
+#include "settee/database.h"
+#include "settee/store.h"
+#include "util/json.h"
+
+namespace settee {
+
+struct CouchServerOptions {
+  // Server admins (name, password). Empty = admin party.
+  std::vector<std::pair<std::string, std::string>> admins;
+  // Key for AuthSession cookies; random per process when empty.
+  std::string cookie_secret;
+  int64_t session_timeout_s = 600;
+  // Origins allowed by CORS ("*" for any); empty disables CORS headers.
+  std::vector<std::string> cors_origins;
+  // Threads for blocking work (fsync'd writes, compaction).
+  int worker_threads = 2;
+  // Log every request at info level (otherwise at debug level).
+  bool log_requests = true;
+  // Largest count accepted by /_uuids.
+  int max_uuids = 1000;
+};
+
+class CouchServer;
+
+// Everything an endpoint needs about one request.
+class RequestContext {
+ public:
+  RequestContext(CouchServer& server, http::HttpRequest& req, http::HttpResponse& res)
+      : server(server), req(req), res(res) {}
+
+  CouchServer& server;
+  http::HttpRequest& req;
+  http::HttpResponse& res;
+  std::vector<std::string> params;  // route captures
+  UserCtx user;
+
+  // The database named by params[0], after checking the name, existence and
+  // the user's access (members; db admins when `admin`).
+  Result<std::shared_ptr<Database>> OpenDb(bool admin = false);
+  // Access check alone for an open database.
+  Status CheckAccess(Database& db, bool admin);
+  // Requires a server admin.
+  Status RequireServerAdmin();
+
+  // Sends a JSON body with CouchDB's headers. Always returns OK so endpoints
+  // can `return ctx.SendJson(...)`.
+  Status SendJson(int status, std::string_view body);
+
+  // Parses the request body as JSON. kBadContentType unless the content type
+  // is JSON (when `require_json_type`), kBadRequest on malformed JSON.
+  Status ParseBody(json::Document* doc, bool require_json_type = true);
+
+  //////// Query parameters:
+  const std::string* Param(std::string_view name) const { return req.Param(name); }
+  // "true" / "false"; anything else is kQueryParseError when `strict`.
+  Status BoolParam(std::string_view name, bool* out, bool strict = true) const;
+  Status UIntParam(std::string_view name, uint64_t* out) const;
+  // The parameter parsed as JSON; *present says whether it was given.
+  Status JsonParam(std::string_view name, json::Document* out, bool* present) const;
+};
+
+// A _changes filter contributed by another module (filter=_selector from
+// Mango, filter=_view and filter=ddoc/name from the JS views). Built once per
+// request; accept() sees each row, with the winner's body in row.doc when
+// needs_docs (the endpoint strips it again unless the client asked for docs).
+struct ChangesFilter {
+  bool needs_docs = false;
+  std::function<bool(const ChangeRow& row)> accept;
+};
+// `filter` is the filter= value; `body` the POST body (nullptr for GET).
+// Errors are answered as-is (404 for a missing design doc, 400 ...).
+using ChangesFilterFactory = std::function<Result<ChangesFilter>(
+    RequestContext& ctx, Database& db, const std::string& filter, const json::Value* body)>;
+
+class CouchServer final : public http::HttpHandler {
+ public:
+  // `store` must outlive the server. Registers the built-in endpoints.
+  CouchServer(Store* store, const CouchServerOptions& options);
+  ~CouchServer() override;
+
+  Store* store() const { return store_; }
+  const CouchServerOptions& options() const { return options_; }
+  const Authenticator& auth() const { return auth_; }
+  Router& router() { return router_; }
+  WorkerPool& workers() { return workers_; }
+
+  // Runs a database operation that may block (sync writes, compaction) off
+  // the loop thread when the store fsyncs; inline otherwise.
+  template <typename F>
+  auto RunWrite(F&& fn) -> std::invoke_result_t<F> {
+    if (store_->options().sync) return workers_.Run(std::forward<F>(fn));
+    return fn();
+  }
+
+  // Registers the factory for filter=`name` ("_selector", "_view"), or with
+  // name "*" for design-doc filters ("ddoc/name"). Setup time only, like
+  // router().Add(). _doc_ids and _design are built in.
+  void SetChangesFilter(std::string name, ChangesFilterFactory factory);
+  // The factory for a filter= value, or nullptr.
+  const ChangesFilterFactory* FindChangesFilter(std::string_view filter) const;
+
+  // Tasks shown by /_active_tasks (compactions in progress).
+  std::string ActiveTasksJson();
+  void TaskStarted(const std::string& json_without_braces, uint64_t* id);
+  void TaskFinished(uint64_t id);
+
+  // http::HttpHandler
+  void Handle(http::HttpRequest& request, http::HttpResponse& response) override;
+  void HandleParseError(int status, const std::string& reason,
+                        http::HttpResponse& response) override;
+
+ private:
+  Status Dispatch(RequestContext& ctx);
+  // Adds CORS headers; true if the request was a preflight now answered.
+  bool ApplyCors(RequestContext& ctx);
+
+  Store* const store_;
+  const CouchServerOptions options_;
+  UserStore users_;
+  Authenticator auth_;
+  Router router_;
+  std::vector<std::pair<std::string, ChangesFilterFactory>> changes_filters_;  // setup only
+  std::mutex tasks_mu_;
+  uint64_t next_task_id_ = 1;                                  // guarded by tasks_mu_
+  std::vector<std::pair<uint64_t, std::string>> tasks_;         // guarded by tasks_mu_
+  // Last, so it is destroyed (its queued work finished) before everything
+  // that work may touch.
+  WorkerPool workers_;
+};
+
+// Route registration, one per facet file.
+void RegisterServerEndpoints(CouchServer& server);
+void RegisterDatabaseEndpoints(CouchServer& server);
+void RegisterDocumentEndpoints(CouchServer& server);
+void RegisterChangesEndpoints(CouchServer& server);
+
+}  // namespace settee

@@ -1,0 +1,36 @@
+// Small pieces shared by the endpoint facet files: response fragments in
+// CouchDB's exact shapes, and query-option parsing that several endpoints
+// accept alike.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "runtime/couch_server.h"
+#include "settee/database.h"
+
+namespace settee {
+
+// {"ok":true,"id":..,"rev":..} or {"id":..,"error":..,"reason":..} (with
+// "rev" when `with_rev_on_error`).
+void AppendUpdateResult(std::string* out, const DocUpdateResult& r, bool with_rev_on_error);
+
+// "http://host/db/doc" for Location headers, from the Host header.
+std::string AbsoluteUrl(const RequestContext& ctx, std::string_view path);
+
+// Encodes a doc id for a URL path: "_design/x" and "_local/x" keep their
+// slash, everything else is percent-encoded.
+std::string EncodeDocIdForPath(std::string_view docid);
+
+// Parses the _all_docs family's options from the query (and, for POST, the
+// body's "keys"). `keys_body` is the POST body's keys array or nullptr.
+Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_body,
+                           AllDocsOptions* out, bool* want_update_seq);
+
+// Serializes an _all_docs result.
+std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq);
+
+// ETag value for a revision: the quoted rev.
+inline std::string RevETag(std::string_view rev) { return "\"" + std::string(rev) + "\""; }
+
+}  // namespace settee

@@ -1,0 +1,514 @@
+// Database-level endpoints: /db itself, _all_docs (and /queries) and its
+// _design_docs / _local_docs siblings, _bulk_docs, _bulk_get, _revs_diff, _missing_revs,
+// _compact, _ensure_full_commit, _revs_limit, _security.
+#include <ctime>
+
+#include "runtime/couch_error.h"
+#include "runtime/endpoint_helpers.h"
+#include "runtime/log.h"
+#include "runtime/users_db.h"
+#include "util/json.h"
+
+namespace settee {
+
+namespace {
+
+////////////////////////////////////////////////////////////////////////////////
+// /db
+
+Status PutDb(RequestContext& ctx) {
+  Status s = ctx.RequireServerAdmin();
+  if (!s.ok()) return s;
+  const std::string& name = ctx.params[0];
+  if (!IsValidDatabaseName(name)) {
+    // Same message as RequestContext::OpenDb gives.
+    ctx.params.resize(1);
+    auto probe = ctx.OpenDb();
+    return probe.status();
+  }
+  auto db = ctx.server.store()->CreateDatabase(name);
+  if (!db.ok()) {
+    if (db.status().code() == Status::Code::kFileExists) {
+      return Status(Status::Code::kFileExists,
+                    "The database could not be created, the file already exists.");
+    }
+    return db.status();
+  }
+  // CouchDB 3's default_security = admin_only, written out so that
+  // GET _security shows it and a later explicit object replaces it.
+  s = (*db)->SetSecurity(kDefaultSecurityJson);
+  if (!s.ok()) return s;
+  ctx.res.AddHeader("Location", AbsoluteUrl(ctx, "/" + http::PercentEncode(name)));
+  return ctx.SendJson(201, R"({"ok":true})");
+}
+
+Status DeleteDb(RequestContext& ctx) {
+  Status s = ctx.RequireServerAdmin();
+  if (!s.ok()) return s;
+  if (ctx.req.HasParam("rev")) {
+    return Status::BadRequest(
+        "You tried to DELETE a database with a ?rev= parameter. Did you mean to DELETE a "
+        "document instead?");
+  }
+  auto db = ctx.OpenDb(true);
+  if (!db.ok()) return db.status();
+  s = ctx.server.store()->DeleteDatabase(ctx.params[0]);
+  if (s.IsNotFound()) return Status::NotFound("Database does not exist.");
+  if (!s.ok()) return s;
+  return ctx.SendJson(200, R"({"ok":true})");
+}
+
+Status GetDb(RequestContext& ctx) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  auto info = (*db)->Info();
+  if (!info.ok()) return info.status();
+  const DatabaseInfo& i = *info;
+  std::string out = R"({"db_name":)" + json::Quote(i.db_name) +
+                    R"(,"purge_seq":)" + std::to_string(i.purge_seq) +
+                    R"(,"update_seq":)" + std::to_string(i.update_seq) +
+                    R"(,"sizes":{"file":)" + std::to_string(i.sizes_file) +
+                    R"(,"external":)" + std::to_string(i.sizes_external) +
+                    R"(,"active":)" + std::to_string(i.sizes_active) +
+                    R"(},"props":{},"doc_del_count":)" + std::to_string(i.doc_del_count) +
+                    R"(,"doc_count":)" + std::to_string(i.doc_count) +
+                    R"(,"disk_format_version":8,"compact_running":false,)"
+                    R"("cluster":{"q":1,"n":1,"w":1,"r":1},"instance_start_time":"0"})";
+  return ctx.SendJson(200, out);
+}
+
+// POST /db: a new document, id from the body or generated.
+Status PostDb(RequestContext& ctx) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  json::Document doc;
+  Status s = ctx.ParseBody(&doc);
+  if (!s.ok()) return s;
+  if (!doc.IsObject()) return Status::BadRequest("Document must be a JSON object");
+  auto id = doc.FindMember("_id");
+  if (id != doc.MemberEnd() && id->value.IsString() &&
+      json::View(id->value).substr(0, 8) == "_design/") {
+    s = ctx.CheckAccess(**db, true);
+    if (!s.ok()) return s;
+  }
+  std::string text = ctx.req.body;
+  if (ctx.params[0] == kUsersDbName) {
+    std::string docid = id != doc.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
+    s = PrepareUserDoc(docid, &text);
+    if (!s.ok()) return s;
+  }
+  auto r = ctx.server.RunWrite([&] { return (*db)->Put("", text); });
+  if (!r.ok()) return r.status();
+  if (!r->status.ok()) return r->status;
+  std::string out;
+  AppendUpdateResult(&out, *r, false);
+  ctx.res.AddHeader("Location", AbsoluteUrl(ctx, "/" + http::PercentEncode(ctx.params[0]) + "/" +
+                                                     EncodeDocIdForPath(r->id)));
+  ctx.res.AddHeader("ETag", RevETag(r->rev));
+  bool batch = ctx.Param("batch") != nullptr && *ctx.Param("batch") == "ok";
+  return ctx.SendJson(batch ? 202 : 201, out);
+}
+
+////////////////////////////////////////////////////////////////////////////////
+// _all_docs, _design_docs, _local_docs
+
+enum class DocsKind { kAll, kDesign, kLocal };
+
+Status AllDocsCommon(RequestContext& ctx, DocsKind kind) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  json::Document body;
+  const json::Value* keys_body = nullptr;
+  if (ctx.req.method == "POST") {
+    Status s = ctx.ParseBody(&body);
+    if (!s.ok()) return s;
+    if (!body.IsObject()) return Status::BadRequest("Request body must be a JSON object");
+    auto k = body.FindMember("keys");
+    if (k != body.MemberEnd()) keys_body = &k->value;
+  }
+  AllDocsOptions opts;
+  bool want_update_seq = false;
+  Status s = ParseAllDocsOptions(ctx, keys_body, &opts, &want_update_seq);
+  if (!s.ok()) return s;
+  if (kind == DocsKind::kDesign && !opts.keys) {
+    // Clamp the range to "_design/" <= id < "_design0".
+    const std::string lo = "_design/", hi = "_design0";
+    auto& low = opts.descending ? opts.end_key : opts.start_key;
+    auto& high = opts.descending ? opts.start_key : opts.end_key;
+    if (!low || *low < lo) low = lo;
+    if (!high || *high >= hi) {
+      high = hi;
+      if (!opts.descending) opts.inclusive_end = false;
+    }
+  }
+  AllDocsResult result;
+  s = kind == DocsKind::kLocal ? (*db)->LocalDocs(opts, &result) : (*db)->AllDocs(opts, &result);
+  if (!s.ok()) return s;
+  return ctx.SendJson(200, AllDocsJson(result, want_update_seq));
+}
+
+// POST /db/_all_docs/queries {"queries":[{options}...]}: each object holds
+// the options _all_docs takes in its query string.
+Status AllDocsQueries(RequestContext& ctx) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  json::Document body;
+  Status s = ctx.ParseBody(&body);
+  if (!s.ok()) return s;
+  if (!body.IsObject()) return Status::BadRequest("Request body must be a JSON object");
+  auto queries = body.FindMember("queries");
+  if (queries == body.MemberEnd() || !queries->value.IsArray()) {
+    return Status::BadRequest("`queries` member must be an array.");
+  }
+  std::string out = R"({"results":[)";
+  bool first = true;
+  for (const auto& q : queries->value.GetArray()) {
+    if (!q.IsObject()) return Status::BadRequest("Each query must be a JSON object");
+    // Re-express the object as query parameters: strings and structures as
+    // JSON (as key parameters are sent), scalars as their text.
+    http::HttpRequest synthetic;
+    synthetic.method = "GET";
+    const json::Value* keys = nullptr;
+    for (const auto& m : q.GetObject()) {
+      std::string name(json::View(m.name));
+      if (name == "keys") {
+        keys = &m.value;
+        continue;
+      }
+      std::string value;
+      if (m.value.IsBool()) value = m.value.GetBool() ? "true" : "false";
+      else if (m.value.IsUint64()) value = std::to_string(m.value.GetUint64());
+      else value = json::Serialize(m.value);
+      synthetic.params.emplace_back(std::move(name), std::move(value));
+    }
+    RequestContext sub(ctx.server, synthetic, ctx.res);
+    AllDocsOptions opts;
+    bool want_update_seq = false;
+    s = ParseAllDocsOptions(sub, keys, &opts, &want_update_seq);
+    if (!s.ok()) return s;
+    AllDocsResult result;
+    s = (*db)->AllDocs(opts, &result);
+    if (!s.ok()) return s;
+    if (!first) out += ",\n";
+    first = false;
+    out += AllDocsJson(result, want_update_seq);
+  }
+  out += "]}";
+  return ctx.SendJson(200, out);
+}
+
+////////////////////////////////////////////////////////////////////////////////
+// _bulk_docs, _bulk_get, _revs_diff, _missing_revs
+
+Status BulkDocs(RequestContext& ctx) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  json::Document body;
+  Status s = ctx.ParseBody(&body);
+  if (!s.ok()) return s;
+  if (!body.IsObject()) return Status::BadRequest("Request body must be a JSON object");
+  auto docs = body.FindMember("docs");
+  if (docs == body.MemberEnd()) return Status::BadRequest("POST body must include `docs` parameter.");
+  if (!docs->value.IsArray()) return Status::BadRequest("`docs` parameter must be an array.");
+  UpdateOptions opts;
+  auto ne = body.FindMember("new_edits");
+  if (ne != body.MemberEnd()) {
+    if (!ne->value.IsBool()) return Status::BadRequest("`new_edits` parameter must be a boolean.");
+    opts.new_edits = ne->value.GetBool();
+  }
+  if (ctx.Param("new_edits") != nullptr) {
+    bool v = true;
+    s = ctx.BoolParam("new_edits", &v);
+    if (!s.ok()) return s;
+    opts.new_edits = v;
+  }
+  std::vector<std::string> texts;
+  texts.reserve(docs->value.Size());
+  bool has_design = false;
+  for (const auto& d : docs->value.GetArray()) {
+    if (!d.IsObject()) return Status::BadRequest("Document must be a JSON object");
+    auto id = d.FindMember("_id");
+    if (id != d.MemberEnd() && id->value.IsString() &&
+        json::View(id->value).substr(0, 8) == "_design/") {
+      has_design = true;
+    }
+    texts.push_back(json::Serialize(d));
+    if (ctx.params[0] == kUsersDbName) {
+      std::string docid = id != d.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
+      s = PrepareUserDoc(docid, &texts.back());
+      if (!s.ok()) return s;
+    }
+  }
+  if (has_design) {
+    s = ctx.CheckAccess(**db, true);
+    if (!s.ok()) return s;
+  }
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  std::vector<DocUpdateResult> results;
+  s = ctx.server.RunWrite([&] { return (*db)->BulkDocs(views, opts, &results); });
+  if (!s.ok()) return s;
+  std::string out = "[";
+  bool first = true;
+  for (const DocUpdateResult& r : results) {
+    // Replicated writes answer only their failures (PROTOCOL.md §0.3).
+    if (!opts.new_edits && r.status.ok()) continue;
+    if (!first) out += ",\n";
+    first = false;
+    AppendUpdateResult(&out, r, !opts.new_edits);
+  }
+  out += "]";
+  return ctx.SendJson(201, out);
+}
+
+Status BulkGet(RequestContext& ctx) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  json::Document body;
+  Status s = ctx.ParseBody(&body);
+  if (!s.ok()) return s;
+  if (!body.IsObject()) return Status::BadRequest("Request body must be a JSON object");
+  auto docs = body.FindMember("docs");
+  if (docs == body.MemberEnd() || !docs->value.IsArray()) {
+    return Status::BadRequest("Missing JSON list of 'docs'.");
+  }
+  BulkGetOptions opts;
+  s = ctx.BoolParam("revs", &opts.revs);
+  if (s.ok()) s = ctx.BoolParam("latest", &opts.latest);
+  if (!s.ok()) return s;
+  for (const char* k : {"revs", "latest"}) {
+    auto m = body.FindMember(k);
+    if (m != body.MemberEnd() && m->value.IsBool()) {
+      (k[0] == 'r' ? opts.revs : opts.latest) = m->value.GetBool();
+    }
+  }
+  std::vector<BulkGetRequest> request;
+  std::vector<bool> valid;
+  for (const auto& d : docs->value.GetArray()) {
+    BulkGetRequest r;
+    bool ok = d.IsObject();
+    if (ok) {
+      auto id = d.FindMember("id");
+      ok = id != d.MemberEnd() && id->value.IsString() && id->value.GetStringLength() > 0;
+      if (ok) r.id = std::string(json::View(id->value));
+      auto rev = d.FindMember("rev");
+      if (ok && rev != d.MemberEnd()) {
+        ok = rev->value.IsString();
+        if (ok) r.rev = std::string(json::View(rev->value));
+      }
+    }
+    valid.push_back(ok);
+    if (ok) request.push_back(std::move(r));
+  }
+  std::vector<BulkGetResult> results;
+  s = (*db)->BulkGet(request, opts, &results);
+  if (!s.ok()) return s;
+  std::string out = R"({"results":[)";
+  size_t next = 0;
+  for (size_t i = 0; i < valid.size(); ++i) {
+    if (i > 0) out += ",\n";
+    if (!valid[i]) {
+      out += R"({"id":null,"docs":[{"error":{"id":null,"rev":null,"error":"bad_request",)"
+             R"("reason":"Each item must be an object with a non-empty string id"}}]})";
+      continue;
+    }
+    if (next >= results.size()) return Status::Internal("BulkGet returned too few results");
+    const BulkGetResult& r = results[next++];
+    out += R"({"id":)";
+    json::AppendQuoted(&out, r.id);
+    out += R"(,"docs":[)";
+    for (size_t j = 0; j < r.docs.size(); ++j) {
+      if (j > 0) out += ",";
+      const BulkGetItem& item = r.docs[j];
+      if (item.status.ok()) {
+        out += R"({"ok":)" + item.doc + "}";
+      } else {
+        out += R"({"error":{"id":)";
+        json::AppendQuoted(&out, r.id);
+        out += R"(,"rev":)";
+        json::AppendQuoted(&out, item.rev);
+        out += R"(,"error":)";
+        json::AppendQuoted(&out, item.status.ErrorName());
+        out += R"(,"reason":)";
+        json::AppendQuoted(&out, item.status.reason());
+        out += "}}";
+      }
+    }
+    out += "]}";
+  }
+  out += "]}";
+  return ctx.SendJson(200, out);
+}
+
+Status ParseRevsMap(RequestContext& ctx, std::vector<RevsDiffRequest>* request) {
+  json::Document body;
+  Status s = ctx.ParseBody(&body);
+  if (!s.ok()) return s;
+  if (!body.IsObject()) return Status::BadRequest("Request body must be a JSON object");
+  for (const auto& m : body.GetObject()) {
+    RevsDiffRequest r;
+    r.id = std::string(json::View(m.name));
+    if (!m.value.IsArray()) return Status::BadRequest("Revisions must be a JSON array of strings");
+    for (const auto& rev : m.value.GetArray()) {
+      if (!rev.IsString()) return Status::BadRequest("Revisions must be a JSON array of strings");
+      r.revs.emplace_back(json::View(rev));
+    }
+    request->push_back(std::move(r));
+  }
+  return Status::OK();
+}
+
+void AppendStringArray(std::string* out, const std::vector<std::string>& v) {
+  *out += "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) *out += ",";
+    json::AppendQuoted(out, v[i]);
+  }
+  *out += "]";
+}
+
+Status RevsDiff(RequestContext& ctx) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  std::vector<RevsDiffRequest> request;
+  Status s = ParseRevsMap(ctx, &request);
+  if (!s.ok()) return s;
+  std::vector<RevsDiffResult> results;
+  s = (*db)->RevsDiff(request, &results);
+  if (!s.ok()) return s;
+  std::string out = "{";
+  bool first = true;
+  for (const RevsDiffResult& r : results) {
+    if (r.missing.empty()) continue;
+    if (!first) out += ",";
+    first = false;
+    json::AppendQuoted(&out, r.id);
+    out += R"(:{"missing":)";
+    AppendStringArray(&out, r.missing);
+    if (!r.possible_ancestors.empty()) {
+      out += R"(,"possible_ancestors":)";
+      AppendStringArray(&out, r.possible_ancestors);
+    }
+    out += "}";
+  }
+  out += "}";
+  return ctx.SendJson(200, out);
+}
+
+Status MissingRevs(RequestContext& ctx) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  std::vector<RevsDiffRequest> request;
+  Status s = ParseRevsMap(ctx, &request);
+  if (!s.ok()) return s;
+  std::vector<RevsDiffResult> results;
+  s = (*db)->RevsDiff(request, &results);
+  if (!s.ok()) return s;
+  std::string out = R"({"missing_revs":{)";
+  bool first = true;
+  for (const RevsDiffResult& r : results) {
+    if (r.missing.empty()) continue;
+    if (!first) out += ",";
+    first = false;
+    json::AppendQuoted(&out, r.id);
+    out += ":";
+    AppendStringArray(&out, r.missing);
+  }
+  out += "}}";
+  return ctx.SendJson(200, out);
+}
+
+////////////////////////////////////////////////////////////////////////////////
+// Maintenance
+
+Status Compact(RequestContext& ctx) {
+  auto db = ctx.OpenDb(true);
+  if (!db.ok()) return db.status();
+  if (ctx.req.ContentType() != "application/json") {
+    return Status(Status::Code::kBadContentType, "Content-Type must be application/json");
+  }
+  std::shared_ptr<Database> handle = *db;
+  CouchServer* server = &ctx.server;
+  uint64_t task_id = 0;
+  std::string now = std::to_string(std::time(nullptr));
+  server->TaskStarted(R"("type":"database_compaction","database":)" + json::Quote(handle->name()) +
+                          R"(,"progress":0,"started_on":)" + now + R"(,"updated_on":)" + now,
+                      &task_id);
+  // CouchDB compacts in the background and answers at once.
+  server->workers().Post([handle, server, task_id] {
+    Status s = handle->Compact();
+    if (!s.ok()) LogWarning("compaction of %s failed: %s", handle->name().c_str(), s.ToString().c_str());
+    server->TaskFinished(task_id);
+  });
+  return ctx.SendJson(202, R"({"ok":true})");
+}
+
+Status EnsureFullCommit(RequestContext& ctx) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  return ctx.SendJson(201, R"({"ok":true,"instance_start_time":"0"})");
+}
+
+Status GetRevsLimit(RequestContext& ctx) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  return ctx.SendJson(200, std::to_string((*db)->RevsLimit()));
+}
+
+Status PutRevsLimit(RequestContext& ctx) {
+  auto db = ctx.OpenDb(true);
+  if (!db.ok()) return db.status();
+  json::Document body;
+  Status s = json::Parse(ctx.req.body, &body);
+  if (!s.ok() || !body.IsUint() || body.GetUint() < 1) {
+    return Status::BadRequest("Rev limit has to be an integer");
+  }
+  s = (*db)->SetRevsLimit(body.GetUint());
+  if (!s.ok()) return s;
+  return ctx.SendJson(200, R"({"ok":true})");
+}
+
+Status GetSecurity(RequestContext& ctx) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  return ctx.SendJson(200, (*db)->Security());
+}
+
+Status PutSecurity(RequestContext& ctx) {
+  auto db = ctx.OpenDb(true);
+  if (!db.ok()) return db.status();
+  SecurityObject parsed;
+  Status s = SecurityObject::Parse(ctx.req.body, &parsed);
+  if (!s.ok()) return s;
+  s = (*db)->SetSecurity(ctx.req.body);
+  if (!s.ok()) return s;
+  return ctx.SendJson(200, R"({"ok":true})");
+}
+
+}  // namespace
+
+void RegisterDatabaseEndpoints(CouchServer& server) {
+  Router& r = server.router();
+  r.Add("PUT", "/{db}", PutDb);
+  r.Add("GET,HEAD", "/{db}", GetDb);
+  r.Add("DELETE", "/{db}", DeleteDb);
+  r.Add("POST", "/{db}", PostDb);
+  r.Add("GET,HEAD,POST", "/{db}/_all_docs",
+        [](RequestContext& c) { return AllDocsCommon(c, DocsKind::kAll); });
+  r.Add("POST", "/{db}/_all_docs/queries", AllDocsQueries);
+  r.Add("GET,HEAD,POST", "/{db}/_design_docs",
+        [](RequestContext& c) { return AllDocsCommon(c, DocsKind::kDesign); });
+  r.Add("GET,HEAD,POST", "/{db}/_local_docs",
+        [](RequestContext& c) { return AllDocsCommon(c, DocsKind::kLocal); });
+  r.Add("POST", "/{db}/_bulk_docs", BulkDocs);
+  r.Add("POST", "/{db}/_bulk_get", BulkGet);
+  r.Add("POST", "/{db}/_revs_diff", RevsDiff);
+  r.Add("POST", "/{db}/_missing_revs", MissingRevs);
+  r.Add("POST", "/{db}/_compact", Compact);
+  r.Add("POST", "/{db}/_ensure_full_commit", EnsureFullCommit);
+  r.Add("GET,HEAD", "/{db}/_revs_limit", GetRevsLimit);
+  r.Add("PUT", "/{db}/_revs_limit", PutRevsLimit);
+  r.Add("GET,HEAD", "/{db}/_security", GetSecurity);
+  r.Add("PUT", "/{db}/_security", PutSecurity);
+}
+
+}  // namespace settee

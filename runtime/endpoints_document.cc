@@ -1,0 +1,277 @@
+// Document endpoints: /db/{docid}, /db/_design/{ddoc}, /db/_local/{id} with
+// GET/HEAD (all read options, open_revs as JSON or multipart/mixed), PUT,
+// DELETE and COPY.
+#include <cstring>
+
+#include "runtime/couch_error.h"
+#include "runtime/endpoint_helpers.h"
+#include "runtime/users_db.h"
+#include "util/digest.h"
+#include "util/json.h"
+
+namespace settee {
+
+namespace {
+
+// The document id addressed by the route: params[1] is the id or the name
+// after "_design/" / "_local/" (set by the route's prefix).
+std::string DocIdFor(const RequestContext& ctx, std::string_view prefix) {
+  return std::string(prefix) + ctx.params.at(1);
+}
+
+bool IsDesignId(std::string_view id) { return id.substr(0, 8) == "_design/"; }
+
+// The top-level _rev of a document serialized by the Database (whose _id and
+// _rev come first). A top-level `,"_rev":"` cannot occur inside a string
+// value, where quotes are escaped, and precedes any nested object's.
+std::string ExtractRev(std::string_view doc) {
+  static constexpr std::string_view kKey = ",\"_rev\":\"";
+  size_t p = doc.find(kKey);
+  if (p == std::string_view::npos) return {};
+  p += kKey.size();
+  size_t e = doc.find('"', p);
+  if (e == std::string_view::npos) return {};
+  return std::string(doc.substr(p, e - p));
+}
+
+// rev from ?rev= or If-Match (quotes stripped).
+std::string RequestedRev(const RequestContext& ctx) {
+  if (const std::string* r = ctx.Param("rev")) return *r;
+  if (const std::string* m = ctx.req.Header("if-match")) {
+    std::string v = *m;
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+    return v;
+  }
+  return {};
+}
+
+bool AcceptsMultipartMixed(const RequestContext& ctx) {
+  const std::string* accept = ctx.req.Header("accept");
+  return accept != nullptr && accept->find("multipart/mixed") != std::string::npos;
+}
+
+Status ParseGetOptions(RequestContext& ctx, GetOptions* opts) {
+  // Document read flags are lenient like CouchDB's: anything but "true" is false.
+  bool meta = false;
+  ctx.BoolParam("revs", &opts->revs, false).ok();
+  ctx.BoolParam("revs_info", &opts->revs_info, false).ok();
+  ctx.BoolParam("conflicts", &opts->conflicts, false).ok();
+  ctx.BoolParam("deleted_conflicts", &opts->deleted_conflicts, false).ok();
+  ctx.BoolParam("local_seq", &opts->local_seq, false).ok();
+  ctx.BoolParam("latest", &opts->latest, false).ok();
+  ctx.BoolParam("meta", &meta, false).ok();
+  if (meta) opts->conflicts = opts->deleted_conflicts = opts->revs_info = true;
+  if (const std::string* rev = ctx.Param("rev")) opts->rev = *rev;
+  return Status::OK();
+}
+
+Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
+                    const GetOptions& opts) {
+  const std::string& spec = *ctx.Param("open_revs");
+  std::vector<std::string> revs;
+  if (spec != "all") {
+    json::Document d;
+    if (!json::Parse(spec, &d).ok() || !d.IsArray()) {
+      return Status::BadRequest("Invalid open_revs value; expected \"all\" or a JSON array");
+    }
+    for (const auto& r : d.GetArray()) {
+      if (!r.IsString()) return Status::BadRequest("open_revs must contain rev strings");
+      revs.emplace_back(json::View(r));
+    }
+  }
+  std::vector<OpenRevResult> results;
+  Status s = db.GetOpenRevs(docid, revs, opts, &results);
+  if (!s.ok()) return s;
+  if (AcceptsMultipartMixed(ctx)) {
+    std::string boundary = RandomUuidHex();
+    std::string out;
+    for (const OpenRevResult& r : results) {
+      out += "--" + boundary + "\r\n";
+      if (r.found) {
+        out += "Content-Type: application/json\r\n\r\n" + r.doc + "\r\n";
+      } else {
+        out += "Content-Type: application/json; error=\"true\"\r\n\r\n{\"missing\":" +
+               json::Quote(r.rev) + "}\r\n";
+      }
+    }
+    out += "--" + boundary + "--";
+    ctx.res.AddHeader("Cache-Control", "must-revalidate");
+    ctx.res.Send(200, "multipart/mixed; boundary=\"" + boundary + "\"", out);
+    return Status::OK();
+  }
+  std::string out = "[";
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (i > 0) out += ",\r\n";
+    if (results[i].found) {
+      out += R"({"ok":)" + results[i].doc + "}";
+    } else {
+      out += R"({"missing":)" + json::Quote(results[i].rev) + "}";
+    }
+  }
+  out += "]";
+  return ctx.SendJson(200, out);
+}
+
+Status GetDoc(RequestContext& ctx, std::string_view prefix) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  std::string docid = DocIdFor(ctx, prefix);
+  GetOptions opts;
+  Status s = ParseGetOptions(ctx, &opts);
+  if (!s.ok()) return s;
+  if (ctx.Param("open_revs") != nullptr) return SendOpenRevs(ctx, **db, docid, opts);
+  auto doc = (*db)->Get(docid, opts);
+  if (!doc.ok()) return doc.status();
+  std::string rev = ExtractRev(*doc);
+  if (!rev.empty()) {
+    std::string etag = RevETag(rev);
+    const std::string* inm = ctx.req.Header("if-none-match");
+    if (inm != nullptr && *inm == etag) {
+      ctx.res.AddHeader("ETag", etag);
+      ctx.res.Send(304, "", "");
+      return Status::OK();
+    }
+    ctx.res.AddHeader("ETag", etag);
+  }
+  return ctx.SendJson(200, *doc);
+}
+
+// Rewrites `body` so that its _rev is `rev` (when the rev came from the query
+// string or If-Match). kBadRequest when the body names a different one.
+Status ApplyRequestedRev(const std::string& rev, std::string* body) {
+  json::Document doc;
+  Status s = json::Parse(*body, &doc);
+  if (!s.ok()) return Status::BadRequest("invalid UTF-8 JSON");
+  if (!doc.IsObject()) return Status::BadRequest("Document must be a JSON object");
+  auto it = doc.FindMember("_rev");
+  if (it != doc.MemberEnd()) {
+    if (!it->value.IsString() || json::View(it->value) != rev) {
+      return Status::BadRequest(
+          "Document rev from request body and query string have different values");
+    }
+    return Status::OK();
+  }
+  doc.AddMember("_rev", json::StringValue(rev, doc.GetAllocator()), doc.GetAllocator());
+  *body = json::Serialize(doc);
+  return Status::OK();
+}
+
+Status PutDoc(RequestContext& ctx, std::string_view prefix) {
+  std::string docid = DocIdFor(ctx, prefix);
+  auto db = ctx.OpenDb(IsDesignId(docid));
+  if (!db.ok()) return db.status();
+  std::string ct = ctx.req.ContentType();
+  if (ct.substr(0, 10) == "multipart/") {
+    return Status(Status::Code::kBadContentType,
+                  "multipart document bodies are not supported on this endpoint");
+  }
+  std::string body = ctx.req.body;
+  if (body.empty()) return Status::BadRequest("Document must be a JSON object");
+  std::string rev = RequestedRev(ctx);
+  if (!rev.empty()) {
+    Status s = ApplyRequestedRev(rev, &body);
+    if (!s.ok()) return s;
+  }
+  if (ctx.params[0] == kUsersDbName) {
+    Status s = PrepareUserDoc(docid, &body);
+    if (!s.ok()) return s;
+  }
+  UpdateOptions opts;
+  bool new_edits = true;
+  Status s = ctx.BoolParam("new_edits", &new_edits);
+  if (!s.ok()) return s;
+  opts.new_edits = new_edits;
+  auto r = ctx.server.RunWrite([&] { return (*db)->Put(docid, body, opts); });
+  if (!r.ok()) return r.status();
+  if (!r->status.ok()) return r->status;
+  std::string out;
+  AppendUpdateResult(&out, *r, false);
+  ctx.res.AddHeader("ETag", RevETag(r->rev));
+  ctx.res.AddHeader("Location", AbsoluteUrl(ctx, "/" + http::PercentEncode(ctx.params[0]) + "/" +
+                                                     EncodeDocIdForPath(r->id)));
+  bool batch = ctx.Param("batch") != nullptr && *ctx.Param("batch") == "ok";
+  return ctx.SendJson(batch ? 202 : 201, out);
+}
+
+Status DeleteDoc(RequestContext& ctx, std::string_view prefix) {
+  std::string docid = DocIdFor(ctx, prefix);
+  auto db = ctx.OpenDb(IsDesignId(docid));
+  if (!db.ok()) return db.status();
+  std::string rev = RequestedRev(ctx);
+  auto r = ctx.server.RunWrite([&] { return (*db)->Delete(docid, rev); });
+  if (!r.ok()) return r.status();
+  if (!r->status.ok()) return r->status;
+  std::string out;
+  AppendUpdateResult(&out, *r, false);
+  ctx.res.AddHeader("ETag", RevETag(r->rev));
+  bool batch = ctx.Param("batch") != nullptr && *ctx.Param("batch") == "ok";
+  return ctx.SendJson(batch ? 202 : 200, out);
+}
+
+Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
+  std::string source = DocIdFor(ctx, prefix);
+  const std::string* dest_header = ctx.req.Header("destination");
+  if (dest_header == nullptr || dest_header->empty()) {
+    return Status::BadRequest("Destination header is mandatory for COPY.");
+  }
+  // "target" or "target?rev=N-x"; the id may be percent-encoded.
+  std::string_view dest_raw(*dest_header);
+  std::string dest_rev;
+  if (size_t q = dest_raw.find('?'); q != std::string_view::npos) {
+    http::HttpRequest tmp;
+    tmp.url = std::string(dest_raw);
+    if (!tmp.ParseUrl()) return Status::BadRequest("Invalid Destination header");
+    if (const std::string* r = tmp.Param("rev")) dest_rev = *r;
+    dest_raw = dest_raw.substr(0, q);
+  }
+  std::string dest;
+  if (!http::PercentDecode(dest_raw, &dest, false) || dest.empty()) {
+    return Status::BadRequest("Invalid Destination header");
+  }
+  auto db = ctx.OpenDb(IsDesignId(source) || IsDesignId(dest));
+  if (!db.ok()) return db.status();
+  GetOptions gopts;
+  if (const std::string* r = ctx.Param("rev")) gopts.rev = *r;
+  auto src = (*db)->Get(source, gopts);
+  if (!src.ok()) return src.status();
+  json::Document doc;
+  Status s = json::Parse(*src, &doc);
+  if (!s.ok()) return Status::Internal("stored document is not valid JSON");
+  doc.RemoveMember("_id");
+  doc.RemoveMember("_rev");
+  if (!dest_rev.empty()) {
+    doc.AddMember("_rev", json::StringValue(dest_rev, doc.GetAllocator()), doc.GetAllocator());
+  }
+  std::string body = json::Serialize(doc);
+  if (ctx.params[0] == kUsersDbName) {
+    s = PrepareUserDoc(dest, &body);
+    if (!s.ok()) return s;
+  }
+  auto r = ctx.server.RunWrite([&] { return (*db)->Put(dest, body); });
+  if (!r.ok()) return r.status();
+  if (!r->status.ok()) return r->status;
+  std::string out;
+  AppendUpdateResult(&out, *r, false);
+  ctx.res.AddHeader("ETag", RevETag(r->rev));
+  ctx.res.AddHeader("Location", AbsoluteUrl(ctx, "/" + http::PercentEncode(ctx.params[0]) + "/" +
+                                                     EncodeDocIdForPath(r->id)));
+  return ctx.SendJson(201, out);
+}
+
+void AddDocRoutes(Router& r, const std::string& pattern, std::string prefix) {
+  r.Add("GET,HEAD", pattern, [prefix](RequestContext& c) { return GetDoc(c, prefix); });
+  r.Add("PUT", pattern, [prefix](RequestContext& c) { return PutDoc(c, prefix); });
+  r.Add("DELETE", pattern, [prefix](RequestContext& c) { return DeleteDoc(c, prefix); });
+  r.Add("COPY", pattern, [prefix](RequestContext& c) { return CopyDoc(c, prefix); });
+}
+
+}  // namespace
+
+void RegisterDocumentEndpoints(CouchServer& server) {
+  Router& r = server.router();
+  AddDocRoutes(r, "/{db}/{docid}", "");
+  AddDocRoutes(r, "/{db}/_design/{ddoc}", "_design/");
+  AddDocRoutes(r, "/{db}/_local/{id}", "_local/");
+}
+
+}  // namespace settee

@@ -1,0 +1,806 @@
+#include "runtime/http_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <mutex>
+#include <unordered_set>
+
+#include <boost/fiber/all.hpp>
+#include <boost/fiber/protected_fixedsize_stack.hpp>
+#include <uv.h>
+
+#include "runtime/log.h"
+#include "runtime/uv_fiber_scheduler.h"
+
+namespace settee::http {
+
+////////////////////////////////////////////////////////////////////////////////
+// ---- Tuning
+
+namespace {
+
+// Unconsumed input buffered per connection before reading pauses. Bounds the
+// memory a client that pipelines without reading responses can pin.
+constexpr size_t kMaxBufferedInput = 1u << 20;
+// Size of the per-loop read buffer libuv reads into.
+constexpr size_t kReadBufferBytes = 64 * 1024;
+// After a response that closes the connection, unread input is drained for
+// at most this long so the peer sees the response rather than a reset.
+constexpr auto kLingerTime = std::chrono::seconds(2);
+constexpr int kListenBacklog = 1024;
+// Per-connection buffers larger than this are released once drained, so an
+// idle keep-alive connection costs a few KB whatever it carried before.
+constexpr size_t kRetainedBufferBytes = 64 * 1024;
+
+}  // namespace
+
+////////////////////////////////////////////////////////////////////////////////
+// ---- WakeSignal
+
+// Wakeups posted from other threads for fibers of one loop thread. Wakers
+// push here and uv_async_send; the loop drains it in its async callback and
+// notifies each signal there, on its own thread. A waker therefore never
+// blocks (it may run under a database lock) and never touches fiber
+// primitives of another thread. Shared so that late wakers stay safe after
+// the loop is gone (async becomes nullptr).
+struct RemoteWakeQueue {
+  std::mutex mu;
+  uv_async_t* async = nullptr;  // guarded by mu
+  std::vector<std::shared_ptr<WakeSignal>> pending;  // guarded by mu
+};
+
+// The condition a connection fiber sleeps on.
+struct WakeSignal {
+  explicit WakeSignal(std::shared_ptr<RemoteWakeQueue> q) : queue(std::move(q)) {}
+  boost::fibers::mutex mu;
+  boost::fibers::condition_variable cv;
+  std::atomic<uint64_t> wakes{0};  // bumped by Waker::Wake()
+  const std::shared_ptr<RemoteWakeQueue> queue;
+
+  // Only on the owning loop thread (uv callbacks or fibers). No lock is
+  // needed: a fiber cannot be between its predicate check and its wait while
+  // a callback runs, because both run on this thread and the fiber yields only
+  // inside cv.wait().
+  void NotifyLocal() { cv.notify_all(); }
+};
+
+void Waker::Wake() const {
+  if (!signal_) return;
+  signal_->wakes.fetch_add(1);
+  RemoteWakeQueue& q = *signal_->queue;
+  std::lock_guard<std::mutex> lk(q.mu);
+  if (q.async == nullptr) return;
+  q.pending.push_back(signal_);
+  uv_async_send(q.async);
+}
+
+// ---- LoopThread
+
+class LoopThread {
+ public:
+  LoopThread(HttpServer* server, int index) : server_(server), index_(index) {}
+  ~LoopThread() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  // Creates and binds this thread's listening socket (controlling thread).
+  Status Bind(const sockaddr* addr, socklen_t len, int* bound_port);
+  void Start() { thread_ = std::thread([this] { ThreadMain(); }); }
+  void RequestStop() {
+    stop_requested_.store(true);
+    std::lock_guard<std::mutex> lk(wake_queue_->mu);
+    if (wake_queue_->async != nullptr) uv_async_send(wake_queue_->async);
+  }
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+  HttpServer* server() const { return server_; }
+  uv_loop_t* loop() { return &loop_; }
+  bool stopping() const { return stopping_; }
+  char* read_buffer() { return read_buffer_.get(); }
+  const std::shared_ptr<RemoteWakeQueue>& wake_queue() const { return wake_queue_; }
+  void ConnectionDone(Connection* c);
+
+ private:
+  void ThreadMain();
+  static void OnConnection(uv_stream_t* server, int status);
+  static void OnWakeup(uv_async_t* handle);
+  void BeginStop();
+
+  HttpServer* const server_;
+  const int index_;
+  int fd_ = -1;
+  std::thread thread_;
+  std::atomic<bool> stop_requested_{false};
+  const std::shared_ptr<RemoteWakeQueue> wake_queue_ = std::make_shared<RemoteWakeQueue>();
+
+  // Loop-thread state below.
+  uv_loop_t loop_;
+  uv_async_t wakeup_;
+  uv_timer_t sched_timer_;
+  uv_tcp_t listener_;
+  UvFiberScheduler* scheduler_ = nullptr;  // owned by Boost's thread scheduler
+  bool stopping_ = false;
+  std::unique_ptr<char[]> read_buffer_{new char[kReadBufferBytes]};
+  boost::fibers::mutex mu_;
+  boost::fibers::condition_variable cv_;  // main fiber: new connections, drained
+  std::vector<Connection*> pending_;      // accepted, fiber not yet started
+  std::unordered_set<Connection*> live_;  // every connection with a fiber
+};
+
+////////////////////////////////////////////////////////////////////////////////
+// ---- Connection
+
+class Connection {
+ public:
+  explicit Connection(LoopThread* loop)
+      : loop_(loop), signal_(std::make_shared<WakeSignal>(loop->wake_queue())) {
+    tcp_.data = this;
+  }
+
+  uv_tcp_t* tcp() { return &tcp_; }
+  std::shared_ptr<WakeSignal> signal() const { return signal_; }
+  void WakeLocal() { signal_->NotifyLocal(); }
+
+  // The fiber body: serves requests until the connection ends, then closes.
+  void Run();
+
+  // Blocking (fiber) I/O. False when the peer is gone or the write stalled.
+  bool Write(std::string_view data);
+  bool Wait(std::chrono::steady_clock::time_point deadline, uint64_t* seen_wakes);
+  bool PeerGone() const { return eof_ || broken_; }
+  bool ServerStopping() const { return loop_->stopping(); }
+  HttpServer* server() const { return loop_->server(); }
+
+ private:
+  enum class ReadResult { kRequest, kClosed, kError };
+  ReadResult ReadRequest(RequestParser& parser, HttpRequest* out);
+  // Waits for more input; false on EOF, error, timeout or (when idle) stop.
+  bool WaitForInput(std::chrono::steady_clock::time_point deadline, bool idle);
+  void StartReading();
+  void Close(bool linger);
+
+  static void OnAlloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
+  static void OnRead(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf);
+  static void OnWrite(uv_write_t* req, int status);
+  static void OnShutdown(uv_shutdown_t* req, int status);
+  static void OnClose(uv_handle_t* h);
+
+  LoopThread* const loop_;
+  std::shared_ptr<WakeSignal> signal_;
+  uv_tcp_t tcp_;
+  uv_write_t write_req_;
+  uv_shutdown_t shutdown_req_;
+  std::string peer_;
+  std::string inbuf_;   // received bytes; [inpos_, size) not yet parsed
+  size_t inpos_ = 0;
+  bool reading_ = false;
+  bool eof_ = false;
+  bool broken_ = false;  // write failed or timed out
+  std::string outbuf_;   // bytes of the in-flight uv_write
+  bool write_pending_ = false;
+  int write_status_ = 0;
+  bool shutdown_done_ = false;
+  bool closed_ = false;
+};
+
+void Connection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
+  auto* c = static_cast<Connection*>(h->data);
+  buf->base = c->loop_->read_buffer();
+  buf->len = kReadBufferBytes;
+}
+
+void Connection::OnRead(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
+  auto* c = static_cast<Connection*>(s->data);
+  if (nread > 0) {
+    if (c->inpos_ == c->inbuf_.size()) {
+      c->inbuf_.clear();
+      c->inpos_ = 0;
+    }
+    c->inbuf_.append(buf->base, static_cast<size_t>(nread));
+    if (c->inbuf_.size() - c->inpos_ > kMaxBufferedInput) {
+      uv_read_stop(s);
+      c->reading_ = false;
+    }
+  } else if (nread < 0) {
+    c->eof_ = true;  // UV_EOF or a reset: either way no more input
+    uv_read_stop(s);
+    c->reading_ = false;
+  }
+  c->WakeLocal();
+}
+
+void Connection::OnWrite(uv_write_t* req, int status) {
+  auto* c = static_cast<Connection*>(req->data);
+  c->write_pending_ = false;
+  c->write_status_ = status;
+  c->WakeLocal();
+}
+
+void Connection::OnShutdown(uv_shutdown_t* req, int) {
+  auto* c = static_cast<Connection*>(req->data);
+  c->shutdown_done_ = true;
+  c->WakeLocal();
+}
+
+void Connection::OnClose(uv_handle_t* h) {
+  auto* c = static_cast<Connection*>(h->data);
+  c->closed_ = true;
+  c->WakeLocal();
+}
+
+void Connection::StartReading() {
+  if (reading_ || eof_ || closed_) return;
+  if (uv_read_start(reinterpret_cast<uv_stream_t*>(&tcp_), &OnAlloc, &OnRead) == 0) {
+    reading_ = true;
+  } else {
+    eof_ = true;
+  }
+}
+
+bool Connection::Wait(std::chrono::steady_clock::time_point deadline, uint64_t* seen_wakes) {
+  std::unique_lock<boost::fibers::mutex> lk(signal_->mu);
+  uint64_t now = signal_->wakes.load();
+  if (now == *seen_wakes) {
+    signal_->cv.wait_until(lk, deadline);
+    now = signal_->wakes.load();
+  }
+  *seen_wakes = now;
+  return true;
+}
+
+bool Connection::WaitForInput(std::chrono::steady_clock::time_point deadline, bool idle) {
+  size_t have = inbuf_.size() - inpos_;
+  StartReading();
+  std::unique_lock<boost::fibers::mutex> lk(signal_->mu);
+  while (inbuf_.size() - inpos_ == have) {
+    if (eof_ || (idle && loop_->stopping())) return false;
+    if (signal_->cv.wait_until(lk, deadline) == boost::fibers::cv_status::timeout &&
+        inbuf_.size() - inpos_ == have) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Connection::Write(std::string_view data) {
+  if (broken_ || closed_) return false;
+  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
+  uv_buf_t buf = uv_buf_init(const_cast<char*>(data.data()), static_cast<unsigned>(data.size()));
+  int n = uv_try_write(stream, &buf, 1);
+  if (n == static_cast<int>(data.size())) return true;
+  if (n < 0 && n != UV_EAGAIN) {
+    broken_ = true;
+    return false;
+  }
+  if (n < 0) n = 0;
+  outbuf_.assign(data.substr(static_cast<size_t>(n)));
+  buf = uv_buf_init(outbuf_.data(), static_cast<unsigned>(outbuf_.size()));
+  write_req_.data = this;
+  write_pending_ = true;
+  if (uv_write(&write_req_, stream, &buf, 1, &OnWrite) != 0) {
+    write_pending_ = false;
+    broken_ = true;
+    return false;
+  }
+  auto deadline = std::chrono::steady_clock::now() + server()->options().request_timeout;
+  std::unique_lock<boost::fibers::mutex> lk(signal_->mu);
+  while (write_pending_) {
+    if (signal_->cv.wait_until(lk, deadline) == boost::fibers::cv_status::timeout &&
+        write_pending_) {
+      // A client that stopped reading; Close() cancels the write.
+      broken_ = true;
+      return false;
+    }
+  }
+  if (outbuf_.capacity() > kRetainedBufferBytes) std::string().swap(outbuf_);
+  if (write_status_ != 0) broken_ = true;
+  return write_status_ == 0;
+}
+
+Connection::ReadResult Connection::ReadRequest(RequestParser& parser, HttpRequest* out) {
+  const auto& opts = server()->options();
+  auto idle_deadline = std::chrono::steady_clock::now() + opts.idle_timeout;
+  std::optional<std::chrono::steady_clock::time_point> request_deadline;
+  for (;;) {
+    if (inpos_ < inbuf_.size()) {
+      if (!request_deadline) {
+        request_deadline = std::chrono::steady_clock::now() + opts.request_timeout;
+      }
+      size_t used = 0;
+      auto ev = parser.Execute(std::string_view(inbuf_).substr(inpos_), &used);
+      inpos_ += used;
+      if (inpos_ == inbuf_.size()) {
+        // An idle connection must not pin the buffer of its largest upload.
+        if (inbuf_.capacity() > kRetainedBufferBytes) std::string().swap(inbuf_);
+        inbuf_.clear();
+        inpos_ = 0;
+      } else if (inpos_ > 64 * 1024) {
+        inbuf_.erase(0, inpos_);
+        inpos_ = 0;
+      }
+      switch (ev) {
+        case RequestParser::Event::kHeadersComplete: {
+          bool has_body = !parser.content_length() || *parser.content_length() > 0;
+          if (parser.expects_continue() && has_body) {
+            if (!Write("HTTP/1.1 100 Continue\r\n\r\n")) return ReadResult::kClosed;
+          }
+          continue;
+        }
+        case RequestParser::Event::kMessageComplete:
+          *out = parser.TakeRequest();
+          return ReadResult::kRequest;
+        case RequestParser::Event::kError:
+          return ReadResult::kError;
+        case RequestParser::Event::kNeedMore:
+          break;
+      }
+    }
+    bool idle = !parser.in_message();
+    if (!WaitForInput(idle ? idle_deadline : *request_deadline, idle)) return ReadResult::kClosed;
+  }
+}
+
+void Connection::Run() {
+  HttpServer* srv = server();
+  {
+    sockaddr_storage ss;
+    int len = sizeof(ss);
+    if (uv_tcp_getpeername(&tcp_, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+      char ip[INET6_ADDRSTRLEN] = {0};
+      int port = 0;
+      if (ss.ss_family == AF_INET) {
+        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+        uv_ip4_name(a, ip, sizeof(ip));
+        port = ntohs(a->sin_port);
+      } else if (ss.ss_family == AF_INET6) {
+        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+        uv_ip6_name(a, ip, sizeof(ip));
+        port = ntohs(a->sin6_port);
+      }
+      peer_ = std::string(ip) + ":" + std::to_string(port);
+    }
+  }
+  uv_tcp_nodelay(&tcp_, 1);
+  StartReading();
+  RequestParser parser(srv->options().limits);
+  bool linger = false;
+  try {
+    for (;;) {
+      HttpRequest req;
+      ReadResult r = ReadRequest(parser, &req);
+      if (r == ReadResult::kClosed) break;
+      if (r == ReadResult::kError) {
+        HttpRequest dummy;
+        dummy.method = "GET";
+        HttpResponse res(this, &dummy, false);
+        srv->handler()->HandleParseError(parser.error_status(), parser.error_reason(), res);
+        if (!res.finished() && !res.started()) res.Send(parser.error_status(), "", "");
+        linger = true;
+        break;
+      }
+      bool keep_alive = parser.ShouldKeepAlive() && !loop_->stopping();
+      req.peer = peer_;
+      HttpResponse res(this, &req, keep_alive);
+      srv->requests_.fetch_add(1, std::memory_order_relaxed);
+      try {
+        srv->handler()->Handle(req, res);
+      } catch (const std::exception& e) {
+        LogError("handler threw: %s", e.what());
+      } catch (...) {
+        LogError("handler threw a non-std exception");
+      }
+      if (!res.started()) {
+        res.Send(500, "application/json",
+                 "{\"error\":\"unknown_error\",\"reason\":\"no response\"}\n");
+      } else if (!res.finished()) {
+        if (res.chunked_) res.EndChunked();
+        else broken_ = true;  // HTTP/1.0 stream: only the close ends it
+      }
+      if (broken_ || !res.keep_alive_ || res.close_after_ || loop_->stopping()) {
+        break;
+      }
+    }
+  } catch (const std::exception& e) {
+    LogError("connection %s: %s", peer_.c_str(), e.what());
+  } catch (...) {
+    LogError("connection %s: unknown exception", peer_.c_str());
+  }
+  Close(linger);
+}
+
+void Connection::Close(bool linger) {
+  if (linger && !eof_ && !broken_) {
+    // Half-close, then discard whatever the peer still sends for a moment, so
+    // that a response sent before reading its whole request (413) is not lost
+    // to a TCP reset.
+    shutdown_req_.data = this;
+    if (uv_shutdown(&shutdown_req_, reinterpret_cast<uv_stream_t*>(&tcp_), &OnShutdown) == 0) {
+      auto deadline = std::chrono::steady_clock::now() + kLingerTime;
+      StartReading();
+      std::unique_lock<boost::fibers::mutex> lk(signal_->mu);
+      while (!eof_ || !shutdown_done_) {
+        inbuf_.clear();
+        inpos_ = 0;
+        if (signal_->cv.wait_until(lk, deadline) == boost::fibers::cv_status::timeout) break;
+      }
+    }
+  }
+  uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), &OnClose);
+  std::unique_lock<boost::fibers::mutex> lk(signal_->mu);
+  // Pending write and shutdown callbacks run (cancelled) before the close one.
+  signal_->cv.wait(lk, [this] { return closed_; });
+}
+
+////////////////////////////////////////////////////////////////////////////////
+// ---- HttpResponse
+
+namespace {
+
+// "Sun, 06 Nov 1994 08:49:37 GMT", recomputed at most once a second per thread.
+const std::string& HttpDate() {
+  thread_local std::string cached;
+  thread_local std::time_t cached_at = 0;
+  std::time_t now = std::time(nullptr);
+  if (now != cached_at) {
+    char buf[64];
+    std::tm tm;
+    gmtime_r(&now, &tm);
+    size_t n = std::strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    cached.assign(buf, n);
+    cached_at = now;
+  }
+  return cached;
+}
+
+}  // namespace
+
+HttpResponse::HttpResponse(Connection* conn, const HttpRequest* req, bool keep_alive)
+    : conn_(conn), req_(req), keep_alive_(keep_alive) {}
+
+void HttpResponse::AddHeader(std::string_view name, std::string_view value) {
+  headers_.append(name);
+  headers_.append(": ");
+  headers_.append(value);
+  headers_.append("\r\n");
+}
+
+void HttpResponse::SetHeader(std::string_view name, std::string_view value) {
+  size_t pos = 0;
+  while (pos < headers_.size()) {
+    size_t eol = headers_.find("\r\n", pos);
+    std::string_view line(headers_.data() + pos, eol - pos);
+    if (line.size() > name.size() && line[name.size()] == ':' &&
+        EqualsIgnoreCase(line.substr(0, name.size()), name)) {
+      headers_.erase(pos, eol + 2 - pos);
+      break;
+    }
+    pos = eol + 2;
+  }
+  AddHeader(name, value);
+}
+
+std::string HttpResponse::BuildHead(int status, std::string_view content_type,
+                                    const char* framing) {
+  status_ = status;
+  if (close_after_ || conn_->ServerStopping()) keep_alive_ = false;
+  std::string head;
+  head.reserve(256 + headers_.size());
+  head.append(req_->http_minor == 0 && req_->http_major == 1 ? "HTTP/1.0 " : "HTTP/1.1 ");
+  head.append(std::to_string(status));
+  head.push_back(' ');
+  head.append(StatusText(status));
+  head.append("\r\nServer: ");
+  head.append(conn_->server()->options().server_header);
+  head.append("\r\nDate: ");
+  head.append(HttpDate());
+  head.append("\r\n");
+  if (!content_type.empty()) {
+    head.append("Content-Type: ");
+    head.append(content_type);
+    head.append("\r\n");
+  }
+  head.append(framing);
+  if (!keep_alive_) {
+    head.append("Connection: close\r\n");
+  } else if (req_->http_minor == 0 && req_->http_major == 1) {
+    head.append("Connection: keep-alive\r\n");
+  }
+  head.append(headers_);
+  head.append("\r\n");
+  return head;
+}
+
+bool HttpResponse::Send(int status, std::string_view content_type, std::string_view body) {
+  if (started_) return false;
+  started_ = true;
+  finished_ = true;
+  bool no_body = status == 204 || status == 304 || (status >= 100 && status < 200);
+  std::string framing;
+  if (!no_body) framing = "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  std::string out = BuildHead(status, content_type, framing.c_str());
+  if (req_->method != "HEAD" && !no_body) out.append(body);
+  bytes_sent_ += out.size();
+  return conn_->Write(out);
+}
+
+bool HttpResponse::StartChunked(int status, std::string_view content_type) {
+  if (started_) return false;
+  started_ = true;
+  bool http10 = req_->http_major == 1 && req_->http_minor == 0;
+  if (http10) {
+    keep_alive_ = false;  // the body ends with the connection
+  }
+  chunked_ = !http10;
+  std::string out = BuildHead(status, content_type, chunked_ ? "Transfer-Encoding: chunked\r\n" : "");
+  if (req_->method == "HEAD") {
+    finished_ = true;
+    chunked_ = false;
+    return conn_->Write(out);
+  }
+  bytes_sent_ += out.size();
+  return conn_->Write(out);
+}
+
+bool HttpResponse::WriteChunk(std::string_view data) {
+  if (!started_ || finished_) return false;
+  if (data.empty()) return !conn_->PeerGone();
+  bytes_sent_ += data.size();
+  if (!chunked_) return conn_->Write(data);
+  char size_line[24];
+  int n = snprintf(size_line, sizeof(size_line), "%zx\r\n", data.size());
+  std::string out;
+  out.reserve(static_cast<size_t>(n) + data.size() + 2);
+  out.append(size_line, static_cast<size_t>(n));
+  out.append(data);
+  out.append("\r\n");
+  return conn_->Write(out);
+}
+
+bool HttpResponse::EndChunked() {
+  if (!started_ || finished_) return false;
+  finished_ = true;
+  if (!chunked_) {
+    keep_alive_ = false;
+    return true;
+  }
+  return conn_->Write("0\r\n\r\n");
+}
+
+bool HttpResponse::WaitUntil(std::chrono::steady_clock::time_point deadline) {
+  if (ShouldAbort()) return false;
+  uint64_t seen = seen_wakes_;
+  conn_->Wait(deadline, &seen);
+  seen_wakes_ = seen;
+  return !ShouldAbort();
+}
+
+Waker HttpResponse::GetWaker() const { return Waker(conn_->signal()); }
+
+bool HttpResponse::ShouldAbort() const { return conn_->ServerStopping() || conn_->PeerGone(); }
+
+////////////////////////////////////////////////////////////////////////////////
+// ---- LoopThread implementation
+
+Status LoopThread::Bind(const sockaddr* addr, socklen_t len, int* bound_port) {
+  fd_ = ::socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) return Status::IOError(std::string("socket: ") + strerror(errno));
+  int one = 1;
+  ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (::setsockopt(fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0) {
+    return Status::IOError(std::string("SO_REUSEPORT: ") + strerror(errno));
+  }
+  if (::bind(fd_, addr, len) != 0) {
+    return Status::IOError(std::string("bind: ") + strerror(errno));
+  }
+  if (::listen(fd_, kListenBacklog) != 0) {
+    return Status::IOError(std::string("listen: ") + strerror(errno));
+  }
+  sockaddr_storage ss;
+  socklen_t sl = sizeof(ss);
+  ::getsockname(fd_, reinterpret_cast<sockaddr*>(&ss), &sl);
+  *bound_port = ss.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port)
+                                         : ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  return Status::OK();
+}
+
+void LoopThread::OnWakeup(uv_async_t* handle) {
+  auto* self = static_cast<LoopThread*>(handle->data);
+  std::vector<std::shared_ptr<WakeSignal>> woken;
+  {
+    std::lock_guard<std::mutex> lk(self->wake_queue_->mu);
+    woken.swap(self->wake_queue_->pending);
+  }
+  for (auto& s : woken) s->NotifyLocal();
+  if (self->stop_requested_.load() && !self->stopping_) self->BeginStop();
+}
+
+void LoopThread::BeginStop() {
+  stopping_ = true;
+  uv_close(reinterpret_cast<uv_handle_t*>(&listener_), nullptr);
+  cv_.notify_all();
+  // Idle connections notice the stop and close; busy ones finish first.
+  for (Connection* c : live_) c->WakeLocal();
+}
+
+void LoopThread::OnConnection(uv_stream_t* server, int status) {
+  auto* self = static_cast<LoopThread*>(server->data);
+  if (status < 0 || self->stopping_) return;
+  auto* conn = new Connection(self);
+  uv_tcp_init(&self->loop_, conn->tcp());
+  if (uv_accept(server, reinterpret_cast<uv_stream_t*>(conn->tcp())) != 0) {
+    uv_close(reinterpret_cast<uv_handle_t*>(conn->tcp()),
+             [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
+    return;
+  }
+  self->pending_.push_back(conn);
+  self->cv_.notify_all();
+}
+
+void LoopThread::ConnectionDone(Connection* c) {
+  live_.erase(c);
+  server_->connections_.fetch_sub(1);
+  if (stopping_ && live_.empty()) cv_.notify_all();
+}
+
+void LoopThread::ThreadMain() {
+  uv_loop_init(&loop_);
+  uv_async_init(&loop_, &wakeup_, &OnWakeup);
+  wakeup_.data = this;
+  uv_timer_init(&loop_, &sched_timer_);
+  {
+    std::lock_guard<std::mutex> lk(wake_queue_->mu);
+    wake_queue_->async = &wakeup_;
+  }
+  scheduler_ = new UvFiberScheduler(&loop_, &wakeup_, &sched_timer_);
+  boost::fibers::context::active()->get_scheduler()->set_algo(
+      boost::fibers::algo::algorithm::ptr_t(scheduler_));
+  uv_tcp_init(&loop_, &listener_);
+  listener_.data = this;
+  int rc = uv_tcp_open(&listener_, fd_);
+  if (rc == 0) {
+    fd_ = -1;  // owned by the handle now
+    rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listener_), kListenBacklog, &OnConnection);
+  }
+  if (rc != 0) LogError("loop %d: listen failed: %s", index_, uv_strerror(rc));
+  if (stop_requested_.load()) BeginStop();
+
+  const size_t stack_bytes = server_->options().fiber_stack_bytes;
+  {
+    std::unique_lock<boost::fibers::mutex> lk(mu_);
+    for (;;) {
+      cv_.wait(lk, [this] { return !pending_.empty() || stopping_; });
+      std::vector<Connection*> batch;
+      batch.swap(pending_);
+      for (Connection* c : batch) {
+        if (stopping_) {
+          uv_close(reinterpret_cast<uv_handle_t*>(c->tcp()),
+                   [](uv_handle_t* h) { delete static_cast<Connection*>(h->data); });
+          continue;
+        }
+        live_.insert(c);
+        server_->connections_.fetch_add(1);
+        boost::fibers::fiber(std::allocator_arg,
+                             boost::fibers::protected_fixedsize_stack(stack_bytes),
+                             [this, c] {
+                               c->Run();
+                               ConnectionDone(c);
+                               delete c;
+                             })
+            .detach();
+      }
+      if (stopping_) break;
+    }
+    cv_.wait(lk, [this] { return live_.empty(); });
+  }
+  // Let exited fibers be reaped before the loop goes away.
+  boost::this_fiber::yield();
+  {
+    std::lock_guard<std::mutex> lk(wake_queue_->mu);
+    wake_queue_->async = nullptr;
+    wake_queue_->pending.clear();
+  }
+  scheduler_->Detach();
+  uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&sched_timer_), nullptr);
+  uv_run(&loop_, UV_RUN_DEFAULT);
+  uv_loop_close(&loop_);
+}
+
+////////////////////////////////////////////////////////////////////////////////
+// ---- HttpServer
+
+HttpServer::HttpServer(const HttpServerOptions& options, HttpHandler* handler)
+    : options_(options), handler_(handler) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Status HttpServer::Start() {
+  if (started_) return Status(Status::Code::kInvalidOperation, "already started");
+  // A peer that resets mid-write must yield EPIPE, not kill the process.
+  ::signal(SIGPIPE, SIG_IGN);
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  if (uv_ip4_addr(options_.bind_address.c_str(), options_.port,
+                  reinterpret_cast<sockaddr_in*>(&ss)) == 0) {
+    len = sizeof(sockaddr_in);
+  } else if (uv_ip6_addr(options_.bind_address.c_str(), options_.port,
+                         reinterpret_cast<sockaddr_in6*>(&ss)) == 0) {
+    len = sizeof(sockaddr_in6);
+  } else {
+    return Status::BadRequest("invalid bind address: " + options_.bind_address);
+  }
+  int n = options_.threads < 1 ? 1 : options_.threads;
+  for (int i = 0; i < n; ++i) {
+    auto loop = std::make_unique<LoopThread>(this, i);
+    int bound = 0;
+    Status s = loop->Bind(reinterpret_cast<sockaddr*>(&ss), len, &bound);
+    if (!s.ok()) {
+      loops_.clear();
+      return s;
+    }
+    if (i == 0) {
+      port_ = bound;
+      // The other sockets join the same port (matters when port was 0).
+      if (ss.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&ss)->sin_port = htons(bound);
+      else reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port = htons(bound);
+    }
+    loops_.push_back(std::move(loop));
+  }
+  for (auto& l : loops_) l->Start();
+  started_ = true;
+  return Status::OK();
+}
+
+void HttpServer::Stop() {
+  if (!started_) return;
+  started_ = false;
+  for (auto& l : loops_) l->RequestStop();
+  for (auto& l : loops_) l->Join();
+  loops_.clear();
+}
+
+const char* StatusText(int status) {
+  switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 206: return "Partial Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 304: return "Not Modified";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Object Not Found";
+    case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
+    case 409: return "Conflict";
+    case 411: return "Length Required";
+    case 412: return "Precondition Failed";
+    case 413: return "Request Entity Too Large";
+    case 414: return "Request-URI Too Long";
+    case 415: return "Unsupported Media Type";
+    case 416: return "Requested Range Not Satisfiable";
+    case 417: return "Expectation Failed";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Unknown";
+  }
+}
+
+}  // namespace settee::http

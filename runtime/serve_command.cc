@@ -1,0 +1,191 @@
+#include "runtime/serve_command.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/couch_server.h"
+#include "runtime/http_server.h"
+#include "runtime/log.h"
+#include "settee/store.h"
+
+namespace settee {
+
+namespace {
+
+std::vector<std::function<void(CouchServer&)>>& Extensions() {
+  static std::vector<std::function<void(CouchServer&)>> extensions;
+  return extensions;
+}
+
+struct ServeConfig {
+  int port = 5984;
+  std::string bind = "127.0.0.1";
+  std::string data;
+  std::string backend = "leveldb";
+  int threads = 0;  // 0 = hardware concurrency
+  std::vector<std::string> admins;
+  std::string cors_origins;
+  std::string log_level = "info";
+  bool sync = false;
+  size_t max_document_size = 8u << 20;
+  uint64_t max_request_size = 64u << 20;
+};
+
+bool IsLoopback(const std::string& addr) {
+  return addr.rfind("127.", 0) == 0 || addr == "::1" || addr == "localhost";
+}
+
+std::string DefaultDataDir() {
+  if (const char* d = std::getenv("SETTEE_DATA")) return d;
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x != nullptr && *x != '\0') {
+    return std::string(x) + "/settee";
+  }
+  return "./settee-data";
+}
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+int RunServe(ServeConfig cfg) {
+  LogLevel level;
+  if (!ParseLogLevel(cfg.log_level, &level)) {
+    std::fprintf(stderr, "settee: unknown --log-level %s\n", cfg.log_level.c_str());
+    return 2;
+  }
+  SetLogLevel(level);
+
+  CouchServerOptions server_opts;
+  std::vector<std::string> admin_specs = cfg.admins;
+  if (const char* env = std::getenv("SETTEE_ADMINS")) {
+    for (auto& a : SplitList(env)) admin_specs.push_back(a);
+  }
+  for (const std::string& spec : admin_specs) {
+    size_t colon = spec.find(':');
+    if (colon == std::string::npos || colon == 0) {
+      std::fprintf(stderr, "settee: --admin expects user:password\n");
+      return 2;
+    }
+    server_opts.admins.emplace_back(spec.substr(0, colon), spec.substr(colon + 1));
+  }
+  if (server_opts.admins.empty() && !IsLoopback(cfg.bind)) {
+    std::fprintf(stderr,
+                 "settee: refusing to serve %s without a server admin (admin party is only "
+                 "allowed on loopback); pass --admin user:password or set SETTEE_ADMINS\n",
+                 cfg.bind.c_str());
+    return 2;
+  }
+  if (const char* secret = std::getenv("SETTEE_COOKIE_SECRET")) server_opts.cookie_secret = secret;
+  server_opts.cors_origins = SplitList(cfg.cors_origins);
+
+  StoreOptions store_opts;
+  if (cfg.backend == "memory") {
+    store_opts.backend = StoreOptions::Backend::kMemory;
+  } else if (cfg.backend == "leveldb") {
+    store_opts.backend = StoreOptions::Backend::kLevelDB;
+    store_opts.path = cfg.data.empty() ? DefaultDataDir() : cfg.data;
+  } else {
+    std::fprintf(stderr, "settee: --backend must be leveldb or memory\n");
+    return 2;
+  }
+  store_opts.sync = cfg.sync;
+  store_opts.max_document_size = cfg.max_document_size;
+  auto store = Store::Open(store_opts);
+  if (!store.ok()) {
+    std::fprintf(stderr, "settee: cannot open store: %s\n", store.status().ToString().c_str());
+    return 1;
+  }
+
+  // SIGINT/SIGTERM are taken synchronously by this thread (sigwait); every
+  // thread started from here on inherits the blocked mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  {
+    CouchServer couch(store->get(), server_opts);
+    for (auto& extend : Extensions()) extend(couch);
+    http::HttpServerOptions http_opts;
+    http_opts.bind_address = cfg.bind;
+    http_opts.port = cfg.port;
+    http_opts.threads = cfg.threads > 0 ? cfg.threads
+                                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    http_opts.limits.max_body_bytes = cfg.max_request_size;
+    http::HttpServer server(http_opts, &couch);
+    Status s = server.Start();
+    if (!s.ok()) {
+      std::fprintf(stderr, "settee: cannot listen on %s:%d: %s\n", cfg.bind.c_str(), cfg.port,
+                   s.ToString().c_str());
+      return 1;
+    }
+    std::printf("settee: listening on http://%s:%d/ (%s backend, %d threads%s)\n",
+                cfg.bind.find(':') != std::string::npos ? ("[" + cfg.bind + "]").c_str()
+                                                        : cfg.bind.c_str(),
+                server.port(), cfg.backend.c_str(), http_opts.threads,
+                server_opts.admins.empty() ? ", admin party" : "");
+    std::fflush(stdout);
+    int sig = 0;
+    sigwait(&signals, &sig);
+    LogInfo("signal %d: shutting down", sig);
+    // A second Ctrl-C during a slow shutdown ends the process the usual way.
+    pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+    server.Stop();
+  }
+  store->reset();
+  LogInfo("store closed");
+  return 0;
+}
+
+}  // namespace
+
+void AddServeExtension(std::function<void(CouchServer&)> extension) {
+  Extensions().push_back(std::move(extension));
+}
+
+void RegisterServeCommand(CLI::App& app) {
+  auto cfg = std::make_shared<ServeConfig>();
+  CLI::App* serve = app.add_subcommand("serve", "Serve the CouchDB HTTP API");
+  serve->add_option("--port", cfg->port, "TCP port (0 = any free port)")->capture_default_str();
+  serve->add_option("--bind", cfg->bind, "Address to bind")->capture_default_str();
+  serve->add_option("--data", cfg->data,
+                    "Data directory for the leveldb backend (default $SETTEE_DATA, "
+                    "$XDG_DATA_HOME/settee or ./settee-data)");
+  serve->add_option("--backend", cfg->backend, "leveldb or memory")->capture_default_str();
+  serve->add_option("--threads", cfg->threads, "Event-loop threads (default: cores)");
+  serve->add_option("--admin", cfg->admins, "Server admin user:password (repeatable; also SETTEE_ADMINS)");
+  serve->add_option("--cors-origins", cfg->cors_origins, "Comma-separated CORS origins, or *");
+  serve->add_option("--log-level", cfg->log_level, "debug, info, warning, error or none")
+      ->capture_default_str();
+  serve->add_flag("--sync", cfg->sync, "fsync every write before acknowledging it");
+  serve->add_option("--max-document-size", cfg->max_document_size, "Largest document, bytes")
+      ->capture_default_str();
+  serve->add_option("--max-request-size", cfg->max_request_size, "Largest request body, bytes")
+      ->capture_default_str();
+  // Every option can also come from the TOML/INI file given to the root
+  // app's --config (main.cc), in a [serve] section, so credentials need not
+  // be on the command line. fallthrough() lets `settee serve --config f`
+  // reach that root option.
+  serve->fallthrough();
+  serve->callback([cfg] {
+    int rc = RunServe(*cfg);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace settee

@@ -1,0 +1,146 @@
+#include "runtime/users_db.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "util/digest.h"
+#include "util/json.h"
+
+namespace settee {
+
+namespace {
+
+std::string Pbkdf2Hex(std::string_view password, std::string_view salt, int iterations) {
+  unsigned char out[32];
+  PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()),
+                    reinterpret_cast<const unsigned char*>(salt.data()), static_cast<int>(salt.size()),
+                    iterations, EVP_sha256(), sizeof(out), out);
+  return HexEncode(std::string_view(reinterpret_cast<char*>(out), sizeof(out)));
+}
+
+std::string Sha256(std::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
+  return std::string(reinterpret_cast<char*>(md), len);
+}
+
+std::string Member(const json::Value& doc, const char* key) {
+  auto it = doc.FindMember(key);
+  if (it == doc.MemberEnd() || !it->value.IsString()) return {};
+  return std::string(json::View(it->value));
+}
+
+}  // namespace
+
+Status PrepareUserDoc(std::string_view docid, std::string* body) {
+  if (docid.substr(0, 8) == "_design/" || docid.substr(0, 7) == "_local/") return Status::OK();
+  json::Document doc;
+  Status s = json::Parse(*body, &doc);
+  if (!s.ok()) return Status::BadRequest("invalid UTF-8 JSON");
+  if (!doc.IsObject()) return Status::BadRequest("Document must be a JSON object");
+  auto deleted = doc.FindMember("_deleted");
+  if (deleted != doc.MemberEnd() && deleted->value.IsBool() && deleted->value.GetBool()) {
+    return Status::OK();
+  }
+  if (docid.substr(0, kUserDocPrefix.size()) != kUserDocPrefix) {
+    return Status::Forbidden("Document ID must be of the form org.couchdb.user:{name}");
+  }
+  std::string name = Member(doc, "name");
+  if (name.empty() || name != docid.substr(kUserDocPrefix.size())) {
+    return Status::Forbidden("Doc ID must be of the form org.couchdb.user:name");
+  }
+  if (Member(doc, "type") != "user") return Status::Forbidden("doc.type must be user");
+  auto roles = doc.FindMember("roles");
+  if (roles == doc.MemberEnd() || !roles->value.IsArray()) {
+    return Status::Forbidden("doc.roles must be an array");
+  }
+  for (const auto& r : roles->value.GetArray()) {
+    if (!r.IsString()) return Status::Forbidden("doc.roles can only contain strings");
+    if (json::View(r).substr(0, 1) == "_") {
+      return Status::Forbidden("No system roles (starting with underscore) in users db.");
+    }
+  }
+  auto pw = doc.FindMember("password");
+  if (pw == doc.MemberEnd()) return Status::OK();
+  if (!pw->value.IsString()) return Status::Forbidden("doc.password must be a string");
+  std::string password(json::View(pw->value));
+  doc.RemoveMember("password");
+  unsigned char salt_bytes[16];
+  if (RAND_bytes(salt_bytes, sizeof(salt_bytes)) != 1) return Status::Internal("no randomness");
+  std::string salt = HexEncode(std::string_view(reinterpret_cast<char*>(salt_bytes), sizeof(salt_bytes)));
+  std::string key = Pbkdf2Hex(password, salt, kPbkdf2Iterations);
+  auto& a = doc.GetAllocator();
+  for (const char* k : {"password_scheme", "pbkdf2_prf", "iterations", "salt", "derived_key"}) {
+    doc.RemoveMember(k);
+  }
+  doc.AddMember("password_scheme", "pbkdf2", a);
+  doc.AddMember("pbkdf2_prf", "sha256", a);
+  doc.AddMember("iterations", kPbkdf2Iterations, a);
+  doc.AddMember("salt", json::StringValue(salt, a), a);
+  doc.AddMember("derived_key", json::StringValue(key, a), a);
+  *body = json::Serialize(doc);
+  return Status::OK();
+}
+
+Result<UserCtx> UserStore::Lookup(std::string_view name, std::string* salt) {
+  auto db = store_->OpenDatabase(kUsersDbName);
+  if (!db.ok()) return Status::NotFound("no users database");
+  auto text = (*db)->Get(std::string(kUserDocPrefix) + std::string(name));
+  if (!text.ok()) return Status::NotFound("no such user");
+  json::Document doc;
+  if (!json::Parse(*text, &doc).ok() || !doc.IsObject()) return Status::NotFound("bad user doc");
+  UserCtx user;
+  user.name = std::string(name);
+  auto roles = doc.FindMember("roles");
+  if (roles != doc.MemberEnd() && roles->value.IsArray()) {
+    for (const auto& r : roles->value.GetArray()) {
+      // System roles are never granted through _users (PrepareUserDoc
+      // refuses them too, this guards docs replicated in).
+      if (r.IsString() && json::View(r).substr(0, 1) != "_") user.roles.emplace_back(json::View(r));
+    }
+  }
+  if (salt != nullptr) *salt = Member(doc, "salt");
+  return user;
+}
+
+Result<UserCtx> UserStore::CheckPassword(std::string_view name, std::string_view password) {
+  auto db = store_->OpenDatabase(kUsersDbName);
+  if (!db.ok()) return Status::Unauthorized("Name or password is incorrect.");
+  auto text = (*db)->Get(std::string(kUserDocPrefix) + std::string(name));
+  if (!text.ok()) return Status::Unauthorized("Name or password is incorrect.");
+  json::Document doc;
+  if (!json::Parse(*text, &doc).ok() || !doc.IsObject()) {
+    return Status::Unauthorized("Name or password is incorrect.");
+  }
+  std::string salt = Member(doc, "salt");
+  std::string derived = Member(doc, "derived_key");
+  auto it = doc.FindMember("iterations");
+  int iterations = it != doc.MemberEnd() && it->value.IsInt() ? it->value.GetInt() : 0;
+  if (salt.empty() || derived.empty() || iterations <= 0 || Member(doc, "pbkdf2_prf") != "sha256") {
+    return Status::Unauthorized("Name or password is incorrect.");
+  }
+  // Cache key: binds name, password and the stored hash (a password change
+  // or user recreation invalidates it).
+  std::string token = Sha256(std::string(name) + '\0' + std::string(password) + '\0' + derived);
+  bool cached = false;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto c = verified_.find(std::string(name));
+    cached = c != verified_.end() && c->second == token;
+  }
+  if (!cached) {
+    std::string computed = Pbkdf2Hex(password, salt, iterations);
+    if (computed.size() != derived.size() ||
+        CRYPTO_memcmp(computed.data(), derived.data(), derived.size()) != 0) {
+      return Status::Unauthorized("Name or password is incorrect.");
+    }
+    std::lock_guard<std::mutex> lk(mu_);
+    if (verified_.size() > 10000) verified_.clear();  // bound memory
+    verified_[std::string(name)] = token;
+  }
+  return Lookup(name, nullptr);
+}
+
+}  // namespace settee

@@ -1,0 +1,55 @@
+// The _users database: non-admin accounts, as CouchDB keeps them.
+//
+// A user is the document "org.couchdb.user:<name>" with
+//   {"name", "type":"user", "roles":[..], "password_scheme":"pbkdf2",
+//    "pbkdf2_prf":"sha256", "iterations", "salt", "derived_key"}.
+// A client writes it with a plaintext "password" member; PrepareUserDoc()
+// replaces that with the salted PBKDF2 fields before the document is stored,
+// so the password itself is never kept.
+//
+// Thread safety: free functions; UserStore is safe for concurrent use.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "runtime/auth.h"
+#include "settee/store.h"
+
+namespace settee {
+
+constexpr std::string_view kUsersDbName = "_users";
+constexpr std::string_view kUserDocPrefix = "org.couchdb.user:";
+
+// PBKDF2 iterations for new password hashes. Verification takes the count
+// stored in each user doc, and successful checks are cached (UserStore), so
+// this cost is paid once per password, not per request.
+constexpr int kPbkdf2Iterations = 10000;
+
+// Validates a user document about to be written to _users and hashes its
+// "password" member if present. `docid` is the target id. kForbidden with
+// CouchDB's messages for malformed user docs; design docs pass unchanged.
+Status PrepareUserDoc(std::string_view docid, std::string* body);
+
+// Looks up and verifies _users accounts.
+class UserStore {
+ public:
+  explicit UserStore(Store* store) : store_(store) {}
+
+  // The user's context if `name` exists in _users and `password` matches;
+  // kUnauthorized otherwise.
+  Result<UserCtx> CheckPassword(std::string_view name, std::string_view password);
+  // The user's context (for a valid session cookie); kNotFound if the user
+  // no longer exists. *salt gets the user's salt (cookies are bound to it).
+  Result<UserCtx> Lookup(std::string_view name, std::string* salt);
+
+ private:
+  Store* const store_;
+  std::mutex mu_;
+  // name -> token of the last verified (password, derived_key) pair.
+  std::unordered_map<std::string, std::string> verified_;  // guarded by mu_
+};
+
+}  // namespace settee

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs the PouchDB compatibility suite (tests/compat) against a settee binary.
+#
+#   scripts/test_compat.sh [path/to/settee]
+#
+# The binary defaults to $SETTEE_BIN, then build/settee. Node packages are
+# installed into tests/compat/node_modules on first use (npm ci when a
+# lockfile exists). Each test file starts its own
+# `settee serve --backend memory --port 0`.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${1:-${SETTEE_BIN:-$root/build/settee}}"
+if [ ! -x "$bin" ]; then
+  echo "test_compat: settee binary not found at $bin (build it or pass its path)" >&2
+  exit 2
+fi
+bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
+
+cd "$root/tests/compat"
+if [ ! -d node_modules/pouchdb-core ]; then
+  if [ -f package-lock.json ]; then
+    npm ci --no-audit --no-fund
+  else
+    npm install --no-audit --no-fund
+  fi
+fi
+SETTEE_BIN="$bin" node --test --test-concurrency=1

@@ -1,0 +1,10 @@
+// PouchDB 9 with the HTTP adapter (the client under test), the memory
+// adapter (for the local side of replication) and replication.
+'use strict';
+
+const PouchDB = require('pouchdb-core')
+  .plugin(require('pouchdb-adapter-http'))
+  .plugin(require('pouchdb-adapter-memory'))
+  .plugin(require('pouchdb-replication'));
+
+module.exports = PouchDB;

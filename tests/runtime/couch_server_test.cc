@@ -1,0 +1,761 @@
+// The CouchDB HTTP API end to end: a CouchServer on an ephemeral port, driven
+// over real sockets; every test runs on both backends. Checks shapes, status
+// codes and headers of each endpoint, and that bad input gets CouchDB errors.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "tests/runtime/couch_test_util.h"
+
+namespace settee::testing {
+namespace {
+
+class CouchServerTest : public ::testing::TestWithParam<StoreOptions::Backend> {
+ protected:
+  void SetUp() override {
+    TestServerConfig cfg;
+    cfg.backend = GetParam();
+    cfg.http.limits.max_body_bytes = 1 << 20;
+    server_ = std::make_unique<TestServer>(cfg);
+    client_ = std::make_unique<TestClient>(server_->port());
+  }
+
+  ClientResponse Req(const std::string& method, const std::string& path,
+                     const std::string& body = {}, Headers headers = {}) {
+    return client_->Request(method, path, body, std::move(headers));
+  }
+  json::Document J(const ClientResponse& r) { return ParseJson(r.body); }
+
+  void CreateDb(const std::string& name) { ASSERT_EQ(Req("PUT", "/" + name).status, 201); }
+  std::string PutDoc(const std::string& db, const std::string& id, const std::string& body) {
+    auto r = Req("PUT", "/" + db + "/" + id, body);
+    EXPECT_EQ(r.status, 201) << r.body;
+    return Str(J(r), "rev");
+  }
+
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<TestClient> client_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, CouchServerTest,
+                         ::testing::Values(StoreOptions::Backend::kMemory,
+                                           StoreOptions::Backend::kLevelDB),
+                         [](const auto& info) {
+                           return info.param == StoreOptions::Backend::kMemory ? "Memory"
+                                                                               : "LevelDB";
+                         });
+
+// ---- server endpoints
+
+TEST_P(CouchServerTest, RootWelcomesWithStableUuid) {
+  auto r = Req("GET", "/");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.HeaderOr("content-type"), "application/json");
+  auto d = J(r);
+  EXPECT_EQ(Str(d, "couchdb"), "Welcome");
+  EXPECT_EQ(Str(d, "uuid"), server_->store()->uuid());
+  EXPECT_EQ(Str(d, "uuid").size(), 32u);
+  EXPECT_EQ(Str(J(Req("GET", "/")), "uuid"), Str(d, "uuid"));
+  EXPECT_EQ(Str(d, "version").substr(0, 2), "3.");
+}
+
+TEST_P(CouchServerTest, UpUuidsAndActiveTasks) {
+  EXPECT_EQ(Str(J(Req("GET", "/_up")), "status"), "ok");
+  auto r = Req("GET", "/_uuids?count=3");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.HeaderOr("cache-control"), "must-revalidate, no-cache");
+  EXPECT_EQ(r.HeaderOr("pragma"), "no-cache");
+  auto d = J(r);
+  ASSERT_EQ(d["uuids"].Size(), 3u);
+  std::set<std::string> seen;
+  for (auto& u : d["uuids"].GetArray()) {
+    EXPECT_EQ(u.GetStringLength(), 32u);
+    seen.insert(u.GetString());
+  }
+  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_EQ(Req("GET", "/_uuids?count=1001").status, 400);
+  EXPECT_EQ(Req("GET", "/_uuids?count=abc").status, 400);
+  auto t = Req("GET", "/_active_tasks");
+  EXPECT_EQ(t.status, 200);
+  EXPECT_TRUE(J(t).IsArray());
+}
+
+TEST_P(CouchServerTest, AllDbsIsSortedAndTakesRangeOptions) {
+  for (const char* n : {"b", "a", "c"}) CreateDb(n);
+  // _users is created at startup, as CouchDB's single-node setup does.
+  EXPECT_EQ(Req("GET", "/_all_dbs").body, "[\"_users\",\"a\",\"b\",\"c\"]\n");
+  EXPECT_EQ(Req("GET", "/_all_dbs?descending=true&limit=2").body, "[\"c\",\"b\"]\n");
+  EXPECT_EQ(Req("GET", "/_all_dbs?startkey=%22b%22").body, "[\"b\",\"c\"]\n");
+  EXPECT_EQ(Req("GET", "/_all_dbs?skip=1&endkey=%22b%22").body, "[\"a\",\"b\"]\n");
+}
+
+// ---- database endpoints
+
+TEST_P(CouchServerTest, DatabaseLifecycle) {
+  auto r = Req("PUT", "/mydb");
+  EXPECT_EQ(r.status, 201);
+  EXPECT_EQ(r.body, "{\"ok\":true}\n");
+  EXPECT_NE(r.HeaderOr("location").find("/mydb"), std::string::npos);
+  r = Req("PUT", "/mydb");
+  EXPECT_EQ(r.status, 412);
+  EXPECT_EQ(Str(J(r), "error"), "file_exists");
+  EXPECT_EQ(Req("HEAD", "/mydb").status, 200);
+  EXPECT_EQ(Req("HEAD", "/nodb").status, 404);
+  r = Req("GET", "/mydb");
+  ASSERT_EQ(r.status, 200);
+  auto d = J(r);
+  EXPECT_EQ(Str(d, "db_name"), "mydb");
+  EXPECT_EQ(Str(d, "instance_start_time"), "0");
+  EXPECT_TRUE(d["update_seq"].IsNumber());
+  EXPECT_EQ(d["doc_count"].GetInt(), 0);
+  EXPECT_TRUE(d["sizes"].IsObject());
+  EXPECT_EQ(Req("DELETE", "/mydb?rev=1-abc").status, 400);
+  EXPECT_EQ(Req("DELETE", "/mydb").status, 200);
+  r = Req("GET", "/mydb");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(Str(J(r), "error"), "not_found");
+  EXPECT_EQ(Str(J(r), "reason"), "Database does not exist.");
+  EXPECT_EQ(Req("DELETE", "/mydb").status, 404);
+}
+
+TEST_P(CouchServerTest, IllegalDatabaseNamesAndPathTraversal) {
+  for (const char* path : {"/BadName", "/_foo", "/1abc", "/..%2F..%2Fetc%2Fpasswd", "/a%2F..%2Fb",
+                           "/a%00b", "/a.b"}) {
+    auto r = Req("PUT", path);
+    EXPECT_EQ(r.status, 400) << path;
+    EXPECT_EQ(Str(J(r), "error"), "illegal_database_name") << path;
+    EXPECT_EQ(Req("GET", std::string(path) + "/doc").status, 400) << path;
+  }
+  // '/' is legal in names when encoded.
+  EXPECT_EQ(Req("PUT", "/a%2Fb").status, 201);
+  EXPECT_EQ(Req("GET", "/a%2Fb").status, 200);
+  EXPECT_EQ(Req("GET", "/x%zz").status, 400);
+}
+
+TEST_P(CouchServerTest, MethodNotAllowedAndUnknownPaths) {
+  auto r = Req("PUT", "/_all_dbs");
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(Str(J(r), "error"), "method_not_allowed");
+  CreateDb("db");
+  EXPECT_EQ(Req("PUT", "/db/_all_docs").status, 405);
+  EXPECT_EQ(Req("GET", "/db/_bulk_docs").status, 405);
+  EXPECT_EQ(Req("PATCH", "/db").status, 405);
+  r = Req("GET", "/db/doc/att/more/segments/than/anything");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(Str(J(r), "error"), "not_found");
+}
+
+// ---- documents
+
+TEST_P(CouchServerTest, DocumentCrudWithHeaders) {
+  CreateDb("db");
+  auto r = Req("PUT", "/db/doc1", R"({"a":1})");
+  ASSERT_EQ(r.status, 201);
+  auto d = J(r);
+  EXPECT_TRUE(d["ok"].GetBool());
+  EXPECT_EQ(Str(d, "id"), "doc1");
+  std::string rev1 = Str(d, "rev");
+  EXPECT_EQ(rev1.substr(0, 2), "1-");
+  EXPECT_EQ(r.HeaderOr("etag"), "\"" + rev1 + "\"");
+  EXPECT_NE(r.HeaderOr("location").find("/db/doc1"), std::string::npos);
+
+  r = Req("GET", "/db/doc1");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.HeaderOr("etag"), "\"" + rev1 + "\"");
+  EXPECT_EQ(r.HeaderOr("cache-control"), "must-revalidate");
+  d = J(r);
+  EXPECT_EQ(Str(d, "_id"), "doc1");
+  EXPECT_EQ(Str(d, "_rev"), rev1);
+  EXPECT_EQ(d["a"].GetInt(), 1);
+
+  r = Req("GET", "/db/doc1", "", {{"If-None-Match", "\"" + rev1 + "\""}});
+  EXPECT_EQ(r.status, 304);
+  EXPECT_TRUE(r.body.empty());
+  r = Req("HEAD", "/db/doc1");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.HeaderOr("etag"), "\"" + rev1 + "\"");
+
+  r = Req("PUT", "/db/doc1", R"({"a":2})");
+  EXPECT_EQ(r.status, 409);
+  EXPECT_EQ(Str(J(r), "error"), "conflict");
+  EXPECT_EQ(Str(J(r), "reason"), "Document update conflict.");
+
+  r = Req("PUT", "/db/doc1?rev=" + rev1, R"({"a":2})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  std::string rev2 = Str(J(r), "rev");
+  EXPECT_EQ(rev2.substr(0, 2), "2-");
+  r = Req("PUT", "/db/doc1?rev=" + rev1, R"({"_rev":")" + rev2 + R"(","a":3})");
+  EXPECT_EQ(r.status, 400);
+  r = Req("PUT", "/db/doc1", R"({"a":3})", {{"If-Match", "\"" + rev2 + "\""}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  std::string rev3 = Str(J(r), "rev");
+
+  r = Req("GET", "/db/doc1?rev=" + rev1);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(J(r)["a"].GetInt(), 1);
+
+  r = Req("DELETE", "/db/doc1?rev=" + rev1);
+  EXPECT_EQ(r.status, 409);
+  r = Req("DELETE", "/db/doc1?rev=" + rev3);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(J(r)["ok"].GetBool());
+  r = Req("GET", "/db/doc1");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(Str(J(r), "reason"), "deleted");
+  r = Req("GET", "/db/nothere");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(Str(J(r), "reason"), "missing");
+}
+
+TEST_P(CouchServerTest, DocumentReadOptions) {
+  CreateDb("db");
+  std::string rev1 = PutDoc("db", "d", R"({"v":1})");
+  auto r = Req("PUT", "/db/d?rev=" + rev1, R"({"v":2})");
+  std::string rev2 = Str(J(r), "rev");
+  auto d = J(Req("GET", "/db/d?revs=true"));
+  ASSERT_TRUE(d.HasMember("_revisions"));
+  EXPECT_EQ(d["_revisions"]["start"].GetInt(), 2);
+  EXPECT_EQ(d["_revisions"]["ids"].Size(), 2u);
+  d = J(Req("GET", "/db/d?revs_info=true"));
+  ASSERT_TRUE(d.HasMember("_revs_info"));
+  EXPECT_EQ(Str(d["_revs_info"][0], "rev"), rev2);
+  d = J(Req("GET", "/db/d?local_seq=true"));
+  EXPECT_TRUE(d.HasMember("_local_seq"));
+}
+
+TEST_P(CouchServerTest, PostDbCreatesDocWithGeneratedId) {
+  CreateDb("db");
+  auto r = Req("POST", "/db", R"({"x":1})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  auto d = J(r);
+  std::string id = Str(d, "id");
+  EXPECT_FALSE(id.empty());
+  EXPECT_NE(r.HeaderOr("location").find("/db/" + id), std::string::npos);
+  EXPECT_EQ(Req("GET", "/db/" + id).status, 200);
+  r = Req("POST", "/db", R"({"_id":"given"})");
+  EXPECT_EQ(Str(J(r), "id"), "given");
+  r = Req("POST", "/db?batch=ok", R"({"_id":"batched"})");
+  EXPECT_EQ(r.status, 202);
+}
+
+TEST_P(CouchServerTest, BadBodiesGetCouchErrors) {
+  CreateDb("db");
+  auto r = Req("POST", "/db", R"({"x":1})", {{"Content-Type", "text/plain"}});
+  EXPECT_EQ(r.status, 415);
+  EXPECT_EQ(Str(J(r), "error"), "bad_content_type");
+  r = Req("POST", "/db", "{not json");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(J(r), "error"), "bad_request");
+  r = Req("POST", "/db", "[1,2]");
+  EXPECT_EQ(r.status, 400);
+  r = Req("PUT", "/db/x", "\"str\"");
+  EXPECT_EQ(r.status, 400);
+  r = Req("PUT", "/db/x", std::string(600, '[') + std::string(600, ']'));
+  EXPECT_EQ(r.status, 400);
+  r = Req("PUT", "/db/x", "{\"a\":\"\xff\xfe\"}");
+  EXPECT_EQ(r.status, 400);
+  r = Req("PUT", "/db/_bad", R"({})");
+  EXPECT_EQ(r.status, 400);
+  r = Req("PUT", "/db/x", R"({"_foo":1})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(J(r), "error"), "doc_validation");
+  r = Req("POST", "/db/_bulk_docs", R"({"nodocs":[]})");
+  EXPECT_EQ(r.status, 400);
+  r = Req("POST", "/db/_bulk_docs", R"({"docs":{}})");
+  EXPECT_EQ(r.status, 400);
+  r = Req("POST", "/db/_all_docs", R"({"keys":"x"})");
+  EXPECT_EQ(r.status, 400);
+  r = Req("GET", "/db/_all_docs?limit=-1");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(J(r), "error"), "query_parse_error");
+  r = Req("GET", "/db/_all_docs?startkey=notjson");
+  EXPECT_EQ(r.status, 400);
+  // Still serving on the same connection.
+  EXPECT_EQ(Req("GET", "/db").status, 200);
+}
+
+TEST_P(CouchServerTest, OversizeRequestBodyIs413) {
+  CreateDb("db");
+  std::string big = R"({"x":")" + std::string(2 << 20, 'a') + R"("})";
+  TestClient c(server_->port());
+  auto r = c.Request("PUT", "/db/big", big);
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(Str(J(r), "error"), "too_large");
+}
+
+TEST_P(CouchServerTest, CopyDocument) {
+  CreateDb("db");
+  PutDoc("db", "src", R"({"v":"hello"})");
+  auto r = Req("COPY", "/db/src", "", {{"Destination", "dst"}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(J(r), "id"), "dst");
+  auto d = J(Req("GET", "/db/dst"));
+  EXPECT_EQ(Str(d, "v"), "hello");
+  std::string dst_rev = Str(d, "_rev");
+  EXPECT_EQ(Req("COPY", "/db/src", "", {{"Destination", "dst"}}).status, 409);
+  r = Req("COPY", "/db/src", "", {{"Destination", "dst?rev=" + dst_rev}});
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Req("COPY", "/db/src").status, 400);
+}
+
+TEST_P(CouchServerTest, DesignAndLocalDocumentRoutes) {
+  CreateDb("db");
+  auto r = Req("PUT", "/db/_design/app", R"({"views":{}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(J(r), "id"), "_design/app");
+  EXPECT_EQ(Str(J(Req("GET", "/db/_design/app")), "_id"), "_design/app");
+  EXPECT_EQ(Str(J(Req("GET", "/db/_design%2Fapp")), "_id"), "_design/app");
+
+  r = Req("PUT", "/db/_local/cp", R"({"last_seq":1})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(J(r), "rev"), "0-1");
+  r = Req("PUT", "/db/_local/cp", R"({"last_seq":2,"_rev":"0-1"})");
+  EXPECT_EQ(Str(J(r), "rev"), "0-2");
+  auto d = J(Req("GET", "/db/_local/cp"));
+  EXPECT_EQ(d["last_seq"].GetInt(), 2);
+  EXPECT_EQ(Str(d, "_id"), "_local/cp");
+  // Local docs stay out of _all_docs and _changes, but appear in _local_docs.
+  d = J(Req("GET", "/db/_all_docs"));
+  EXPECT_EQ(d["rows"].Size(), 1u);
+  d = J(Req("GET", "/db/_changes"));
+  EXPECT_EQ(d["results"].Size(), 1u);
+  d = J(Req("GET", "/db/_local_docs"));
+  ASSERT_EQ(d["rows"].Size(), 1u);
+  EXPECT_EQ(Str(d["rows"][0], "id"), "_local/cp");
+  d = J(Req("GET", "/db/_design_docs"));
+  ASSERT_EQ(d["rows"].Size(), 1u);
+  EXPECT_EQ(Str(d["rows"][0], "id"), "_design/app");
+  r = Req("DELETE", "/db/_local/cp?rev=0-2");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Req("GET", "/db/_local/cp").status, 404);
+}
+
+// ---- _all_docs
+
+TEST_P(CouchServerTest, AllDocsOptions) {
+  CreateDb("db");
+  for (const char* id : {"a", "b", "c", "d", "e"}) PutDoc("db", id, R"({"n":1})");
+  auto all = Req("GET", "/db/_all_docs");
+  auto d = J(all);
+  EXPECT_EQ(d["total_rows"].GetInt(), 5) << all.body;
+  EXPECT_EQ(d["offset"].GetInt(), 0);
+  ASSERT_EQ(d["rows"].Size(), 5u);
+  EXPECT_EQ(Str(d["rows"][0], "id"), "a");
+  EXPECT_EQ(Str(d["rows"][0], "key"), "a");
+  EXPECT_TRUE(d["rows"][0]["value"].HasMember("rev"));
+  EXPECT_FALSE(d["rows"][0].HasMember("doc"));
+
+  d = J(Req("GET", "/db/_all_docs?limit=2&skip=1"));
+  ASSERT_EQ(d["rows"].Size(), 2u);
+  EXPECT_EQ(Str(d["rows"][0], "id"), "b");
+  EXPECT_EQ(d["offset"].GetInt(), 1);
+
+  d = J(Req("GET", "/db/_all_docs?descending=true&limit=2"));
+  EXPECT_EQ(Str(d["rows"][0], "id"), "e");
+  EXPECT_EQ(Str(d["rows"][1], "id"), "d");
+
+  d = J(Req("GET", "/db/_all_docs?startkey=%22b%22&endkey=%22d%22"));
+  EXPECT_EQ(d["rows"].Size(), 3u);
+  d = J(Req("GET", "/db/_all_docs?start_key=%22b%22&end_key=%22d%22&inclusive_end=false"));
+  EXPECT_EQ(d["rows"].Size(), 2u);
+  d = J(Req("GET", "/db/_all_docs?key=%22c%22&include_docs=true"));
+  ASSERT_EQ(d["rows"].Size(), 1u);
+  EXPECT_EQ(Str(d["rows"][0]["doc"], "_id"), "c");
+  d = J(Req("GET", "/db/_all_docs?update_seq=true"));
+  EXPECT_TRUE(d.HasMember("update_seq"));
+
+  auto r = Req("GET", "/db/_all_docs?startkey=%22d%22&endkey=%22b%22");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(J(r), "error"), "query_parse_error");
+  EXPECT_EQ(J(Req("GET", "/db/_all_docs?startkey=%22d%22&endkey=%22b%22&descending=true"))["rows"]
+                .Size(),
+            3u);
+  r = Req("GET", "/db/_all_docs?keys=%5B%22a%22%5D&key=%22a%22");
+  EXPECT_EQ(r.status, 400);
+}
+
+TEST_P(CouchServerTest, AllDocsWithKeys) {
+  CreateDb("db");
+  PutDoc("db", "a", "{}");
+  std::string rev = PutDoc("db", "gone", "{}");
+  ASSERT_EQ(Req("DELETE", "/db/gone?rev=" + rev).status, 200);
+  auto r = Req("POST", "/db/_all_docs?include_docs=true", R"({"keys":["gone","nope","a"]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = J(r);
+  ASSERT_EQ(d["rows"].Size(), 3u);
+  EXPECT_EQ(Str(d["rows"][0], "id"), "gone");
+  EXPECT_TRUE(d["rows"][0]["value"]["deleted"].GetBool());
+  EXPECT_TRUE(d["rows"][0]["doc"].IsNull());
+  EXPECT_EQ(Str(d["rows"][1], "key"), "nope");
+  EXPECT_EQ(Str(d["rows"][1], "error"), "not_found");
+  EXPECT_EQ(Str(d["rows"][2]["doc"], "_id"), "a");
+  d = J(Req("GET", "/db/_all_docs?keys=%5B%22a%22%5D"));
+  ASSERT_EQ(d["rows"].Size(), 1u);
+}
+
+TEST_P(CouchServerTest, AllDocsQueriesRunsEachQuery) {
+  CreateDb("db");
+  for (const char* id : {"a", "b", "c"}) PutDoc("db", id, "{}");
+  auto r = Req("POST", "/db/_all_docs/queries",
+               R"({"queries":[{"keys":["b","zz"]},{"limit":1,"descending":true},)"
+               R"({"startkey":"b","include_docs":true}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = J(r);
+  ASSERT_EQ(d["results"].Size(), 3u);
+  EXPECT_EQ(d["results"][0]["rows"].Size(), 2u);
+  EXPECT_EQ(Str(d["results"][0]["rows"][1], "error"), "not_found");
+  ASSERT_EQ(d["results"][1]["rows"].Size(), 1u);
+  EXPECT_EQ(Str(d["results"][1]["rows"][0], "id"), "c");
+  ASSERT_EQ(d["results"][2]["rows"].Size(), 2u);
+  EXPECT_EQ(Str(d["results"][2]["rows"][0]["doc"], "_id"), "b");
+  EXPECT_EQ(Req("POST", "/db/_all_docs/queries", R"({"queries":{}})").status, 400);
+  EXPECT_EQ(Req("POST", "/db/_all_docs/queries", R"({"queries":[{"limit":"x"}]})").status, 400);
+}
+
+// ---- bulk and replication endpoints
+
+TEST_P(CouchServerTest, BulkDocsNewEditsTrueAndFalse) {
+  CreateDb("db");
+  auto r = Req("POST", "/db/_bulk_docs", R"({"docs":[{"_id":"a","v":1},{"_id":"b"},{"_id":"a"}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  auto d = J(r);
+  ASSERT_EQ(d.Size(), 3u);
+  EXPECT_TRUE(d[0]["ok"].GetBool());
+  EXPECT_EQ(Str(d[0], "id"), "a");
+  EXPECT_EQ(Str(d[2], "error"), "conflict");
+
+  // Replicated history creating a conflict: answered with [] and kept.
+  r = Req("POST", "/db/_bulk_docs",
+          R"({"new_edits":false,"docs":[{"_id":"a","_rev":"1-ffffffffffffffffffffffffffffffff","v":9}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.body, "[]\n");
+  d = J(Req("GET", "/db/a?conflicts=true"));
+  ASSERT_TRUE(d.HasMember("_conflicts")) << Req("GET", "/db/a?conflicts=true").body;
+  EXPECT_EQ(d["_conflicts"].Size(), 1u);
+  r = Req("POST", "/db/_bulk_docs", R"({"new_edits":false,"docs":[{"_id":"z"}]})");
+  ASSERT_EQ(r.status, 201);
+  EXPECT_NE(r.body, "[]\n");  // the failure is reported
+}
+
+TEST_P(CouchServerTest, OpenRevsAsJsonAndMultipart) {
+  CreateDb("db");
+  std::string rev = PutDoc("db", "d", R"({"v":1})");
+  auto r = Req("GET", "/db/d?open_revs=all");
+  ASSERT_EQ(r.status, 200);
+  auto d = J(r);
+  ASSERT_EQ(d.Size(), 1u);
+  EXPECT_EQ(Str(d[0]["ok"], "_rev"), rev);
+  r = Req("GET", "/db/d?open_revs=%5B%22" + rev + "%22,%229-deadbeef%22%5D");
+  d = J(r);
+  ASSERT_EQ(d.Size(), 2u);
+  EXPECT_EQ(Str(d[1], "missing"), "9-deadbeef");
+
+  r = Req("GET", "/db/d?open_revs=all&revs=true", "", {{"Accept", "multipart/mixed"}});
+  ASSERT_EQ(r.status, 200);
+  std::string ct = r.HeaderOr("content-type");
+  ASSERT_EQ(ct.rfind("multipart/mixed; boundary=\"", 0), 0u) << ct;
+  std::string boundary = ct.substr(ct.find('"') + 1);
+  boundary.pop_back();
+  EXPECT_NE(r.body.find("--" + boundary + "\r\nContent-Type: application/json\r\n\r\n{"),
+            std::string::npos);
+  EXPECT_NE(r.body.find("--" + boundary + "--"), std::string::npos);
+  EXPECT_NE(r.body.find("\"_revisions\""), std::string::npos);
+  EXPECT_EQ(Req("GET", "/db/d?open_revs=notjson").status, 400);
+}
+
+TEST_P(CouchServerTest, RevsDiffAndMissingRevs) {
+  CreateDb("db");
+  std::string rev = PutDoc("db", "d", "{}");
+  auto r = Req("POST", "/db/_revs_diff",
+               R"({"d":[")" + rev + R"(","2-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"],"new":["1-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = J(r);
+  ASSERT_TRUE(d.HasMember("d"));
+  ASSERT_EQ(d["d"]["missing"].Size(), 1u);
+  EXPECT_EQ(std::string(d["d"]["missing"][0].GetString()), "2-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+  ASSERT_TRUE(d["d"].HasMember("possible_ancestors"));
+  EXPECT_EQ(std::string(d["d"]["possible_ancestors"][0].GetString()), rev);
+  EXPECT_EQ(d["new"]["missing"].Size(), 1u);
+  r = Req("POST", "/db/_revs_diff", R"({"d":[")" + rev + R"("]})");
+  EXPECT_EQ(r.body, "{}\n");
+  r = Req("POST", "/db/_missing_revs", R"({"new":["1-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"]})");
+  d = J(r);
+  EXPECT_EQ(d["missing_revs"]["new"].Size(), 1u);
+  EXPECT_EQ(Req("POST", "/db/_revs_diff", R"({"d":"x"})").status, 400);
+}
+
+TEST_P(CouchServerTest, BulkGetShapes) {
+  CreateDb("db");
+  std::string rev = PutDoc("db", "a", R"({"v":1})");
+  auto r = Req("POST", "/db/_bulk_get?revs=true",
+               R"({"docs":[{"id":"a"},{"id":"a","rev":")" + rev +
+                   R"("},{"id":"missing"},{"noid":1}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = J(r);
+  auto& results = d["results"];
+  ASSERT_EQ(results.Size(), 4u);
+  EXPECT_EQ(Str(results[0], "id"), "a");
+  EXPECT_EQ(Str(results[0]["docs"][0]["ok"], "_rev"), rev);
+  EXPECT_TRUE(results[0]["docs"][0]["ok"].HasMember("_revisions"));
+  EXPECT_EQ(Str(results[1]["docs"][0]["ok"], "_id"), "a");
+  EXPECT_EQ(Str(results[2]["docs"][0]["error"], "error"), "not_found");
+  EXPECT_EQ(Str(results[2]["docs"][0]["error"], "id"), "missing");
+  EXPECT_EQ(Str(results[3]["docs"][0]["error"], "error"), "bad_request");
+}
+
+// ---- maintenance
+
+TEST_P(CouchServerTest, RevsLimitSecurityCompactCommit) {
+  CreateDb("db");
+  EXPECT_EQ(Req("GET", "/db/_revs_limit").body, "1000\n");
+  EXPECT_EQ(Req("PUT", "/db/_revs_limit", "5").status, 200);
+  EXPECT_EQ(Req("GET", "/db/_revs_limit").body, "5\n");
+  EXPECT_EQ(Req("PUT", "/db/_revs_limit", "\"x\"").status, 400);
+  EXPECT_EQ(Req("PUT", "/db/_revs_limit", "0").status, 400);
+
+  auto sec0 = J(Req("GET", "/db/_security"));  // CouchDB 3's admin-only default
+  EXPECT_EQ(std::string(sec0["members"]["roles"][0].GetString()), "_admin");
+  std::string sec = R"({"admins":{"names":["boss"],"roles":[]},"members":{"names":[],"roles":["r"]}})";
+  EXPECT_EQ(Req("PUT", "/db/_security", sec).status, 200);
+  EXPECT_EQ(J(Req("GET", "/db/_security"))["admins"]["names"].Size(), 1u);
+  EXPECT_EQ(Req("PUT", "/db/_security", "[1]").status, 400);
+  EXPECT_EQ(Req("PUT", "/db/_security", R"({"admins":[]})").status, 400);
+
+  EXPECT_EQ(Req("POST", "/db/_compact", "", {{"Content-Type", "application/json"}}).status, 202);
+  EXPECT_EQ(Req("POST", "/db/_compact").status, 415);
+  auto r = Req("POST", "/db/_ensure_full_commit", "", {{"Content-Type", "application/json"}});
+  EXPECT_EQ(r.status, 201);
+  EXPECT_EQ(Str(J(r), "instance_start_time"), "0");
+}
+
+// ---- _changes
+
+TEST_P(CouchServerTest, ChangesNormalFeed) {
+  CreateDb("db");
+  std::string rev_a = PutDoc("db", "a", "{}");
+  PutDoc("db", "b", "{}");
+  ASSERT_EQ(Req("PUT", "/db/a?rev=" + rev_a, R"({"v":2})").status, 201);
+  auto r = Req("GET", "/db/_changes");
+  ASSERT_EQ(r.status, 200);
+  auto d = J(r);
+  ASSERT_EQ(d["results"].Size(), 2u);  // each doc once, at its latest seq
+  EXPECT_EQ(Str(d["results"][0], "id"), "b");
+  EXPECT_EQ(Str(d["results"][1], "id"), "a");
+  EXPECT_EQ(d["last_seq"].GetUint64(), d["results"][1]["seq"].GetUint64());
+  EXPECT_TRUE(d["results"][0]["changes"][0].HasMember("rev"));
+
+  d = J(Req("GET", "/db/_changes?limit=1"));
+  EXPECT_EQ(d["results"].Size(), 1u);
+  uint64_t first = d["last_seq"].GetUint64();
+  d = J(Req("GET", "/db/_changes?since=" + std::to_string(first)));
+  ASSERT_EQ(d["results"].Size(), 1u);
+  EXPECT_EQ(Str(d["results"][0], "id"), "a");
+  d = J(Req("GET", "/db/_changes?since=%22" + std::to_string(first) + "%22"));
+  EXPECT_EQ(d["results"].Size(), 1u);
+  d = J(Req("GET", "/db/_changes?descending=true&limit=1"));
+  EXPECT_EQ(Str(d["results"][0], "id"), "a");
+  d = J(Req("GET", "/db/_changes?include_docs=true"));
+  EXPECT_EQ(d["results"][1]["doc"]["v"].GetInt(), 2);
+  d = J(Req("GET", "/db/_changes?since=now"));
+  EXPECT_EQ(d["results"].Size(), 0u);
+  EXPECT_EQ(d["last_seq"].GetUint64(), J(Req("GET", "/db"))["update_seq"].GetUint64());
+
+  d = J(Req("GET", "/db/_changes?filter=_doc_ids&doc_ids=%5B%22b%22%5D"));
+  ASSERT_EQ(d["results"].Size(), 1u);
+  EXPECT_EQ(Str(d["results"][0], "id"), "b");
+  r = Req("POST", "/db/_changes?filter=_doc_ids", R"({"doc_ids":["a"]})");
+  d = J(r);
+  ASSERT_EQ(d["results"].Size(), 1u);
+  EXPECT_EQ(Str(d["results"][0], "id"), "a");
+  EXPECT_EQ(Req("GET", "/db/_changes?filter=_doc_ids").status, 400);
+  EXPECT_EQ(Req("GET", "/db/_changes?since=garbage").status, 400);
+  EXPECT_EQ(Req("GET", "/db/_changes?feed=bogus").status, 400);
+}
+
+TEST_P(CouchServerTest, ChangesDeletedAndAllDocsStyle) {
+  CreateDb("db");
+  std::string rev = PutDoc("db", "a", "{}");
+  ASSERT_EQ(Req("DELETE", "/db/a?rev=" + rev).status, 200);
+  auto d = J(Req("GET", "/db/_changes?style=all_docs"));
+  ASSERT_EQ(d["results"].Size(), 1u);
+  EXPECT_TRUE(d["results"][0]["deleted"].GetBool());
+}
+
+TEST_P(CouchServerTest, LongpollWaitsForChangeFromAnotherConnection) {
+  CreateDb("db");
+  PutDoc("db", "before", "{}");
+  TestClient waiter(server_->port());
+  ASSERT_TRUE(waiter.Send("GET", "/db/_changes?feed=longpoll&since=now"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  PutDoc("db", "after", "{}");
+  auto r = waiter.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  auto d = ParseJson(r->body);
+  ASSERT_EQ(d["results"].Size(), 1u);
+  EXPECT_EQ(Str(d["results"][0], "id"), "after");
+}
+
+TEST_P(CouchServerTest, LongpollTimesOutWithEmptyResults) {
+  CreateDb("db");
+  auto r = Req("GET", "/db/_changes?feed=longpoll&since=now&timeout=50");
+  ASSERT_EQ(r.status, 200);
+  auto d = J(r);
+  EXPECT_EQ(d["results"].Size(), 0u);
+  EXPECT_TRUE(d.HasMember("last_seq"));
+}
+
+TEST_P(CouchServerTest, LongpollWithHeartbeatStreamsNewlines) {
+  CreateDb("db");
+  TestClient waiter(server_->port());
+  ASSERT_TRUE(waiter.Send("GET", "/db/_changes?feed=longpoll&since=now&heartbeat=20"));
+  // Heartbeats arrive while nothing changes; then the change ends the poll.
+  std::string head = waiter.ReadUntil("\r\n1\r\n\n\r\n");
+  EXPECT_NE(head.find("Transfer-Encoding: chunked"), std::string::npos);
+  PutDoc("db", "x", "{}");
+  std::string rest = waiter.ReadUntil("0\r\n\r\n");
+  EXPECT_NE(rest.find("\"id\":\"x\""), std::string::npos);
+  EXPECT_NE(rest.find("\"last_seq\""), std::string::npos);
+}
+
+TEST_P(CouchServerTest, ContinuousFeedStreamsRowsThenLastSeq) {
+  CreateDb("db");
+  PutDoc("db", "a", "{}");
+  TestClient c(server_->port());
+  ASSERT_TRUE(c.Send("GET", "/db/_changes?feed=continuous&timeout=200"));
+  std::string first = c.ReadUntil("\"id\":\"a\"");
+  EXPECT_NE(first.find("\"id\":\"a\""), std::string::npos);
+  PutDoc("db", "b", "{}");
+  std::string rest = c.ReadUntil("0\r\n\r\n");
+  EXPECT_NE(rest.find("\"id\":\"b\""), std::string::npos);
+  EXPECT_NE(rest.find("{\"last_seq\":"), std::string::npos);
+  // With a limit the feed ends at once.
+  auto r = Req("GET", "/db/_changes?feed=continuous&limit=1");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("\"last_seq\""), std::string::npos);
+}
+
+TEST_P(CouchServerTest, EventSourceFeed) {
+  CreateDb("db");
+  PutDoc("db", "a", "{}");
+  TestClient c(server_->port());
+  ASSERT_TRUE(c.Send("GET", "/db/_changes?feed=eventsource&timeout=100"));
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->HeaderOr("content-type"), "text/event-stream");
+  EXPECT_EQ(r->HeaderOr("cache-control"), "no-cache");
+  EXPECT_NE(r->body.find("data: {\"seq\":1,\"id\":\"a\""), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\nid: 1\n\n"), std::string::npos);
+  auto r2 = Req("GET", "/db/_changes?feed=eventsource&timeout=50", "", {{"Last-Event-ID", "1"}});
+  EXPECT_EQ(r2.body.find("data:"), std::string::npos);
+}
+
+TEST_P(CouchServerTest, ChangesFeedEndsWhenDatabaseIsDeleted) {
+  CreateDb("db");
+  TestClient waiter(server_->port());
+  ASSERT_TRUE(waiter.Send("GET", "/db/_changes?feed=continuous&since=now&heartbeat=1000"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(Req("DELETE", "/db").status, 200);
+  std::string rest = waiter.ReadUntil("0\r\n\r\n");
+  EXPECT_NE(rest.find("last_seq"), std::string::npos);
+}
+
+// ---- fsync'd writes run on the worker pool
+
+TEST(CouchServerSyncTest, SyncWritesGoThroughWorkersWhileLoopsServeOthers) {
+  TestServerConfig cfg;
+  cfg.backend = StoreOptions::Backend::kLevelDB;
+  cfg.sync = true;
+  TestServer server(cfg);
+  TestClient c(server.port());
+  ASSERT_EQ(c.Request("PUT", "/db").status, 201);
+  std::vector<std::thread> writers;
+  std::atomic<int> created{0};
+  for (int t = 0; t < 4; ++t) {
+    writers.emplace_back([&, t] {
+      TestClient w(server.port());
+      for (int i = 0; i < 20; ++i) {
+        auto r = w.Request("PUT", "/db/t" + std::to_string(t) + "-" + std::to_string(i), "{}");
+        if (r.status == 201) ++created;
+      }
+    });
+  }
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(c.Request("GET", "/db").status, 200);
+  for (auto& w : writers) w.join();
+  EXPECT_EQ(created.load(), 80);
+  auto r = c.Request("POST", "/db/_bulk_docs", R"({"docs":[{"_id":"b1"},{"_id":"b2"}]})");
+  EXPECT_EQ(r.status, 201);
+  auto d = ParseJson(c.Request("GET", "/db").body);
+  EXPECT_EQ(d["doc_count"].GetInt(), 82);
+}
+
+// ---- extension points: routes and _changes filters from other modules
+
+TEST(CouchServerExtensionTest, RegisteredRoutesAndChangesFilters) {
+  TestServerConfig cfg;
+  cfg.setup = [](CouchServer& server) {
+    server.router().Add("GET", "/{db}/_design/{ddoc}/_view/{view}", [](RequestContext& ctx) {
+      return ctx.SendJson(200, R"({"view":)" + json::Quote(ctx.params[2]) + "}");
+    });
+    // filter=app/odd: docs whose "n" is odd (needs bodies).
+    server.SetChangesFilter("*", [](RequestContext&, Database&, const std::string& name,
+                                    const json::Value*) -> Result<ChangesFilter> {
+      if (name != "app/odd") return Status::NotFound("missing json key: filters");
+      ChangesFilter f;
+      f.needs_docs = true;
+      f.accept = [](const ChangeRow& row) { return row.doc.find("\"n\":1") != std::string::npos; };
+      return f;
+    });
+    server.SetChangesFilter("_selector", [](RequestContext&, Database&, const std::string&,
+                                            const json::Value* body) -> Result<ChangesFilter> {
+      if (body == nullptr) return Status::BadRequest("Selector must be specified in POST payload");
+      ChangesFilter f;
+      f.accept = [](const ChangeRow& row) { return row.id == "b"; };
+      return f;
+    });
+  };
+  TestServer server(cfg);
+  TestClient c(server.port());
+  ASSERT_EQ(c.Request("PUT", "/db").status, 201);
+  ASSERT_EQ(c.Request("PUT", "/db/a", R"({"n":1})").status, 201);
+  ASSERT_EQ(c.Request("PUT", "/db/b", R"({"n":2})").status, 201);
+  EXPECT_EQ(c.Request("GET", "/db/_design/app/_view/by_n").body, "{\"view\":\"by_n\"}\n");
+
+  auto d = ParseJson(c.Request("GET", "/db/_changes?filter=app/odd").body);
+  ASSERT_EQ(d["results"].Size(), 1u);
+  EXPECT_EQ(Str(d["results"][0], "id"), "a");
+  EXPECT_FALSE(d["results"][0].HasMember("doc"));  // needed by the filter, not asked for
+  d = ParseJson(c.Request("GET", "/db/_changes?filter=app/odd&include_docs=true").body);
+  EXPECT_TRUE(d["results"][0].HasMember("doc"));
+  EXPECT_EQ(c.Request("GET", "/db/_changes?filter=app/nope").status, 404);
+  d = ParseJson(c.Request("POST", "/db/_changes?filter=_selector", R"({"selector":{}})").body);
+  ASSERT_EQ(d["results"].Size(), 1u);
+  EXPECT_EQ(Str(d["results"][0], "id"), "b");
+  EXPECT_EQ(c.Request("GET", "/db/_changes?filter=_selector").status, 400);
+  EXPECT_EQ(c.Request("GET", "/db/_changes?filter=_view").status, 400);  // none registered
+}
+
+// ---- CORS
+
+TEST(CouchServerCorsTest, PreflightAndSimpleRequests) {
+  TestServerConfig cfg;
+  cfg.couch.cors_origins = {"http://app.example"};
+  TestServer server(cfg);
+  TestClient c(server.port());
+  auto r = c.Request("OPTIONS", "/db/_all_docs", "",
+                     {{"Origin", "http://app.example"}, {"Access-Control-Request-Method", "POST"}});
+  EXPECT_EQ(r.status, 204);
+  EXPECT_EQ(r.HeaderOr("access-control-allow-origin"), "http://app.example");
+  EXPECT_EQ(r.HeaderOr("access-control-allow-credentials"), "true");
+  EXPECT_NE(r.HeaderOr("access-control-allow-methods").find("PUT"), std::string::npos);
+  r = c.Request("GET", "/", "", {{"Origin", "http://app.example"}});
+  EXPECT_EQ(r.HeaderOr("access-control-allow-origin"), "http://app.example");
+  EXPECT_NE(r.HeaderOr("access-control-expose-headers").find("etag"), std::string::npos);
+  r = c.Request("GET", "/", "", {{"Origin", "http://evil.example"}});
+  EXPECT_EQ(r.Header("access-control-allow-origin"), nullptr);
+}
+
+}  // namespace
+}  // namespace settee::testing

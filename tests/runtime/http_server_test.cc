@@ -1,0 +1,375 @@
+// The HTTP server core over real loopback sockets, with a test handler:
+// framing, keep-alive, pipelining, chunked bodies, 100-continue, limits,
+// malformed input, streaming, cross-thread wakeups and shutdown.
+#include "runtime/http_server.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "tests/runtime/test_client.h"
+
+namespace settee::http {
+namespace {
+
+using settee::testing::TestClient;
+
+// Echoes the request: method, path, query params and body. Special paths:
+//   /stream     streams three chunks
+//   /throw      throws from the handler
+//   /wait       waits for a Waker::Wake() from another thread
+//   /silent     returns without responding
+class EchoHandler : public HttpHandler {
+ public:
+  void Handle(HttpRequest& req, HttpResponse& res) override {
+    if (req.path == "/stream") {
+      res.StartChunked(200, "text/plain");
+      res.WriteChunk("one,");
+      res.WriteChunk("two,");
+      res.WriteChunk("three");
+      res.EndChunked();
+      return;
+    }
+    if (req.path == "/throw") throw std::runtime_error("boom");
+    if (req.path == "/silent") return;
+    if (req.path == "/wait") {
+      Waker w = res.GetWaker();
+      std::thread([w] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        w.Wake();
+      }).detach();
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      bool ok = res.WaitUntil(deadline);
+      bool woken_early = std::chrono::steady_clock::now() < deadline;
+      res.Send(200, "text/plain", ok && woken_early ? "woken" : "timeout");
+      return;
+    }
+    std::string out = req.method + " " + req.path;
+    for (auto& [k, v] : req.params) out += " " + k + "=" + v;
+    out += "|" + req.body;
+    res.AddHeader("X-Test", "1");
+    res.Send(200, "text/plain", out);
+  }
+  void HandleParseError(int status, const std::string& reason, HttpResponse& res) override {
+    res.Send(status, "text/plain", "error:" + reason);
+  }
+};
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartServer(HttpServerOptions()); }
+  void StartServer(HttpServerOptions opts) {
+    server_.reset();
+    opts.port = 0;
+    opts.threads = 2;
+    opts.limits.max_body_bytes = 1024;
+    opts.limits.max_header_count = 20;
+    opts.limits.max_header_bytes = 4096;
+    server_ = std::make_unique<HttpServer>(opts, &handler_);
+    ASSERT_TRUE(server_->Start().ok());
+    ASSERT_GT(server_->port(), 0);
+  }
+  int port() const { return server_->port(); }
+
+  EchoHandler handler_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(HttpServerTest, SimpleGetHasFramingAndHeaders) {
+  TestClient c(port());
+  ASSERT_TRUE(c.connected());
+  auto r = c.Request("GET", "/hello?a=1&b=x%20y");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "GET /hello a=1 b=x y|");
+  EXPECT_EQ(r.HeaderOr("content-type"), "text/plain");
+  EXPECT_EQ(r.HeaderOr("x-test"), "1");
+  EXPECT_NE(r.Header("date"), nullptr);
+  EXPECT_NE(r.Header("server"), nullptr);
+}
+
+TEST_F(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {
+  TestClient c(port());
+  for (int i = 0; i < 20; ++i) {
+    auto r = c.Request("POST", "/k", "body" + std::to_string(i));
+    ASSERT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "POST /k|body" + std::to_string(i));
+  }
+  EXPECT_EQ(server_->connection_count(), 1);
+}
+
+TEST_F(HttpServerTest, PipelinedRequestsAnswerInOrder) {
+  TestClient c(port());
+  std::string all;
+  for (int i = 0; i < 5; ++i) {
+    all += "GET /p" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  }
+  all += "PUT /body HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc";
+  ASSERT_TRUE(c.SendRaw(all));
+  for (int i = 0; i < 5; ++i) {
+    auto r = c.ReadResponse();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->body, "GET /p" + std::to_string(i) + "|");
+  }
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, "PUT /body|abc");
+}
+
+TEST_F(HttpServerTest, ChunkedRequestBodyIsDecoded) {
+  TestClient c(port());
+  ASSERT_TRUE(c.SendRaw(
+      "POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "3\r\nabc\r\n"
+      "5\r\ndefgh\r\n"
+      "0\r\n\r\n"));
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, "POST /c|abcdefgh");
+}
+
+TEST_F(HttpServerTest, RequestSplitIntoTinyWritesStillParses) {
+  TestClient c(port());
+  std::string req = "PUT /slow?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello";
+  for (char ch : req) {
+    ASSERT_TRUE(c.SendRaw(std::string(1, ch)));
+  }
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, "PUT /slow x=1|hello");
+}
+
+TEST_F(HttpServerTest, ExpectContinueGetsInterimResponseBeforeBody) {
+  TestClient c(port());
+  ASSERT_TRUE(c.SendRaw("PUT /e HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n"));
+  std::string interim = c.ReadUntil("\r\n\r\n");
+  EXPECT_EQ(interim.rfind("HTTP/1.1 100 Continue", 0), 0u) << interim;
+  ASSERT_TRUE(c.SendRaw("data"));
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, "PUT /e|data");
+}
+
+TEST_F(HttpServerTest, ExpectContinueWithOversizeBodyIsRefusedWith413) {
+  TestClient c(port());
+  ASSERT_TRUE(c.SendRaw("PUT /e HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 999999\r\n\r\n"));
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 413);
+  EXPECT_TRUE(c.WaitForClose());
+}
+
+TEST_F(HttpServerTest, OversizeChunkedBodyIs413) {
+  TestClient c(port());
+  std::string chunk(800, 'x');
+  std::string req = "POST /big HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+  req += "320\r\n" + chunk + "\r\n320\r\n" + chunk + "\r\n0\r\n\r\n";
+  ASSERT_TRUE(c.SendRaw(req));
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 413);
+}
+
+TEST_F(HttpServerTest, TooManyHeadersIs431) {
+  TestClient c(port());
+  std::string req = "GET / HTTP/1.1\r\n";
+  for (int i = 0; i < 30; ++i) req += "X-H" + std::to_string(i) + ": v\r\n";
+  req += "\r\n";
+  ASSERT_TRUE(c.SendRaw(req));
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 431);
+}
+
+TEST_F(HttpServerTest, HugeHeaderIs431) {
+  TestClient c(port());
+  std::string req = "GET / HTTP/1.1\r\nX-Big: " + std::string(10000, 'a') + "\r\n\r\n";
+  ASSERT_TRUE(c.SendRaw(req));
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 431);
+}
+
+TEST_F(HttpServerTest, MalformedRequestIs400AndServerKeepsServing) {
+  {
+    TestClient c(port());
+    ASSERT_TRUE(c.SendRaw("THIS IS NOT HTTP\r\n\r\n"));
+    auto r = c.ReadResponse();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 400);
+    EXPECT_TRUE(c.WaitForClose());
+  }
+  {
+    TestClient c(port());
+    ASSERT_TRUE(c.SendRaw("GET / HTTP/1.1\r\nContent-Length: abc\r\n\r\n"));
+    auto r = c.ReadResponse();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 400);
+  }
+  {
+    TestClient c(port());
+    ASSERT_TRUE(c.SendRaw("GET /x?a=%zz HTTP/1.1\r\n\r\n"));
+    auto r = c.ReadResponse();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 400);
+  }
+  TestClient ok(port());
+  EXPECT_EQ(ok.Request("GET", "/still").status, 200);
+}
+
+TEST_F(HttpServerTest, TruncatedBodyThenCloseDoesNotDisturbOthers) {
+  {
+    TestClient c(port());
+    ASSERT_TRUE(c.SendRaw("PUT /t HTTP/1.1\r\nContent-Length: 100\r\n\r\nonly-part"));
+  }  // closed mid-body
+  TestClient ok(port());
+  EXPECT_EQ(ok.Request("GET", "/after").body, "GET /after|");
+}
+
+TEST_F(HttpServerTest, StreamedResponseIsChunked) {
+  TestClient c(port());
+  auto r = c.Request("GET", "/stream");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.HeaderOr("transfer-encoding"), "chunked");
+  EXPECT_EQ(r.body, "one,two,three");
+  // The connection is still usable afterwards.
+  EXPECT_EQ(c.Request("GET", "/again").body, "GET /again|");
+}
+
+TEST_F(HttpServerTest, Http10ClosesAfterResponseUnlessKeepAlive) {
+  TestClient c(port());
+  ASSERT_TRUE(c.SendRaw("GET /old HTTP/1.0\r\n\r\n"));
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, "GET /old|");
+  EXPECT_EQ(r->HeaderOr("connection"), "close");
+  EXPECT_TRUE(c.WaitForClose());
+
+  TestClient k(port());
+  ASSERT_TRUE(k.SendRaw("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+  auto r2 = k.ReadResponse();
+  ASSERT_TRUE(r2.has_value());
+  EXPECT_EQ(r2->HeaderOr("connection"), "keep-alive");
+  ASSERT_TRUE(k.SendRaw("GET /b HTTP/1.0\r\n\r\n"));
+  auto r3 = k.ReadResponse();
+  ASSERT_TRUE(r3.has_value());
+  EXPECT_EQ(r3->body, "GET /b|");
+}
+
+TEST_F(HttpServerTest, ConnectionCloseHeaderIsHonoured) {
+  TestClient c(port());
+  ASSERT_TRUE(c.SendRaw("GET /x HTTP/1.1\r\nConnection: close\r\n\r\n"));
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->HeaderOr("connection"), "close");
+  EXPECT_TRUE(c.WaitForClose());
+}
+
+TEST_F(HttpServerTest, HeadSendsNoBodyButLength) {
+  TestClient c(port());
+  auto r = c.Request("HEAD", "/h");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.HeaderOr("content-length"), std::to_string(std::string("HEAD /h|").size()));
+  EXPECT_TRUE(r.body.empty());
+  EXPECT_EQ(c.Request("GET", "/next").body, "GET /next|");
+}
+
+TEST_F(HttpServerTest, HandlerExceptionBecomes500AndConnectionSurvives) {
+  TestClient c(port());
+  EXPECT_EQ(c.Request("GET", "/throw").status, 500);
+  EXPECT_EQ(c.Request("GET", "/silent").status, 500);
+  EXPECT_EQ(c.Request("GET", "/fine").status, 200);
+}
+
+TEST_F(HttpServerTest, WakerFromAnotherThreadWakesWaitingHandler) {
+  TestClient c(port());
+  auto r = c.Request("GET", "/wait");
+  EXPECT_EQ(r.body, "woken");
+}
+
+TEST_F(HttpServerTest, WaitingHandlerDoesNotBlockOtherConnections) {
+  // Thirty connections at once, spread over both loop threads, each blocked
+  // in a handler that waits; plain requests still get through meanwhile.
+  std::vector<std::unique_ptr<TestClient>> waiting;
+  for (int i = 0; i < 30; ++i) {
+    waiting.push_back(std::make_unique<TestClient>(port()));
+    ASSERT_TRUE(waiting.back()->Send("GET", "/wait"));
+  }
+  TestClient c(port());
+  EXPECT_EQ(c.Request("GET", "/quick").status, 200);
+  for (auto& w : waiting) {
+    auto r = w->ReadResponse();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->body, "woken");
+  }
+}
+
+TEST_F(HttpServerTest, IdleConnectionTimesOut) {
+  HttpServerOptions opts;
+  opts.idle_timeout = std::chrono::milliseconds(100);
+  StartServer(opts);
+  TestClient c(port());
+  EXPECT_EQ(c.Request("GET", "/").status, 200);
+  EXPECT_TRUE(c.WaitForClose());
+}
+
+TEST_F(HttpServerTest, SlowLorisHeadersAreCutOff) {
+  HttpServerOptions opts;
+  opts.request_timeout = std::chrono::milliseconds(200);
+  StartServer(opts);
+  TestClient c(port());
+  ASSERT_TRUE(c.SendRaw("GET / HTTP/1.1\r\nX-Slow: "));
+  EXPECT_TRUE(c.WaitForClose());
+}
+
+TEST_F(HttpServerTest, StopClosesIdleConnectionsAndJoins) {
+  TestClient c(port());
+  EXPECT_EQ(c.Request("GET", "/").status, 200);
+  server_->Stop();
+  EXPECT_TRUE(c.WaitForClose());
+  EXPECT_EQ(server_->connection_count(), 0);
+}
+
+TEST_F(HttpServerTest, StopLetsInFlightRequestFinish) {
+  TestClient c(port());
+  ASSERT_TRUE(c.Send("GET", "/wait"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  server_->Stop();
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200);  // answered (early, as the server stops), not dropped
+}
+
+TEST_F(HttpServerTest, ManyConnectionsInParallel) {
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      TestClient c(port());
+      for (int i = 0; i < 50; ++i) {
+        auto r = c.Request("POST", "/m", std::to_string(t * 1000 + i));
+        if (r.status == 200 && r.body == "POST /m|" + std::to_string(t * 1000 + i)) ++ok;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok.load(), 400);
+  EXPECT_GE(server_->requests_served(), 400u);
+}
+
+TEST(HttpMessageTest, PercentDecoding) {
+  std::string out;
+  EXPECT_TRUE(PercentDecode("a%2Fb+c", &out, false));
+  EXPECT_EQ(out, "a/b+c");
+  EXPECT_TRUE(PercentDecode("a%2fb+c", &out, true));
+  EXPECT_EQ(out, "a/b c");
+  EXPECT_FALSE(PercentDecode("%4", &out, false));
+  EXPECT_FALSE(PercentDecode("%", &out, false));
+  EXPECT_FALSE(PercentDecode("%g0", &out, false));
+  EXPECT_EQ(PercentEncode("a/b c"), "a%2Fb%20c");
+}
+
+}  // namespace
+}  // namespace settee::http
