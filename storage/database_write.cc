@@ -38,6 +38,10 @@ class DatabaseImpl::WriteContext {
     *slot = &it->second;
     return Status::OK();
   }
+  // The slot of a document known not to exist (a freshly generated id).
+  std::optional<DocRecord>& NewRecordSlot(const std::string& docid) {
+    return records_.try_emplace(docid).first->second;
+  }
   void MarkDirty(const std::string& docid) { dirty_.push_back(docid); }
 
   Status Get(const std::string& key, std::string* value) {
@@ -154,10 +158,16 @@ void DatabaseImpl::ApplyDoc(IncomingDoc& doc, bool new_edits, WriteContext& ctx,
 }
 
 Status DatabaseImpl::ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result) {
-  if (doc.id.empty()) doc.id = RandomUuidHex();
   std::optional<DocRecord>* slot;
-  Status s = ctx.LoadRecord(doc.id, &slot);
-  if (!s.ok()) return s;
+  if (doc.id.empty()) {
+    // A freshly generated id (104 random bits + a per-thread counter) cannot
+    // name an existing document, so the existence lookup is skipped.
+    doc.id = SequentialUuidHex();
+    slot = &ctx.NewRecordSlot(doc.id);
+  } else {
+    Status s = ctx.LoadRecord(doc.id, &slot);
+    if (!s.ok()) return s;
+  }
 
   int parent = RevTree::kNone;
   if (!*slot) {

@@ -111,3 +111,37 @@ std::string RandomUuidHex() {
 }
 
 }  // namespace settee
+
+namespace settee {
+
+std::string SequentialUuidHex() {
+  struct State {
+    std::string prefix;  // 26 hex chars
+    uint32_t counter = 0;
+    uint64_t rng = 0;    // xorshift state for the step, seeded from OpenSSL
+  };
+  thread_local State state;
+  constexpr uint32_t kCounterLimit = 0xfff000;  // leave room below 0xffffff
+  auto refill = [] {
+    std::string fresh = RandomUuidHex();
+    state.prefix = fresh.substr(0, 26);
+    state.counter = static_cast<uint32_t>(std::stoul(fresh.substr(26, 3), nullptr, 16));
+    state.rng = std::stoull(fresh.substr(10, 16), nullptr, 16) | 1;
+  };
+  if (state.prefix.empty() || state.counter >= kCounterLimit) refill();
+  state.rng ^= state.rng << 13;
+  state.rng ^= state.rng >> 7;
+  state.rng ^= state.rng << 17;
+  state.counter += 1 + static_cast<uint32_t>(state.rng % 0xffe);
+  if (state.counter >= kCounterLimit) {
+    refill();
+    state.counter += 1;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id = state.prefix;
+  id.resize(32);
+  for (int i = 0; i < 6; ++i) id[31 - i] = kHex[(state.counter >> (4 * i)) & 0xf];
+  return id;
+}
+
+}  // namespace settee

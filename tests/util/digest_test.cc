@@ -38,4 +38,22 @@ TEST(Digest, RandomUuidsAre32HexAndDistinct) {
   EXPECT_EQ(1000u, seen.size());
 }
 
+TEST(Digest, SequentialUuidsAreUniqueAscendingHex) {
+  std::set<std::string> seen;
+  std::string previous;
+  int ascending = 0;
+  constexpr int kCount = 20000;  // enough to wrap the 6-hex counter at least once
+  for (int i = 0; i < kCount; ++i) {
+    std::string u = SequentialUuidHex();
+    ASSERT_EQ(32u, u.size());
+    ASSERT_EQ(std::string::npos, u.find_first_not_of("0123456789abcdef"));
+    if (u > previous) ++ascending;
+    previous = u;
+    seen.insert(u);
+  }
+  EXPECT_EQ(size_t{kCount}, seen.size());
+  // Only a prefix change (when the counter wraps) may step backwards.
+  EXPECT_GT(ascending, kCount - 10);
+}
+
 }  // namespace settee
