@@ -153,7 +153,13 @@ bool IsolateThread::CreateIsolate() {
   v8::Isolate::CreateParams params;
   params.array_buffer_allocator = allocator_;
   size_t heap_mb = pool_->options().limits.max_heap_mb;
-  if (heap_mb) params.constraints.ConfigureDefaultsFromHeapSize(0, heap_mb << 20);
+  if (heap_mb) {
+    params.constraints.ConfigureDefaultsFromHeapSize(0, heap_mb << 20);
+  } else {
+    // Size the heap from the machine's memory, as node does; V8's bare
+    // defaults assume a small device.
+    params.constraints.ConfigureDefaults(uv_get_total_memory(), 0);
+  }
   v8::Isolate* isolate = v8::Isolate::New(params);
   isolate->SetData(0, this);
   isolate->SetMicrotasksPolicy(v8::MicrotasksPolicy::kExplicit);
