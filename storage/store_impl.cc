@@ -45,7 +45,10 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
 
 Result<std::unique_ptr<Store>> StoreImpl::Open(const StoreOptions& options) {
   std::unique_ptr<KVStore> kv;
-  if (options.backend == StoreOptions::Backend::kMemory) {
+  if (options.kv_factory) {
+    kv = options.kv_factory();
+    if (!kv) return Status::Internal("the custom KVStore factory returned nothing");
+  } else if (options.backend == StoreOptions::Backend::kMemory) {
     kv = NewMemoryStore();
   } else {
     if (options.path.empty()) return Status::BadRequest("a LevelDB store needs a path");

@@ -14,6 +14,7 @@
 // every Database handle taken from it.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -40,6 +41,10 @@ struct StoreOptions {
   size_t max_document_size = 8u << 20;
   // revs_limit for newly created databases (CouchDB and PouchDB: 1000).
   uint32_t default_revs_limit = 1000;
+  // Advanced: when set, the store keeps its data in the KVStore this returns
+  // (a custom backend, or a fault-injecting wrapper in tests) and `backend`
+  // and `path` are ignored. Returning nullptr makes Open fail.
+  std::function<std::unique_ptr<KVStore>()> kv_factory;
 };
 
 class Store {
