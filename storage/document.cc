@@ -4,6 +4,8 @@
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "util/json.h"
 
@@ -73,8 +75,10 @@ namespace {
 // halves the cost of a write's parse compared to DOM + re-serialization.
 class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHandler> {
  public:
-  // `body` must be reset to write into out->body.
-  DocHandler(IncomingDoc* out, json::Writer& body) : out_(out), body_(body) {}
+  // The body is written into a reusable buffer through `body` (reset by the
+  // caller), then copied out once.
+  using BodyWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+  DocHandler(IncomingDoc* out, BodyWriter& body) : out_(out), body_(body) {}
 
   const Status& status() const { return status_; }
   const std::optional<std::string>& rev_text() const { return rev_text_; }
@@ -83,27 +87,27 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
   const std::string& revisions_json() const { return revisions_json_; }
   bool has_revisions() const { return has_revisions_; }
 
-  bool Null() { return Scalar([](json::Writer& w) { return w.Null(); }, Kind::kNull); }
+  bool Null() { return Scalar([](auto& w) { return w.Null(); }, Kind::kNull); }
   bool Bool(bool b) {
     if (depth_ == 1 && mode_ == Mode::kDeleted) {
       out_->deleted = b;  // CouchDB treats only the literal true as a deletion
       return true;
     }
-    return Scalar([b](json::Writer& w) { return w.Bool(b); }, Kind::kOther);
+    return Scalar([b](auto& w) { return w.Bool(b); }, Kind::kOther);
   }
-  bool Int(int i) { return Scalar([i](json::Writer& w) { return w.Int(i); }, Kind::kOther); }
-  bool Uint(unsigned u) { return Scalar([u](json::Writer& w) { return w.Uint(u); }, Kind::kOther); }
-  bool Int64(int64_t i) { return Scalar([i](json::Writer& w) { return w.Int64(i); }, Kind::kOther); }
+  bool Int(int i) { return Scalar([i](auto& w) { return w.Int(i); }, Kind::kOther); }
+  bool Uint(unsigned u) { return Scalar([u](auto& w) { return w.Uint(u); }, Kind::kOther); }
+  bool Int64(int64_t i) { return Scalar([i](auto& w) { return w.Int64(i); }, Kind::kOther); }
   bool Uint64(uint64_t u) {
-    return Scalar([u](json::Writer& w) { return w.Uint64(u); }, Kind::kOther);
+    return Scalar([u](auto& w) { return w.Uint64(u); }, Kind::kOther);
   }
-  bool Double(double d) { return Scalar([d](json::Writer& w) { return w.Double(d); }, Kind::kOther); }
+  bool Double(double d) { return Scalar([d](auto& w) { return w.Double(d); }, Kind::kOther); }
   bool String(const char* str, rapidjson::SizeType len, bool) {
     if (depth_ == 1 && (mode_ == Mode::kId || mode_ == Mode::kRev)) {
       (mode_ == Mode::kId ? out_->id : rev_text_.emplace()).assign(str, len);
       return true;
     }
-    return Scalar([&](json::Writer& w) { return w.String(str, len); }, Kind::kOther);
+    return Scalar([&](auto& w) { return w.String(str, len); }, Kind::kOther);
   }
 
   bool StartObject() { return Open(/*object=*/true); }
@@ -112,7 +116,7 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
   bool EndArray(rapidjson::SizeType) { return Close(/*object=*/false); }
 
   bool Key(const char* str, rapidjson::SizeType len, bool) {
-    if (depth_ > 1) return Forward([&](json::Writer& w) { return w.Key(str, len); });
+    if (depth_ > 1) return Forward([&](auto& w) { return w.Key(str, len); });
     std::string_view name(str, len);
     mode_ = Mode::kBody;
     if (!name.empty() && name[0] == '_') {
@@ -190,17 +194,17 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
       revisions_.emplace(*revisions_out_);
     }
     ++depth_;
-    return Forward([object](json::Writer& w) { return object ? w.StartObject() : w.StartArray(); });
+    return Forward([object](auto& w) { return object ? w.StartObject() : w.StartArray(); });
   }
 
   bool Close(bool object) {
     --depth_;
     if (depth_ == 0) return body_.EndObject();
-    return Forward([object](json::Writer& w) { return object ? w.EndObject() : w.EndArray(); });
+    return Forward([object](auto& w) { return object ? w.EndObject() : w.EndArray(); });
   }
 
   IncomingDoc* out_;
-  json::Writer& body_;
+  BodyWriter& body_;
   std::optional<json::StringOutput> revisions_out_;
   std::optional<json::Writer> revisions_;
   std::string revisions_json_;
@@ -220,21 +224,20 @@ Status ParseIncomingDoc(std::string_view text, std::string_view id_override, siz
     return {Status::Code::kDocumentTooLarge, "Document exceeds max_document_size"};
   }
   *out = IncomingDoc();
-  out->body.reserve(text.size());
-  // Reused per thread: their internal stacks would otherwise be allocated
+  // Reused per thread: their buffers and stacks would otherwise be allocated
   // and freed for every document.
   thread_local rapidjson::Reader reader;
-  thread_local std::string unused_sink;
-  thread_local json::StringOutput unused_output(&unused_sink);
-  thread_local json::Writer body_writer(unused_output);
-  json::StringOutput body_output(&out->body);
-  body_writer.Reset(body_output);
+  thread_local rapidjson::StringBuffer body_buffer;
+  thread_local DocHandler::BodyWriter body_writer(body_buffer);
+  body_buffer.Clear();
+  body_writer.Reset(body_buffer);
   DocHandler handler(out, body_writer);
   rapidjson::MemoryStream stream(text.data(), text.size());
   constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
                               rapidjson::kParseFullPrecisionFlag;
   rapidjson::ParseResult parsed = reader.Parse<kFlags>(stream, handler);
   if (!handler.status().ok()) return handler.status();
+  if (!parsed.IsError()) out->body.assign(body_buffer.GetString(), body_buffer.GetSize());
   if (parsed.IsError()) {
     return Status::BadRequest(std::string("invalid UTF-8 JSON: ") +
                               rapidjson::GetParseError_En(parsed.Code()) + " at offset " +
