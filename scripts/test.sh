@@ -21,10 +21,12 @@ status=0
 
 # ctest: "100% tests passed, 0 tests failed out of 365"; node: "# pass 15" / "# fail 0".
 read -r c_total c_failed < <(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of \([0-9]*\).*/\2 \1/p' "$logs/ctest.log" | tail -1)
-n_pass=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$logs/compat.log" | tail -1)
-n_fail=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$logs/compat.log" | tail -1)
+# The compat suite runs once per backend: add up every run's counts.
+sum() { sed -n "s/^# $1 \([0-9]*\)\$/\1/p" "$logs/compat.log" | awk '{s += $1} END {if (NR) print s}'; }
+n_pass=$(sum pass)
+n_fail=$(sum fail)
 c_skipped=$(grep -c '(Skipped)$' "$logs/ctest.log")
-n_skip=$(sed -n 's/^# skipped \([0-9]*\)$/\1/p' "$logs/compat.log" | tail -1)
+n_skip=$(sum skipped)
 passed=$(( ${c_total:-0} - ${c_failed:-0} - c_skipped + ${n_pass:-0} ))
 skipped=$(( c_skipped + ${n_skip:-0} ))
 failed=$(( ${c_failed:-0} + ${n_fail:-0} ))

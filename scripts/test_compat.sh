@@ -6,7 +6,7 @@
 # The binary defaults to $SETTEE_BIN, then build/settee. Node packages are
 # installed into tests/compat/node_modules on first use (npm ci when a
 # lockfile exists). Each test file starts its own
-# `settee serve --backend memory --port 0`.
+# `settee serve --port 0`, on each backend in turn.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,4 +25,10 @@ if [ ! -d node_modules/pouchdb-core ]; then
     npm install --no-audit --no-fund
   fi
 fi
-SETTEE_BIN="$bin" node --test --test-concurrency=1
+# Once per backend; node's summary lines are printed for each run.
+status=0
+for backend in ${SETTEE_COMPAT_BACKENDS:-memory leveldb}; do
+  echo "== PouchDB compatibility suite, $backend backend"
+  SETTEE_BIN="$bin" SETTEE_BACKEND="$backend" node --test --test-concurrency=1 || status=1
+done
+exit $status

@@ -1,9 +1,12 @@
-// Starts `settee serve --backend memory --port 0` for a test file and stops it
-// afterwards. The binary comes from $SETTEE_BIN (scripts/test_compat.sh sets
-// it) or build/settee.
+// Starts `settee serve --port 0` for a test file and stops it afterwards. The
+// binary comes from $SETTEE_BIN (scripts/test_compat.sh sets it) or
+// build/settee; the backend from $SETTEE_BACKEND (memory, the default, or
+// leveldb in a fresh temporary directory removed when the server stops).
 'use strict';
 
 const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 
 function binaryPath() {
@@ -13,8 +16,12 @@ function binaryPath() {
 // Resolves to { url, stop() } once the server prints its listening line.
 function startSettee(extraArgs = []) {
   return new Promise((resolve, reject) => {
-    const args = ['serve', '--backend', 'memory', '--port', '0', '--threads', '2',
-                  '--log-level', process.env.SETTEE_LOG_LEVEL || 'warning', ...extraArgs];
+    const backend = process.env.SETTEE_BACKEND || 'memory';
+    const dataDir = backend === 'leveldb'
+      ? fs.mkdtempSync(path.join(os.tmpdir(), 'settee-compat-')) : null;
+    const args = ['serve', '--backend', backend, '--port', '0', '--threads', '2',
+                  '--log-level', process.env.SETTEE_LOG_LEVEL || 'warning',
+                  ...(dataDir ? ['--data', dataDir] : []), ...extraArgs];
     const child = spawn(binaryPath(), args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     const timer = setTimeout(() => reject(new Error('settee did not start: ' + out)), 10000);
@@ -32,7 +39,10 @@ function startSettee(extraArgs = []) {
       resolve({
         url: m[1],
         stop: () => new Promise((done) => {
-          child.on('exit', (code, signal) => done({ code, signal }));
+          child.on('exit', (code, signal) => {
+            if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+            done({ code, signal });
+          });
           child.kill('SIGTERM');
         }),
       });
