@@ -11,6 +11,7 @@
 
 #include "js/convert.h"
 #include "js/isolate_thread.h"
+#include "util/couch_json.h"
 #include "util/http_status.h"
 #include "settee/store.h"
 #include "util/json.h"
@@ -435,29 +436,8 @@ void DbAllDocs(const Args& args) {
   if (Bool(o, "update_seq")) out += ",\"update_seq\":" + std::to_string(r.update_seq);
   out += ",\"rows\":[";
   for (size_t i = 0; i < r.rows.size(); ++i) {
-    const AllDocsRow& row = r.rows[i];
     if (i) out += ',';
-    if (!row.error.ok()) {
-      out += "{\"key\":";
-      json::AppendQuoted(&out, row.id);
-      out += ",\"error\":";
-      json::AppendQuoted(&out, row.error.ErrorName());
-      out += '}';
-      continue;
-    }
-    out += "{\"id\":";
-    json::AppendQuoted(&out, row.id);
-    out += ",\"key\":";
-    json::AppendQuoted(&out, row.id);
-    out += ",\"value\":{\"rev\":";
-    json::AppendQuoted(&out, row.rev);
-    if (row.deleted) out += ",\"deleted\":true";
-    out += '}';
-    if (opts.include_docs) {
-      out += ",\"doc\":";
-      out += row.deleted || row.doc.empty() ? "null" : row.doc;
-    }
-    out += '}';
+    couch_json::AppendAllDocsRow(&out, r.rows[i]);
   }
   out += "]}";
   ReturnJson(args, out);
@@ -491,22 +471,7 @@ void DbChanges(const Args& args) {
       [&](const ChangeRow& row) {
         if (!first) out += ',';
         first = false;
-        out += "{\"id\":";
-        json::AppendQuoted(&out, row.id);
-        out += ",\"changes\":[";
-        for (size_t i = 0; i < row.revs.size(); ++i) {
-          if (i) out += ',';
-          out += "{\"rev\":";
-          json::AppendQuoted(&out, row.revs[i]);
-          out += '}';
-        }
-        out += "],\"seq\":" + std::to_string(row.seq);
-        if (row.deleted) out += ",\"deleted\":true";
-        if (opts.include_docs) {
-          out += ",\"doc\":";
-          out += row.doc.empty() ? "null" : row.doc;
-        }
-        out += '}';
+        couch_json::AppendChangeRow(&out, row);
         return true;
       },
       &last_seq);

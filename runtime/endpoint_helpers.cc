@@ -1,31 +1,10 @@
 #include "runtime/endpoint_helpers.h"
 
 #include "runtime/http_message.h"
+#include "util/couch_json.h"
 #include "util/json.h"
 
 namespace settee {
-
-void AppendUpdateResult(std::string* out, const DocUpdateResult& r, bool with_rev_on_error) {
-  if (r.status.ok()) {
-    *out += R"({"ok":true,"id":)";
-    json::AppendQuoted(out, r.id);
-    *out += R"(,"rev":)";
-    json::AppendQuoted(out, r.rev);
-    *out += "}";
-    return;
-  }
-  *out += R"({"id":)";
-  json::AppendQuoted(out, r.id);
-  if (with_rev_on_error && !r.rev.empty()) {
-    *out += R"(,"rev":)";
-    json::AppendQuoted(out, r.rev);
-  }
-  *out += R"(,"error":)";
-  json::AppendQuoted(out, r.status.ErrorName());
-  *out += R"(,"reason":)";
-  json::AppendQuoted(out, r.status.reason());
-  *out += "}";
-}
 
 std::string AbsoluteUrl(const RequestContext& ctx, std::string_view path) {
   const std::string* host = ctx.req.Header("host");
@@ -165,37 +144,7 @@ std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq) {
   for (const AllDocsRow& row : result.rows) {
     out += first ? "\r\n" : ",\r\n";
     first = false;
-    if (!row.error.ok()) {
-      out += R"({"key":)";
-      // Keys that were not strings were passed serialized; emit them raw.
-      json::Document probe;
-      if (!row.id.empty() && (row.id[0] == '[' || row.id[0] == '{' || row.id[0] == '-' ||
-                              (row.id[0] >= '0' && row.id[0] <= '9') || row.id == "null" ||
-                              row.id == "true" || row.id == "false") &&
-          json::Parse(row.id, &probe).ok() && !probe.IsString()) {
-        out += row.id;
-      } else {
-        json::AppendQuoted(&out, row.id);
-      }
-      out += R"(,"error":)";
-      json::AppendQuoted(&out, row.error.IsNotFound() ? std::string_view("not_found")
-                                                      : row.error.ErrorName());
-      out += "}";
-      continue;
-    }
-    out += R"({"id":)";
-    json::AppendQuoted(&out, row.id);
-    out += R"(,"key":)";
-    json::AppendQuoted(&out, row.id);
-    out += R"(,"value":{"rev":)";
-    json::AppendQuoted(&out, row.rev);
-    if (row.deleted) out += R"(,"deleted":true)";
-    out += "}";
-    if (!row.doc.empty()) {
-      out += R"(,"doc":)";
-      out += row.doc;
-    }
-    out += "}";
+    couch_json::AppendAllDocsRow(&out, row);
   }
   out += "\r\n]}";
   return out;

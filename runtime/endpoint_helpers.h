@@ -8,12 +8,11 @@
 
 #include "runtime/couch_server.h"
 #include "settee/database.h"
+#include "util/couch_json.h"
 
 namespace settee {
 
-// {"ok":true,"id":..,"rev":..} or {"id":..,"error":..,"reason":..} (with
-// "rev" when `with_rev_on_error`).
-void AppendUpdateResult(std::string* out, const DocUpdateResult& r, bool with_rev_on_error);
+using couch_json::AppendUpdateResult;
 
 // "http://host/db/doc" for Location headers, from the Host header.
 std::string AbsoluteUrl(const RequestContext& ctx, std::string_view path);

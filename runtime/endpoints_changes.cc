@@ -15,6 +15,7 @@
 
 #include "runtime/couch_error.h"
 #include "runtime/endpoint_helpers.h"
+#include "util/couch_json.h"
 #include "util/json.h"
 
 namespace settee {
@@ -130,19 +131,8 @@ Status ParseFeedParams(RequestContext& ctx, const json::Value* body, FeedParams*
 }
 
 std::string RowJson(const ChangeRow& row) {
-  std::string out = R"({"seq":)" + std::to_string(row.seq) + R"(,"id":)";
-  json::AppendQuoted(&out, row.id);
-  out += R"(,"changes":[)";
-  for (size_t i = 0; i < row.revs.size(); ++i) {
-    if (i > 0) out += ",";
-    out += R"({"rev":)";
-    json::AppendQuoted(&out, row.revs[i]);
-    out += "}";
-  }
-  out += "]";
-  if (row.deleted) out += R"(,"deleted":true)";
-  if (!row.doc.empty()) out += R"(,"doc":)" + row.doc;
-  out += "}";
+  std::string out;
+  couch_json::AppendChangeRow(&out, row);
   return out;
 }
 

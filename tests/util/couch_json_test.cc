@@ -1,0 +1,69 @@
+// CouchDB's JSON shapes for Database results (golden strings).
+#include "util/couch_json.h"
+
+#include <gtest/gtest.h>
+
+namespace settee::couch_json {
+namespace {
+
+TEST(CouchJson, UpdateResults) {
+  std::string out;
+  AppendUpdateResult(&out, DocUpdateResult{"a", "1-x", Status::OK()}, false);
+  EXPECT_EQ(R"({"ok":true,"id":"a","rev":"1-x"})", out);
+  out.clear();
+  AppendUpdateResult(&out, DocUpdateResult{"b", "2-y", Status::Conflict()}, false);
+  EXPECT_EQ(R"({"id":"b","error":"conflict","reason":"Document update conflict."})", out);
+  out.clear();
+  AppendUpdateResult(&out, DocUpdateResult{"b", "2-y", Status::Forbidden("no")}, true);
+  EXPECT_EQ(R"({"id":"b","rev":"2-y","error":"forbidden","reason":"no"})", out);
+}
+
+TEST(CouchJson, AllDocsRows) {
+  std::string out;
+  AllDocsRow live;
+  live.id = "a\"b";
+  live.rev = "1-x";
+  AppendAllDocsRow(&out, live);
+  EXPECT_EQ(R"({"id":"a\"b","key":"a\"b","value":{"rev":"1-x"}})", out);
+
+  out.clear();
+  AllDocsRow deleted;
+  deleted.id = "d";
+  deleted.rev = "2-y";
+  deleted.deleted = true;
+  deleted.doc = "null";
+  AppendAllDocsRow(&out, deleted);
+  EXPECT_EQ(R"({"id":"d","key":"d","value":{"rev":"2-y","deleted":true},"doc":null})", out);
+
+  out.clear();
+  AllDocsRow missing;
+  missing.id = "zz";
+  missing.error = Status::NotFound("not_found");
+  AppendAllDocsRow(&out, missing);
+  EXPECT_EQ(R"({"key":"zz","error":"not_found"})", out);
+
+  out.clear();
+  missing.id = "[1,2]";  // a non-string key, passed serialized
+  AppendAllDocsRow(&out, missing);
+  EXPECT_EQ(R"({"key":[1,2],"error":"not_found"})", out);
+}
+
+TEST(CouchJson, ChangeRows) {
+  std::string out;
+  ChangeRow row;
+  row.seq = 7;
+  row.id = "a";
+  row.revs = {"2-b", "2-a"};
+  row.deleted = true;
+  AppendChangeRow(&out, row);
+  EXPECT_EQ(R"({"seq":7,"id":"a","changes":[{"rev":"2-b"},{"rev":"2-a"}],"deleted":true})", out);
+  out.clear();
+  row.deleted = false;
+  row.revs = {"1-x"};
+  row.doc = R"({"_id":"a","_rev":"1-x"})";
+  AppendChangeRow(&out, row);
+  EXPECT_EQ(R"({"seq":7,"id":"a","changes":[{"rev":"1-x"}],"doc":{"_id":"a","_rev":"1-x"}})", out);
+}
+
+}  // namespace
+}  // namespace settee::couch_json

@@ -1,0 +1,23 @@
+// CouchDB's JSON shapes for the results of the Database API, shared by the
+// HTTP server (runtime/) and the PouchDB-style JS API (js/), which must agree
+// to the byte on what a row or a write result looks like.
+#pragma once
+
+#include <string>
+
+#include "settee/database.h"
+
+namespace settee::couch_json {
+
+// {"ok":true,"id":..,"rev":..} or {"id":..,"error":..,"reason":..} (with
+// "rev" when `with_rev_on_error`, as replicated writes report).
+void AppendUpdateResult(std::string* out, const DocUpdateResult& r, bool with_rev_on_error);
+
+// One _all_docs row: {"id","key","value":{"rev"[,"deleted"]}[,"doc"]}, or
+// {"key","error":"not_found"} for a requested key that does not exist.
+void AppendAllDocsRow(std::string* out, const AllDocsRow& row);
+
+// One _changes row: {"seq","id","changes":[{"rev"}..][,"deleted"][,"doc"]}.
+void AppendChangeRow(std::string* out, const ChangeRow& row);
+
+}  // namespace settee::couch_json
