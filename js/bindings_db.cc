@@ -318,13 +318,7 @@ void DbOpenRevs(const Args& args) {
   std::string text = "[";
   for (size_t i = 0; i < out.size(); ++i) {
     if (i) text += ',';
-    if (out[i].found) {
-      text += "{\"ok\":" + out[i].doc + "}";
-    } else {
-      text += "{\"missing\":";
-      json::AppendQuoted(&text, out[i].rev);
-      text += "}";
-    }
+    couch_json::AppendOpenRev(&text, out[i]);
   }
   text += "]";
   ReturnJson(args, text);
@@ -508,30 +502,8 @@ void DbRevsDiff(const Args& args) {
     Fail(args, s);
     return;
   }
-  std::string out = "{";
-  bool first = true;
-  for (auto& r : res) {
-    if (r.missing.empty()) continue;
-    if (!first) out += ',';
-    first = false;
-    json::AppendQuoted(&out, r.id);
-    out += ":{\"missing\":[";
-    for (size_t i = 0; i < r.missing.size(); ++i) {
-      if (i) out += ',';
-      json::AppendQuoted(&out, r.missing[i]);
-    }
-    out += ']';
-    if (!r.possible_ancestors.empty()) {
-      out += ",\"possible_ancestors\":[";
-      for (size_t i = 0; i < r.possible_ancestors.size(); ++i) {
-        if (i) out += ',';
-        json::AppendQuoted(&out, r.possible_ancestors[i]);
-      }
-      out += ']';
-    }
-    out += '}';
-  }
-  out += '}';
+  std::string out;
+  couch_json::AppendRevsDiff(&out, res);
   ReturnJson(args, out);
 }
 
@@ -566,27 +538,7 @@ void DbBulkGet(const Args& args) {
   std::string out = "{\"results\":[";
   for (size_t i = 0; i < res.size(); ++i) {
     if (i) out += ',';
-    out += "{\"id\":";
-    json::AppendQuoted(&out, res[i].id);
-    out += ",\"docs\":[";
-    for (size_t k = 0; k < res[i].docs.size(); ++k) {
-      const BulkGetItem& item = res[i].docs[k];
-      if (k) out += ',';
-      if (item.status.ok()) {
-        out += "{\"ok\":" + item.doc + "}";
-      } else {
-        out += "{\"error\":{\"id\":";
-        json::AppendQuoted(&out, res[i].id);
-        out += ",\"rev\":";
-        json::AppendQuoted(&out, item.rev);
-        out += ",\"error\":";
-        json::AppendQuoted(&out, item.status.ErrorName());
-        out += ",\"reason\":";
-        json::AppendQuoted(&out, item.status.reason());
-        out += "}}";
-      }
-    }
-    out += "]}";
+    couch_json::AppendBulkGetResult(&out, res[i]);
   }
   out += "]}";
   ReturnJson(args, out);
@@ -604,17 +556,6 @@ void DbListen(const Args& args) {
 void DbUnlisten(const Args& args) {
   uint64_t feed = static_cast<uint64_t>(args[0]->NumberValue(args.GetIsolate()->GetCurrentContext()).FromMaybe(0));
   Self(args)->Unlisten(feed);
-}
-
-void SetFn(v8::Local<v8::Context> ctx, v8::Local<v8::Object> obj, const char* name,
-           v8::FunctionCallback fn) {
-  v8::Isolate* isolate = ctx->GetIsolate();
-  v8::Local<v8::Function> f =
-      v8::FunctionTemplate::New(isolate, fn, v8::Local<v8::Value>(), v8::Local<v8::Signature>(), 0,
-                                v8::ConstructorBehavior::kThrow)
-          ->GetFunction(ctx)
-          .ToLocalChecked();
-  obj->Set(ctx, ToV8String(isolate, name), f).Check();
 }
 
 }  // namespace

@@ -45,17 +45,6 @@ void ThrowTypeError(v8::Isolate* isolate, std::string_view msg) {
   isolate->ThrowException(v8::Exception::TypeError(Str(isolate, msg)));
 }
 
-void SetFn(v8::Local<v8::Context> ctx, v8::Local<v8::Object> obj, const char* name,
-           v8::FunctionCallback fn) {
-  v8::Isolate* isolate = ctx->GetIsolate();
-  v8::Local<v8::Function> f =
-      v8::FunctionTemplate::New(isolate, fn, v8::Local<v8::Value>(), v8::Local<v8::Signature>(), 0,
-                                v8::ConstructorBehavior::kThrow)
-          ->GetFunction(ctx)
-          .ToLocalChecked();
-  obj->Set(ctx, Str(isolate, name), f).Check();
-}
-
 void SetValue(v8::Local<v8::Context> ctx, v8::Local<v8::Object> obj, const char* name,
               v8::Local<v8::Value> v) {
   obj->Set(ctx, Str(ctx->GetIsolate(), name), v).Check();
@@ -419,6 +408,17 @@ void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetValue(ctx, native, "threadId", v8::Integer::New(isolate, t->id()));
   SetValue(ctx, native, "threadCount", v8::Integer::New(isolate, t->pool()->size()));
   SetValue(ctx, native, "restartCount", v8::Integer::New(isolate, t->restart_count()));
+}
+
+void SetFn(v8::Local<v8::Context> ctx, v8::Local<v8::Object> obj, const char* name,
+           v8::FunctionCallback fn) {
+  v8::Isolate* isolate = ctx->GetIsolate();
+  v8::Local<v8::Function> f =
+      v8::FunctionTemplate::New(isolate, fn, v8::Local<v8::Value>(), v8::Local<v8::Signature>(), 0,
+                                v8::ConstructorBehavior::kThrow)
+          ->GetFunction(ctx)
+          .ToLocalChecked();
+  obj->Set(ctx, ToV8String(isolate, name), f).Check();
 }
 
 }  // namespace settee::js

@@ -271,6 +271,11 @@ class IsolateThread {
   std::vector<std::pair<v8::Global<v8::Promise>, v8::Global<v8::Value>>> rejections_;
 };
 
+// Sets obj[name] to a native function (not constructible). Used by both
+// binding files; defined in bindings_node.cc.
+void SetFn(v8::Local<v8::Context> ctx, v8::Local<v8::Object> obj, const char* name,
+           v8::FunctionCallback fn);
+
 // Installs the `native` object's functions (bindings_node.cc, bindings_db.cc).
 void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native);
 void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native);

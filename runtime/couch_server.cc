@@ -92,6 +92,13 @@ Status RequestContext::ParseBody(json::Document* doc, bool require_json_type) {
   return Status::OK();
 }
 
+Status RequestContext::ParseObjectBody(json::Document* doc) {
+  Status s = ParseBody(doc);
+  if (!s.ok()) return s;
+  if (!doc->IsObject()) return Status::BadRequest("Request body must be a JSON object");
+  return Status::OK();
+}
+
 Status RequestContext::BoolParam(std::string_view name, bool* out, bool strict) const {
   const std::string* v = req.Param(name);
   if (v == nullptr) return Status::OK();

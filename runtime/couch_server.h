@@ -78,6 +78,8 @@ class RequestContext {
   // Parses the request body as JSON. kBadContentType unless the content type
   // is JSON (when `require_json_type`), kBadRequest on malformed JSON.
   Status ParseBody(json::Document* doc, bool require_json_type = true);
+  // ParseBody(), then kBadRequest unless the body is a JSON object.
+  Status ParseObjectBody(json::Document* doc);
 
   //////// Query parameters:
   const std::string* Param(std::string_view name) const { return req.Param(name); }

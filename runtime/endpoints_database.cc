@@ -7,6 +7,7 @@
 #include "runtime/endpoint_helpers.h"
 #include "runtime/log.h"
 #include "runtime/users_db.h"
+#include "util/couch_json.h"
 #include "util/json.h"
 
 namespace settee {
@@ -120,9 +121,8 @@ Status AllDocsCommon(RequestContext& ctx, DocsKind kind) {
   json::Document body;
   const json::Value* keys_body = nullptr;
   if (ctx.req.method == "POST") {
-    Status s = ctx.ParseBody(&body);
+    Status s = ctx.ParseObjectBody(&body);
     if (!s.ok()) return s;
-    if (!body.IsObject()) return Status::BadRequest("Request body must be a JSON object");
     auto k = body.FindMember("keys");
     if (k != body.MemberEnd()) keys_body = &k->value;
   }
@@ -153,9 +153,8 @@ Status AllDocsQueries(RequestContext& ctx) {
   auto db = ctx.OpenDb();
   if (!db.ok()) return db.status();
   json::Document body;
-  Status s = ctx.ParseBody(&body);
+  Status s = ctx.ParseObjectBody(&body);
   if (!s.ok()) return s;
-  if (!body.IsObject()) return Status::BadRequest("Request body must be a JSON object");
   auto queries = body.FindMember("queries");
   if (queries == body.MemberEnd() || !queries->value.IsArray()) {
     return Status::BadRequest("`queries` member must be an array.");
@@ -204,9 +203,8 @@ Status BulkDocs(RequestContext& ctx) {
   auto db = ctx.OpenDb();
   if (!db.ok()) return db.status();
   json::Document body;
-  Status s = ctx.ParseBody(&body);
+  Status s = ctx.ParseObjectBody(&body);
   if (!s.ok()) return s;
-  if (!body.IsObject()) return Status::BadRequest("Request body must be a JSON object");
   auto docs = body.FindMember("docs");
   if (docs == body.MemberEnd()) return Status::BadRequest("POST body must include `docs` parameter.");
   if (!docs->value.IsArray()) return Status::BadRequest("`docs` parameter must be an array.");
@@ -264,9 +262,8 @@ Status BulkGet(RequestContext& ctx) {
   auto db = ctx.OpenDb();
   if (!db.ok()) return db.status();
   json::Document body;
-  Status s = ctx.ParseBody(&body);
+  Status s = ctx.ParseObjectBody(&body);
   if (!s.ok()) return s;
-  if (!body.IsObject()) return Status::BadRequest("Request body must be a JSON object");
   auto docs = body.FindMember("docs");
   if (docs == body.MemberEnd() || !docs->value.IsArray()) {
     return Status::BadRequest("Missing JSON list of 'docs'.");
@@ -312,28 +309,7 @@ Status BulkGet(RequestContext& ctx) {
       continue;
     }
     if (next >= results.size()) return Status::Internal("BulkGet returned too few results");
-    const BulkGetResult& r = results[next++];
-    out += R"({"id":)";
-    json::AppendQuoted(&out, r.id);
-    out += R"(,"docs":[)";
-    for (size_t j = 0; j < r.docs.size(); ++j) {
-      if (j > 0) out += ",";
-      const BulkGetItem& item = r.docs[j];
-      if (item.status.ok()) {
-        out += R"({"ok":)" + item.doc + "}";
-      } else {
-        out += R"({"error":{"id":)";
-        json::AppendQuoted(&out, r.id);
-        out += R"(,"rev":)";
-        json::AppendQuoted(&out, item.rev);
-        out += R"(,"error":)";
-        json::AppendQuoted(&out, item.status.ErrorName());
-        out += R"(,"reason":)";
-        json::AppendQuoted(&out, item.status.reason());
-        out += "}}";
-      }
-    }
-    out += "]}";
+    couch_json::AppendBulkGetResult(&out, results[next++]);
   }
   out += "]}";
   return ctx.SendJson(200, out);
@@ -341,9 +317,8 @@ Status BulkGet(RequestContext& ctx) {
 
 Status ParseRevsMap(RequestContext& ctx, std::vector<RevsDiffRequest>* request) {
   json::Document body;
-  Status s = ctx.ParseBody(&body);
+  Status s = ctx.ParseObjectBody(&body);
   if (!s.ok()) return s;
-  if (!body.IsObject()) return Status::BadRequest("Request body must be a JSON object");
   for (const auto& m : body.GetObject()) {
     RevsDiffRequest r;
     r.id = std::string(json::View(m.name));
@@ -357,14 +332,6 @@ Status ParseRevsMap(RequestContext& ctx, std::vector<RevsDiffRequest>* request) 
   return Status::OK();
 }
 
-void AppendStringArray(std::string* out, const std::vector<std::string>& v) {
-  *out += "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i > 0) *out += ",";
-    json::AppendQuoted(out, v[i]);
-  }
-  *out += "]";
-}
 
 Status RevsDiff(RequestContext& ctx) {
   auto db = ctx.OpenDb();
@@ -375,22 +342,8 @@ Status RevsDiff(RequestContext& ctx) {
   std::vector<RevsDiffResult> results;
   s = (*db)->RevsDiff(request, &results);
   if (!s.ok()) return s;
-  std::string out = "{";
-  bool first = true;
-  for (const RevsDiffResult& r : results) {
-    if (r.missing.empty()) continue;
-    if (!first) out += ",";
-    first = false;
-    json::AppendQuoted(&out, r.id);
-    out += R"(:{"missing":)";
-    AppendStringArray(&out, r.missing);
-    if (!r.possible_ancestors.empty()) {
-      out += R"(,"possible_ancestors":)";
-      AppendStringArray(&out, r.possible_ancestors);
-    }
-    out += "}";
-  }
-  out += "}";
+  std::string out;
+  couch_json::AppendRevsDiff(&out, results);
   return ctx.SendJson(200, out);
 }
 
@@ -411,7 +364,7 @@ Status MissingRevs(RequestContext& ctx) {
     first = false;
     json::AppendQuoted(&out, r.id);
     out += ":";
-    AppendStringArray(&out, r.missing);
+    json::AppendStringArray(&out, r.missing);
   }
   out += "}}";
   return ctx.SendJson(200, out);

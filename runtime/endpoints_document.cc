@@ -7,6 +7,7 @@
 #include "runtime/endpoint_helpers.h"
 #include "runtime/users_db.h"
 #include "util/digest.h"
+#include "util/couch_json.h"
 #include "util/json.h"
 
 namespace settee {
@@ -102,11 +103,7 @@ Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
   std::string out = "[";
   for (size_t i = 0; i < results.size(); ++i) {
     if (i > 0) out += ",\r\n";
-    if (results[i].found) {
-      out += R"({"ok":)" + results[i].doc + "}";
-    } else {
-      out += R"({"missing":)" + json::Quote(results[i].rev) + "}";
-    }
+    couch_json::AppendOpenRev(&out, results[i]);
   }
   out += "]";
   return ctx.SendJson(200, out);
@@ -156,6 +153,16 @@ Status ApplyRequestedRev(const std::string& rev, std::string* body) {
   return Status::OK();
 }
 
+// {"ok":true,"id","rev"} with the ETag and Location of the written document.
+Status SendWritten(RequestContext& ctx, const DocUpdateResult& r, int http_status) {
+  std::string out;
+  AppendUpdateResult(&out, r, false);
+  ctx.res.AddHeader("ETag", RevETag(r.rev));
+  ctx.res.AddHeader("Location", AbsoluteUrl(ctx, "/" + http::PercentEncode(ctx.params[0]) + "/" +
+                                                     EncodeDocIdForPath(r.id)));
+  return ctx.SendJson(http_status, out);
+}
+
 Status PutDoc(RequestContext& ctx, std::string_view prefix) {
   std::string docid = DocIdFor(ctx, prefix);
   auto db = ctx.OpenDb(IsDesignId(docid));
@@ -184,13 +191,8 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
   auto r = ctx.server.RunWrite([&] { return (*db)->Put(docid, body, opts); });
   if (!r.ok()) return r.status();
   if (!r->status.ok()) return r->status;
-  std::string out;
-  AppendUpdateResult(&out, *r, false);
-  ctx.res.AddHeader("ETag", RevETag(r->rev));
-  ctx.res.AddHeader("Location", AbsoluteUrl(ctx, "/" + http::PercentEncode(ctx.params[0]) + "/" +
-                                                     EncodeDocIdForPath(r->id)));
   bool batch = ctx.Param("batch") != nullptr && *ctx.Param("batch") == "ok";
-  return ctx.SendJson(batch ? 202 : 201, out);
+  return SendWritten(ctx, *r, batch ? 202 : 201);
 }
 
 Status DeleteDoc(RequestContext& ctx, std::string_view prefix) {
@@ -250,12 +252,7 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   auto r = ctx.server.RunWrite([&] { return (*db)->Put(dest, body); });
   if (!r.ok()) return r.status();
   if (!r->status.ok()) return r->status;
-  std::string out;
-  AppendUpdateResult(&out, *r, false);
-  ctx.res.AddHeader("ETag", RevETag(r->rev));
-  ctx.res.AddHeader("Location", AbsoluteUrl(ctx, "/" + http::PercentEncode(ctx.params[0]) + "/" +
-                                                     EncodeDocIdForPath(r->id)));
-  return ctx.SendJson(201, out);
+  return SendWritten(ctx, *r, 201);
 }
 
 void AddDocRoutes(Router& r, const std::string& pattern, std::string prefix) {

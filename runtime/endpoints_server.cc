@@ -121,9 +121,8 @@ Status PostSession(RequestContext& ctx) {
     if (auto* v = form.Param("password")) password = *v;
   } else if (ct == "application/json") {
     json::Document doc;
-    Status s = ctx.ParseBody(&doc);
+    Status s = ctx.ParseObjectBody(&doc);
     if (!s.ok()) return s;
-    if (!doc.IsObject()) return Status::BadRequest("Request body must be a JSON object");
     auto n = doc.FindMember("name");
     auto p = doc.FindMember("password");
     if (n != doc.MemberEnd() && n->value.IsString()) name = std::string(json::View(n->value));

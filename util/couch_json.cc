@@ -81,4 +81,60 @@ void AppendChangeRow(std::string* out, const ChangeRow& row) {
   *out += "}";
 }
 
+void AppendOpenRev(std::string* out, const OpenRevResult& r) {
+  if (r.found) {
+    *out += R"({"ok":)";
+    *out += r.doc;
+  } else {
+    *out += R"({"missing":)";
+    json::AppendQuoted(out, r.rev);
+  }
+  *out += "}";
+}
+
+void AppendBulkGetResult(std::string* out, const BulkGetResult& r) {
+  *out += R"({"id":)";
+  json::AppendQuoted(out, r.id);
+  *out += R"(,"docs":[)";
+  for (size_t j = 0; j < r.docs.size(); ++j) {
+    if (j > 0) *out += ",";
+    const BulkGetItem& item = r.docs[j];
+    if (item.status.ok()) {
+      *out += R"({"ok":)";
+      *out += item.doc;
+      *out += "}";
+      continue;
+    }
+    *out += R"({"error":{"id":)";
+    json::AppendQuoted(out, r.id);
+    *out += R"(,"rev":)";
+    json::AppendQuoted(out, item.rev);
+    *out += R"(,"error":)";
+    json::AppendQuoted(out, item.status.ErrorName());
+    *out += R"(,"reason":)";
+    json::AppendQuoted(out, item.status.reason());
+    *out += "}}";
+  }
+  *out += "]}";
+}
+
+void AppendRevsDiff(std::string* out, const std::vector<RevsDiffResult>& results) {
+  *out += "{";
+  bool first = true;
+  for (const RevsDiffResult& r : results) {
+    if (r.missing.empty()) continue;
+    if (!first) *out += ",";
+    first = false;
+    json::AppendQuoted(out, r.id);
+    *out += R"(:{"missing":)";
+    json::AppendStringArray(out, r.missing);
+    if (!r.possible_ancestors.empty()) {
+      *out += R"(,"possible_ancestors":)";
+      json::AppendStringArray(out, r.possible_ancestors);
+    }
+    *out += "}";
+  }
+  *out += "}";
+}
+
 }  // namespace settee::couch_json

@@ -20,4 +20,14 @@ void AppendAllDocsRow(std::string* out, const AllDocsRow& row);
 // One _changes row: {"seq","id","changes":[{"rev"}..][,"deleted"][,"doc"]}.
 void AppendChangeRow(std::string* out, const ChangeRow& row);
 
+// One open_revs item: {"ok":doc} or {"missing":rev}.
+void AppendOpenRev(std::string* out, const OpenRevResult& r);
+
+// One _bulk_get result: {"id","docs":[{"ok":doc} | {"error":{id,rev,error,reason}}..]}.
+void AppendBulkGetResult(std::string* out, const BulkGetResult& r);
+
+// The _revs_diff answer: {id:{"missing":[..][,"possible_ancestors":[..]]},..},
+// listing only ids with something missing.
+void AppendRevsDiff(std::string* out, const std::vector<RevsDiffResult>& results);
+
 }  // namespace settee::couch_json

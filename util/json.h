@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -22,10 +23,6 @@ using Allocator = rapidjson::Document::AllocatorType;
 // Deeper documents are rejected with kBadRequest.
 constexpr int kMaxNestingDepth = 512;
 
-// False if arrays/objects in `text` nest deeper than kMaxNestingDepth.
-// Brackets inside strings do not count. One linear scan.
-bool NestingWithinLimit(std::string_view text);
-
 // Parses `text` into *doc. kBadRequest with a reason on malformed JSON,
 // invalid UTF-8 or nesting deeper than kMaxNestingDepth.
 Status Parse(std::string_view text, Document* doc);
@@ -34,26 +31,12 @@ Status Parse(std::string_view text, Document* doc);
 std::string Serialize(const Value& v);
 void SerializeTo(const Value& v, std::string* out);
 
-// Serialization with object members sorted by key (recursively): the same
-// JSON value always gives the same bytes. Used for revision-id hashing.
-std::string Canonical(const Value& v);
-
-// A document whose value and parse-stack allocators both draw from a
-// thread-local arena (see ScratchDocument()).
-using ScratchDoc = rapidjson::GenericDocument<rapidjson::UTF8<>, rapidjson::MemoryPoolAllocator<>,
-                                              rapidjson::MemoryPoolAllocator<>>;
-
-// A document for short-lived parses on hot paths: parsing into it allocates
-// nothing in the common case. It is cleared by, and only valid until, the
-// next call on the same thread.
-ScratchDoc& ScratchDocument();
-
-// Parse() into a scratch document.
-Status Parse(std::string_view text, ScratchDoc* doc);
 
 // Appends `s` as a quoted, escaped JSON string.
 void AppendQuoted(std::string* out, std::string_view s);
 std::string Quote(std::string_view s);
+// Appends ["a","b",...].
+void AppendStringArray(std::string* out, const std::vector<std::string>& items);
 
 inline std::string_view View(const Value& v) {
   return std::string_view(v.GetString(), v.GetStringLength());
@@ -76,8 +59,5 @@ class StringOutput {
 };
 
 using Writer = rapidjson::Writer<StringOutput>;
-
-// Writes v to w with object members sorted by key (see Canonical()).
-void WriteCanonical(const Value& v, Writer& w);
 
 }  // namespace settee::json

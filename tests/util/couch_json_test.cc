@@ -65,5 +65,28 @@ TEST(CouchJson, ChangeRows) {
   EXPECT_EQ(R"({"seq":7,"id":"a","changes":[{"rev":"1-x"}],"doc":{"_id":"a","_rev":"1-x"}})", out);
 }
 
+TEST(CouchJson, OpenRevsBulkGetAndRevsDiff) {
+  std::string out;
+  AppendOpenRev(&out, OpenRevResult{"1-a", true, R"({"_id":"d","_rev":"1-a"})"});
+  AppendOpenRev(&out, OpenRevResult{"9-z", false, ""});
+  EXPECT_EQ(R"({"ok":{"_id":"d","_rev":"1-a"}}{"missing":"9-z"})", out);
+
+  out.clear();
+  BulkGetResult r;
+  r.id = "d";
+  r.docs.push_back(BulkGetItem{"1-a", Status::OK(), R"({"_id":"d"})"});
+  r.docs.push_back(BulkGetItem{"2-b", Status::NotFound("missing"), ""});
+  AppendBulkGetResult(&out, r);
+  EXPECT_EQ(R"({"id":"d","docs":[{"ok":{"_id":"d"}},)"
+            R"({"error":{"id":"d","rev":"2-b","error":"not_found","reason":"missing"}}]})",
+            out);
+
+  out.clear();
+  AppendRevsDiff(&out, {RevsDiffResult{"a", {"2-x"}, {"1-y"}}, RevsDiffResult{"b", {}, {}},
+                        RevsDiffResult{"c", {"1-q", "1-r"}, {}}});
+  EXPECT_EQ(R"({"a":{"missing":["2-x"],"possible_ancestors":["1-y"]},"c":{"missing":["1-q","1-r"]}})",
+            out);
+}
+
 }  // namespace
 }  // namespace settee::couch_json
