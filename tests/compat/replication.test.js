@@ -80,7 +80,14 @@ test('conflicts replicate both ways and converge', async () => {
   await local.put({ ...l, v: 'local edit' });
   await remote.put({ ...r, v: 'remote edit' });
 
-  await local.sync(remote);
+  // Push, then pull, rather than local.sync(): with both directions running
+  // at once, PouchDB's own leveldb-core changes reader can miss `shared` on
+  // the push side (its by-seq iterator is a snapshot, but the doc metadata it
+  // checks is read live; the pull moving `shared` to a later local seq makes
+  // the reader skip it as "seen later", and the later entry is outside the
+  // snapshot). Seen once in CI; it is PouchDB's race, not the server's.
+  await local.replicate.to(remote);
+  await local.replicate.from(remote);
   const fromLocal = await local.get('shared', { conflicts: true });
   const fromRemote = await remote.get('shared', { conflicts: true });
   assert.equal(fromLocal._rev, fromRemote._rev, 'same winner on both sides');
