@@ -203,8 +203,72 @@ Status DatabaseImpl::Compact() {
       if (!s.ok()) return s;
     }
   }
+  Status s = CompactChanges();
+  if (!s.ok()) return s;
   kv_->CompactRange(keys_.prefix(), keys::PrefixEnd(keys_.prefix()));
   return Status::OK();
+}
+
+Status DatabaseImpl::CompactChanges() {
+  const std::string marker_kind = keys_.KindPrefix(keys::kObsoleteKind);
+  const std::string block_end = keys::PrefixEnd(keys_.KindPrefix(keys::kSeqKind));
+  std::vector<ChangeEntry> entries;
+  for (;;) {
+    // Under the writer lock, so no writer marks or moves a change meanwhile.
+    std::lock_guard<std::mutex> lock(write_mu_);
+    Status s = CheckAlive();
+    if (!s.ok()) return s;
+    std::vector<uint64_t> superseded;  // ascending
+    {
+      KVIteratorOptions io;
+      io.lower_bound = marker_kind;
+      io.upper_bound = keys::PrefixEnd(marker_kind);
+      auto it = kv_->NewIterator(io);
+      for (it->SeekToFirst(); it->Valid() && superseded.size() < kCompactionChunk; it->Next()) {
+        superseded.push_back(coding::DecodeFixed64BE(keys_.Suffix(it->key())));
+      }
+      if (!it->status().ok()) return it->status();
+    }
+    if (superseded.empty()) return Status::OK();
+
+    KVWriteBatch batch;
+    for (uint64_t seq : superseded) batch.Delete(keys_.Obsolete(seq));
+    size_t next = 0;
+    while (next < superseded.size()) {
+      // Blocks hold disjoint seq ranges and are keyed by their last seq: the
+      // first key at or after a seq is the block holding it.
+      KVIteratorOptions io;
+      io.lower_bound = keys_.Seq(superseded[next]);
+      io.upper_bound = block_end;
+      auto it = kv_->NewIterator(io);
+      it->SeekToFirst();
+      if (!it->Valid()) {
+        if (!it->status().ok()) return it->status();
+        break;  // markers past every block: nothing left to rewrite
+      }
+      const std::string block_key(it->key());
+      const uint64_t block_seq = coding::DecodeFixed64BE(keys_.Suffix(block_key));
+      s = DecodeChangeBlock(block_seq, it->value(), &entries);
+      if (!s.ok()) return s;
+      ChangeBlockBuilder kept;
+      for (const ChangeEntry& e : entries) {
+        while (next < superseded.size() && superseded[next] < e.seq) ++next;  // stray marker
+        if (next < superseded.size() && superseded[next] == e.seq) {
+          ++next;
+          continue;
+        }
+        kept.Add(e.seq, e.docid, e.deleted, e.rev);
+      }
+      while (next < superseded.size() && superseded[next] <= block_seq) ++next;
+      batch.Delete(block_key);
+      if (kept.count() > 0) {
+        const uint64_t last = kept.last_seq();
+        batch.PutOwned(keys_.Seq(last), kept.Finish());
+      }
+    }
+    s = kv_->Write(owner_->write_options(), batch);
+    if (!s.ok()) return s;
+  }
 }
 
 }  // namespace settee

@@ -118,6 +118,10 @@ class DatabaseImpl final : public Database {
   void CommitDocChange(const std::string& docid, std::optional<DocRecord>& slot,
                        DocRecord& record, int new_index, std::string body, uint64_t seq,
                        WriteContext& ctx);
+  // Compaction's second pass: rewrites the change blocks that hold
+  // superseded changes without them, and drops their markers.
+  // REQUIRES: write_mu_ not held (taken per chunk).
+  Status CompactChanges();
   // Commits ctx as one atomic batch, then publishes counters and notifies.
   Status Commit(WriteContext& ctx);
   void NotifyListeners(uint64_t seq);

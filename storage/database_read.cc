@@ -412,12 +412,31 @@ Status DatabaseImpl::Changes(const ChangesOptions& options,
   std::unordered_set<std::string_view> wanted;
   if (options.doc_ids) wanted.insert(options.doc_ids->begin(), options.doc_ids->end());
 
+  // Change blocks in seq order, and beside them the markers of superseded
+  // changes, walked in step (docs/storage_format.md).
+  const bool all = options.since == UINT64_MAX;
   const std::string kind = keys_.KindPrefix(keys::kSeqKind);
   KVIteratorOptions io;
   io.snapshot = snapshot.get();
-  io.lower_bound = options.since == UINT64_MAX ? keys::PrefixEnd(kind) : keys_.Seq(options.since + 1);
+  io.lower_bound = all ? keys::PrefixEnd(kind) : keys_.Seq(options.since + 1);
   io.upper_bound = keys::PrefixEnd(kind);
   auto it = kv_->NewIterator(io);
+  const std::string obsolete_kind = keys_.KindPrefix(keys::kObsoleteKind);
+  KVIteratorOptions mo;
+  mo.snapshot = snapshot.get();
+  mo.lower_bound = all ? keys::PrefixEnd(obsolete_kind) : keys_.Obsolete(options.since + 1);
+  mo.upper_bound = keys::PrefixEnd(obsolete_kind);
+  auto markers = kv_->NewIterator(mo);
+  const bool desc = options.descending;
+  desc ? markers->SeekToLast() : markers->SeekToFirst();
+  auto superseded = [&](uint64_t seq) {
+    for (; markers->Valid(); desc ? markers->Prev() : markers->Next()) {
+      uint64_t m = coding::DecodeFixed64BE(keys_.Suffix(markers->key()));
+      if (m == seq) return true;
+      if (desc ? m < seq : m > seq) return false;
+    }
+    return false;
+  };
 
   GetOptions doc_options;
   doc_options.conflicts = options.conflicts;
@@ -426,44 +445,51 @@ Status DatabaseImpl::Changes(const ChangesOptions& options,
   uint64_t last = options.since;
   bool stopped = false;
   ChangeRow row;
-  for (options.descending ? it->SeekToLast() : it->SeekToFirst(); it->Valid();
-       options.descending ? it->Prev() : it->Next()) {
-    if (delivered >= options.limit) {
-      stopped = true;
-      break;
-    }
-    SeqEntryView entry;
-    s = DecodeSeqEntry(it->value(), &entry);
+  std::vector<ChangeEntry> entries;
+  for (desc ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && !stopped;
+       desc ? it->Prev() : it->Next()) {
+    s = DecodeChangeBlock(coding::DecodeFixed64BE(keys_.Suffix(it->key())), it->value(), &entries);
     if (!s.ok()) return s;
-    if (!wanted.empty() && !wanted.count(entry.docid)) continue;
-    row.seq = coding::DecodeFixed64BE(keys_.Suffix(it->key()));
-    row.id.assign(entry.docid);
-    row.deleted = entry.deleted;
-    row.revs.clear();
-    row.doc.clear();
-    if (need_record) {
-      DocRecord record;
-      s = ReadRecord(ro, entry.docid, &record);
-      if (!s.ok()) return s;
-      if (options.all_docs_style) {
-        for (int leaf : record.tree.Leaves()) row.revs.push_back(record.tree.RevString(leaf));
+    const size_t n = entries.size();
+    for (size_t k = 0; k < n; ++k) {
+      const ChangeEntry& entry = entries[desc ? n - 1 - k : k];
+      if (!all && entry.seq <= options.since) continue;  // the first block may start earlier
+      if (superseded(entry.seq)) continue;
+      if (!wanted.empty() && !wanted.count(entry.docid)) continue;
+      if (delivered >= options.limit) {
+        stopped = true;
+        break;
+      }
+      row.seq = entry.seq;
+      row.id.assign(entry.docid);
+      row.deleted = entry.deleted;
+      row.revs.clear();
+      row.doc.clear();
+      if (need_record) {
+        DocRecord record;
+        s = ReadRecord(ro, entry.docid, &record);
+        if (!s.ok()) return s;
+        if (options.all_docs_style) {
+          for (int leaf : record.tree.Leaves()) row.revs.push_back(record.tree.RevString(leaf));
+        } else {
+          row.revs.emplace_back(entry.rev);
+        }
+        if (options.include_docs) {
+          row.doc = RevisionJson(row.id, record, record.tree.Winner(), record.winner_body,
+                                 doc_options);
+        }
       } else {
         row.revs.emplace_back(entry.rev);
       }
-      if (options.include_docs) {
-        row.doc = RevisionJson(row.id, record, record.tree.Winner(), record.winner_body,
-                               doc_options);
+      ++delivered;
+      last = row.seq;
+      if (!each(row)) {
+        stopped = true;
+        break;
       }
-    } else {
-      row.revs.emplace_back(entry.rev);
-    }
-    ++delivered;
-    last = row.seq;
-    if (!each(row)) {
-      stopped = true;
-      break;
     }
   }
+  if (!markers->status().ok()) return markers->status();
   if (!it->status().ok()) return it->status();
   // A feed that ran to the end has seen everything up to end_seq, even when a
   // filter hid the last rows: report that, so clients do not re-scan them.

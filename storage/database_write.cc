@@ -17,7 +17,7 @@ namespace settee {
 class DatabaseImpl::WriteContext {
  public:
   WriteContext(KVStore* kv, const keys::DatabaseKeys& keys, Counters counters)
-      : kv_(kv), keys_(keys), counters(counters) {}
+      : kv_(kv), keys_(keys), start_seq_(counters.update_seq), counters(counters) {}
 
   // The record slot of `docid` (nullopt: the document does not exist).
   Status LoadRecord(const std::string& docid, std::optional<DocRecord>** slot) {
@@ -42,7 +42,21 @@ class DatabaseImpl::WriteContext {
   std::optional<DocRecord>& NewRecordSlot(const std::string& docid) {
     return records_.try_emplace(docid).first->second;
   }
-  void MarkDirty(const std::string& docid) { dirty_.push_back(docid); }
+  // `slot` (from LoadRecord/NewRecordSlot) is to be written back. `docid`
+  // must outlive the context (it is the incoming document's id).
+  void MarkDirty(std::string_view docid, std::optional<DocRecord>* slot) {
+    dirty_.push_back({docid, slot});
+  }
+  // A document's change at `seq` is replaced by a newer one: take it out of
+  // the by-sequence index. `shared` is the record's change_shared flag.
+  void SupersedeChange(uint64_t seq, bool shared) {
+    if (seq > start_seq_) return;  // this batch's own change: its block is not written yet
+    if (shared) {
+      batch_.PutOwned(keys_.Obsolete(seq), std::string());
+    } else {
+      batch_.Delete(keys_.Seq(seq));  // alone in its block, keyed by its seq
+    }
+  }
 
   Status Get(const std::string& key, std::string* value) {
     auto it = overlay_.find(key);
@@ -55,29 +69,44 @@ class DatabaseImpl::WriteContext {
   }
   void Put(std::string key, std::string value) { overlay_[std::move(key)] = std::move(value); }
   void Delete(std::string key) { overlay_[std::move(key)] = std::nullopt; }
-  // For keys this batch never reads back (by-seq entries): straight into the
-  // batch, skipping the overlay.
-  void PutUnread(std::string key, std::string value) {
-    batch_.PutOwned(std::move(key), std::move(value));
-  }
-  void DeleteUnread(std::string_view key) { batch_.Delete(key); }
 
   // Returns the batch of everything this context changed.
   KVWriteBatch& Finish() {
-    KVWriteBatch* batch = &batch_;
-    std::sort(dirty_.begin(), dirty_.end());
-    dirty_.erase(std::unique(dirty_.begin(), dirty_.end()), dirty_.end());
-    for (const std::string& docid : dirty_) {
-      auto& slot = records_[docid];
-      if (!slot) continue;
+    // A document edited twice in the batch is in dirty_ twice.
+    std::sort(dirty_.begin(), dirty_.end(),
+              [](const Dirty& a, const Dirty& b) { return a.slot < b.slot; });
+    dirty_.erase(std::unique(dirty_.begin(), dirty_.end(),
+                             [](const Dirty& a, const Dirty& b) { return a.slot == b.slot; }),
+                 dirty_.end());
+    // One change block for the batch: each document's latest change, in seq
+    // order (a document written twice keeps only its later change).
+    std::vector<const Dirty*> changed;
+    for (const Dirty& d : dirty_) {
+      if (*d.slot && (*d.slot)->seq > start_seq_) changed.push_back(&d);
+    }
+    if (!changed.empty()) {
+      std::sort(changed.begin(), changed.end(), [](const Dirty* a, const Dirty* b) {
+        return (*a->slot)->seq < (*b->slot)->seq;
+      });
+      ChangeBlockBuilder block;
+      for (const Dirty* d : changed) {
+        DocRecord& record = **d->slot;
+        record.change_shared = changed.size() > 1;
+        block.Add(record.seq, d->docid, record.deleted, record.winner_rev);
+      }
+      const uint64_t last = block.last_seq();
+      batch_.PutOwned(keys_.Seq(last), block.Finish());
+    }
+    for (const Dirty& d : dirty_) {
+      if (!*d.slot) continue;
       std::string encoded;
-      EncodeDocRecord(*slot, &encoded);
-      batch->PutOwned(keys_.Doc(docid), std::move(encoded));
+      EncodeDocRecord(**d.slot, &encoded);
+      batch_.PutOwned(keys_.Doc(d.docid), std::move(encoded));
     }
     dirty_.clear();
     for (auto& [key, value] : overlay_) {
-      if (value) batch->PutOwned(std::string(key), std::move(*value));
-      else batch->Delete(key);
+      if (value) batch_.PutOwned(std::string(key), std::move(*value));
+      else batch_.Delete(key);
     }
     overlay_.clear();
     std::string c;
@@ -85,17 +114,24 @@ class DatabaseImpl::WriteContext {
     coding::PutVarint64(&c, counters.doc_count);
     coding::PutVarint64(&c, counters.doc_del_count);
     coding::PutVarint64(&c, counters.external_size);
-    batch->PutOwned(keys_.Counters(), std::move(c));
+    batch_.PutOwned(keys_.Counters(), std::move(c));
     return batch_;
   }
 
   bool changed() const { return !overlay_.empty() || !dirty_.empty() || !batch_.empty(); }
 
  private:
+  struct Dirty {
+    std::string_view docid;
+    std::optional<DocRecord>* slot;
+  };
+
   KVStore* const kv_;
   const keys::DatabaseKeys& keys_;
+  const uint64_t start_seq_;  // this batch's changes have greater seqs
+  // Node-based: slots stay put while the map grows.
   std::unordered_map<std::string, std::optional<DocRecord>> records_;
-  std::vector<std::string> dirty_;
+  std::vector<Dirty> dirty_;
   std::unordered_map<std::string, std::optional<std::string>> overlay_;
   KVWriteBatch batch_;
 
@@ -237,8 +273,8 @@ Status DatabaseImpl::ApplyReplicated(IncomingDoc& doc, WriteContext& ctx,
       if (merged.index == record.tree.Winner()) record.winner_body = std::move(doc.body);
       else ctx.Put(keys_.RevBody(doc.id, newest.ToString()), std::move(doc.body));
     }
-    ctx.MarkDirty(doc.id);
     if (fresh) *slot = std::move(fresh);
+    ctx.MarkDirty(doc.id, slot);
     return Status::OK();
   }
   ctx.counters.update_seq = seq;
@@ -254,6 +290,7 @@ void DatabaseImpl::CommitDocChange(const std::string& docid, std::optional<DocRe
   const bool was_deleted = record.deleted;
   const std::string old_winner_rev = std::move(record.winner_rev);
   const uint64_t old_seq = record.seq;
+  const bool old_change_shared = record.change_shared;
   const size_t old_body_size = record.winner_body.size();
 
   const int winner = record.tree.Winner();
@@ -292,11 +329,9 @@ void DatabaseImpl::CommitDocChange(const std::string& docid, std::optional<DocRe
   record.seq = seq;
   record.winner_rev = std::move(winner_rev);
   record.deleted = winner_deleted;
-  if (existed) ctx.DeleteUnread(keys_.Seq(old_seq));
-  std::string entry;
-  EncodeSeqEntry(docid, record.deleted, record.winner_rev, &entry);
-  ctx.PutUnread(keys_.Seq(seq), std::move(entry));
-  ctx.MarkDirty(docid);
+  // The new change goes into the batch's change block (WriteContext::Finish).
+  if (existed) ctx.SupersedeChange(old_seq, old_change_shared);
+  ctx.MarkDirty(docid, &slot);
 
   Counters& c = ctx.counters;
   if (existed) {

@@ -6,6 +6,8 @@ namespace settee {
 
 namespace {
 constexpr uint8_t kDeletedFlag = 1;
+constexpr uint8_t kChangeSharedFlag = 2;
+constexpr char kChangeBlockMarker = 0;
 }  // namespace
 
 Status DecodeDocRecordView(std::string_view in, DocRecordView* out) {
@@ -13,6 +15,7 @@ Status DecodeDocRecordView(std::string_view in, DocRecordView* out) {
     return Status::Corruption("unknown document record format");
   }
   out->deleted = (static_cast<uint8_t>(in[1]) & kDeletedFlag) != 0;
+  out->change_shared = (static_cast<uint8_t>(in[1]) & kChangeSharedFlag) != 0;
   in.remove_prefix(2);
   if (!coding::GetVarint64(&in, &out->seq) || !coding::GetLengthPrefixed(&in, &out->winner_rev) ||
       !coding::GetLengthPrefixed(&in, &out->winner_body)) {
@@ -28,6 +31,7 @@ Status DecodeDocRecord(std::string_view bytes, DocRecord* out) {
   if (!s.ok()) return s;
   out->seq = view.seq;
   out->deleted = view.deleted;
+  out->change_shared = view.change_shared;
   out->winner_rev.assign(view.winner_rev);
   out->winner_body.assign(view.winner_body);
   return RevTree::Decode(view.tree_bytes, &out->tree);
@@ -38,30 +42,89 @@ void EncodeDocRecord(const DocRecord& r, std::string* out) {
   // Header, body and roughly 40 bytes per revision node.
   out->reserve(16 + r.winner_rev.size() + r.winner_body.size() + 40 * r.tree.size());
   out->push_back(static_cast<char>(kDocRecordFormat));
-  out->push_back(static_cast<char>(r.deleted ? kDeletedFlag : 0));
+  out->push_back(static_cast<char>((r.deleted ? kDeletedFlag : 0) |
+                                    (r.change_shared ? kChangeSharedFlag : 0)));
   coding::PutVarint64(out, r.seq);
   coding::PutLengthPrefixed(out, r.winner_rev);
   coding::PutLengthPrefixed(out, r.winner_body);
   r.tree.Encode(out);
 }
 
-void EncodeSeqEntry(std::string_view docid, bool deleted, std::string_view rev, std::string* out) {
-  out->clear();
-  out->reserve(docid.size() + rev.size() + 4);
-  coding::PutLengthPrefixed(out, docid);
-  out->push_back(static_cast<char>(deleted ? kDeletedFlag : 0));
-  coding::PutLengthPrefixed(out, rev);
+void ChangeBlockBuilder::Add(uint64_t seq, std::string_view docid, bool deleted,
+                             std::string_view rev) {
+  entries_.push_back({seq, docid, deleted, rev});
 }
 
-Status DecodeSeqEntry(std::string_view in, SeqEntryView* out) {
-  if (!coding::GetLengthPrefixed(&in, &out->docid) || in.empty()) {
-    return Status::Corruption("truncated sequence entry");
+std::string ChangeBlockBuilder::Finish() {
+  std::string out;
+  if (entries_.size() == 1) {
+    // A batch of one (most PUTs) keeps the smaller single-entry encoding.
+    const ChangeEntry& e = entries_[0];
+    out.reserve(e.docid.size() + e.rev.size() + 4);
+    coding::PutLengthPrefixed(&out, e.docid);
+    out.push_back(static_cast<char>(e.deleted ? kDeletedFlag : 0));
+    coding::PutLengthPrefixed(&out, e.rev);
+    entries_.clear();
+    return out;
   }
-  out->deleted = (static_cast<uint8_t>(in[0]) & kDeletedFlag) != 0;
+  size_t bytes = 8;
+  for (const ChangeEntry& e : entries_) bytes += e.docid.size() + e.rev.size() + 8;
+  out.reserve(bytes);
+  out.push_back(kChangeBlockMarker);
+  coding::PutVarint64(&out, entries_.size());
+  const uint64_t last = entries_.empty() ? 0 : entries_.back().seq;
+  for (const ChangeEntry& e : entries_) {
+    coding::PutVarint64(&out, last - e.seq);
+    coding::PutLengthPrefixed(&out, e.docid);
+    out.push_back(static_cast<char>(e.deleted ? kDeletedFlag : 0));
+    coding::PutLengthPrefixed(&out, e.rev);
+  }
+  entries_.clear();
+  return out;
+}
+
+namespace {
+
+bool GetEntryTail(std::string_view* in, ChangeEntry* e) {
+  if (!coding::GetLengthPrefixed(in, &e->docid) || e->docid.empty() || in->empty()) return false;
+  e->deleted = (static_cast<uint8_t>((*in)[0]) & kDeletedFlag) != 0;
+  in->remove_prefix(1);
+  return coding::GetLengthPrefixed(in, &e->rev);
+}
+
+}  // namespace
+
+Status DecodeChangeBlock(uint64_t key_seq, std::string_view in, std::vector<ChangeEntry>* out) {
+  out->clear();
+  const auto corrupt = [] { return Status::Corruption("bad change block"); };
+  if (in.empty()) return corrupt();
+  if (in[0] != kChangeBlockMarker) {  // a legacy single entry
+    ChangeEntry e;
+    e.seq = key_seq;
+    if (!GetEntryTail(&in, &e) || !in.empty()) return corrupt();
+    out->push_back(e);
+    return Status::OK();
+  }
   in.remove_prefix(1);
-  if (!coding::GetLengthPrefixed(&in, &out->rev)) {
-    return Status::Corruption("truncated sequence entry");
+  uint64_t count;
+  // Each entry takes at least 4 bytes: bound the reservation by the input.
+  if (!coding::GetVarint64(&in, &count) || count == 0 || count > in.size() / 4) return corrupt();
+  out->reserve(count);
+  uint64_t previous = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    ChangeEntry e;
+    uint64_t delta;
+    // Sequences start at 1, ascend within the block and end at the key's.
+    if (!coding::GetVarint64(&in, &delta) || delta >= key_seq || !GetEntryTail(&in, &e)) {
+      return corrupt();
+    }
+    e.seq = key_seq - delta;
+    if (i > 0 && e.seq <= previous) return corrupt();
+    if (i + 1 == count && delta != 0) return corrupt();
+    previous = e.seq;
+    out->push_back(e);
   }
+  if (!in.empty()) return corrupt();
   return Status::OK();
 }
 

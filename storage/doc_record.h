@@ -6,17 +6,30 @@
 //
 //   u8      format            (kDocRecordFormat)
 //   u8      flags             bit 0: the winning revision is deleted
+//                             bit 1: the change at `seq` shares its change block
 //   varint  seq               sequence of the document's latest change
 //   lenpref winner_rev        "N-hash"
 //   lenpref winner_body       JSON object without _ members ("" if not stored)
 //   ...     revision tree     (storage/rev_tree.h encoding) to the end
 //
-// A by-sequence entry: lenpref docid | u8 flags (bit 0 deleted) | lenpref rev.
+// A change block (the 's' value): the by-sequence entries one write batch
+// committed, keyed by the seq of its last entry, so that a seek to seq+1
+// lands on the block holding the first change after seq:
+//
+//   u8      marker = 0        (a legacy single entry starts with its docid's
+//                             length, never 0)
+//   varint  count
+//   count x { varint last_seq - seq | lenpref docid | u8 flags (bit 0 deleted)
+//             | lenpref rev }, ascending by seq
+//
+// Stores written before change blocks hold one legacy entry per key:
+// lenpref docid | u8 flags | lenpref rev, whose seq is the key's. Both decode.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "settee/status.h"
 #include "storage/rev_tree.h"
@@ -30,6 +43,7 @@ constexpr uint8_t kDocRecordFormat = 1;
 struct DocRecordView {
   uint64_t seq = 0;
   bool deleted = false;
+  bool change_shared = false;
   std::string_view winner_rev;
   std::string_view winner_body;
   std::string_view tree_bytes;
@@ -39,6 +53,10 @@ struct DocRecordView {
 struct DocRecord {
   uint64_t seq = 0;
   bool deleted = false;
+  // The change at `seq` sits in a block with other documents' changes, so
+  // superseding it takes an obsolete marker ('o' key) rather than deleting
+  // the block's key (docs/storage_format.md).
+  bool change_shared = false;
   std::string winner_rev;
   std::string winner_body;
   RevTree tree;
@@ -48,13 +66,30 @@ Status DecodeDocRecordView(std::string_view bytes, DocRecordView* out);
 Status DecodeDocRecord(std::string_view bytes, DocRecord* out);
 void EncodeDocRecord(const DocRecord& record, std::string* out);
 
-struct SeqEntryView {
+// One change of a block; views into the block's bytes.
+struct ChangeEntry {
+  uint64_t seq = 0;
   std::string_view docid;
   bool deleted = false;
   std::string_view rev;
 };
 
-void EncodeSeqEntry(std::string_view docid, bool deleted, std::string_view rev, std::string* out);
-Status DecodeSeqEntry(std::string_view bytes, SeqEntryView* out);
+// Builds one change block. Add entries in ascending seq order.
+class ChangeBlockBuilder {
+ public:
+  void Add(uint64_t seq, std::string_view docid, bool deleted, std::string_view rev);
+  size_t count() const { return entries_.size(); }
+  // REQUIRES: count() > 0. The block's key seq.
+  uint64_t last_seq() const { return entries_.back().seq; }
+  // The encoded block; the builder is left empty.
+  std::string Finish();
+
+ private:
+  std::vector<ChangeEntry> entries_;  // views into the caller's strings
+};
+
+// Decodes the block stored under `key_seq` (either encoding) into `out`,
+// ascending by seq. The entries view `bytes`.
+Status DecodeChangeBlock(uint64_t key_seq, std::string_view bytes, std::vector<ChangeEntry>* out);
 
 }  // namespace settee

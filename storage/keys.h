@@ -8,7 +8,9 @@
 //   'X' db_id                        a deleted database whose keys are being purged
 //   'D' db_id kind ...               everything belonging to one database:
 //        'd' docid                   document record (storage/doc_record.h)
-//        's' seq                     by-sequence entry -> (docid, winner rev, deleted)
+//        's' seq                     change block: the by-sequence entries of one
+//                                    write batch, keyed by its last seq
+//        'o' seq                     the change at seq was superseded (empty value)
 //        'r' varint(len) docid rev   body of a non-winning revision
 //        'l' docid                   _local document (docid without "_local/")
 //        'i'                         counters: doc_count, doc_del_count, update_seq, ...
@@ -32,6 +34,7 @@ constexpr char kDatabasePrefix = 'D';
 
 constexpr char kDocKind = 'd';
 constexpr char kSeqKind = 's';
+constexpr char kObsoleteKind = 'o';
 constexpr char kRevBodyKind = 'r';
 constexpr char kLocalKind = 'l';
 constexpr char kCountersKind = 'i';
@@ -96,6 +99,11 @@ class DatabaseKeys {
   }
   std::string Seq(uint64_t seq) const {
     std::string k = KindPrefix(kSeqKind);
+    coding::PutFixed64BE(&k, seq);
+    return k;
+  }
+  std::string Obsolete(uint64_t seq) const {
+    std::string k = KindPrefix(kObsoleteKind);
     coding::PutFixed64BE(&k, seq);
     return k;
   }

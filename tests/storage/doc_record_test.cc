@@ -57,16 +57,59 @@ TEST(DocRecord, CorruptBytesAreRejectedNotCrashedOn) {
   EXPECT_EQ(Status::Code::kCorruption, DecodeDocRecord(wrong_format, &r).code());
 }
 
-TEST(SeqEntry, RoundTripsAndRejectsTruncation) {
-  std::string bytes;
-  EncodeSeqEntry("doc\0id", true, "3-abc", &bytes);
-  SeqEntryView v;
-  ASSERT_TRUE(DecodeSeqEntry(bytes, &v).ok());
-  EXPECT_EQ("doc", v.docid.substr(0, 3));
-  EXPECT_TRUE(v.deleted);
-  EXPECT_EQ("3-abc", v.rev);
+TEST(ChangeBlock, SingleEntryKeepsTheLegacyEncoding) {
+  ChangeBlockBuilder builder;
+  builder.Add(7, std::string_view("doc\0id", 6), true, "3-abc");
+  std::string bytes = builder.Finish();
+  EXPECT_EQ(0u, builder.count());
+  // lenpref docid | flags | lenpref rev, as stores before change blocks wrote.
+  EXPECT_EQ(std::string("\x06" "doc\0id" "\x01" "\x05" "3-abc", 14), bytes);
+  std::vector<ChangeEntry> entries;
+  ASSERT_TRUE(DecodeChangeBlock(7, bytes, &entries).ok());
+  ASSERT_EQ(1u, entries.size());
+  EXPECT_EQ(7u, entries[0].seq);
+  EXPECT_EQ(std::string_view("doc\0id", 6), entries[0].docid);
+  EXPECT_TRUE(entries[0].deleted);
+  EXPECT_EQ("3-abc", entries[0].rev);
+}
+
+TEST(ChangeBlock, ManyEntriesRoundTripInSeqOrder) {
+  ChangeBlockBuilder builder;
+  builder.Add(10, "a", false, "1-aa");
+  builder.Add(12, "b", true, "2-bb");
+  builder.Add(300, "c", false, "1-cc");
+  EXPECT_EQ(300u, builder.last_seq());
+  std::string bytes = builder.Finish();
+  std::vector<ChangeEntry> entries;
+  ASSERT_TRUE(DecodeChangeBlock(300, bytes, &entries).ok());
+  ASSERT_EQ(3u, entries.size());
+  EXPECT_EQ(10u, entries[0].seq);
+  EXPECT_EQ("a", entries[0].docid);
+  EXPECT_FALSE(entries[0].deleted);
+  EXPECT_EQ(12u, entries[1].seq);
+  EXPECT_TRUE(entries[1].deleted);
+  EXPECT_EQ("2-bb", entries[1].rev);
+  EXPECT_EQ(300u, entries[2].seq);
+  EXPECT_EQ("c", entries[2].docid);
+}
+
+TEST(ChangeBlock, RejectsTruncationAndInconsistentSeqs) {
+  ChangeBlockBuilder builder;
+  builder.Add(5, "x", false, "1-a");
+  builder.Add(6, "y", false, "1-b");
+  std::string bytes = builder.Finish();
+  std::vector<ChangeEntry> entries;
   for (size_t n = 0; n < bytes.size(); ++n) {
-    EXPECT_FALSE(DecodeSeqEntry(bytes.substr(0, n), &v).ok()) << n;
+    EXPECT_FALSE(DecodeChangeBlock(6, bytes.substr(0, n), &entries).ok()) << n;
+  }
+  // Seqs are stored relative to the key's: under key 1 the first would be 0.
+  EXPECT_FALSE(DecodeChangeBlock(1, bytes, &entries).ok());
+  EXPECT_FALSE(DecodeChangeBlock(6, bytes + "z", &entries).ok());
+  std::mt19937 rng(11);
+  for (int i = 0; i < 2000; ++i) {
+    std::string junk = bytes;
+    junk[rng() % junk.size()] = static_cast<char>(rng());
+    (void)DecodeChangeBlock(6, junk, &entries);  // must not crash
   }
 }
 
