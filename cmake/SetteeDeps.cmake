@@ -19,6 +19,13 @@ add_library(settee_dep_http_parser INTERFACE)
 target_include_directories(settee_dep_http_parser SYSTEM INTERFACE ${HTTP_PARSER_INCLUDE_DIR})
 target_link_libraries(settee_dep_http_parser INTERFACE ${HTTP_PARSER_LIBRARY})
 
+# xxHash (revision ids: util/digest.h Xxh128Hex).
+find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
+find_library(XXHASH_LIBRARY xxhash REQUIRED)
+add_library(settee_dep_xxhash INTERFACE)
+target_include_directories(settee_dep_xxhash SYSTEM INTERFACE ${XXHASH_INCLUDE_DIR})
+target_link_libraries(settee_dep_xxhash INTERFACE ${XXHASH_LIBRARY})
+
 # RapidJSON's config exports variables, not a target.
 add_library(settee_dep_rapidjson INTERFACE)
 target_include_directories(settee_dep_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE_DIRS})

@@ -109,6 +109,8 @@ class DatabaseImpl final : public Database {
   // REQUIRES: write_mu_ and queue_mu_ not held.
   Status WriteGrouped(Writer* w);
   // The rest REQUIRE write_mu_ held.
+  // Loads the records the group's documents name in one ordered pass.
+  void PrefetchRecords(const std::vector<Writer*>& group, WriteContext& ctx);
   void ApplyDoc(IncomingDoc& doc, bool new_edits, WriteContext& ctx, DocUpdateResult* result);
   Status ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result);
   Status ApplyReplicated(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result);

@@ -38,6 +38,39 @@ class DatabaseImpl::WriteContext {
     *slot = &it->second;
     return Status::OK();
   }
+  // Loads the records of `ids` (sorted, unique, none loaded yet) in one
+  // ordered pass instead of one Get each. Ids that ascend past the existing
+  // ones (sequential and time-ordered ids, the common bulk insert) cost one
+  // seek for the whole batch; ids scattered among existing keys make it
+  // stop after a few seeks, as a seek costs more than a Get. Best effort:
+  // whatever it does not load (on an error too), LoadRecord reads itself
+  // and reports per document.
+  void LoadRecords(const std::vector<std::string_view>& ids) {
+    if (ids.empty()) return;
+    const std::string doc_kind = keys_.KindPrefix(keys::kDocKind);
+    KVIteratorOptions io;
+    io.lower_bound = keys_.Doc(ids.front());
+    io.upper_bound = keys::PrefixEnd(doc_kind);
+    auto it = kv_->NewIterator(io);
+    it->SeekToFirst();
+    constexpr int kMaxSeeks = 4;
+    int seeks = 0;
+    for (std::string_view id : ids) {
+      // Dense ids (a batch updating neighbouring docs) are a step apart.
+      if (it->Valid() && keys_.Suffix(it->key()) < id) it->Next();
+      if (it->Valid() && keys_.Suffix(it->key()) < id) {
+        if (++seeks > kMaxSeeks) break;  // LoadRecord Gets the rest
+        it->Seek(keys_.Doc(id));
+      }
+      if (!it->status().ok()) return;
+      std::optional<DocRecord> record;
+      if (it->Valid() && keys_.Suffix(it->key()) == id) {
+        record.emplace();
+        if (!DecodeDocRecord(it->value(), &*record).ok()) continue;
+      }
+      records_.emplace(std::string(id), std::move(record));
+    }
+  }
   // The slot of a document known not to exist (a freshly generated id).
   std::optional<DocRecord>& NewRecordSlot(const std::string& docid) {
     return records_.try_emplace(docid).first->second;
@@ -425,6 +458,7 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
     s = CheckAlive();
     if (s.ok()) {
       WriteContext ctx(kv_, keys_, counters_);
+      PrefetchRecords(group, ctx);
       for (Writer* x : group) {
         for (size_t i = 0; i < x->docs->size(); ++i) {
           if ((*x->valid)[i]) ApplyDoc((*x->docs)[i], x->new_edits, ctx, &(*x->results)[i]);
@@ -444,6 +478,22 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
   }
   if (!writers_.empty()) writers_.front()->cv.notify_one();
   return s;
+}
+
+void DatabaseImpl::PrefetchRecords(const std::vector<Writer*>& group, WriteContext& ctx) {
+  std::vector<std::string_view> ids;
+  for (const Writer* x : group) {
+    for (size_t i = 0; i < x->docs->size(); ++i) {
+      const std::string& id = (*x->docs)[i].id;
+      // Generated ids (empty here) are new by construction; _local docs
+      // live under another kind.
+      if ((*x->valid)[i] && !id.empty() && !IsLocalId(id)) ids.push_back(id);
+    }
+  }
+  if (ids.size() < 2) return;  // one Get is as cheap
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  ctx.LoadRecords(ids);
 }
 
 Result<DocUpdateResult> DatabaseImpl::Put(std::string_view docid, std::string_view json,

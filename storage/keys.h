@@ -87,23 +87,25 @@ class DatabaseKeys {
 
   const std::string& prefix() const { return prefix_; }
 
-  std::string KindPrefix(char kind) const {
-    std::string k = prefix_;
+  std::string KindPrefix(char kind, size_t extra = 0) const {
+    std::string k;
+    k.reserve(prefix_.size() + 1 + extra);  // one allocation per key
+    k.append(prefix_);
     k.push_back(kind);
     return k;
   }
   std::string Doc(std::string_view docid) const {
-    std::string k = KindPrefix(kDocKind);
+    std::string k = KindPrefix(kDocKind, docid.size());
     k.append(docid);
     return k;
   }
   std::string Seq(uint64_t seq) const {
-    std::string k = KindPrefix(kSeqKind);
+    std::string k = KindPrefix(kSeqKind, 8);
     coding::PutFixed64BE(&k, seq);
     return k;
   }
   std::string Obsolete(uint64_t seq) const {
-    std::string k = KindPrefix(kObsoleteKind);
+    std::string k = KindPrefix(kObsoleteKind, 8);
     coding::PutFixed64BE(&k, seq);
     return k;
   }
@@ -114,7 +116,8 @@ class DatabaseKeys {
     return k;
   }
   std::string RevBody(std::string_view docid, std::string_view rev) const {
-    std::string k = RevBodyPrefix(docid);
+    std::string k = KindPrefix(kRevBodyKind, 5 + docid.size() + rev.size());
+    coding::PutLengthPrefixed(&k, docid);
     k.append(rev);
     return k;
   }

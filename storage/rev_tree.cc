@@ -3,6 +3,7 @@
 #include "storage/rev_tree.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstring>
 #include <limits>
@@ -78,26 +79,31 @@ void SortLeaves(const std::vector<Node>& nodes, std::vector<int>* leaves) {
             [&nodes](int a, int b) { return LeafBefore(nodes[a], nodes[b]); });
 }
 
-inline int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;  // uppercase is deliberately not packed: it must round-trip exactly
-}
+// Lowercase hex digit values; -1 for anything else (uppercase included: it
+// is deliberately not packed, as it must round-trip exactly). A table, not
+// branches: every node of every tree a write encodes goes through it.
+constexpr std::array<int8_t, 256> kHexValues = [] {
+  std::array<int8_t, 256> t{};
+  for (auto& v : t) v = -1;
+  for (int c = '0'; c <= '9'; ++c) t[c] = static_cast<int8_t>(c - '0');
+  for (int c = 'a'; c <= 'f'; ++c) t[c] = static_cast<int8_t>(c - 'a' + 10);
+  return t;
+}();
 
-bool IsLowerHex32(const std::string& s) {
+inline int HexValue(char c) { return kHexValues[static_cast<unsigned char>(c)]; }
+
+// Packs 32 lowercase hex chars into 16 bytes at `out`; false (out partly
+// written) if `s` is not exactly that.
+bool PackLowerHex32(const std::string& s, char* out) {
   if (s.size() != kHexHashChars) return false;
-  for (char c : s) {
-    if (HexValue(c) < 0) return false;
-  }
-  return true;
-}
-
-void PutPackedHex(std::string* out, const std::string& hex) {
-  char buf[kPackedHashBytes];
+  int bad = 0;
   for (size_t i = 0; i < kPackedHashBytes; ++i) {
-    buf[i] = static_cast<char>((HexValue(hex[2 * i]) << 4) | HexValue(hex[2 * i + 1]));
+    const int hi = HexValue(s[2 * i]);
+    const int lo = HexValue(s[2 * i + 1]);
+    bad |= hi | lo;  // negative if either was not a digit
+    out[i] = static_cast<char>((hi << 4) | (lo & 0xf));
   }
-  out->append(buf, kPackedHashBytes);
+  return bad >= 0;
 }
 
 void UnpackHex(std::string_view raw, std::string* hex) {
@@ -464,7 +470,8 @@ void RevTree::Encode(std::string* out) const {
   const int n = static_cast<int>(nodes_.size());
   for (int i = 0; i < n; ++i) {
     const Node& nd = nodes_[i];
-    const bool hex = IsLowerHex32(nd.hash);
+    char packed[kPackedHashBytes];
+    const bool hex = PackLowerHex32(nd.hash, packed);
     uint8_t flags = 0;
     if (nd.deleted) flags |= kFlagDeleted;
     if (nd.has_body) flags |= kFlagHasBody;
@@ -478,7 +485,7 @@ void RevTree::Encode(std::string* out) const {
       coding::PutVarint64(out, static_cast<uint64_t>(i - nd.parent));
     }
     if (hex) {
-      PutPackedHex(out, nd.hash);
+      out->append(packed, kPackedHashBytes);
     } else {
       coding::PutLengthPrefixed(out, nd.hash);
     }

@@ -2,8 +2,10 @@
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <xxhash.h>
 
 #include <cstdlib>
+#include <new>
 
 namespace settee {
 
@@ -51,6 +53,32 @@ std::string Md5Raw(std::string_view data) {
 }
 
 std::string Md5Hex(std::string_view data) { return HexEncode(Md5Raw(data)); }
+
+namespace {
+std::string CanonicalHex(XXH128_hash_t hash) {
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, hash);
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(canonical.digest),
+                                    sizeof canonical.digest));
+}
+}  // namespace
+
+std::string Xxh128Hex(std::string_view data) {
+  return CanonicalHex(XXH3_128bits(data.data(), data.size()));
+}
+
+Xxh128::Xxh128() : state_(XXH3_createState()) {
+  if (state_ == nullptr) throw std::bad_alloc();
+  Reset();
+}
+Xxh128::~Xxh128() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
+void Xxh128::Reset() { XXH3_128bits_reset(static_cast<XXH3_state_t*>(state_)); }
+void Xxh128::Update(std::string_view data) {
+  XXH3_128bits_update(static_cast<XXH3_state_t*>(state_), data.data(), data.size());
+}
+std::string Xxh128::FinishHex() {
+  return CanonicalHex(XXH3_128bits_digest(static_cast<XXH3_state_t*>(state_)));
+}
 
 std::string HexEncode(std::string_view bytes) {
   static constexpr char kHex[] = "0123456789abcdef";

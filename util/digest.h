@@ -1,4 +1,4 @@
-// Digests and random identifiers (OpenSSL underneath).
+// Digests and random identifiers (OpenSSL and xxHash underneath).
 #pragma once
 
 #include <string>
@@ -10,6 +10,10 @@ namespace settee {
 std::string Md5Hex(std::string_view data);
 // Raw 16-byte MD5.
 std::string Md5Raw(std::string_view data);
+// Lowercase hex of the XXH3 128-bit hash of `data` in xxHash's canonical
+// (big-endian) byte order, as `xxhsum -H2` prints it (32 chars). Not
+// cryptographic: for identifiers that must be deterministic and fast.
+std::string Xxh128Hex(std::string_view data);
 // Standard base64 (with padding), as CouchDB puts in attachment digests.
 std::string Base64Encode(std::string_view data);
 // Decodes standard base64; false on malformed input.
@@ -41,6 +45,22 @@ class Md5 {
 
  private:
   void* ctx_;  // EVP_MD_CTX
+};
+
+// Incremental Xxh128Hex for data that arrives in pieces.
+class Xxh128 {
+ public:
+  Xxh128();
+  ~Xxh128();
+  Xxh128(const Xxh128&) = delete;
+  Xxh128& operator=(const Xxh128&) = delete;
+  // Starts over, as if newly constructed.
+  void Reset();
+  void Update(std::string_view data);
+  std::string FinishHex();
+
+ private:
+  void* state_;  // XXH3_state_t
 };
 
 }  // namespace settee

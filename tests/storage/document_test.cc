@@ -25,6 +25,24 @@ TEST(Document, SplitsSpecialMembersFromTheBody) {
   EXPECT_EQ(R"({"z":1,"a":{"b":[1]}})", doc.body) << "member order is kept";
 }
 
+TEST(Document, AcceptsUtf8AndRejectsInvalidBytes) {
+  IncomingDoc doc;
+  // Multi-byte UTF-8 in keys and values (and past an 8-byte boundary) is kept.
+  ASSERT_TRUE(ParseIncomingDoc("{\"caf\xc3\xa9\":\"\xe2\x82\xac 12345678 \xf0\x9f\x98\x80\"}", "x",
+                               kMax, &doc)
+                  .ok());
+  EXPECT_EQ("{\"caf\xc3\xa9\":\"\xe2\x82\xac 12345678 \xf0\x9f\x98\x80\"}", doc.body);
+  // A lone continuation byte, an overlong encoding, a truncated sequence:
+  // each rejected wherever it sits.
+  for (std::string bad : {"\x80", "\xc0\xaf", "\xe2\x82"}) {
+    for (std::string pad : {"", "padding-"}) {
+      std::string json = "{\"k\":\"" + pad + bad + "\"}";
+      Status s = ParseIncomingDoc(json, "x", kMax, &doc);
+      EXPECT_EQ(Status::Code::kBadRequest, s.code()) << json;
+    }
+  }
+}
+
 TEST(Document, OnlyLiteralTrueDeletes) {
   IncomingDoc doc;
   ASSERT_TRUE(ParseIncomingDoc(R"({"_deleted":"yes"})", "x", kMax, &doc).ok());
@@ -77,8 +95,9 @@ TEST(Document, RejectsOversizedDocumentsBeforeParsing) {
 }
 
 TEST(Document, RevHashFollowsTheDocumentedFormula) {
-  EXPECT_EQ(Md5Hex("1-abc\n0\n{\"a\":1}"), ComputeRevHash("1-abc", false, R"({"a":1})"));
-  EXPECT_EQ(Md5Hex("\n1\n{}"), ComputeRevHash("", true, "{}"));
+  EXPECT_EQ(Xxh128Hex("1-abc\n0\n{\"a\":1}"), ComputeRevHash("1-abc", false, R"({"a":1})"));
+  EXPECT_EQ("6c1f75cafa9e34b4b4dd8b780eefc202", ComputeRevHash("1-abc", false, R"({"a":1})"));
+  EXPECT_EQ("67033aa9a393b66533727cb540695041", ComputeRevHash("", true, "{}"));
   EXPECT_NE(ComputeRevHash("", false, "{}"), ComputeRevHash("", true, "{}"));
   // Interleaved use on one thread must not leak state between hashes.
   std::string a = ComputeRevHash("", false, R"({"v":1})");

@@ -512,8 +512,11 @@ TEST_P(KVStoreTest, ConcurrentReadersNeverSeePartialBatches) {
     ASSERT_TRUE(store_->Write(KVWriteOptions(), b).ok());
   }
   std::atomic<bool> done{false};
-  std::atomic<int> bad{0}, scans{0};
+  std::atomic<int> bad{0}, scans{0}, readers_ready{0};
   std::thread writer([&] {
+    // Start once both readers run, so that scans overlap the writes even
+    // when the scheduler is slow to start the reader threads.
+    while (readers_ready.load() < 2) std::this_thread::yield();
     for (int g = 1; g <= kGenerations; g++) {
       KVWriteBatch b;
       for (int i = 0; i < kKeys; i++) b.Put(key(i), std::to_string(g));
@@ -540,7 +543,8 @@ TEST_P(KVStoreTest, ConcurrentReadersNeverSeePartialBatches) {
     KVIteratorOptions o;
     o.lower_bound = "k";
     o.upper_bound = "l";
-    while (!done) {
+    readers_ready++;
+    do {
       auto it = store_->NewIterator(o);
       KVs kvs = Drain(it.get(), id % 2 == 1);
       if (!check(kvs)) bad++;
@@ -560,7 +564,7 @@ TEST_P(KVStoreTest, ConcurrentReadersNeverSeePartialBatches) {
       }
       if (!check(got)) bad++;
       scans++;
-    }
+    } while (!done);
   };
   std::thread r1(reader, 0), r2(reader, 1);
   writer.join();

@@ -16,6 +16,19 @@ TEST(Digest, Md5MatchesKnownVectors) {
   EXPECT_EQ("9e107d9d372bb6826bd81d3542a419d6", inc.FinishHex());
 }
 
+// Known answers from the reference implementation's CLI (`xxhsum -H2`).
+TEST(Digest, Xxh128MatchesXxhsum) {
+  EXPECT_EQ("99aa06d3014798d86001c324468d497f", Xxh128Hex(""));
+  EXPECT_EQ("ddd650205ca3e7fa24a1cc2e3a8a7651",
+            Xxh128Hex("The quick brown fox jumps over the lazy dog"));
+  Xxh128 inc;
+  inc.Update("The quick brown fox ");
+  inc.Update("jumps over the lazy dog");
+  EXPECT_EQ("ddd650205ca3e7fa24a1cc2e3a8a7651", inc.FinishHex());
+  inc.Reset();
+  EXPECT_EQ("99aa06d3014798d86001c324468d497f", inc.FinishHex());
+}
+
 TEST(Digest, Base64RoundTrips) {
   EXPECT_EQ("aGVsbG8=", Base64Encode("hello"));
   std::string out;
