@@ -47,6 +47,7 @@ class DatabaseImpl::WriteContext {
   // and reports per document.
   void LoadRecords(const std::vector<std::string_view>& ids) {
     if (ids.empty()) return;
+    records_.reserve(records_.size() + ids.size());
     const std::string doc_kind = keys_.KindPrefix(keys::kDocKind);
     KVIteratorOptions io;
     io.lower_bound = keys_.Doc(ids.front());
@@ -113,7 +114,9 @@ class DatabaseImpl::WriteContext {
                  dirty_.end());
     // One change block for the batch: each document's latest change, in seq
     // order (a document written twice keeps only its later change).
+    batch_.Reserve(dirty_.size() + overlay_.size() + 2);
     std::vector<const Dirty*> changed;
+    changed.reserve(dirty_.size());
     for (const Dirty& d : dirty_) {
       if (*d.slot && (*d.slot)->seq > start_seq_) changed.push_back(&d);
     }
@@ -261,8 +264,8 @@ Status DatabaseImpl::ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdate
   rev.gen = parent == RevTree::kNone ? 1 : record.tree.node(parent).gen + 1;
   rev.hash = ComputeRevHash(parent_rev, doc.deleted, doc.body);
   uint64_t seq = ++ctx.counters.update_seq;
-  int index = record.tree.AddRevision(parent, rev, doc.deleted, true, seq);
   result->rev = rev.ToString();
+  int index = record.tree.AddRevision(parent, std::move(rev), doc.deleted, true, seq);
   CommitDocChange(doc.id, *slot, record, index, std::move(doc.body), seq, ctx);
   if (fresh) *slot = std::move(fresh);
   return Status::OK();

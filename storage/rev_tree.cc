@@ -277,8 +277,7 @@ std::vector<int> RevTree::Ancestry(int i) const {
 // ---------------------------------------------------------------------------
 // RevTree: mutation
 
-int RevTree::AddRevision(int parent, const RevId& rev, bool deleted, bool has_body,
-                         uint64_t seq) {
+int RevTree::AddRevision(int parent, RevId rev, bool deleted, bool has_body, uint64_t seq) {
   const int n = static_cast<int>(nodes_.size());
   if (rev.gen < 1 || rev.hash.empty() || n == INT_MAX) return kNone;
   if (parent != kNone) {
@@ -286,7 +285,7 @@ int RevTree::AddRevision(int parent, const RevId& rev, bool deleted, bool has_bo
     if (rev.gen != nodes_[parent].gen + 1) return kNone;
   }
   if (Find(rev) != kNone) return kNone;
-  nodes_.push_back(Node{rev.gen, rev.hash, parent, deleted, has_body, seq});
+  nodes_.push_back(Node{rev.gen, std::move(rev.hash), parent, deleted, has_body, seq});
   return n;
 }
 
@@ -470,6 +469,9 @@ void RevTree::Encode(std::string* out) const {
   const int n = static_cast<int>(nodes_.size());
   for (int i = 0; i < n; ++i) {
     const Node& nd = nodes_[i];
+    // Each node is assembled in a local buffer and appended once.
+    char buf[1 + 2 * coding::kMaxVarint64Bytes + kPackedHashBytes];
+    char* p = buf + 1;
     char packed[kPackedHashBytes];
     const bool hex = PackLowerHex32(nd.hash, packed);
     uint8_t flags = 0;
@@ -477,19 +479,20 @@ void RevTree::Encode(std::string* out) const {
     if (nd.has_body) flags |= kFlagHasBody;
     if (hex) flags |= kFlagHexHash;
     if (nd.parent == kNone) flags |= kFlagRoot;
-    out->push_back(static_cast<char>(flags));
-    if (nd.parent == kNone) {
-      coding::PutVarint64(out, nd.gen);
-    } else {
-      // The gen is implied (parent's + 1); the parent is a small backward delta.
-      coding::PutVarint64(out, static_cast<uint64_t>(i - nd.parent));
-    }
+    buf[0] = static_cast<char>(flags);
+    // A root carries its gen; any other node's gen is implied (parent's + 1)
+    // and it carries its parent as a small backward delta instead.
+    p = coding::EncodeVarint64(p, nd.parent == kNone ? nd.gen : static_cast<uint64_t>(i - nd.parent));
     if (hex) {
-      out->append(packed, kPackedHashBytes);
+      std::memcpy(p, packed, kPackedHashBytes);
+      p += kPackedHashBytes;
+      p = coding::EncodeVarint64(p, nd.seq);
+      out->append(buf, p - buf);
     } else {
+      out->append(buf, p - buf);
       coding::PutLengthPrefixed(out, nd.hash);
+      coding::PutVarint64(out, nd.seq);
     }
-    coding::PutVarint64(out, nd.seq);
   }
 }
 

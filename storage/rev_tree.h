@@ -111,7 +111,7 @@ class RevTree {
   // present, rev.hash non-empty, rev.gen >= 1; if parent != kNone, parent is
   // a valid index and rev.gen == node(parent).gen + 1. Returns the new index,
   // or kNone (adding nothing) if a requirement is violated.
-  int AddRevision(int parent, const RevId& rev, bool deleted, bool has_body, uint64_t seq);
+  int AddRevision(int parent, RevId rev, bool deleted, bool has_body, uint64_t seq);
 
   enum class MergeKind { kNewLeaf, kNewBranch, kInternalNode };
   struct MergeResult {

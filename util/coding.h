@@ -27,15 +27,23 @@ inline uint64_t DecodeFixed64BE(std::string_view src) {
   return v;
 }
 
-inline void PutVarint64(std::string* dst, uint64_t v) {
-  char buf[10];
-  int n = 0;
+// The longest varint64.
+constexpr size_t kMaxVarint64Bytes = 10;
+
+// Writes `v` as a varint at `dst` (room for kMaxVarint64Bytes); returns the
+// end of what it wrote.
+inline char* EncodeVarint64(char* dst, uint64_t v) {
   while (v >= 0x80) {
-    buf[n++] = static_cast<char>((v & 0x7f) | 0x80);
+    *dst++ = static_cast<char>((v & 0x7f) | 0x80);
     v >>= 7;
   }
-  buf[n++] = static_cast<char>(v);
-  dst->append(buf, n);
+  *dst++ = static_cast<char>(v);
+  return dst;
+}
+
+inline void PutVarint64(std::string* dst, uint64_t v) {
+  char buf[kMaxVarint64Bytes];
+  dst->append(buf, EncodeVarint64(buf, v) - buf);
 }
 
 // Reads a varint from the front of *in and advances it. False if malformed.

@@ -67,6 +67,8 @@ class KVWriteBatch {
     bytes_ += key.size();
   }
   void Clear() { ops_.clear(); bytes_ = 0; }
+  // Room for `n` more operations without reallocating.
+  void Reserve(size_t n) { ops_.reserve(ops_.size() + n); }
   bool empty() const { return ops_.empty(); }
   size_t count() const { return ops_.size(); }
   // Total key and value bytes, a cheap size estimate.
