@@ -1,5 +1,6 @@
 #include "util/json.h"
 
+#include <array>
 #include <vector>
 
 #include <rapidjson/error/en.h>
@@ -60,10 +61,44 @@ std::string Serialize(const Value& v) {
   return out;
 }
 
+namespace {
+// What follows the backslash for bytes JSON requires escaped (0: none). The
+// same choices as rapidjson::Writer, so output from both is byte-identical.
+constexpr std::array<char, 256> kEscapes = [] {
+  std::array<char, 256> t{};
+  for (int c = 0; c < 0x20; ++c) t[c] = 'u';
+  t['\b'] = 'b';
+  t['\t'] = 't';
+  t['\n'] = 'n';
+  t['\f'] = 'f';
+  t['\r'] = 'r';
+  t['"'] = '"';
+  t['\\'] = '\\';
+  return t;
+}();
+}  // namespace
+
 void AppendQuoted(std::string* out, std::string_view s) {
-  StringOutput os(out);
-  Writer w(os);
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  out->reserve(out->size() + s.size() + 2);
+  out->push_back('"');
+  size_t run = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const char e = kEscapes[c];
+    if (e == 0) continue;
+    out->append(s.data() + run, i - run);
+    out->push_back('\\');
+    out->push_back(e);
+    if (e == 'u') {
+      out->append("00", 2);
+      out->push_back(kHex[c >> 4]);
+      out->push_back(kHex[c & 0xf]);
+    }
+    run = i + 1;
+  }
+  out->append(s.data() + run, s.size() - run);
+  out->push_back('"');
 }
 
 void AppendStringArray(std::string* out, const std::vector<std::string>& items) {

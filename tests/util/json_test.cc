@@ -35,6 +35,20 @@ TEST(Json, QuoteEscapes) {
   EXPECT_EQ(R"("a\"b\\c\n")", Quote("a\"b\\c\n"));
 }
 
+// Quote() is hand-written for speed; it must match rapidjson::Writer byte for
+// byte, since both produce stored and served JSON.
+TEST(Json, QuoteMatchesRapidJsonWriter) {
+  std::string all;
+  for (int c = 1; c < 128; ++c) all.push_back(static_cast<char>(c));
+  for (std::string s : {std::string(), all, std::string("\0x", 2), std::string("caf\xc3\xa9 \xe2\x82\xac")}) {
+    std::string expected;
+    StringOutput os(&expected);
+    Writer w(os);
+    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+    EXPECT_EQ(expected, Quote(s));
+  }
+}
+
 TEST(Json, AppendStringArray) {
   std::string out;
   AppendStringArray(&out, {});
