@@ -109,8 +109,11 @@ class DatabaseImpl final : public Database {
   // REQUIRES: write_mu_ and queue_mu_ not held.
   Status WriteGrouped(Writer* w);
   // The rest REQUIRE write_mu_ held.
-  // Loads the records the group's documents name in one ordered pass.
+  // Loads the records the group's documents name, in one ordered pass, and
+  // marks those past largest_doc_id_ as new without reading anything.
   void PrefetchRecords(const std::vector<Writer*>& group, WriteContext& ctx);
+  // After a commit: raises largest_doc_id_ to the largest id ctx wrote.
+  void NoteWrittenDocIds(const WriteContext& ctx);
   void ApplyDoc(IncomingDoc& doc, bool new_edits, WriteContext& ctx, DocUpdateResult* result);
   Status ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result);
   Status ApplyReplicated(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result);
@@ -154,6 +157,11 @@ class DatabaseImpl final : public Database {
   // read-modify-write of this database's keys.
   std::mutex write_mu_;
   Counters counters_;  // GUARDED_BY(write_mu_)
+  // No document id sorts after largest_doc_id_ (ids that do are new). Read
+  // from the store at the first write; only ever raised, as records are
+  // never removed (deletion leaves a tombstone record).
+  std::string largest_doc_id_;         // GUARDED_BY(write_mu_)
+  bool largest_doc_id_known_ = false;  // GUARDED_BY(write_mu_)
 
   // The group-commit queue; the front writer is the leader.
   std::mutex queue_mu_;

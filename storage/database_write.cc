@@ -135,6 +135,7 @@ class DatabaseImpl::WriteContext {
     }
     for (const Dirty& d : dirty_) {
       if (!*d.slot) continue;
+      if (d.docid > largest_written_) largest_written_ = d.docid;
       std::string encoded;
       EncodeDocRecord(**d.slot, &encoded);
       batch_.PutOwned(keys_.Doc(d.docid), std::move(encoded));
@@ -155,6 +156,8 @@ class DatabaseImpl::WriteContext {
   }
 
   bool changed() const { return !overlay_.empty() || !dirty_.empty() || !batch_.empty(); }
+  // After Finish(): the largest id among the documents it wrote ("" if none).
+  std::string_view LargestWrittenDocId() const { return largest_written_; }
 
  private:
   struct Dirty {
@@ -170,6 +173,7 @@ class DatabaseImpl::WriteContext {
   std::vector<Dirty> dirty_;
   std::unordered_map<std::string, std::optional<std::string>> overlay_;
   KVWriteBatch batch_;
+  std::string_view largest_written_;  // views a dirty document's id
 
  public:
   Counters counters;  // as they will be after this batch
@@ -408,6 +412,7 @@ Status DatabaseImpl::Commit(WriteContext& ctx) {
   if (!ctx.changed()) return Status::OK();
   Status s = kv_->WriteOwned(owner_->write_options(), std::move(ctx.Finish()));
   if (!s.ok()) return s;
+  NoteWrittenDocIds(ctx);
   const bool seq_changed = ctx.counters.update_seq != counters_.update_seq;
   counters_ = ctx.counters;
   doc_count_.store(counters_.doc_count, std::memory_order_relaxed);
@@ -493,10 +498,31 @@ void DatabaseImpl::PrefetchRecords(const std::vector<Writer*>& group, WriteConte
       if ((*x->valid)[i] && !id.empty() && !IsLocalId(id)) ids.push_back(id);
     }
   }
-  if (ids.size() < 2) return;  // one Get is as cheap
+  if (ids.empty()) return;
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  ctx.LoadRecords(ids);
+  // Ids past the largest one stored are new: no lookup at all. Ascending
+  // ids (CouchDB's "sequential" uuids, time-ordered ids, counters) make
+  // most inserts take this path.
+  if (!largest_doc_id_known_) {
+    KVIteratorOptions io;
+    io.lower_bound = keys_.KindPrefix(keys::kDocKind);
+    io.upper_bound = keys::PrefixEnd(io.lower_bound);
+    auto it = kv_->NewIterator(io);
+    it->SeekToLast();
+    if (!it->status().ok()) return;  // LoadRecord reads (and reports) per doc
+    largest_doc_id_.assign(it->Valid() ? keys_.Suffix(it->key()) : std::string_view());
+    largest_doc_id_known_ = true;
+  }
+  auto first_new = std::upper_bound(ids.begin(), ids.end(), std::string_view(largest_doc_id_));
+  for (auto id = first_new; id != ids.end(); ++id) ctx.NewRecordSlot(std::string(*id));
+  ids.erase(first_new, ids.end());
+  if (ids.size() >= 2) ctx.LoadRecords(ids);  // one is as cheap with a Get
+}
+
+void DatabaseImpl::NoteWrittenDocIds(const WriteContext& ctx) {
+  std::string_view largest = ctx.LargestWrittenDocId();
+  if (largest_doc_id_known_ && largest > largest_doc_id_) largest_doc_id_.assign(largest);
 }
 
 Result<DocUpdateResult> DatabaseImpl::Put(std::string_view docid, std::string_view json,
