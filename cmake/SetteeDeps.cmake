@@ -19,6 +19,9 @@ add_library(settee_dep_http_parser INTERFACE)
 target_include_directories(settee_dep_http_parser SYSTEM INTERFACE ${HTTP_PARSER_INCLUDE_DIR})
 target_link_libraries(settee_dep_http_parser INTERFACE ${HTTP_PARSER_LIBRARY})
 
+# simdjson: the fast path of document parsing (storage/document.cc).
+find_package(simdjson CONFIG REQUIRED)
+
 # xxHash (revision ids: util/digest.h Xxh128Hex).
 find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
 find_library(XXHASH_LIBRARY xxhash REQUIRED)

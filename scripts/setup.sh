@@ -14,7 +14,7 @@ deps="$root/.deps"
 packages=(
   build-essential cmake pkg-config git
   libleveldb-dev libsnappy-dev libuv1-dev libboost-fiber-dev libboost-context-dev
-  rapidjson-dev libhttp-parser-dev libcli11-dev
+  rapidjson-dev libsimdjson-dev libhttp-parser-dev libcli11-dev
   libicu-dev libssl-dev zlib1g-dev libxxhash-dev libjemalloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # runtime libraries that libnode108 links against

@@ -1,14 +1,18 @@
 #include "storage/document.h"
 
 #include <cstring>
+#include <optional>
 
-#include "util/digest.h"
 #include <rapidjson/error/en.h>
+#include <rapidjson/internal/dtoa.h>
+#include <rapidjson/internal/itoa.h>
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <simdjson.h>
 
+#include "util/digest.h"
 #include "util/json.h"
 
 namespace settee {
@@ -234,10 +238,158 @@ bool IsAscii(std::string_view text) {
 
 }  // namespace
 
+namespace {
+
+// What follows either parser: the URL's id wins over the body's, and the id
+// and rev are checked.
+Status FinishIncomingDoc(std::string_view id_override, bool saw_id,
+                         const std::optional<std::string>& rev_text, IncomingDoc* out) {
+  if (!id_override.empty()) out->id.assign(id_override);
+  if (!out->id.empty() || saw_id) {
+    Status s = ValidateDocId(out->id);
+    if (!s.ok()) return s;
+  }
+  if (rev_text) {
+    out->rev_text = *rev_text;
+    // _local/ documents carry "0-N" revisions, checked by the writer.
+    if (out->id.compare(0, kLocalPrefix.size(), kLocalPrefix) != 0) {
+      RevId rev;
+      if (!RevId::Parse(out->rev_text, &rev)) return Status::BadRequest("Invalid rev format");
+      out->rev = std::move(rev);
+    }
+  }
+  return Status::OK();
+}
+
+// The fast path: simdjson validates the whole text (structure, UTF-8) with
+// SIMD and builds a tape, from which the body is written out. It takes only
+// plain documents — an object whose special members are a string _id, a
+// string _rev and _deleted — and the numbers simdjson holds exactly (not
+// integers past 64 bits). It returns false, having changed nothing the
+// caller keeps, for everything else, which the RapidJSON path below then
+// accepts or rejects with its precise error. Both write byte-identical
+// bodies (json::AppendQuoted and RapidJSON's number formatting), so a
+// document's revision id does not depend on which path parsed it.
+void WriteTapeValue(simdjson::dom::element e, std::string* out) {
+  using Type = simdjson::dom::element_type;
+  char buf[32];
+  switch (e.type()) {
+    case Type::OBJECT: {
+      out->push_back('{');
+      bool first = true;
+      for (simdjson::dom::key_value_pair member : simdjson::dom::object(e)) {
+        if (!first) out->push_back(',');
+        first = false;
+        json::AppendQuoted(out, member.key);
+        out->push_back(':');
+        WriteTapeValue(member.value, out);
+      }
+      out->push_back('}');
+      return;
+    }
+    case Type::ARRAY: {
+      out->push_back('[');
+      bool first = true;
+      for (simdjson::dom::element item : simdjson::dom::array(e)) {
+        if (!first) out->push_back(',');
+        first = false;
+        WriteTapeValue(item, out);
+      }
+      out->push_back(']');
+      return;
+    }
+    case Type::STRING:
+      json::AppendQuoted(out, std::string_view(e));
+      return;
+    case Type::INT64:
+      out->append(buf, rapidjson::internal::i64toa(int64_t(e), buf) - buf);
+      return;
+    case Type::UINT64:
+      out->append(buf, rapidjson::internal::u64toa(uint64_t(e), buf) - buf);
+      return;
+    case Type::DOUBLE:
+      out->append(buf, rapidjson::internal::dtoa(double(e), buf) - buf);
+      return;
+    case Type::BOOL:
+      out->append(bool(e) ? "true" : "false");
+      return;
+    case Type::NULL_VALUE:
+      out->append("null");
+      return;
+  }
+}
+
+bool ParseWithSimdjson(std::string_view text, IncomingDoc* out, bool* saw_id,
+                       std::optional<std::string>* rev_text) {
+  // Per thread: the parser's tape and the padded copy of the input (simdjson
+  // reads up to SIMDJSON_PADDING bytes past the end) are reused.
+  thread_local simdjson::dom::parser parser = [] {
+    simdjson::dom::parser p;
+    // One level short of the RapidJSON path's bound, so that whatever this
+    // path accepts, the other would too. Should this fail, parse() fails
+    // too, and the RapidJSON path takes every document.
+    [[maybe_unused]] simdjson::error_code ignored = p.allocate(4096, json::kMaxNestingDepth - 1);
+    return p;
+  }();
+  thread_local std::string padded;
+  padded.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  padded.assign(text);
+  simdjson::dom::element root;
+  if (parser.parse(padded.data(), text.size(), false).get(root) != simdjson::SUCCESS) return false;
+  simdjson::dom::object members;
+  if (root.get_object().get(members) != simdjson::SUCCESS) return false;
+  std::string& body = out->body;
+  body.clear();
+  body.reserve(text.size());
+  body.push_back('{');
+  bool first = true;
+  for (simdjson::dom::key_value_pair member : members) {
+    std::string_view name = member.key;
+    if (!name.empty() && name[0] == '_') {
+      const SpecialMember kind = Classify(name);
+      std::string_view value;
+      if (kind == SpecialMember::kId && member.value.get_string().get(value) == simdjson::SUCCESS) {
+        out->id.assign(value);
+        *saw_id = true;
+        continue;
+      }
+      if (kind == SpecialMember::kRev && member.value.get_string().get(value) == simdjson::SUCCESS) {
+        rev_text->emplace(value);
+        continue;
+      }
+      if (kind == SpecialMember::kDeleted) {
+        bool deleted = false;
+        // Only the literal true deletes; anything else is dropped.
+        if (member.value.get_bool().get(deleted) == simdjson::SUCCESS) out->deleted = deleted;
+        continue;
+      }
+      if (kind == SpecialMember::kIgnored) continue;
+      if (kind != SpecialMember::kKept) return false;  // errors and _revisions
+    }
+    if (!first) body.push_back(',');
+    first = false;
+    json::AppendQuoted(&body, name);
+    body.push_back(':');
+    WriteTapeValue(member.value, &body);
+  }
+  body.push_back('}');
+  return true;
+}
+
+}  // namespace
+
 Status ParseIncomingDoc(std::string_view text, std::string_view id_override, size_t max_size,
                         IncomingDoc* out) {
   if (text.size() > max_size) {
     return {Status::Code::kDocumentTooLarge, "Document exceeds max_document_size"};
+  }
+  *out = IncomingDoc();
+  {
+    bool saw_id = false;
+    std::optional<std::string> rev_text;
+    if (ParseWithSimdjson(text, out, &saw_id, &rev_text)) {
+      return FinishIncomingDoc(id_override, saw_id, rev_text, out);
+    }
   }
   *out = IncomingDoc();
   // Reused per thread: their buffers and stacks would otherwise be allocated
@@ -273,21 +425,7 @@ Status ParseIncomingDoc(std::string_view text, std::string_view id_override, siz
     }
     if (!s.ok()) return s;
   }
-  if (!id_override.empty()) out->id.assign(id_override);
-  if (!out->id.empty() || handler.saw_id()) {
-    Status s = ValidateDocId(out->id);
-    if (!s.ok()) return s;
-  }
-  if (handler.rev_text()) {
-    out->rev_text = *handler.rev_text();
-    // _local/ documents carry "0-N" revisions, checked by the writer.
-    if (out->id.compare(0, kLocalPrefix.size(), kLocalPrefix) != 0) {
-      RevId rev;
-      if (!RevId::Parse(out->rev_text, &rev)) return Status::BadRequest("Invalid rev format");
-      out->rev = std::move(rev);
-    }
-  }
-  return Status::OK();
+  return FinishIncomingDoc(id_override, handler.saw_id(), handler.rev_text(), out);
 }
 
 std::string ComputeRevHash(std::string_view parent_rev, bool deleted, std::string_view body) {

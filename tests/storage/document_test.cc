@@ -43,6 +43,38 @@ TEST(Document, AcceptsUtf8AndRejectsInvalidBytes) {
   }
 }
 
+// Plain documents take a simdjson fast path, the rest RapidJSON; both must
+// write the same bytes (revision ids hash them), which is RapidJSON's own
+// compact serialization.
+TEST(Document, BodiesAreRapidJsonCompactOnEveryPath) {
+  const char* bodies[] = {
+      R"({"a":1.5,"b":-0.0,"c":1e300,"d":0.1,"e":1e-7,"f":-123456789012345678})",
+      R"({"u":18446744073709551615,"i":-9223372036854775808,"z":0,"t":true,"n":null})",
+      R"({"big":123456789012345678901234567890,"neg":-98765432109876543210})",
+      R"({"s":"tab\tquote\"back\\ctl\u0001 \u00e9\ud83d\ude00/","k\n":[[],{},[{"x":[]}]]})",
+      R"( { "spaced" : [ 1 , 2 ] , "_access" : [ "kept" ] } )",
+      "{\"caf\xc3\xa9\":\"\xe2\x82\xac\"}",
+  };
+  for (const char* text : bodies) {
+    json::Document d;
+    ASSERT_TRUE(json::Parse(text, &d).ok()) << text;
+    IncomingDoc doc;
+    ASSERT_TRUE(ParseIncomingDoc(text, "x", kMax, &doc).ok()) << text;
+    EXPECT_EQ(json::Serialize(d), doc.body) << text;
+  }
+  // Special members are taken out the same way on both paths (_revisions
+  // sends this one to RapidJSON).
+  IncomingDoc fast, slow;
+  ASSERT_TRUE(ParseIncomingDoc(R"({"_id":"a","_rev":"1-x","v":[1],"_deleted":true})", {}, kMax, &fast).ok());
+  ASSERT_TRUE(ParseIncomingDoc(R"({"_id":"a","_rev":"1-x","v":[1],"_deleted":true,"_revisions":{"start":1,"ids":["x"]}})",
+                               {}, kMax, &slow).ok());
+  EXPECT_EQ(fast.body, slow.body);
+  EXPECT_EQ(fast.id, slow.id);
+  EXPECT_EQ(fast.rev_text, slow.rev_text);
+  EXPECT_EQ(fast.deleted, slow.deleted);
+  EXPECT_TRUE(slow.revisions.has_value());
+}
+
 TEST(Document, OnlyLiteralTrueDeletes) {
   IncomingDoc doc;
   ASSERT_TRUE(ParseIncomingDoc(R"({"_deleted":"yes"})", "x", kMax, &doc).ok());
