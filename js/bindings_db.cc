@@ -324,8 +324,56 @@ void DbOpenRevs(const Args& args) {
   ReturnJson(args, text);
 }
 
-// dbBulkDocs(h, docs[], replicator_mode) -> results[], or [id, rev, ...]
-// when every document succeeded in normal mode
+// What dbBulkDocs and dbBulkDocsJson return: results[], or [id, rev, ...]
+// when every document succeeded in normal mode.
+void ReturnBulkResults(const Args& args, const std::vector<DocUpdateResult>& results,
+                       bool new_edits) {
+  v8::Isolate* isolate = args.GetIsolate();
+  bool all_ok = true;
+  for (auto& r : results) all_ok = all_ok && r.status.ok();
+  if (all_ok && new_edits) {
+    // The common case as a flat [id, rev, id, rev, ...] array; js/prelude/pouchdb.js
+    // shapes the {ok, id, rev} objects (cheaper than JSON text + parse).
+    std::vector<v8::Local<v8::Value>> flat;
+    flat.reserve(results.size() * 2);
+    for (auto& r : results) {
+      flat.push_back(ToV8String(isolate, r.id));
+      flat.push_back(ToV8String(isolate, r.rev));
+    }
+    args.GetReturnValue().Set(v8::Array::New(isolate, flat.data(), flat.size()));
+    return;
+  }
+  std::string out = "[";
+  bool first = true;
+  for (auto& r : results) {
+    // Replicator mode reports only the failures, as PouchDB and CouchDB do.
+    if (!new_edits && r.status.ok()) continue;
+    if (!first) out += ',';
+    first = false;
+    if (r.status.ok()) {
+      out += "{\"ok\":true,\"id\":";
+      json::AppendQuoted(&out, r.id);
+      out += ",\"rev\":";
+      json::AppendQuoted(&out, r.rev);
+      out += '}';
+    } else {
+      out += '{';
+      AppendError(&out, r.status, Http(r.status));
+      out += ",\"id\":";
+      json::AppendQuoted(&out, r.id);
+      if (!r.rev.empty()) {
+        out += ",\"rev\":";
+        json::AppendQuoted(&out, r.rev);
+      }
+      out += '}';
+    }
+  }
+  out += ']';
+  ReturnJson(args, out);
+}
+
+// dbBulkDocs(h, docs[], replicator_mode): each doc a JSON string or a value
+// for the validating serializer.
 void DbBulkDocs(const Args& args) {
   auto db = DbArg(args);
   if (!db) return;
@@ -352,47 +400,29 @@ void DbBulkDocs(const Args& args) {
     Fail(args, s);
     return;
   }
-  bool all_ok = true;
-  for (auto& r : results) all_ok = all_ok && r.status.ok();
-  if (all_ok && opts.new_edits) {
-    // The common case as a flat [id, rev, id, rev, ...] array; js/prelude/pouchdb.js
-    // shapes the {ok, id, rev} objects (cheaper than JSON text + parse).
-    std::vector<v8::Local<v8::Value>> flat;
-    flat.reserve(results.size() * 2);
-    for (auto& r : results) {
-      flat.push_back(ToV8String(isolate, r.id));
-      flat.push_back(ToV8String(isolate, r.rev));
-    }
-    args.GetReturnValue().Set(v8::Array::New(isolate, flat.data(), flat.size()));
+  ReturnBulkResults(args, results, opts.new_edits);
+}
+
+// dbBulkDocsJson(h, docsArrayJson, replicator_mode): the whole array as one
+// JSON text (JSON.stringify(docs)), parsed by the engine in one pass.
+void DbBulkDocsJson(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  if (!args[1]->IsString()) {
+    Fail(args, Status::BadRequest("Missing JSON list of 'docs'"));
     return;
   }
-  std::string out = "[";
-  bool first = true;
-  for (auto& r : results) {
-    // Replicator mode reports only the failures, as PouchDB and CouchDB do.
-    if (!opts.new_edits && r.status.ok()) continue;
-    if (!first) out += ',';
-    first = false;
-    if (r.status.ok()) {
-      out += "{\"ok\":true,\"id\":";
-      json::AppendQuoted(&out, r.id);
-      out += ",\"rev\":";
-      json::AppendQuoted(&out, r.rev);
-      out += '}';
-    } else {
-      out += '{';
-      AppendError(&out, r.status, Http(r.status));
-      out += ",\"id\":";
-      json::AppendQuoted(&out, r.id);
-      if (!r.rev.empty()) {
-        out += ",\"rev\":";
-        json::AppendQuoted(&out, r.rev);
-      }
-      out += '}';
-    }
+  std::string text;
+  if (!DocToJson(args, args[1], &text)) return;
+  UpdateOptions opts;
+  opts.new_edits = !args[2]->IsTrue();
+  std::vector<DocUpdateResult> results;
+  Status s = db->BulkDocsArray(text, opts, &results);
+  if (!s.ok()) {
+    Fail(args, s);
+    return;
   }
-  out += ']';
-  ReturnJson(args, out);
+  ReturnBulkResults(args, results, opts.new_edits);
 }
 
 //////// queries
@@ -573,6 +603,7 @@ void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "dbGet", DbGet);
   SetFn(ctx, native, "dbOpenRevs", DbOpenRevs);
   SetFn(ctx, native, "dbBulkDocs", DbBulkDocs);
+  SetFn(ctx, native, "dbBulkDocsJson", DbBulkDocsJson);
   SetFn(ctx, native, "dbAllDocs", DbAllDocs);
   SetFn(ctx, native, "dbChanges", DbChanges);
   SetFn(ctx, native, "dbRevsDiff", DbRevsDiff);

@@ -68,6 +68,8 @@ class DatabaseImpl final : public Database {
   Result<DocUpdateResult> Delete(std::string_view docid, std::string_view rev) override;
   Status BulkDocs(const std::vector<std::string_view>& docs, const UpdateOptions& options,
                   std::vector<DocUpdateResult>* results) override;
+  Status BulkDocsArray(std::string_view docs, const UpdateOptions& options,
+                       std::vector<DocUpdateResult>* results) override;
   Result<std::string> Get(std::string_view docid, const GetOptions& options) override;
   Status GetOpenRevs(std::string_view docid, const std::vector<std::string>& revs,
                      const GetOptions& options, std::vector<OpenRevResult>* out) override;
@@ -105,6 +107,10 @@ class DatabaseImpl final : public Database {
   Status CheckAlive() const;
 
   //////// Writing (database_write.cc)
+  // Writes parsed documents; statuses[i] not OK marks parsed[i] as failed
+  // (its status is moved into the result).
+  Status WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<Status>& statuses,
+                     const UpdateOptions& options, std::vector<DocUpdateResult>* results);
   // Queues `w` and returns once its documents are applied and committed.
   // REQUIRES: write_mu_ and queue_mu_ not held.
   Status WriteGrouped(Writer* w);

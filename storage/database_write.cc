@@ -180,6 +180,10 @@ class DatabaseImpl::WriteContext {
 };
 
 struct DatabaseImpl::Writer {
+  Writer(std::vector<IncomingDoc>* docs, const std::vector<bool>* valid, bool new_edits,
+         std::vector<DocUpdateResult>* results)
+      : docs(docs), valid(valid), new_edits(new_edits), results(results) {}
+
   std::vector<IncomingDoc>* docs;
   const std::vector<bool>* valid;  // which docs parsed and are to be applied
   bool new_edits;
@@ -426,21 +430,39 @@ Status DatabaseImpl::Commit(WriteContext& ctx) {
 Status DatabaseImpl::BulkDocs(const std::vector<std::string_view>& docs,
                               const UpdateOptions& options,
                               std::vector<DocUpdateResult>* results) {
-  results->clear();
-  results->resize(docs.size());
   // Parse outside the lock: it is the bulk of the CPU work.
   std::vector<IncomingDoc> parsed(docs.size());
-  std::vector<bool> valid(docs.size());
+  std::vector<Status> statuses(docs.size());
   const size_t max_size = owner_->options().max_document_size;
   for (size_t i = 0; i < docs.size(); ++i) {
-    Status s = ParseIncomingDoc(docs[i], {}, max_size, &parsed[i]);
-    valid[i] = s.ok();
-    if (!s.ok()) {
+    statuses[i] = ParseIncomingDoc(docs[i], {}, max_size, &parsed[i]);
+  }
+  return WriteParsed(parsed, statuses, options, results);
+}
+
+Status DatabaseImpl::BulkDocsArray(std::string_view docs, const UpdateOptions& options,
+                                   std::vector<DocUpdateResult>* results) {
+  std::vector<IncomingDoc> parsed;
+  std::vector<Status> statuses;
+  Status s = ParseIncomingDocArray(docs, owner_->options().max_document_size, &parsed, &statuses);
+  if (!s.ok()) return s;
+  return WriteParsed(parsed, statuses, options, results);
+}
+
+Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<Status>& statuses,
+                                 const UpdateOptions& options,
+                                 std::vector<DocUpdateResult>* results) {
+  results->clear();
+  results->resize(parsed.size());
+  std::vector<bool> valid(parsed.size());
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    valid[i] = statuses[i].ok();
+    if (!valid[i]) {
       (*results)[i].id = parsed[i].id;
-      (*results)[i].status = std::move(s);
+      (*results)[i].status = std::move(statuses[i]);
     }
   }
-  Writer w{&parsed, &valid, options.new_edits, results};
+  Writer w(&parsed, &valid, options.new_edits, results);
   return WriteGrouped(&w);
 }
 
@@ -532,7 +554,7 @@ Result<DocUpdateResult> DatabaseImpl::Put(std::string_view docid, std::string_vi
   if (!s.ok()) return s;
   std::vector<bool> valid{true};
   std::vector<DocUpdateResult> results(1);
-  Writer w{&docs, &valid, options.new_edits, &results};
+  Writer w(&docs, &valid, options.new_edits, &results);
   s = WriteGrouped(&w);
   if (!s.ok()) return s;
   if (!results[0].status.ok()) return results[0].status;

@@ -319,10 +319,9 @@ void WriteTapeValue(simdjson::dom::element e, std::string* out) {
   }
 }
 
-bool ParseWithSimdjson(std::string_view text, IncomingDoc* out, bool* saw_id,
-                       std::optional<std::string>* rev_text) {
-  // Per thread: the parser's tape and the padded copy of the input (simdjson
-  // reads up to SIMDJSON_PADDING bytes past the end) are reused.
+// Per thread: simdjson's tape and the padded copy of the input it parses
+// (simdjson reads up to SIMDJSON_PADDING bytes past the end) are reused.
+simdjson::dom::parser& ThreadParser() {
   thread_local simdjson::dom::parser parser = [] {
     simdjson::dom::parser p;
     // One level short of the RapidJSON path's bound, so that whatever this
@@ -331,16 +330,23 @@ bool ParseWithSimdjson(std::string_view text, IncomingDoc* out, bool* saw_id,
     [[maybe_unused]] simdjson::error_code ignored = p.allocate(4096, json::kMaxNestingDepth - 1);
     return p;
   }();
+  return parser;
+}
+
+bool ParseWithSimdjson(std::string_view text, simdjson::dom::element* root) {
   thread_local std::string padded;
   padded.reserve(text.size() + simdjson::SIMDJSON_PADDING);
   padded.assign(text);
-  simdjson::dom::element root;
-  if (parser.parse(padded.data(), text.size(), false).get(root) != simdjson::SUCCESS) return false;
+  return ThreadParser().parse(padded.data(), text.size(), false).get(*root) == simdjson::SUCCESS;
+}
+
+// Splits a parsed plain document (see above) into `out`; false if it is not
+// one, with `out` to be discarded.
+bool SplitPlainDoc(simdjson::dom::element root, IncomingDoc* out, bool* saw_id,
+                   std::optional<std::string>* rev_text) {
   simdjson::dom::object members;
   if (root.get_object().get(members) != simdjson::SUCCESS) return false;
   std::string& body = out->body;
-  body.clear();
-  body.reserve(text.size());
   body.push_back('{');
   bool first = true;
   for (simdjson::dom::key_value_pair member : members) {
@@ -376,6 +382,9 @@ bool ParseWithSimdjson(std::string_view text, IncomingDoc* out, bool* saw_id,
   return true;
 }
 
+// The RapidJSON path (DocHandler) for one document.
+Status ParseWithRapidJson(std::string_view text, std::string_view id_override, IncomingDoc* out);
+
 }  // namespace
 
 Status ParseIncomingDoc(std::string_view text, std::string_view id_override, size_t max_size,
@@ -384,14 +393,69 @@ Status ParseIncomingDoc(std::string_view text, std::string_view id_override, siz
     return {Status::Code::kDocumentTooLarge, "Document exceeds max_document_size"};
   }
   *out = IncomingDoc();
-  {
+  simdjson::dom::element root;
+  if (ParseWithSimdjson(text, &root)) {
+    out->body.reserve(text.size());
     bool saw_id = false;
     std::optional<std::string> rev_text;
-    if (ParseWithSimdjson(text, out, &saw_id, &rev_text)) {
+    if (SplitPlainDoc(root, out, &saw_id, &rev_text)) {
       return FinishIncomingDoc(id_override, saw_id, rev_text, out);
     }
+    *out = IncomingDoc();
   }
-  *out = IncomingDoc();
+  return ParseWithRapidJson(text, id_override, out);
+}
+
+Status ParseIncomingDocArray(std::string_view text, size_t max_size, std::vector<IncomingDoc>* out,
+                             std::vector<Status>* statuses) {
+  out->clear();
+  statuses->clear();
+  simdjson::dom::element root;
+  simdjson::dom::array items;
+  if (!ParseWithSimdjson(text, &root) || root.get_array().get(items) != simdjson::SUCCESS) {
+    // Not an array, or one simdjson declines (an integer past 64 bits, say):
+    // RapidJSON splits it, and each document takes the one-document path.
+    json::Document array;
+    Status s = json::Parse(text, &array);
+    if (!s.ok()) return s;
+    if (!array.IsArray()) return Status::BadRequest("Expected a JSON array of documents");
+    out->resize(array.Size());
+    statuses->resize(array.Size());
+    for (rapidjson::SizeType i = 0; i < array.Size(); ++i) {
+      (*statuses)[i] = ParseIncomingDoc(json::Serialize(array[i]), {}, max_size, &(*out)[i]);
+    }
+    return Status::OK();
+  }
+  out->resize(items.size());
+  statuses->resize(items.size());
+  // Documents that are not plain take the one-document path, errors and
+  // all, from their canonical text; after the loop, as that path reuses the
+  // parser whose tape the loop is reading.
+  std::vector<std::pair<size_t, std::string>> others;
+  size_t i = 0;
+  for (simdjson::dom::element item : items) {
+    IncomingDoc& doc = (*out)[i];
+    Status& status = (*statuses)[i++];
+    bool saw_id = false;
+    std::optional<std::string> rev_text;
+    if (SplitPlainDoc(item, &doc, &saw_id, &rev_text)) {
+      status = doc.body.size() > max_size
+                   ? Status(Status::Code::kDocumentTooLarge, "Document exceeds max_document_size")
+                   : FinishIncomingDoc({}, saw_id, rev_text, &doc);
+      continue;
+    }
+    others.emplace_back(i - 1, std::string());
+    WriteTapeValue(item, &others.back().second);
+  }
+  for (auto& [index, text] : others) {
+    (*statuses)[index] = ParseIncomingDoc(text, {}, max_size, &(*out)[index]);
+  }
+  return Status::OK();
+}
+
+namespace {
+
+Status ParseWithRapidJson(std::string_view text, std::string_view id_override, IncomingDoc* out) {
   // Reused per thread: their buffers and stacks would otherwise be allocated
   // and freed for every document.
   thread_local rapidjson::Reader reader;
@@ -427,6 +491,8 @@ Status ParseIncomingDoc(std::string_view text, std::string_view id_override, siz
   }
   return FinishIncomingDoc(id_override, handler.saw_id(), handler.rev_text(), out);
 }
+
+}  // namespace
 
 std::string ComputeRevHash(std::string_view parent_rev, bool deleted, std::string_view body) {
   // One hasher per thread: its state is too big to build per revision.

@@ -46,6 +46,14 @@ struct IncomingDoc {
 Status ParseIncomingDoc(std::string_view json, std::string_view id_override, size_t max_size,
                         IncomingDoc* out);
 
+// Parses a JSON array of documents (the "docs" of _bulk_docs, or what JS
+// JSON.stringify gives for an array) in one pass: out[i] and statuses[i] are
+// what ParseIncomingDoc gives for element i, except that a document's size
+// limit applies to its stored body. kBadRequest, and nothing in the outputs,
+// if `json` is not a JSON array.
+Status ParseIncomingDocArray(std::string_view json, size_t max_size, std::vector<IncomingDoc>* out,
+                             std::vector<Status>* statuses);
+
 // CouchDB's doc id rule: non-empty; a leading '_' only for "_design/x" and
 // "_local/x" (with a non-empty remainder). kIllegalDocId otherwise (kBadRequest
 // for a non-string id is reported by the parser).

@@ -193,6 +193,13 @@ class Database {
   // (storage failure or database deleted).
   virtual Status BulkDocs(const std::vector<std::string_view>& docs, const UpdateOptions& options,
                           std::vector<DocUpdateResult>* results) = 0;
+  // BulkDocs() with the documents as one JSON array text (the "docs" of a
+  // _bulk_docs body, or JSON.stringify of an array), parsed in one pass
+  // instead of split first. Per-document errors as in BulkDocs(), except that
+  // max_document_size applies to each document's stored body. kBadRequest,
+  // and nothing written, if `docs` is not a JSON array.
+  virtual Status BulkDocsArray(std::string_view docs, const UpdateOptions& options,
+                               std::vector<DocUpdateResult>* results) = 0;
 
   //////// Reading:
 

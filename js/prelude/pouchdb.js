@@ -169,15 +169,20 @@ class PouchDB extends EventEmitter {
         docs = req.docs;
         if (req.new_edits !== undefined) newEdits = req.new_edits;
       }
-      const texts = new Array(docs.length);
+      let plain = true;
       for (let i = 0; i < docs.length; i++) {
         const d = docs[i];
         if (d === null || typeof d !== 'object' || Array.isArray(d)) {
           throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
         }
-        texts[i] = docArg(d);
+        if (plain && !plainJson(d, 0, [])) plain = false;
       }
-      const r = native.dbBulkDocs(this._handle(), texts, newEdits === false);
+      // All plain JSON (the usual case): one JSON.stringify and one engine
+      // parse for the whole batch. Otherwise each document crosses on its
+      // own, so that the odd one gets its precise error.
+      const r = plain
+        ? native.dbBulkDocsJson(this._handle(), JSON.stringify(docs), newEdits === false)
+        : native.dbBulkDocs(this._handle(), docs.map(docArg), newEdits === false);
       if (r.length === 0 || typeof r[0] !== 'string') return r;
       const out = new Array(r.length >> 1);  // all succeeded: [id, rev, ...]
       for (let i = 0; i < out.length; i++) out[i] = { ok: true, id: r[2 * i], rev: r[2 * i + 1] };

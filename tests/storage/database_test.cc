@@ -611,7 +611,7 @@ TEST_P(DatabaseTest, GroupCommittedWritersAllLand) {
 TEST_P(DatabaseTest, InfoCountsDocsAndSizes) {
   PutOk(R"({"_id":"a","text":"hello"})");
   PutOk(R"({"_id":"_design/d","views":{}})");
-  db_->Put("_local/x", "{}");
+  ASSERT_TRUE(db_->Put("_local/x", "{}").ok());
   auto info = db_->Info();
   ASSERT_TRUE(info.ok());
   EXPECT_EQ("test", info->db_name);
@@ -651,6 +651,55 @@ TEST_P(DatabaseTest, NewDocIdsAreCheckedOnBothSidesOfTheLargestId) {
     EXPECT_TRUE(results[1].status.ok());
   }
   EXPECT_EQ(GetParam() == Backend::kLevelDB ? 6u : 5u, db_->Info()->doc_count);
+}
+
+// BulkDocsArray takes the same documents as one JSON array text and must
+// answer exactly as BulkDocs does, errors included.
+TEST_P(DatabaseTest, BulkDocsArrayMatchesBulkDocs) {
+  auto other = *store_->CreateDatabase("other");
+  const std::vector<std::string> docs = {
+      R"({"_id":"a","v":1,"nested":{"k":[1,2.5,"s\n"]}})",
+      R"({"_id":"b","_deleted":false,"_conflicts":[],"_access":["x"]})",
+      R"({"_id":"_bad"})",
+      R"({"_id":7})",
+      R"({"_id":"c","_rev":"nonsense"})",
+      R"({"_id":"d","_unknown":1})",
+      R"({"_id":"e","big":123456789012345678901234567890})",
+      R"({"v":"generated id"})",
+      R"({"_id":"a","v":"again, a conflict"})",
+  };
+  std::vector<std::string_view> views(docs.begin(), docs.end());
+  std::string array = "[";
+  for (size_t i = 0; i < docs.size(); ++i) array += (i ? "," : "") + docs[i];
+  array += "]";
+  std::vector<DocUpdateResult> expected, got;
+  ASSERT_TRUE(db_->BulkDocs(views, {}, &expected).ok());
+  ASSERT_TRUE(other->BulkDocsArray(array, {}, &got).ok());
+  ASSERT_EQ(expected.size(), got.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(expected[i].status.code(), got[i].status.code()) << docs[i];
+    EXPECT_EQ(expected[i].status.reason(), got[i].status.reason()) << docs[i];
+    if (i != 7) EXPECT_EQ(expected[i].id, got[i].id) << docs[i];
+    if (i != 7) EXPECT_EQ(expected[i].rev, got[i].rev) << docs[i];
+  }
+  EXPECT_EQ(GetOk("e"), std::string(*other->Get("e")));
+  EXPECT_EQ(GetOk("a"), std::string(*other->Get("a")));
+
+  // Replicated histories (the RapidJSON path inside the array) too.
+  std::string replicated = R"([{"_id":"r","_rev":"2-bb","_revisions":{"start":2,"ids":["bb","aa"]}}])";
+  ASSERT_TRUE(other->BulkDocsArray(replicated, UpdateOptions{false}, &got).ok());
+  ASSERT_TRUE(got[0].status.ok()) << got[0].status.ToString();
+  GetOptions revs;
+  revs.revs = true;
+  EXPECT_NE(std::string::npos, std::string(*other->Get("r", revs)).find(R"("ids":["bb","aa"])"));
+
+  // Not an array: nothing written.
+  const uint64_t seq = other->UpdateSeq();
+  EXPECT_EQ(Status::Code::kBadRequest, other->BulkDocsArray(R"({"docs":[]})", {}, &got).code());
+  EXPECT_EQ(Status::Code::kBadRequest, other->BulkDocsArray("[{]", {}, &got).code());
+  EXPECT_EQ(seq, other->UpdateSeq());
+  ASSERT_TRUE(other->BulkDocsArray("[]", {}, &got).ok());
+  EXPECT_TRUE(got.empty());
 }
 
 // A bulk write stores its changes as one block; a later change to one of its
