@@ -220,8 +220,8 @@ Status BulkDocs(RequestContext& ctx) {
     if (!s.ok()) return s;
     opts.new_edits = v;
   }
-  std::vector<std::string> texts;
-  texts.reserve(docs->value.Size());
+  const bool users_db = ctx.params[0] == kUsersDbName;
+  std::vector<std::string> texts;  // per document, for _users only
   bool has_design = false;
   for (const auto& d : docs->value.GetArray()) {
     if (!d.IsObject()) return Status::BadRequest("Document must be a JSON object");
@@ -230,8 +230,8 @@ Status BulkDocs(RequestContext& ctx) {
         json::View(id->value).substr(0, 8) == "_design/") {
       has_design = true;
     }
-    texts.push_back(json::Serialize(d));
-    if (ctx.params[0] == kUsersDbName) {
+    if (users_db) {
+      texts.push_back(json::Serialize(d));
       std::string docid = id != d.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
       s = PrepareUserDoc(docid, &texts.back());
       if (!s.ok()) return s;
@@ -241,9 +241,15 @@ Status BulkDocs(RequestContext& ctx) {
     s = ctx.CheckAccess(**db, true);
     if (!s.ok()) return s;
   }
-  std::vector<std::string_view> views(texts.begin(), texts.end());
   std::vector<DocUpdateResult> results;
-  s = ctx.server.RunWrite([&] { return (*db)->BulkDocs(views, opts, &results); });
+  if (users_db) {
+    std::vector<std::string_view> views(texts.begin(), texts.end());
+    s = ctx.server.RunWrite([&] { return (*db)->BulkDocs(views, opts, &results); });
+  } else {
+    // One text for the whole array: the engine parses it in one pass.
+    std::string array = json::Serialize(docs->value);
+    s = ctx.server.RunWrite([&] { return (*db)->BulkDocsArray(array, opts, &results); });
+  }
   if (!s.ok()) return s;
   std::string out = "[";
   bool first = true;
