@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -138,14 +139,16 @@ void DocPut(benchmark::State& state) {
 }
 
 // The batch benchmarks build their 100 inputs with the timer paused, so
-// both sides measure storage work only.
-void RawBatch100(benchmark::State& state) {
+// both sides measure storage work only. `next_id` gives the ids in order.
+using IdSource = std::function<std::string(uint64_t)>;
+
+void RawBatchOf100(benchmark::State& state, const IdSource& next_id) {
   Fixture f(state.range(0));
   uint64_t i = 0;
   for (auto _ : state) {
     state.PauseTiming();
     KVWriteBatch batch;
-    for (int k = 0; k < 100; ++k, ++i) batch.Put(DocId(i), DocBody(i));
+    for (int k = 0; k < 100; ++k, ++i) batch.Put(next_id(i), DocBody(i));
     state.ResumeTiming();
     if (!f.raw->Write({}, batch).ok()) state.SkipWithError("write failed");
   }
@@ -153,7 +156,7 @@ void RawBatch100(benchmark::State& state) {
   state.SetLabel(BackendName(state.range(0)));
 }
 
-void DocBulk100(benchmark::State& state) {
+void DocBulkOf100(benchmark::State& state, const IdSource& next_id) {
   Fixture f(state.range(0));
   uint64_t i = 0;
   std::vector<std::string> docs(100);
@@ -162,7 +165,7 @@ void DocBulk100(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     for (int k = 0; k < 100; ++k, ++i) {
-      docs[k] = R"({"_id":")" + DocId(i) + R"(",)" + DocBody(i).substr(1);
+      docs[k] = R"({"_id":")" + next_id(i) + R"(",)" + DocBody(i).substr(1);
       views[k] = docs[k];
     }
     state.ResumeTiming();
@@ -172,25 +175,42 @@ void DocBulk100(benchmark::State& state) {
   state.SetLabel(BackendName(state.range(0)));
 }
 
+void RawBatch100(benchmark::State& state) { RawBatchOf100(state, DocId); }
+void DocBulk100(benchmark::State& state) { DocBulkOf100(state, DocId); }
+
+// Random ids (PouchDB's default: uuid v4), which land among the existing
+// ones, so every document of a batch needs a lookup. Same ids both sides.
+IdSource RandomIds() {
+  auto rng = std::make_shared<std::mt19937_64>(7);
+  return [rng](uint64_t) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>((*rng)()),
+                  static_cast<unsigned long long>((*rng)()));
+    return std::string(buf);
+  };
+}
+void RawBatch100RandomIds(benchmark::State& state) { RawBatchOf100(state, RandomIds()); }
+void DocBulk100RandomIds(benchmark::State& state) { DocBulkOf100(state, RandomIds()); }
+
 // Raw puts of the document layer's own write set for the same 100 documents:
 // per document a record (body + ~70 bytes of header and revision tree) under
-// a docid key and a ~55-byte by-sequence entry under a sequence key. The
-// ratio DocBulk100 / RawWriteSet100 is the cost of the document logic alone
-// (parse, revision, existence check), without the extra bytes it stores.
+// a docid key, and one change block of ~55 bytes per document under one
+// sequence key. The ratio DocBulk100 / RawWriteSet100 is the cost of the
+// document logic alone (parse, revision, existence check), without the
+// extra bytes it stores.
 void RawWriteSet100(benchmark::State& state) {
   Fixture f(state.range(0));
   uint64_t i = 0;
   const std::string record_overhead(70, 'r');
-  const std::string seq_entry(55, 's');
   for (auto _ : state) {
     state.PauseTiming();
     KVWriteBatch batch;
     for (int k = 0; k < 100; ++k, ++i) {
-      char seq_key[32];
-      std::snprintf(seq_key, sizeof seq_key, "D0000000s%016llu", static_cast<unsigned long long>(i));
       batch.Put("D0000000d" + DocId(i), DocBody(i) + record_overhead);
-      batch.Put(seq_key, seq_entry);
     }
+    char seq_key[32];
+    std::snprintf(seq_key, sizeof seq_key, "D0000000s%016llu", static_cast<unsigned long long>(i));
+    batch.Put(seq_key, std::string(55 * 100, 's'));
     state.ResumeTiming();
     if (!f.raw->Write({}, batch).ok()) state.SkipWithError("write failed");
   }
@@ -210,50 +230,6 @@ void DocBulk100GeneratedIds(benchmark::State& state) {
     state.PauseTiming();
     for (int k = 0; k < 100; ++k, ++i) {
       docs[k] = DocBody(i);
-      views[k] = docs[k];
-    }
-    state.ResumeTiming();
-    if (!f.db->BulkDocs(views, {}, &results).ok()) state.SkipWithError("bulk failed");
-  }
-  state.SetItemsProcessed(state.iterations() * 100);
-  state.SetLabel(BackendName(state.range(0)));
-}
-
-// Random ids (PouchDB's default: uuid v4), which land among the existing
-// ones, so every document of a batch needs a lookup. Same ids both sides.
-std::string RandomId(std::mt19937_64& rng) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
-                static_cast<unsigned long long>(rng()));
-  return buf;
-}
-
-void RawBatch100RandomIds(benchmark::State& state) {
-  Fixture f(state.range(0));
-  std::mt19937_64 rng(7);
-  uint64_t i = 0;
-  for (auto _ : state) {
-    state.PauseTiming();
-    KVWriteBatch batch;
-    for (int k = 0; k < 100; ++k, ++i) batch.Put(RandomId(rng), DocBody(i));
-    state.ResumeTiming();
-    if (!f.raw->Write({}, batch).ok()) state.SkipWithError("write failed");
-  }
-  state.SetItemsProcessed(state.iterations() * 100);
-  state.SetLabel(BackendName(state.range(0)));
-}
-
-void DocBulk100RandomIds(benchmark::State& state) {
-  Fixture f(state.range(0));
-  std::mt19937_64 rng(7);
-  uint64_t i = 0;
-  std::vector<std::string> docs(100);
-  std::vector<std::string_view> views(100);
-  std::vector<DocUpdateResult> results;
-  for (auto _ : state) {
-    state.PauseTiming();
-    for (int k = 0; k < 100; ++k, ++i) {
-      docs[k] = R"({"_id":")" + RandomId(rng) + R"(",)" + DocBody(i).substr(1);
       views[k] = docs[k];
     }
     state.ResumeTiming();

@@ -415,18 +415,16 @@ Status DatabaseImpl::Changes(const ChangesOptions& options,
   // Change blocks in seq order, and beside them the markers of superseded
   // changes, walked in step (docs/storage_format.md).
   const bool all = options.since == UINT64_MAX;
-  const std::string kind = keys_.KindPrefix(keys::kSeqKind);
-  KVIteratorOptions io;
-  io.snapshot = snapshot.get();
-  io.lower_bound = all ? keys::PrefixEnd(kind) : keys_.Seq(options.since + 1);
-  io.upper_bound = keys::PrefixEnd(kind);
-  auto it = kv_->NewIterator(io);
-  const std::string obsolete_kind = keys_.KindPrefix(keys::kObsoleteKind);
-  KVIteratorOptions mo;
-  mo.snapshot = snapshot.get();
-  mo.lower_bound = all ? keys::PrefixEnd(obsolete_kind) : keys_.Obsolete(options.since + 1);
-  mo.upper_bound = keys::PrefixEnd(obsolete_kind);
-  auto markers = kv_->NewIterator(mo);
+  // The keys of a seq-keyed kind after `since`.
+  auto after_since = [&](char kind) {
+    KVIteratorOptions io;
+    io.snapshot = snapshot.get();
+    io.upper_bound = keys::PrefixEnd(keys_.KindPrefix(kind));
+    io.lower_bound = all ? io.upper_bound : keys_.KindSeq(kind, options.since + 1);
+    return kv_->NewIterator(io);
+  };
+  auto it = after_since(keys::kSeqKind);
+  auto markers = after_since(keys::kObsoleteKind);
   const bool desc = options.descending;
   desc ? markers->SeekToLast() : markers->SeekToFirst();
   auto superseded = [&](uint64_t seq) {

@@ -99,16 +99,14 @@ class DatabaseKeys {
     k.append(docid);
     return k;
   }
-  std::string Seq(uint64_t seq) const {
-    std::string k = KindPrefix(kSeqKind, 8);
+  // A key of a seq-keyed kind (kSeqKind, kObsoleteKind).
+  std::string KindSeq(char kind, uint64_t seq) const {
+    std::string k = KindPrefix(kind, 8);
     coding::PutFixed64BE(&k, seq);
     return k;
   }
-  std::string Obsolete(uint64_t seq) const {
-    std::string k = KindPrefix(kObsoleteKind, 8);
-    coding::PutFixed64BE(&k, seq);
-    return k;
-  }
+  std::string Seq(uint64_t seq) const { return KindSeq(kSeqKind, seq); }
+  std::string Obsolete(uint64_t seq) const { return KindSeq(kObsoleteKind, seq); }
   // All stored non-winning bodies of `docid` share this prefix.
   std::string RevBodyPrefix(std::string_view docid) const {
     std::string k = KindPrefix(kRevBodyKind);
