@@ -108,7 +108,15 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
     return Scalar([u](auto& w) { return w.Uint64(u); }, Kind::kOther);
   }
   bool Double(double d) { return Scalar([d](auto& w) { return w.Double(d); }, Kind::kOther); }
+  // Numbers arrive as text (kParseNumbersAsStringsFlag): see json::ParseNumber.
+  bool RawNumber(const char* str, rapidjson::SizeType len, bool) {
+    json::Number number;
+    Status s = json::ParseNumber(std::string_view(str, len), &number);
+    if (!s.ok()) return Fail(std::move(s));
+    return json::EmitNumber(number, *this);
+  }
   bool String(const char* str, rapidjson::SizeType len, bool) {
+    if (!Utf8(str, len)) return false;
     if (depth_ == 1 && (mode_ == Mode::kId || mode_ == Mode::kRev)) {
       (mode_ == Mode::kId ? out_->id : rev_text_.emplace()).assign(str, len);
       return true;
@@ -122,6 +130,7 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
   bool EndArray(rapidjson::SizeType) { return Close(/*object=*/false); }
 
   bool Key(const char* str, rapidjson::SizeType len, bool) {
+    if (!Utf8(str, len)) return false;
     if (depth_ > 1) return Forward([&](auto& w) { return w.Key(str, len); });
     std::string_view name(str, len);
     mode_ = Mode::kBody;
@@ -154,6 +163,12 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
   bool Fail(Status s) {
     status_ = std::move(s);
     return false;
+  }
+  // RapidJSON 1.1 decodes a lone low-surrogate escape into bytes that are
+  // not UTF-8; such a body could not be read back.
+  bool Utf8(const char* str, rapidjson::SizeType len) {
+    if (json::IsValidUtf8(std::string_view(str, len))) return true;
+    return Fail(Status::BadRequest("invalid UTF-8 JSON: lone surrogate in a \\u escape"));
   }
 
   // Sends an event to wherever the current member goes.
@@ -416,7 +431,8 @@ Status ParseIncomingDocArray(std::string_view text, size_t max_size, std::vector
     // Not an array, or one simdjson declines (an integer past 64 bits, say):
     // RapidJSON splits it, and each document takes the one-document path.
     json::Document array;
-    Status s = json::Parse(text, &array);
+    // The array is one level more: each document keeps the whole depth limit.
+    Status s = json::Parse(text, &array, json::kMaxNestingDepth + 1);
     if (!s.ok()) return s;
     if (!array.IsArray()) return Status::BadRequest("Expected a JSON array of documents");
     out->resize(array.Size());
@@ -465,7 +481,7 @@ Status ParseWithRapidJson(std::string_view text, std::string_view id_override, I
   body_writer.Reset(body_buffer);
   DocHandler handler(out, body_writer);
   rapidjson::MemoryStream stream(text.data(), text.size());
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag;
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
   // Pure ASCII is valid UTF-8, and checking it a word at a time is far
   // cheaper than the parser's per-character validation.
   rapidjson::ParseResult parsed =

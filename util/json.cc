@@ -1,9 +1,14 @@
 #include "util/json.h"
 
 #include <array>
+#include <charconv>
+#include <climits>
+#include <cstring>
 #include <vector>
 
 #include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
 
 namespace settee::json {
 
@@ -12,7 +17,7 @@ namespace {
 // False if arrays/objects nest deeper than kMaxNestingDepth. Brackets inside
 // strings do not count. Runs before the parser: a rejected input costs one
 // linear scan.
-bool NestingWithinLimit(std::string_view text) {
+bool NestingWithinLimit(std::string_view text, int max_depth) {
   int depth = 0;
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -24,7 +29,7 @@ bool NestingWithinLimit(std::string_view text) {
     }
     if (c == '"') in_string = true;
     else if (c == '[' || c == '{') {
-      if (++depth > kMaxNestingDepth) return false;
+      if (++depth > max_depth) return false;
     } else if (c == ']' || c == '}') {
       --depth;
     }
@@ -34,19 +39,166 @@ bool NestingWithinLimit(std::string_view text) {
 
 }  // namespace
 
-Status Parse(std::string_view text, Document* doc) {
-  if (!NestingWithinLimit(text)) {
-    return Status::BadRequest("JSON nesting is deeper than " + std::to_string(kMaxNestingDepth));
+// Between the reader and a Document: numbers arrive as text and are
+// converted by ParseNumber; strings must be valid UTF-8.
+class CheckedHandler {
+ public:
+  explicit CheckedHandler(Document& doc) : doc_(doc) {}
+  const Status& status() const { return status_; }
+
+  bool Null() { return doc_.Null(); }
+  bool Bool(bool b) { return doc_.Bool(b); }
+  bool Int(int i) { return doc_.Int(i); }
+  bool Uint(unsigned u) { return doc_.Uint(u); }
+  bool Int64(int64_t i) { return doc_.Int64(i); }
+  bool Uint64(uint64_t u) { return doc_.Uint64(u); }
+  bool Double(double d) { return doc_.Double(d); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    Number number;
+    status_ = ParseNumber(std::string_view(s, n), &number);
+    return status_.ok() && EmitNumber(number, doc_);
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    return Utf8(s, n) && doc_.String(s, n, copy);
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) {
+    return Utf8(s, n) && doc_.Key(s, n, copy);
+  }
+  bool StartObject() { return doc_.StartObject(); }
+  bool EndObject(rapidjson::SizeType n) { return doc_.EndObject(n); }
+  bool StartArray() { return doc_.StartArray(); }
+  bool EndArray(rapidjson::SizeType n) { return doc_.EndArray(n); }
+
+ private:
+  bool Utf8(const char* s, rapidjson::SizeType n) {
+    if (IsValidUtf8(std::string_view(s, n))) return true;
+    status_ = Status::BadRequest("invalid UTF-8 JSON: lone surrogate in a \\u escape");
+    return false;
+  }
+
+  Document& doc_;
+  Status status_;
+};
+
+Status Parse(std::string_view text, Document* doc, int max_depth) {
+  if (!NestingWithinLimit(text, max_depth)) {
+    return Status::BadRequest("JSON nesting is deeper than " + std::to_string(max_depth));
   }
   constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
-                              rapidjson::kParseFullPrecisionFlag;
-  doc->Parse<kFlags>(text.data(), text.size());
-  if (doc->HasParseError()) {
+                              rapidjson::kParseNumbersAsStringsFlag;
+  rapidjson::Reader reader;
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  CheckedHandler handler(*doc);
+  rapidjson::ParseResult result;
+  auto generate = [&](Document&) {  // events reach the document through `handler`
+    result = reader.Parse<kFlags>(stream, handler);
+    return !result.IsError();
+  };
+  doc->Populate(generate);
+  if (result.IsError()) doc->SetNull();
+  if (!handler.status().ok()) return handler.status();
+  if (result.IsError()) {
     return Status::BadRequest(std::string("invalid UTF-8 JSON: ") +
-                              rapidjson::GetParseError_En(doc->GetParseError()) + " at offset " +
-                              std::to_string(doc->GetErrorOffset()));
+                              rapidjson::GetParseError_En(result.Code()) + " at offset " +
+                              std::to_string(result.Offset()));
   }
   return Status::OK();
+}
+
+Status ParseNumber(std::string_view text, Number* out) {
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  const bool negative = !text.empty() && text[0] == '-';
+  if (text.find_first_of(".eE") == std::string_view::npos) {
+    if (negative) {
+      int64_t v;
+      if (std::from_chars(begin, end, v).ec == std::errc()) {
+        out->kind = v >= INT_MIN ? Number::Kind::kInt : Number::Kind::kInt64;
+        out->i = v;
+        return Status::OK();
+      }
+    } else {
+      uint64_t v;
+      if (std::from_chars(begin, end, v).ec == std::errc()) {
+        out->kind = v <= UINT_MAX ? Number::Kind::kUint : Number::Kind::kUint64;
+        out->u = v;
+        return Status::OK();
+      }
+    }
+    // Past 64 bits: a double, as RapidJSON and simdjson make it.
+  }
+  out->kind = Number::Kind::kDouble;
+  auto [ptr, ec] = std::from_chars(begin, end, out->d);
+  if (ec == std::errc() && ptr == end) return Status::OK();
+  if (ec != std::errc::result_out_of_range) {
+    return Status::BadRequest("invalid number: " + std::string(text));
+  }
+  // Out of range one way or the other: the decimal exponent of the first
+  // significant digit tells which.
+  int64_t magnitude = 0;
+  bool seen_point = false, seen_digit = false;
+  const char* p = begin + (negative ? 1 : 0);
+  for (; p < end && *p != 'e' && *p != 'E'; ++p) {
+    if (*p == '.') {
+      seen_point = true;
+    } else if (!seen_digit && *p == '0') {
+      if (seen_point) --magnitude;
+    } else {
+      seen_digit = true;
+      if (!seen_point) ++magnitude;
+    }
+  }
+  int64_t exponent = 0;
+  if (p < end) {
+    ++p;
+    bool minus = p < end && *p == '-';
+    if (p < end && (*p == '-' || *p == '+')) ++p;
+    for (; p < end && exponent < 100000; ++p) exponent = exponent * 10 + (*p - '0');
+    if (minus) exponent = -exponent;
+  }
+  if (magnitude + exponent > 0) {
+    return Status::BadRequest("Number too big to be stored in double: " + std::string(text));
+  }
+  out->d = negative ? -0.0 : 0.0;
+  return Status::OK();
+}
+
+bool IsValidUtf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* end = p + s.size();
+  while (p < end) {
+    const unsigned c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    size_t n;
+    unsigned cp;
+    if (c >= 0xc2 && c <= 0xdf) {
+      n = 1;
+      cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 2;
+      cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (static_cast<size_t>(end - p) <= n) return false;
+    for (size_t k = 1; k <= n; ++k) {
+      if ((p[k] & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (p[k] & 0x3f);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF.
+    if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff)) {
+      return false;
+    }
+    p += n + 1;
+  }
+  return true;
 }
 
 void SerializeTo(const Value& v, std::string* out) {

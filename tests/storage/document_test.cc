@@ -62,6 +62,35 @@ TEST(Document, BodiesAreRapidJsonCompactOnEveryPath) {
     ASSERT_TRUE(ParseIncomingDoc(text, "x", kMax, &doc).ok()) << text;
     EXPECT_EQ(json::Serialize(d), doc.body) << text;
   }
+  // The numbers the fuzzer found the two paths disagreeing on: the same body
+  // whether the document is plain (simdjson) or has _revisions (RapidJSON).
+  // One difference is left: RapidJSON's reader refuses a decimal exponent
+  // past 308 whatever the significand ("0e1000"), which simdjson reads as
+  // 0.0; no serializer writes such numbers.
+  for (const char* number : {"0e90", "-0e100", "1e-325", "5e-324", "0.1", "1e308",
+                             "123456789012345678901234567890", "-0", "18446744073709551615"}) {
+    std::string plain = std::string(R"({"n":)") + number + "}";
+    std::string replicated =
+        std::string(R"({"_revisions":{"start":1,"ids":["x"]},"n":)") + number + "}";
+    IncomingDoc a, b;
+    ASSERT_TRUE(ParseIncomingDoc(plain, "x", kMax, &a).ok()) << number;
+    ASSERT_TRUE(ParseIncomingDoc(replicated, "x", kMax, &b).ok()) << number;
+    EXPECT_EQ(a.body, b.body) << number;
+  }
+  for (const char* number : {"1e309", "12345678901234567890e300"}) {
+    IncomingDoc a, b;
+    EXPECT_FALSE(ParseIncomingDoc(std::string(R"({"n":)") + number + "}", "x", kMax, &a).ok());
+    EXPECT_FALSE(ParseIncomingDoc(std::string(R"({"_revisions":{"start":1,"ids":["x"]},"n":)") +
+                                      number + "}",
+                                  "x", kMax, &b)
+                     .ok());
+  }
+  // A lone surrogate escape is rejected on both paths, not stored as bytes
+  // that are not UTF-8.
+  IncomingDoc lone;
+  EXPECT_FALSE(ParseIncomingDoc(R"({"s":"\udc00"})", "x", kMax, &lone).ok());
+  EXPECT_FALSE(ParseIncomingDoc(R"({"_revisions":{"start":1,"ids":["x"]},"s":"\udc00"})", "x", kMax, &lone).ok());
+
   // Special members are taken out the same way on both paths (_revisions
   // sends this one to RapidJSON).
   IncomingDoc fast, slow;

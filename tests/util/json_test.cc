@@ -31,6 +31,66 @@ TEST(Json, RejectsNestingBeyondLimit) {
   EXPECT_TRUE(Parse(in_string, &d).ok());
 }
 
+// Numbers RapidJSON 1.1's full-precision conversion got wrong (found by
+// tests/fuzz): each is now the correctly rounded value, or an error when too
+// big for a double.
+TEST(Json, NumbersAreCorrectlyRounded) {
+  struct Case {
+    const char* in;
+    const char* out;  // nullptr: rejected
+  } cases[] = {
+      {"0e1000", nullptr},  // RapidJSON's reader refuses exponents past 308 outright
+      {"0e90", "0.0"},
+      {"-0e100", "-0.0"},
+      {"0.0e100", "0.0"},
+      {"1e-325", "0.0"},
+      {"-7e-325", "-0.0"},
+      {"5e-324", "5e-324"},
+      {"1e308", "1e308"},
+      {"0.1", "0.1"},
+      {"123456789012345678901234567890", "1.2345678901234568e29"},
+      {"-98765432109876543210", "-98765432109876540000.0"},
+      {"18446744073709551615", "18446744073709551615"},
+      {"-9223372036854775808", "-9223372036854775808"},
+      {"-0", "0"},
+      {"1e309", nullptr},
+      {"12345678901234567890e300", nullptr},
+      {"-1.5e400", nullptr},
+  };
+  for (const Case& c : cases) {
+    Document d;
+    std::string text = std::string("[") + c.in + "]";
+    Status s = Parse(text, &d);
+    if (c.out == nullptr) {
+      EXPECT_EQ(Status::Code::kBadRequest, s.code()) << c.in;
+      continue;
+    }
+    ASSERT_TRUE(s.ok()) << c.in << ": " << s.ToString();
+    EXPECT_EQ(std::string("[") + c.out + "]", Serialize(d)) << c.in;
+  }
+  Document d;
+  ASSERT_TRUE(Parse("[1,-1,4294967295,-2147483648,-2147483649]", &d).ok());
+  EXPECT_TRUE(d[0].IsInt());
+  EXPECT_TRUE(d[1].IsInt());
+  EXPECT_TRUE(d[2].IsUint() && !d[2].IsInt());
+  EXPECT_TRUE(d[3].IsInt());
+  EXPECT_TRUE(d[4].IsInt64() && !d[4].IsInt());
+}
+
+TEST(Json, RejectsLoneSurrogatesAndBadUtf8) {
+  Document d;
+  EXPECT_EQ(Status::Code::kBadRequest, Parse(R"(["\udc00"])", &d).code());
+  EXPECT_EQ(Status::Code::kBadRequest, Parse(R"({"\udc00":1})", &d).code());
+  EXPECT_EQ(Status::Code::kBadRequest, Parse(R"(["\ud800"])", &d).code());
+  ASSERT_TRUE(Parse(R"(["\ud83d\ude00"])", &d).ok());
+  EXPECT_EQ("[\"\xf0\x9f\x98\x80\"]", Serialize(d));
+  EXPECT_TRUE(IsValidUtf8("plain \xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+  EXPECT_FALSE(IsValidUtf8("\xed\xb0\x80"));  // a surrogate code point
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));       // overlong
+  EXPECT_FALSE(IsValidUtf8("\xe2\x82"));       // truncated
+  EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // past U+10FFFF
+}
+
 TEST(Json, QuoteEscapes) {
   EXPECT_EQ(R"("a\"b\\c\n")", Quote("a\"b\\c\n"));
 }
