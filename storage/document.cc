@@ -488,6 +488,11 @@ Status ParseWithRapidJson(std::string_view text, std::string_view id_override, I
       IsAscii(text) ? reader.Parse<kFlags>(stream, handler)
                     : reader.Parse<kFlags | rapidjson::kParseValidateEncodingFlag>(stream, handler);
   if (!handler.status().ok()) return handler.status();
+  // RapidJSON takes a NUL byte for the end of the input: anything after one
+  // must not be silently dropped.
+  if (!parsed.IsError() && stream.Tell() != text.size()) {
+    parsed.Set(rapidjson::kParseErrorDocumentRootNotSingular, stream.Tell());
+  }
   if (!parsed.IsError()) out->body.assign(body_buffer.GetString(), body_buffer.GetSize());
   if (parsed.IsError()) {
     return Status::BadRequest(std::string("invalid UTF-8 JSON: ") +

@@ -92,6 +92,11 @@ Status Parse(std::string_view text, Document* doc, int max_depth) {
   rapidjson::ParseResult result;
   auto generate = [&](Document&) {  // events reach the document through `handler`
     result = reader.Parse<kFlags>(stream, handler);
+    // RapidJSON takes a NUL byte for the end of the input: anything after
+    // one must not be silently dropped.
+    if (!result.IsError() && stream.Tell() != text.size()) {
+      result.Set(rapidjson::kParseErrorDocumentRootNotSingular, stream.Tell());
+    }
     return !result.IsError();
   };
   doc->Populate(generate);

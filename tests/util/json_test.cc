@@ -91,6 +91,15 @@ TEST(Json, RejectsLoneSurrogatesAndBadUtf8) {
   EXPECT_FALSE(IsValidUtf8("\xf4\x90\x80\x80"));  // past U+10FFFF
 }
 
+// Found by tests/fuzz: RapidJSON stops at a NUL byte as if the input ended.
+TEST(Json, RejectsContentAfterANulByte) {
+  Document d;
+  EXPECT_EQ(Status::Code::kBadRequest, Parse(std::string("{\"a\":1}\0{{{", 10), &d).code());
+  EXPECT_EQ(Status::Code::kBadRequest, Parse(std::string("{}\0", 3), &d).code());
+  EXPECT_EQ(Status::Code::kBadRequest, Parse(std::string("[\"a\0b\"]", 7), &d).code());
+  EXPECT_TRUE(Parse("{} \n", &d).ok());
+}
+
 TEST(Json, QuoteEscapes) {
   EXPECT_EQ(R"("a\"b\\c\n")", Quote("a\"b\\c\n"));
 }
