@@ -334,25 +334,38 @@ void WriteTapeValue(simdjson::dom::element e, std::string* out) {
   }
 }
 
-// Per thread: simdjson's tape and the padded copy of the input it parses
-// (simdjson reads up to SIMDJSON_PADDING bytes past the end) are reused.
-simdjson::dom::parser& ThreadParser() {
-  thread_local simdjson::dom::parser parser = [] {
-    simdjson::dom::parser p;
+// simdjson's parser (its tape) and the padded copy of the input it parses
+// (simdjson reads up to SIMDJSON_PADDING bytes past the end). Both keep the
+// capacity of the largest input they have seen.
+struct SimdjsonScratch {
+  SimdjsonScratch() {
     // One level short of the RapidJSON path's bound, so that whatever this
     // path accepts, the other would too. Should this fail, parse() fails
     // too, and the RapidJSON path takes every document.
-    [[maybe_unused]] simdjson::error_code ignored = p.allocate(4096, json::kMaxNestingDepth - 1);
-    return p;
-  }();
-  return parser;
+    [[maybe_unused]] simdjson::error_code ignored =
+        parser.allocate(4096, json::kMaxNestingDepth - 1);
+  }
+  simdjson::dom::parser parser;
+  std::string padded;
+};
+
+// Inputs up to this size reuse a per-thread scratch; a larger one gets its
+// own, freed afterwards, so that one huge request does not leave every
+// thread holding a tape its size (about ten times the input) for good.
+constexpr size_t kThreadScratchMaxBytes = 256 << 10;
+
+SimdjsonScratch& ThreadScratch() {
+  thread_local SimdjsonScratch scratch;
+  return scratch;
 }
 
-bool ParseWithSimdjson(std::string_view text, simdjson::dom::element* root) {
-  thread_local std::string padded;
-  padded.reserve(text.size() + simdjson::SIMDJSON_PADDING);
-  padded.assign(text);
-  return ThreadParser().parse(padded.data(), text.size(), false).get(*root) == simdjson::SUCCESS;
+// Parses `text` with `scratch`; *root views the scratch's tape.
+bool ParseWithSimdjson(std::string_view text, SimdjsonScratch& scratch,
+                       simdjson::dom::element* root) {
+  scratch.padded.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  scratch.padded.assign(text);
+  return scratch.parser.parse(scratch.padded.data(), text.size(), false).get(*root) ==
+         simdjson::SUCCESS;
 }
 
 // Splits a parsed plain document (see above) into `out`; false if it is not
@@ -409,7 +422,9 @@ Status ParseIncomingDoc(std::string_view text, std::string_view id_override, siz
   }
   *out = IncomingDoc();
   simdjson::dom::element root;
-  if (ParseWithSimdjson(text, &root)) {
+  // A document too big for the per-thread scratch takes the RapidJSON path,
+  // which keeps nothing.
+  if (text.size() <= kThreadScratchMaxBytes && ParseWithSimdjson(text, ThreadScratch(), &root)) {
     out->body.reserve(text.size());
     bool saw_id = false;
     std::optional<std::string> rev_text;
@@ -425,9 +440,13 @@ Status ParseIncomingDocArray(std::string_view text, size_t max_size, std::vector
                              std::vector<Status>* statuses) {
   out->clear();
   statuses->clear();
+  std::optional<SimdjsonScratch> own_scratch;
+  SimdjsonScratch& scratch =
+      text.size() <= kThreadScratchMaxBytes ? ThreadScratch() : own_scratch.emplace();
   simdjson::dom::element root;
   simdjson::dom::array items;
-  if (!ParseWithSimdjson(text, &root) || root.get_array().get(items) != simdjson::SUCCESS) {
+  if (!ParseWithSimdjson(text, scratch, &root) ||
+      root.get_array().get(items) != simdjson::SUCCESS) {
     // Not an array, or one simdjson declines (an integer past 64 bits, say):
     // RapidJSON splits it, and each document takes the one-document path.
     json::Document array;
@@ -445,8 +464,8 @@ Status ParseIncomingDocArray(std::string_view text, size_t max_size, std::vector
   out->resize(items.size());
   statuses->resize(items.size());
   // Documents that are not plain take the one-document path, errors and
-  // all, from their canonical text; after the loop, as that path reuses the
-  // parser whose tape the loop is reading.
+  // all, from their canonical text; after the loop, as that path may reuse
+  // the per-thread parser whose tape the loop is reading.
   std::vector<std::pair<size_t, std::string>> others;
   size_t i = 0;
   for (simdjson::dom::element item : items) {

@@ -116,6 +116,33 @@ TEST(Document, BodiesAreRapidJsonCompactOnEveryPath) {
   EXPECT_TRUE(slow.revisions.has_value());
 }
 
+// Inputs past the per-thread parser scratch (256 KiB) take other routes (the
+// RapidJSON path, or a scratch of their own); the results are the same.
+TEST(Document, LargeInputsParseTheSame) {
+  const std::string big(300 << 10, 'x');
+  IncomingDoc doc;
+  ASSERT_TRUE(ParseIncomingDoc(R"({"_id":"big","s":")" + big + R"(","n":1.5})", {}, 1 << 30, &doc).ok());
+  EXPECT_EQ("big", doc.id);
+  EXPECT_EQ(R"({"s":")" + big + R"(","n":1.5})", doc.body);
+
+  std::string array = "[";
+  for (int i = 0; i < 4000; ++i) {
+    array += (i ? "," : "") + std::string(R"({"_id":"d)") + std::to_string(i) +
+             R"(","pad":"................................................................"})";
+  }
+  array += "]";
+  ASSERT_GT(array.size(), size_t{256 << 10});
+  std::vector<IncomingDoc> docs;
+  std::vector<Status> statuses;
+  ASSERT_TRUE(ParseIncomingDocArray(array, kMax, &docs, &statuses).ok());
+  ASSERT_EQ(4000u, docs.size());
+  EXPECT_TRUE(statuses[3999].ok());
+  EXPECT_EQ("d3999", docs[3999].id);
+  // The thread's own scratch still works afterwards.
+  ASSERT_TRUE(ParseIncomingDocArray(R"([{"_id":"a"}])", kMax, &docs, &statuses).ok());
+  EXPECT_EQ("a", docs[0].id);
+}
+
 TEST(Document, OnlyLiteralTrueDeletes) {
   IncomingDoc doc;
   ASSERT_TRUE(ParseIncomingDoc(R"({"_deleted":"yes"})", "x", kMax, &doc).ok());
