@@ -58,27 +58,29 @@ Env& SharedEnv() {
   return *env;
 }
 
-// Runs a JS task that returns [wall ns, process CPU ns] of its batch; adds
-// the CPU time to *cpu_ns. CPU time (process.cpuUsage) is reported beside
-// the wall time because the machines these run on are often shared.
-double RunBatchNs(benchmark::State& state, const std::string& fn, const std::string& arg,
-                  double* cpu_ns) {
-  auto r = SharedEnv().pool->Run(0, fn, arg).get();
-  if (!r.ok()) {
-    state.SkipWithError(r.status().ToString().c_str());
-    return 0;
+// Each iteration runs `fn` (a JS function of n that performs n operations
+// and returns [wall ns, process CPU ns]) once with n = `batch`, and reports
+// the wall time per operation as manual time, so the task's round trip to
+// the isolate is not charged to the operation. CPU time (process.cpuUsage)
+// per operation goes beside it as a counter, because the machines these run
+// on are often shared.
+void RunJsBatches(benchmark::State& state, const char* fn, int batch) {
+  double cpu_ns = 0;
+  for (auto _ : state) {
+    auto r = SharedEnv().pool->Run(0, fn, std::to_string(batch)).get();
+    if (!r.ok()) {
+      state.SkipWithError(r.status().ToString().c_str());
+      return;
+    }
+    double wall = 0, cpu = 0;
+    if (std::sscanf(r->c_str(), "[%lf,%lf]", &wall, &cpu) != 2) {
+      state.SkipWithError(("unexpected batch result " + *r).c_str());
+      return;
+    }
+    cpu_ns += cpu;
+    state.SetIterationTime(wall * 1e-9 / batch);
   }
-  double wall = 0, cpu = 0;
-  if (std::sscanf(r->c_str(), "[%lf,%lf]", &wall, &cpu) != 2) {
-    state.SkipWithError(("unexpected batch result " + *r).c_str());
-    return 0;
-  }
-  *cpu_ns += cpu;
-  return wall;
-}
-
-// Reports the CPU time per operation as a counter.
-void ReportCpu(benchmark::State& state, double cpu_ns, double ops) {
+  const double ops = static_cast<double>(state.iterations()) * batch;
   state.counters["cpu_ns_per_op"] = benchmark::Counter(ops > 0 ? cpu_ns / ops : 0);
 }
 
@@ -107,12 +109,7 @@ void JsGet(benchmark::State& state) {
     if (doc.count !== 42) throw new Error('wrong doc');
     return [ns, (c.user + c.system) * 1000];
   })JS";
-  double cpu_ns = 0;
-  for (auto _ : state) {
-    double ns = RunBatchNs(state, fn, std::to_string(kBatch), &cpu_ns);
-    state.SetIterationTime(ns * 1e-9 / kBatch);
-  }
-  ReportCpu(state, cpu_ns, static_cast<double>(state.iterations()) * kBatch);
+  RunJsBatches(state, fn, kBatch);
 }
 BENCHMARK(JsGet)->UseManualTime()->Iterations(20);
 
@@ -133,12 +130,7 @@ void JsGetCallback(benchmark::State& state) {
     };
     db.get('small', next);
   }))JS";
-  double cpu_ns = 0;
-  for (auto _ : state) {
-    double ns = RunBatchNs(state, fn, std::to_string(kBatch), &cpu_ns);
-    state.SetIterationTime(ns * 1e-9 / kBatch);
-  }
-  ReportCpu(state, cpu_ns, static_cast<double>(state.iterations()) * kBatch);
+  RunJsBatches(state, fn, kBatch);
 }
 BENCHMARK(JsGetCallback)->UseManualTime()->Iterations(10);
 
@@ -188,12 +180,7 @@ void JsBulkDocs100(benchmark::State& state) {
     const c = process.cpuUsage(c0);
     return [Number(process.hrtime.bigint() - t0), (c.user + c.system) * 1000];
   })JS";
-  double cpu_ns = 0;
-  for (auto _ : state) {
-    double ns = RunBatchNs(state, fn, std::to_string(kBatch), &cpu_ns);
-    state.SetIterationTime(ns * 1e-9 / kBatch);
-  }
-  ReportCpu(state, cpu_ns, static_cast<double>(state.iterations()) * kBatch);
+  RunJsBatches(state, fn, kBatch);
 }
 BENCHMARK(JsBulkDocs100)->UseManualTime()->Iterations(10);
 

@@ -324,8 +324,8 @@ void DbOpenRevs(const Args& args) {
   ReturnJson(args, text);
 }
 
-// What dbBulkDocs and dbBulkDocsJson return: results[], or [id, rev, ...]
-// when every document succeeded in normal mode.
+// What dbBulkDocs returns: results[], or [id, rev, ...] when every document
+// succeeded in normal mode.
 void ReturnBulkResults(const Args& args, const std::vector<DocUpdateResult>& results,
                        bool new_edits) {
   v8::Isolate* isolate = args.GetIsolate();
@@ -351,73 +351,53 @@ void ReturnBulkResults(const Args& args, const std::vector<DocUpdateResult>& res
     if (!first) out += ',';
     first = false;
     if (r.status.ok()) {
-      out += "{\"ok\":true,\"id\":";
-      json::AppendQuoted(&out, r.id);
+      couch_json::AppendUpdateResult(&out, r, false);
+      continue;
+    }
+    // PouchDB's error shape, not CouchDB's.
+    out += '{';
+    AppendError(&out, r.status, Http(r.status));
+    out += ",\"id\":";
+    json::AppendQuoted(&out, r.id);
+    if (!r.rev.empty()) {
       out += ",\"rev\":";
       json::AppendQuoted(&out, r.rev);
-      out += '}';
-    } else {
-      out += '{';
-      AppendError(&out, r.status, Http(r.status));
-      out += ",\"id\":";
-      json::AppendQuoted(&out, r.id);
-      if (!r.rev.empty()) {
-        out += ",\"rev\":";
-        json::AppendQuoted(&out, r.rev);
-      }
-      out += '}';
     }
+    out += '}';
   }
   out += ']';
   ReturnJson(args, out);
 }
 
-// dbBulkDocs(h, docs[], replicator_mode): each doc a JSON string or a value
-// for the validating serializer.
+// dbBulkDocs(h, docs, replicator_mode): `docs` is either the whole array as
+// one JSON text (JSON.stringify(docs), parsed by the engine in one pass) or
+// an array whose items are JSON strings or values for the validating
+// serializer.
 void DbBulkDocs(const Args& args) {
   auto db = DbArg(args);
   if (!db) return;
-  v8::Isolate* isolate = args.GetIsolate();
-  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
-  if (!args[1]->IsArray()) {
-    Fail(args, Status::BadRequest("Missing JSON list of 'docs'"));
-    return;
-  }
-  auto arr = args[1].As<v8::Array>();
-  uint32_t n = arr->Length();
-  std::vector<std::string> bodies(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    v8::Local<v8::Value> doc;
-    if (!arr->Get(ctx, i).ToLocal(&doc)) return;
-    if (!DocToJson(args, doc, &bodies[i])) return;
-  }
-  std::vector<std::string_view> views(bodies.begin(), bodies.end());
   UpdateOptions opts;
   opts.new_edits = !args[2]->IsTrue();
   std::vector<DocUpdateResult> results;
-  Status s = db->BulkDocs(views, opts, &results);
-  if (!s.ok()) {
-    Fail(args, s);
-    return;
+  Status s;
+  if (args[1]->IsString()) {
+    std::string text;
+    if (!DocToJson(args, args[1], &text)) return;
+    s = db->BulkDocsArray(text, opts, &results);
+  } else if (args[1]->IsArray()) {
+    v8::Local<v8::Context> ctx = args.GetIsolate()->GetCurrentContext();
+    auto arr = args[1].As<v8::Array>();
+    std::vector<std::string> bodies(arr->Length());
+    for (uint32_t i = 0; i < bodies.size(); ++i) {
+      v8::Local<v8::Value> doc;
+      if (!arr->Get(ctx, i).ToLocal(&doc)) return;
+      if (!DocToJson(args, doc, &bodies[i])) return;
+    }
+    std::vector<std::string_view> views(bodies.begin(), bodies.end());
+    s = db->BulkDocs(views, opts, &results);
+  } else {
+    s = Status::BadRequest("Missing JSON list of 'docs'");
   }
-  ReturnBulkResults(args, results, opts.new_edits);
-}
-
-// dbBulkDocsJson(h, docsArrayJson, replicator_mode): the whole array as one
-// JSON text (JSON.stringify(docs)), parsed by the engine in one pass.
-void DbBulkDocsJson(const Args& args) {
-  auto db = DbArg(args);
-  if (!db) return;
-  if (!args[1]->IsString()) {
-    Fail(args, Status::BadRequest("Missing JSON list of 'docs'"));
-    return;
-  }
-  std::string text;
-  if (!DocToJson(args, args[1], &text)) return;
-  UpdateOptions opts;
-  opts.new_edits = !args[2]->IsTrue();
-  std::vector<DocUpdateResult> results;
-  Status s = db->BulkDocsArray(text, opts, &results);
   if (!s.ok()) {
     Fail(args, s);
     return;
@@ -603,7 +583,6 @@ void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "dbGet", DbGet);
   SetFn(ctx, native, "dbOpenRevs", DbOpenRevs);
   SetFn(ctx, native, "dbBulkDocs", DbBulkDocs);
-  SetFn(ctx, native, "dbBulkDocsJson", DbBulkDocsJson);
   SetFn(ctx, native, "dbAllDocs", DbAllDocs);
   SetFn(ctx, native, "dbChanges", DbChanges);
   SetFn(ctx, native, "dbRevsDiff", DbRevsDiff);

@@ -69,6 +69,11 @@ int IsolatePool::Impl::Wait() {
   return main_failed_ ? 1 : 0;
 }
 
+IsolateThread* IsolatePool::Impl::Target(int target) {
+  if (target == kAnyThread) return Pick();
+  return target >= 0 && target < size() ? threads_[target].get() : nullptr;
+}
+
 IsolateThread* IsolatePool::Impl::Pick() {
   IsolateThread* best = threads_[0].get();
   for (auto& t : threads_) {
@@ -79,9 +84,7 @@ IsolateThread* IsolatePool::Impl::Pick() {
 
 void IsolatePool::Impl::PostTask(int target, std::string fn_source, std::string arg_json,
                                  TaskCallback done) {
-  IsolateThread* t = nullptr;
-  if (target == kAnyThread) t = Pick();
-  else if (target >= 0 && target < size()) t = threads_[target].get();
+  IsolateThread* t = Target(target);
   if (!t) {
     done(Status::BadRequest("no isolate thread " + std::to_string(target)));
     return;
@@ -187,8 +190,7 @@ std::future<Result<std::string>> IsolatePool::Run(int thread, std::string fn_sou
 }
 
 void IsolatePool::Eval(int thread, std::string source, TaskCallback done) {
-  IsolateThread* t = thread == kAnyThread ? impl_->Pick()
-                     : (thread >= 0 && thread < impl_->size() ? impl_->thread(thread) : nullptr);
+  IsolateThread* t = impl_->Target(thread);
   if (!t) {
     done(Status::BadRequest("no isolate thread " + std::to_string(thread)));
     return;

@@ -78,6 +78,8 @@ class IsolatePool::Impl {
   IsolateThread* thread(int id) { return threads_[id].get(); }
   // A thread for kAnyThread: the one with the fewest queued jobs.
   IsolateThread* Pick();
+  // Thread `target` (an id, or kAnyThread for Pick()); nullptr if none.
+  IsolateThread* Target(int target);
   // Routes a task to `target` (an id or kAnyThread); fails `done` if the
   // target does not exist.
   void PostTask(int target, std::string fn_source, std::string arg_json, TaskCallback done);

@@ -13,8 +13,6 @@ namespace settee {
 
 namespace {
 
-bool IsLocalId(std::string_view id) { return id.substr(0, kLocalPrefix.size()) == kLocalPrefix; }
-
 // {"_id":..,"_rev":..[,"_deleted":true], body members...  (no closing brace)
 void OpenDocJson(std::string* out, std::string_view docid, std::string_view rev, bool deleted,
                  std::string_view body) {
@@ -136,7 +134,7 @@ Result<std::string> DatabaseImpl::GetLocal(std::string_view docid) {
 Result<std::string> DatabaseImpl::Get(std::string_view docid, const GetOptions& options) {
   Status s = CheckAlive();
   if (!s.ok()) return s;
-  if (IsLocalId(docid)) return GetLocal(docid);
+  if (IsLocalDocId(docid)) return GetLocal(docid);
   const bool plain = options.rev.empty() && !options.revs && !options.revs_info &&
                      !options.conflicts && !options.deleted_conflicts && !options.local_seq;
   if (plain) {
@@ -353,7 +351,7 @@ Status DatabaseImpl::LocalDocs(const AllDocsOptions& options, AllDocsResult* out
   out->update_seq = UpdateSeq();
   out->offset = options.skip;
   auto strip = [](const std::string& id) {
-    return IsLocalId(id) ? id.substr(kLocalPrefix.size()) : id;
+    return IsLocalDocId(id) ? id.substr(kLocalPrefix.size()) : id;
   };
   const std::string kind = keys_.KindPrefix(keys::kLocalKind);
   KVIteratorOptions io;

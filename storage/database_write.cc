@@ -199,8 +199,6 @@ namespace {
 // commit (and the memory of one WriteContext) stays bounded.
 constexpr size_t kMaxGroupDocs = 4096;
 
-bool IsLocalId(std::string_view id) { return id.substr(0, kLocalPrefix.size()) == kLocalPrefix; }
-
 // "0-N" -> N. Local documents have no history, only a counter.
 bool ParseLocalRev(std::string_view rev, uint64_t* n) {
   if (rev.size() < 3 || rev.substr(0, 2) != "0-" || rev.size() > 22) return false;
@@ -223,7 +221,7 @@ Status DatabaseImpl::CheckAlive() const {
 void DatabaseImpl::ApplyDoc(IncomingDoc& doc, bool new_edits, WriteContext& ctx,
                             DocUpdateResult* result) {
   Status s;
-  if (IsLocalId(doc.id)) {
+  if (IsLocalDocId(doc.id)) {
     s = ApplyLocal(doc, ctx, result);
   } else if (new_edits) {
     s = ApplyNewEdit(doc, ctx, result);
@@ -517,7 +515,7 @@ void DatabaseImpl::PrefetchRecords(const std::vector<Writer*>& group, WriteConte
       const std::string& id = (*x->docs)[i].id;
       // Generated ids (empty here) are new by construction; _local docs
       // live under another kind.
-      if ((*x->valid)[i] && !id.empty() && !IsLocalId(id)) ids.push_back(id);
+      if ((*x->valid)[i] && !id.empty() && !IsLocalDocId(id)) ids.push_back(id);
     }
   }
   if (ids.empty()) return;
@@ -569,7 +567,7 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
   doc.deleted = true;
   doc.body = "{}";
   doc.rev_text.assign(rev);
-  if (!IsLocalId(docid) && !rev.empty()) {
+  if (!IsLocalDocId(docid) && !rev.empty()) {
     RevId r;
     if (!RevId::Parse(rev, &r)) return Status::BadRequest("Invalid rev format");
     doc.rev = std::move(r);
@@ -578,7 +576,7 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
   s = CheckAlive();
   if (!s.ok()) return s;
   WriteContext ctx(kv_, keys_, counters_);
-  if (!IsLocalId(docid)) {
+  if (!IsLocalDocId(docid)) {
     std::optional<DocRecord>* slot;
     s = ctx.LoadRecord(doc.id, &slot);
     if (!s.ok()) return s;

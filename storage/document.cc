@@ -267,7 +267,7 @@ Status FinishIncomingDoc(std::string_view id_override, bool saw_id,
   if (rev_text) {
     out->rev_text = *rev_text;
     // _local/ documents carry "0-N" revisions, checked by the writer.
-    if (out->id.compare(0, kLocalPrefix.size(), kLocalPrefix) != 0) {
+    if (!IsLocalDocId(out->id)) {
       RevId rev;
       if (!RevId::Parse(out->rev_text, &rev)) return Status::BadRequest("Invalid rev format");
       out->rev = std::move(rev);

@@ -24,6 +24,8 @@ namespace settee {
 inline constexpr std::string_view kLocalPrefix = "_local/";
 inline constexpr std::string_view kDesignPrefix = "_design/";
 
+inline bool IsLocalDocId(std::string_view id) { return id.substr(0, kLocalPrefix.size()) == kLocalPrefix; }
+
 // A _revisions object: ids[0] has generation `start`, ids[k] has start - k.
 struct Revisions {
   uint64_t start = 0;

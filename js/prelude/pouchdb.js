@@ -181,7 +181,7 @@ class PouchDB extends EventEmitter {
       // parse for the whole batch. Otherwise each document crosses on its
       // own, so that the odd one gets its precise error.
       const r = plain
-        ? native.dbBulkDocsJson(this._handle(), JSON.stringify(docs), newEdits === false)
+        ? native.dbBulkDocs(this._handle(), JSON.stringify(docs), newEdits === false)
         : native.dbBulkDocs(this._handle(), docs.map(docArg), newEdits === false);
       if (r.length === 0 || typeof r[0] !== 'string') return r;
       const out = new Array(r.length >> 1);  // all succeeded: [id, rev, ...]
