@@ -1,13 +1,9 @@
 #include "storage/document.h"
 
-#include <cstring>
 #include <optional>
 
-#include <rapidjson/error/en.h>
 #include <rapidjson/internal/dtoa.h>
 #include <rapidjson/internal/itoa.h>
-#include <rapidjson/memorystream.h>
-#include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <simdjson.h>
@@ -108,15 +104,7 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
     return Scalar([u](auto& w) { return w.Uint64(u); }, Kind::kOther);
   }
   bool Double(double d) { return Scalar([d](auto& w) { return w.Double(d); }, Kind::kOther); }
-  // Numbers arrive as text (kParseNumbersAsStringsFlag): see json::ParseNumber.
-  bool RawNumber(const char* str, rapidjson::SizeType len, bool) {
-    json::Number number;
-    Status s = json::ParseNumber(std::string_view(str, len), &number);
-    if (!s.ok()) return Fail(std::move(s));
-    return json::EmitNumber(number, *this);
-  }
   bool String(const char* str, rapidjson::SizeType len, bool) {
-    if (!Utf8(str, len)) return false;
     if (depth_ == 1 && (mode_ == Mode::kId || mode_ == Mode::kRev)) {
       (mode_ == Mode::kId ? out_->id : rev_text_.emplace()).assign(str, len);
       return true;
@@ -130,7 +118,6 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
   bool EndArray(rapidjson::SizeType) { return Close(/*object=*/false); }
 
   bool Key(const char* str, rapidjson::SizeType len, bool) {
-    if (!Utf8(str, len)) return false;
     if (depth_ > 1) return Forward([&](auto& w) { return w.Key(str, len); });
     std::string_view name(str, len);
     mode_ = Mode::kBody;
@@ -163,12 +150,6 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
   bool Fail(Status s) {
     status_ = std::move(s);
     return false;
-  }
-  // RapidJSON 1.1 decodes a lone low-surrogate escape into bytes that are
-  // not UTF-8; such a body could not be read back.
-  bool Utf8(const char* str, rapidjson::SizeType len) {
-    if (json::IsValidUtf8(std::string_view(str, len))) return true;
-    return Fail(Status::BadRequest("invalid UTF-8 JSON: lone surrogate in a \\u escape"));
   }
 
   // Sends an event to wherever the current member goes.
@@ -236,20 +217,6 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
   int depth_ = 0;
   Mode mode_ = Mode::kBody;
 };
-
-bool IsAscii(std::string_view text) {
-  constexpr uint64_t kHighBits = 0x8080808080808080ull;
-  const char* p = text.data();
-  size_t n = text.size();
-  uint64_t any = 0;
-  for (; n >= 8; p += 8, n -= 8) {
-    uint64_t word;
-    std::memcpy(&word, p, 8);
-    any |= word;
-  }
-  for (; n > 0; ++p, --n) any |= static_cast<unsigned char>(*p);
-  return (any & kHighBits) == 0;
-}
 
 }  // namespace
 
@@ -491,33 +458,17 @@ Status ParseIncomingDocArray(std::string_view text, size_t max_size, std::vector
 namespace {
 
 Status ParseWithRapidJson(std::string_view text, std::string_view id_override, IncomingDoc* out) {
-  // Reused per thread: their buffers and stacks would otherwise be allocated
-  // and freed for every document.
-  thread_local rapidjson::Reader reader;
+  // Reused per thread: its buffer would otherwise be allocated and freed
+  // for every document.
   thread_local rapidjson::StringBuffer body_buffer;
   thread_local DocHandler::BodyWriter body_writer(body_buffer);
   body_buffer.Clear();
   body_writer.Reset(body_buffer);
   DocHandler handler(out, body_writer);
-  rapidjson::MemoryStream stream(text.data(), text.size());
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
-  // Pure ASCII is valid UTF-8, and checking it a word at a time is far
-  // cheaper than the parser's per-character validation.
-  rapidjson::ParseResult parsed =
-      IsAscii(text) ? reader.Parse<kFlags>(stream, handler)
-                    : reader.Parse<kFlags | rapidjson::kParseValidateEncodingFlag>(stream, handler);
+  Status parsed = json::ParseSax(text, handler);
   if (!handler.status().ok()) return handler.status();
-  // RapidJSON takes a NUL byte for the end of the input: anything after one
-  // must not be silently dropped.
-  if (!parsed.IsError() && stream.Tell() != text.size()) {
-    parsed.Set(rapidjson::kParseErrorDocumentRootNotSingular, stream.Tell());
-  }
-  if (!parsed.IsError()) out->body.assign(body_buffer.GetString(), body_buffer.GetSize());
-  if (parsed.IsError()) {
-    return Status::BadRequest(std::string("invalid UTF-8 JSON: ") +
-                              rapidjson::GetParseError_En(parsed.Code()) + " at offset " +
-                              std::to_string(parsed.Offset()));
-  }
+  if (!parsed.ok()) return parsed;
+  out->body.assign(body_buffer.GetString(), body_buffer.GetSize());
 
   if (handler.has_revisions()) {
     json::Document revisions;

@@ -7,8 +7,6 @@
 #include <vector>
 
 #include <rapidjson/error/en.h>
-#include <rapidjson/memorystream.h>
-#include <rapidjson/reader.h>
 
 namespace settee::json {
 
@@ -39,75 +37,40 @@ bool NestingWithinLimit(std::string_view text, int max_depth) {
 
 }  // namespace
 
-// Between the reader and a Document: numbers arrive as text and are
-// converted by ParseNumber; strings must be valid UTF-8.
-class CheckedHandler {
- public:
-  explicit CheckedHandler(Document& doc) : doc_(doc) {}
-  const Status& status() const { return status_; }
-
-  bool Null() { return doc_.Null(); }
-  bool Bool(bool b) { return doc_.Bool(b); }
-  bool Int(int i) { return doc_.Int(i); }
-  bool Uint(unsigned u) { return doc_.Uint(u); }
-  bool Int64(int64_t i) { return doc_.Int64(i); }
-  bool Uint64(uint64_t u) { return doc_.Uint64(u); }
-  bool Double(double d) { return doc_.Double(d); }
-  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
-    Number number;
-    status_ = ParseNumber(std::string_view(s, n), &number);
-    return status_.ok() && EmitNumber(number, doc_);
-  }
-  bool String(const char* s, rapidjson::SizeType n, bool copy) {
-    return Utf8(s, n) && doc_.String(s, n, copy);
-  }
-  bool Key(const char* s, rapidjson::SizeType n, bool copy) {
-    return Utf8(s, n) && doc_.Key(s, n, copy);
-  }
-  bool StartObject() { return doc_.StartObject(); }
-  bool EndObject(rapidjson::SizeType n) { return doc_.EndObject(n); }
-  bool StartArray() { return doc_.StartArray(); }
-  bool EndArray(rapidjson::SizeType n) { return doc_.EndArray(n); }
-
- private:
-  bool Utf8(const char* s, rapidjson::SizeType n) {
-    if (IsValidUtf8(std::string_view(s, n))) return true;
-    status_ = Status::BadRequest("invalid UTF-8 JSON: lone surrogate in a \\u escape");
-    return false;
-  }
-
-  Document& doc_;
-  Status status_;
-};
-
 Status Parse(std::string_view text, Document* doc, int max_depth) {
   if (!NestingWithinLimit(text, max_depth)) {
     return Status::BadRequest("JSON nesting is deeper than " + std::to_string(max_depth));
   }
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
-                              rapidjson::kParseNumbersAsStringsFlag;
-  rapidjson::Reader reader;
-  rapidjson::MemoryStream stream(text.data(), text.size());
-  CheckedHandler handler(*doc);
-  rapidjson::ParseResult result;
-  auto generate = [&](Document&) {  // events reach the document through `handler`
-    result = reader.Parse<kFlags>(stream, handler);
-    // RapidJSON takes a NUL byte for the end of the input: anything after
-    // one must not be silently dropped.
-    if (!result.IsError() && stream.Tell() != text.size()) {
-      result.Set(rapidjson::kParseErrorDocumentRootNotSingular, stream.Tell());
-    }
-    return !result.IsError();
+  Status s;
+  auto generate = [&](Document& handler) {
+    s = ParseSax(text, handler);
+    return s.ok();
   };
   doc->Populate(generate);
-  if (result.IsError()) doc->SetNull();
-  if (!handler.status().ok()) return handler.status();
-  if (result.IsError()) {
-    return Status::BadRequest(std::string("invalid UTF-8 JSON: ") +
-                              rapidjson::GetParseError_En(result.Code()) + " at offset " +
-                              std::to_string(result.Offset()));
+  if (!s.ok()) doc->SetNull();
+  return s;
+}
+
+namespace internal {
+Status ParseError(rapidjson::ParseResult result) {
+  return Status::BadRequest(std::string("invalid UTF-8 JSON: ") +
+                            rapidjson::GetParseError_En(result.Code()) + " at offset " +
+                            std::to_string(result.Offset()));
+}
+}  // namespace internal
+
+bool IsAscii(std::string_view text) {
+  constexpr uint64_t kHighBits = 0x8080808080808080ull;
+  const char* p = text.data();
+  size_t n = text.size();
+  uint64_t any = 0;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    any |= word;
   }
-  return Status::OK();
+  for (; n > 0; ++p, --n) any |= static_cast<unsigned char>(*p);
+  return (any & kHighBits) == 0;
 }
 
 Status ParseNumber(std::string_view text, Number* out) {

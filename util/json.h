@@ -9,6 +9,8 @@
 #include <vector>
 
 #include <rapidjson/document.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -47,7 +49,7 @@ struct Number {
 // for a double.
 Status ParseNumber(std::string_view text, Number* out);
 
-// Sends number text to a RapidJSON SAX handler as ParseNumber reads it.
+// Sends a number to a RapidJSON SAX handler, as RapidJSON would.
 template <typename Handler>
 bool EmitNumber(const Number& n, Handler& handler) {
   switch (n.kind) {
@@ -60,10 +62,86 @@ bool EmitNumber(const Number& n, Handler& handler) {
   return false;
 }
 
-// True if `s` is well-formed UTF-8. A parser's strings fail this only when
-// a lone surrogate escape (\udc00) was decoded, which RapidJSON 1.1 lets
-// through as the bytes of a surrogate code point.
+// True if `s` is well-formed UTF-8.
 bool IsValidUtf8(std::string_view s);
+// True if every byte of `s` is below 0x80 (checked a word at a time).
+bool IsAscii(std::string_view s);
+
+namespace internal {
+
+// Between RapidJSON's reader and a handler: number text goes through
+// ParseNumber, and strings RapidJSON 1.1 decoded from a lone surrogate
+// escape (\udc00, which it lets through as the bytes of a surrogate code
+// point) are refused.
+template <typename Handler>
+class CorrectedSax {
+ public:
+  explicit CorrectedSax(Handler& inner) : inner_(inner) {}
+  const Status& status() const { return status_; }
+
+  bool Null() { return inner_.Null(); }
+  bool Bool(bool b) { return inner_.Bool(b); }
+  bool Int(int i) { return inner_.Int(i); }
+  bool Uint(unsigned u) { return inner_.Uint(u); }
+  bool Int64(int64_t i) { return inner_.Int64(i); }
+  bool Uint64(uint64_t u) { return inner_.Uint64(u); }
+  bool Double(double d) { return inner_.Double(d); }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    Number number;
+    status_ = ParseNumber(std::string_view(s, n), &number);
+    return status_.ok() && EmitNumber(number, inner_);
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool copy) {
+    return Utf8(s, n) && inner_.String(s, n, copy);
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool copy) {
+    return Utf8(s, n) && inner_.Key(s, n, copy);
+  }
+  bool StartObject() { return inner_.StartObject(); }
+  bool EndObject(rapidjson::SizeType n) { return inner_.EndObject(n); }
+  bool StartArray() { return inner_.StartArray(); }
+  bool EndArray(rapidjson::SizeType n) { return inner_.EndArray(n); }
+
+ private:
+  bool Utf8(const char* s, rapidjson::SizeType n) {
+    if (IsValidUtf8(std::string_view(s, n))) return true;
+    status_ = Status::BadRequest("invalid UTF-8 JSON: lone surrogate in a \\u escape");
+    return false;
+  }
+
+  Handler& inner_;
+  Status status_;
+};
+
+// "invalid UTF-8 JSON: <RapidJSON's message> at offset N".
+Status ParseError(rapidjson::ParseResult result);
+
+}  // namespace internal
+
+// Runs RapidJSON's SAX reader (iterative: no recursion) over `text` into
+// `handler`, with settee's corrections of RapidJSON 1.1: numbers reach the
+// handler as ParseNumber reads them, lone surrogate escapes are refused, and
+// a NUL byte does not end the input (RapidJSON takes it for the end and
+// would drop what follows). Encoding is validated unless the text is ASCII.
+// When the handler itself stops the parse, the result is a generic error:
+// callers whose handlers keep their own Status should report that first.
+template <typename Handler>
+Status ParseSax(std::string_view text, Handler& handler) {
+  // Per thread: its stack would otherwise be allocated for every parse.
+  thread_local rapidjson::Reader reader;
+  internal::CorrectedSax<Handler> corrected(handler);
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
+  rapidjson::ParseResult result =
+      IsAscii(text)
+          ? reader.Parse<kFlags>(stream, corrected)
+          : reader.Parse<kFlags | rapidjson::kParseValidateEncodingFlag>(stream, corrected);
+  if (!corrected.status().ok()) return corrected.status();
+  if (!result.IsError() && stream.Tell() != text.size()) {
+    result.Set(rapidjson::kParseErrorDocumentRootNotSingular, stream.Tell());
+  }
+  return result.IsError() ? internal::ParseError(result) : Status::OK();
+}
 
 // Compact serialization.
 std::string Serialize(const Value& v);
