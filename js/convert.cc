@@ -301,12 +301,17 @@ std::string ToUtf8(v8::Isolate* isolate, v8::Local<v8::Value> value) {
 
 v8::Local<v8::String> ToV8String(v8::Isolate* isolate, std::string_view utf8) {
   v8::Local<v8::String> s;
-  if (!v8::String::NewFromUtf8(isolate, utf8.data(), v8::NewStringType::kNormal,
-                               static_cast<int>(utf8.size()))
-           .ToLocal(&s)) {
-    return v8::String::Empty(isolate);
-  }
-  return s;
+  // ASCII (ids, revs, most keys) is already V8's one-byte form: a copy,
+  // where UTF-8 takes a decoding pass.
+  const bool ok =
+      json::IsAscii(utf8)
+          ? v8::String::NewFromOneByte(isolate, reinterpret_cast<const uint8_t*>(utf8.data()),
+                                       v8::NewStringType::kNormal, static_cast<int>(utf8.size()))
+                .ToLocal(&s)
+          : v8::String::NewFromUtf8(isolate, utf8.data(), v8::NewStringType::kNormal,
+                                    static_cast<int>(utf8.size()))
+                .ToLocal(&s);
+  return ok ? s : v8::String::Empty(isolate);
 }
 
 }  // namespace settee::js

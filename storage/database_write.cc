@@ -1,6 +1,7 @@
 // DatabaseImpl, writing: Put, Delete, BulkDocs and the revision-tree edits
 // behind them. See the design notes in database_impl.h.
 #include <algorithm>
+#include <deque>
 #include <unordered_map>
 
 #include "storage/database_impl.h"
@@ -76,7 +77,11 @@ class DatabaseImpl::WriteContext {
   std::optional<DocRecord>& NewRecordSlot(const std::string& docid) {
     return records_.try_emplace(docid).first->second;
   }
-  // `slot` (from LoadRecord/NewRecordSlot) is to be written back. `docid`
+  // The slot of a document whose id was just generated: new by construction
+  // and named by no other document, so it needs no entry in the id map.
+  std::optional<DocRecord>& GeneratedRecordSlot() { return generated_.emplace_back(); }
+  // `slot` (from LoadRecord/NewRecordSlot/GeneratedRecordSlot) is to be
+  // written back. `docid`
   // must outlive the context (it is the incoming document's id).
   void MarkDirty(std::string_view docid, std::optional<DocRecord>* slot) {
     dirty_.push_back({docid, slot});
@@ -86,9 +91,9 @@ class DatabaseImpl::WriteContext {
   void SupersedeChange(uint64_t seq, bool shared) {
     if (seq > start_seq_) return;  // this batch's own change: its block is not written yet
     if (shared) {
-      batch_.PutOwned(keys_.Obsolete(seq), std::string());
+      rest_.push_back({false, keys_.Obsolete(seq), std::string()});
     } else {
-      batch_.Delete(keys_.Seq(seq));  // alone in its block, keyed by its seq
+      rest_.push_back({true, keys_.Seq(seq), std::string()});  // alone in its block
     }
   }
 
@@ -104,26 +109,32 @@ class DatabaseImpl::WriteContext {
   void Put(std::string key, std::string value) { overlay_[std::move(key)] = std::move(value); }
   void Delete(std::string key) { overlay_[std::move(key)] = std::nullopt; }
 
-  // Returns the batch of everything this context changed.
+  // Returns the batch of everything this context changed, in key order:
+  // the document records by id, the counters, then the few other keys.
+  // Sorted batches let the store place each key beside the previous one.
   KVWriteBatch& Finish() {
-    // A document edited twice in the batch is in dirty_ twice.
-    std::sort(dirty_.begin(), dirty_.end(),
-              [](const Dirty& a, const Dirty& b) { return a.slot < b.slot; });
+    // A document edited twice in the batch is in dirty_ twice. Generated and
+    // other ascending ids arrive sorted already.
+    auto by_id = [](const Dirty& a, const Dirty& b) { return a.docid < b.docid; };
+    if (!std::is_sorted(dirty_.begin(), dirty_.end(), by_id)) {
+      std::sort(dirty_.begin(), dirty_.end(), by_id);
+    }
     dirty_.erase(std::unique(dirty_.begin(), dirty_.end(),
                              [](const Dirty& a, const Dirty& b) { return a.slot == b.slot; }),
                  dirty_.end());
+    batch_.Reserve(dirty_.size() + overlay_.size() + rest_.size() + 2);
     // One change block for the batch: each document's latest change, in seq
     // order (a document written twice keeps only its later change).
-    batch_.Reserve(dirty_.size() + overlay_.size() + 2);
     std::vector<const Dirty*> changed;
     changed.reserve(dirty_.size());
     for (const Dirty& d : dirty_) {
       if (*d.slot && (*d.slot)->seq > start_seq_) changed.push_back(&d);
     }
     if (!changed.empty()) {
-      std::sort(changed.begin(), changed.end(), [](const Dirty* a, const Dirty* b) {
-        return (*a->slot)->seq < (*b->slot)->seq;
-      });
+      auto by_seq = [](const Dirty* a, const Dirty* b) { return (*a->slot)->seq < (*b->slot)->seq; };
+      if (!std::is_sorted(changed.begin(), changed.end(), by_seq)) {
+        std::sort(changed.begin(), changed.end(), by_seq);
+      }
       ChangeBlockBuilder block;
       for (const Dirty* d : changed) {
         DocRecord& record = **d->slot;
@@ -131,31 +142,38 @@ class DatabaseImpl::WriteContext {
         block.Add(record.seq, d->docid, record.deleted, record.winner_rev);
       }
       const uint64_t last = block.last_seq();
-      batch_.PutOwned(keys_.Seq(last), block.Finish());
+      rest_.push_back({false, keys_.Seq(last), block.Finish()});
     }
     for (const Dirty& d : dirty_) {
       if (!*d.slot) continue;
-      if (d.docid > largest_written_) largest_written_ = d.docid;
       std::string encoded;
       EncodeDocRecord(**d.slot, &encoded);
       batch_.PutOwned(keys_.Doc(d.docid), std::move(encoded));
     }
+    // May name a slot left empty: too large an estimate only costs lookups.
+    if (!dirty_.empty()) largest_written_ = dirty_.back().docid;
     dirty_.clear();
-    for (auto& [key, value] : overlay_) {
-      if (value) batch_.PutOwned(std::string(key), std::move(*value));
-      else batch_.Delete(key);
-    }
-    overlay_.clear();
     std::string c;
     coding::PutVarint64(&c, counters.update_seq);
     coding::PutVarint64(&c, counters.doc_count);
     coding::PutVarint64(&c, counters.doc_del_count);
     coding::PutVarint64(&c, counters.external_size);
     batch_.PutOwned(keys_.Counters(), std::move(c));
+    for (auto& [key, value] : overlay_) {
+      rest_.push_back({!value, key, value ? std::move(*value) : std::string()});
+    }
+    overlay_.clear();
+    std::sort(rest_.begin(), rest_.end(),
+              [](const KVWriteBatch::Op& a, const KVWriteBatch::Op& b) { return a.key < b.key; });
+    for (KVWriteBatch::Op& op : rest_) {
+      if (op.is_delete) batch_.Delete(op.key);
+      else batch_.PutOwned(std::move(op.key), std::move(op.value));
+    }
+    rest_.clear();
     return batch_;
   }
 
-  bool changed() const { return !overlay_.empty() || !dirty_.empty() || !batch_.empty(); }
+  bool changed() const { return !overlay_.empty() || !dirty_.empty() || !rest_.empty(); }
   // After Finish(): the largest id among the documents it wrote ("" if none).
   std::string_view LargestWrittenDocId() const { return largest_written_; }
 
@@ -170,8 +188,12 @@ class DatabaseImpl::WriteContext {
   const uint64_t start_seq_;  // this batch's changes have greater seqs
   // Node-based: slots stay put while the map grows.
   std::unordered_map<std::string, std::optional<DocRecord>> records_;
+  std::deque<std::optional<DocRecord>> generated_;  // deque: slots stay put
   std::vector<Dirty> dirty_;
   std::unordered_map<std::string, std::optional<std::string>> overlay_;
+  // Other ops for the batch (superseded changes, the change block), put in
+  // key order with the overlay by Finish().
+  std::vector<KVWriteBatch::Op> rest_;
   KVWriteBatch batch_;
   std::string_view largest_written_;  // views a dirty document's id
 
@@ -241,7 +263,7 @@ Status DatabaseImpl::ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdate
     // A freshly generated id (104 random bits + a per-thread counter) cannot
     // name an existing document, so the existence lookup is skipped.
     doc.id = SequentialUuidHex();
-    slot = &ctx.NewRecordSlot(doc.id);
+    slot = &ctx.GeneratedRecordSlot();
   } else {
     Status s = ctx.LoadRecord(doc.id, &slot);
     if (!s.ok()) return s;

@@ -203,6 +203,12 @@ TEST(Document, RevHashFollowsTheDocumentedFormula) {
   std::string a = ComputeRevHash("", false, R"({"v":1})");
   ComputeRevHash("1-x", true, R"({"w":2})");
   EXPECT_EQ(a, ComputeRevHash("", false, R"({"v":1})"));
+  // Small revisions hash in one shot, large ones stream: both follow the
+  // formula on either side of the switch.
+  for (size_t size : {1000, 1016, 1017, 5000}) {
+    const std::string body = "{\"s\":\"" + std::string(size - 8, 'x') + "\"}";
+    EXPECT_EQ(Xxh128Hex("2-abc\n1\n" + body), ComputeRevHash("2-abc", true, body)) << size;
+  }
 }
 
 }  // namespace
