@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <ostream>
 #include <random>
 #include <string>
@@ -192,6 +193,40 @@ TEST_P(KVStoreTest, BatchAppliesOpsInOrder) {
   sync.sync = true;
   EXPECT_TRUE(store_->Put(sync, "f", "6").ok());
   EXPECT_EQ(Get("f"), "6");
+}
+
+// Batches in any key order, with repeated keys, deletes of absent keys and
+// keys that fall between, before and after stored ones, match a model that
+// applies the ops one by one (the memory store places sorted keys by their
+// neighbour, which this exercises from every side).
+TEST_P(KVStoreTest, RandomBatchesMatchSequentialModel) {
+  std::map<std::string, std::string> model;
+  std::mt19937 rng(7);
+  auto key = [&rng] {
+    std::string k = "k" + std::to_string(rng() % 40);
+    if (rng() % 3 == 0) k += "/" + std::to_string(rng() % 5);
+    return k;
+  };
+  for (int round = 0; round < 300; ++round) {
+    KVWriteBatch b;
+    const int n = 1 + static_cast<int>(rng() % 12);
+    for (int i = 0; i < n; ++i) {
+      std::string k = key();
+      if (rng() % 4 == 0) {
+        b.Delete(k);
+        model.erase(k);
+      } else {
+        std::string v = std::to_string(round) + "." + std::to_string(i);
+        if (rng() % 2) b.Put(k, v);
+        else b.PutOwned(std::string(k), std::string(v));
+        model[k] = v;
+      }
+    }
+    Status s = (round % 2) ? store_->WriteOwned(KVWriteOptions(), std::move(b))
+                           : store_->Write(KVWriteOptions(), b);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(Scan(), KVs(model.begin(), model.end())) << "round " << round;
+  }
 }
 
 //////// Iteration:
