@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
+#include <new>
 #include <iterator>
 #include <utility>
 
@@ -72,6 +74,14 @@ std::shared_ptr<const KVSnapshot> MemoryStore::GetSnapshot() {
 
 //////// Reads and writes:
 
+MemoryStore::Version* MemoryStore::Version::New(bool deleted, std::string_view value) {
+  void* mem = ::operator new(sizeof(Version) + value.size());
+  auto* v = new (mem) Version{0, nullptr, static_cast<uint32_t>(value.size()), deleted};
+  if (!value.empty()) std::memcpy(v + 1, value.data(), value.size());
+  return v;
+}
+
+
 MemoryStore::MemoryStore() = default;
 
 MemoryStore::~MemoryStore() {
@@ -79,7 +89,7 @@ MemoryStore::~MemoryStore() {
   for (auto& [key, chain] : map_) {
     for (Version* v = chain; v != nullptr;) {
       Version* older = v->older;
-      delete v;
+      Version::Free(v);
       v = older;
     }
   }
@@ -103,7 +113,7 @@ Status MemoryStore::Get(const KVReadOptions& options, std::string_view key, std:
   if (it == map_.end()) return Status::NotFound();
   const Version* v = Visible(it->second, seq);
   if (v == nullptr) return Status::NotFound();
-  value->assign(v->value);
+  value->assign(v->value());
   return Status::OK();
 }
 
@@ -123,13 +133,15 @@ Status MemoryStore::Apply(Ops&& ops) {
   constexpr bool kOwned = std::is_rvalue_reference_v<Ops&&> && !std::is_const_v<std::remove_reference_t<Ops>>;
   // Allocate and copy values before taking the lock, so readers wait only
   // for the pointer surgery.
+  for (const auto& op : ops) {
+    if (op.value.size() > kMaxValueSize) {
+      return Status(Status::Code::kTooLarge, "value too large for the memory store");
+    }
+  }
   std::vector<Version*> fresh(ops.size());
   for (size_t i = 0; i < ops.size(); i++) {
-    if constexpr (kOwned) {
-      fresh[i] = new Version{0, ops[i].is_delete, std::move(ops[i].value), nullptr};
-    } else {
-      fresh[i] = new Version{0, ops[i].is_delete, ops[i].value, nullptr};
-    }
+    fresh[i] = Version::New(ops[i].is_delete, ops[i].value);
+    if constexpr (kOwned) std::string().swap(ops[i].value);  // give the copy's source back now
   }
   // Ops go in in key order (a stable sort: of two ops on one key, the later
   // still wins). A batch's keys then mostly land beside their predecessor
@@ -165,7 +177,7 @@ Status MemoryStore::Apply(Ops&& ops) {
       } else if (next == map_.end() || key < next->first) {
         // Absent, and its place is right after prev.
         if (v->deleted) {
-          delete v;  // deleting an absent key changes nothing (invariant (3))
+          Version::Free(v);  // deleting an absent key changes nothing (invariant (3))
           continue;
         }
         if constexpr (kOwned) {
@@ -182,7 +194,7 @@ Status MemoryStore::Apply(Ops&& ops) {
         // at every live sequence (invariant (3)).
         it = map_.find(key);
         if (it == map_.end()) {
-          delete v;
+          Version::Free(v);
           continue;
         }
       } else if constexpr (kOwned) {
@@ -197,7 +209,7 @@ Status MemoryStore::Apply(Ops&& ops) {
       // Overwritten within this batch; nobody can see `head` (seq is not yet
       // published), so replace it. The node is in `touched` already.
       v->older = head->older;
-      delete head;
+      Version::Free(head);
       it->second = v;
     } else {
       v->older = head;
@@ -226,13 +238,13 @@ bool MemoryStore::Collect(Map::iterator it, uint64_t oldest) {
   if (keep != nullptr) {
     for (Version* v = keep->older; v != nullptr;) {
       Version* older = v->older;
-      delete v;
+      Version::Free(v);
       v = older;
     }
     keep->older = nullptr;
     if (keep == head && head->deleted) {
       // Invariant (3): a lone deletion no live snapshot predates.
-      delete head;
+      Version::Free(head);
       map_.erase(it);
       return false;
     }
@@ -357,7 +369,7 @@ class MemoryStore::Iter final : public KVIterator {
   }
   std::string_view value() const override {
     assert(valid_);
-    return cur_->value;
+    return cur_->value();
   }
   Status status() const override { return Status::OK(); }
 

@@ -98,12 +98,21 @@ class MemoryStore final : public KVStore {
   friend class Snapshot;
   friend class Iter;
 
+  // One allocation: this header, then the value's bytes. Keeping the bytes
+  // inline halves the allocations a write retains, and so the memory (and
+  // page faults) a growing store costs per entry.
   struct Version {
     uint64_t seq;
-    bool deleted;
-    std::string value;
     Version* older;  // next older version, or nullptr
+    uint32_t size;   // of the value
+    bool deleted;
+
+    std::string_view value() const { return {reinterpret_cast<const char*>(this + 1), size}; }
+    // REQUIRES: value.size() <= kMaxValueSize.
+    static Version* New(bool deleted, std::string_view value);
+    static void Free(Version* v) { ::operator delete(v); }
   };
+  static constexpr size_t kMaxValueSize = UINT32_MAX;
   using Map = std::map<std::string, Version*, std::less<>>;
 
   // Newest version of `chain` with seq <= `seq` that is not a deletion, or
