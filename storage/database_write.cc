@@ -250,7 +250,7 @@ void DatabaseImpl::ApplyDoc(IncomingDoc& doc, bool new_edits, WriteContext& ctx,
   } else {
     s = ApplyReplicated(doc, ctx, result);
   }
-  result->id = doc.id;
+  // result->id is set once the batch is committed (WriteGrouped).
   if (!s.ok()) {
     result->rev.clear();
     result->status = std::move(s);
@@ -515,6 +515,13 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
         }
       }
       s = Commit(ctx);
+    }
+  }
+  // The batch is committed and its context gone: nothing views the ids any
+  // more, so the results take them instead of copies.
+  for (Writer* x : group) {
+    for (size_t i = 0; i < x->docs->size(); ++i) {
+      if ((*x->valid)[i]) (*x->results)[i].id = std::move((*x->docs)[i].id);
     }
   }
 
