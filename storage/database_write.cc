@@ -621,6 +621,7 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
   if (!result.status.ok()) return result.status;
   s = Commit(ctx);
   if (!s.ok()) return s;
+  result.id = std::move(doc.id);
   return result;
 }
 

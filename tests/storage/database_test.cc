@@ -119,6 +119,7 @@ TEST_P(DatabaseTest, DeleteLeavesATombstone) {
   std::string rev1 = PutOk(R"({"_id":"a","v":1})");
   auto del = db_->Delete("a", rev1);
   ASSERT_TRUE(del.ok()) << del.status().ToString();
+  EXPECT_EQ("a", del->id);
   EXPECT_TRUE(IsRev(del->rev, 2));
   auto get = db_->Get("a");
   ASSERT_FALSE(get.ok());
@@ -322,6 +323,7 @@ TEST_P(DatabaseTest, LocalDocsHaveNoHistoryAndStayOutOfFeeds) {
   EXPECT_EQ("0-2", locals.rows[0].rev);
   auto del = db_->Delete("_local/cp", "0-2");
   ASSERT_TRUE(del.ok());
+  EXPECT_EQ("_local/cp", del->id);
   EXPECT_EQ("0-0", del->rev);
   EXPECT_TRUE(db_->Get("_local/cp").status().IsNotFound());
   EXPECT_TRUE(db_->Delete("_local/cp", "0-2").status().IsNotFound());
