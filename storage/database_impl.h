@@ -120,9 +120,14 @@ class DatabaseImpl final : public Database {
   void PrefetchRecords(const std::vector<Writer*>& group, WriteContext& ctx);
   // After a commit: raises largest_doc_id_ to the largest id ctx wrote.
   void NoteWrittenDocIds(const WriteContext& ctx);
-  void ApplyDoc(IncomingDoc& doc, bool new_edits, WriteContext& ctx, DocUpdateResult* result);
-  Status ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result);
-  Status ApplyReplicated(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result);
+  // `slot`: the document's record slot if PrefetchRecords settled it, else
+  // nullptr (the record is looked up by id).
+  void ApplyDoc(IncomingDoc& doc, bool new_edits, WriteContext& ctx, DocUpdateResult* result,
+                std::optional<DocRecord>* slot);
+  Status ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result,
+                      std::optional<DocRecord>* slot);
+  Status ApplyReplicated(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result,
+                         std::optional<DocRecord>* slot);
   Status ApplyLocal(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result);
   // Records that node `new_index` was added to `record` (of `docid`) with
   // `body`: moves bodies, stems, assigns the record's seq and by-seq entry.

@@ -21,7 +21,8 @@ class DatabaseImpl::WriteContext {
       : kv_(kv), keys_(keys), start_seq_(counters.update_seq), counters(counters) {}
 
   // The record slot of `docid` (nullopt: the document does not exist).
-  Status LoadRecord(const std::string& docid, std::optional<DocRecord>** slot) {
+  // `docid` must outlive the context (it is an incoming document's id).
+  Status LoadRecord(std::string_view docid, std::optional<DocRecord>** slot) {
     auto it = records_.find(docid);
     if (it == records_.end()) {
       std::string bytes;
@@ -70,18 +71,14 @@ class DatabaseImpl::WriteContext {
         record.emplace();
         if (!DecodeDocRecord(it->value(), &*record).ok()) continue;
       }
-      records_.emplace(std::string(id), std::move(record));
+      records_.emplace(id, std::move(record));
     }
   }
-  // The slot of a document known not to exist (a freshly generated id).
-  std::optional<DocRecord>& NewRecordSlot(const std::string& docid) {
-    return records_.try_emplace(docid).first->second;
-  }
-  // The slot of a document whose id was just generated: new by construction
-  // and named by no other document, so it needs no entry in the id map.
-  std::optional<DocRecord>& GeneratedRecordSlot() { return generated_.emplace_back(); }
-  // `slot` (from LoadRecord/NewRecordSlot/GeneratedRecordSlot) is to be
-  // written back. `docid`
+  // A slot for a document known not to exist, outside the id map: the
+  // caller hands it to every document of the batch with that id (a freshly
+  // generated id has no other).
+  std::optional<DocRecord>& FreshRecordSlot() { return fresh_.emplace_back(); }
+  // `slot` (from LoadRecord or FreshRecordSlot) is to be written back. `docid`
   // must outlive the context (it is the incoming document's id).
   void MarkDirty(std::string_view docid, std::optional<DocRecord>* slot) {
     dirty_.push_back({docid, slot});
@@ -187,8 +184,9 @@ class DatabaseImpl::WriteContext {
   const keys::DatabaseKeys& keys_;
   const uint64_t start_seq_;  // this batch's changes have greater seqs
   // Node-based: slots stay put while the map grows.
-  std::unordered_map<std::string, std::optional<DocRecord>> records_;
-  std::deque<std::optional<DocRecord>> generated_;  // deque: slots stay put
+  // Keyed by views of the incoming documents' ids, which outlive the context.
+  std::unordered_map<std::string_view, std::optional<DocRecord>> records_;
+  std::deque<std::optional<DocRecord>> fresh_;  // deque: slots stay put
   std::vector<Dirty> dirty_;
   std::unordered_map<std::string, std::optional<std::string>> overlay_;
   // Other ops for the batch (superseded changes, the change block), put in
@@ -210,6 +208,9 @@ struct DatabaseImpl::Writer {
   const std::vector<bool>* valid;  // which docs parsed and are to be applied
   bool new_edits;
   std::vector<DocUpdateResult>* results;
+  // Per document, its record slot when PrefetchRecords found it to be new
+  // (nullptr: ApplyDoc looks the record up).
+  std::vector<std::optional<DocRecord>*> slots;
   Status status;
   bool done = false;
   std::condition_variable cv;  // waits use queue_mu_
@@ -241,14 +242,14 @@ Status DatabaseImpl::CheckAlive() const {
 }
 
 void DatabaseImpl::ApplyDoc(IncomingDoc& doc, bool new_edits, WriteContext& ctx,
-                            DocUpdateResult* result) {
+                            DocUpdateResult* result, std::optional<DocRecord>* slot) {
   Status s;
   if (IsLocalDocId(doc.id)) {
     s = ApplyLocal(doc, ctx, result);
   } else if (new_edits) {
-    s = ApplyNewEdit(doc, ctx, result);
+    s = ApplyNewEdit(doc, ctx, result, slot);
   } else {
-    s = ApplyReplicated(doc, ctx, result);
+    s = ApplyReplicated(doc, ctx, result, slot);
   }
   // result->id is set once the batch is committed (WriteGrouped).
   if (!s.ok()) {
@@ -257,14 +258,14 @@ void DatabaseImpl::ApplyDoc(IncomingDoc& doc, bool new_edits, WriteContext& ctx,
   }
 }
 
-Status DatabaseImpl::ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result) {
-  std::optional<DocRecord>* slot;
+Status DatabaseImpl::ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result,
+                                  std::optional<DocRecord>* slot) {
   if (doc.id.empty()) {
     // A freshly generated id (104 random bits + a per-thread counter) cannot
     // name an existing document, so the existence lookup is skipped.
     doc.id = SequentialUuidHex();
-    slot = &ctx.GeneratedRecordSlot();
-  } else {
+    slot = &ctx.FreshRecordSlot();
+  } else if (slot == nullptr) {
     Status s = ctx.LoadRecord(doc.id, &slot);
     if (!s.ok()) return s;
   }
@@ -300,7 +301,7 @@ Status DatabaseImpl::ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdate
 }
 
 Status DatabaseImpl::ApplyReplicated(IncomingDoc& doc, WriteContext& ctx,
-                                     DocUpdateResult* result) {
+                                     DocUpdateResult* result, std::optional<DocRecord>* slot) {
   if (doc.id.empty()) return {Status::Code::kIllegalDocId, "Document id must not be empty"};
   Revisions path;
   if (doc.revisions) {
@@ -315,9 +316,10 @@ Status DatabaseImpl::ApplyReplicated(IncomingDoc& doc, WriteContext& ctx,
   RevId newest{path.start, path.ids[0]};
   result->rev = newest.ToString();
 
-  std::optional<DocRecord>* slot;
-  Status s = ctx.LoadRecord(doc.id, &slot);
-  if (!s.ok()) return s;
+  if (slot == nullptr) {
+    Status s = ctx.LoadRecord(doc.id, &slot);
+    if (!s.ok()) return s;
+  }
   if (*slot) {
     int existing = (*slot)->tree.Find(newest);
     if (existing != RevTree::kNone && (*slot)->tree.node(existing).has_body) {
@@ -511,7 +513,10 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
       PrefetchRecords(group, ctx);
       for (Writer* x : group) {
         for (size_t i = 0; i < x->docs->size(); ++i) {
-          if ((*x->valid)[i]) ApplyDoc((*x->docs)[i], x->new_edits, ctx, &(*x->results)[i]);
+          if ((*x->valid)[i]) {
+            ApplyDoc((*x->docs)[i], x->new_edits, ctx, &(*x->results)[i],
+                     x->slots.empty() ? nullptr : x->slots[i]);
+          }
         }
       }
       s = Commit(ctx);
@@ -538,21 +543,30 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
 }
 
 void DatabaseImpl::PrefetchRecords(const std::vector<Writer*>& group, WriteContext& ctx) {
-  std::vector<std::string_view> ids;
-  for (const Writer* x : group) {
+  // The documents that name an id, each with where its slot goes.
+  struct Named {
+    std::string_view id;
+    std::optional<DocRecord>** slot;
+  };
+  std::vector<Named> named;
+  for (Writer* x : group) {
+    x->slots.assign(x->docs->size(), nullptr);
     for (size_t i = 0; i < x->docs->size(); ++i) {
       const std::string& id = (*x->docs)[i].id;
       // Generated ids (empty here) are new by construction; _local docs
       // live under another kind.
-      if ((*x->valid)[i] && !id.empty() && !IsLocalDocId(id)) ids.push_back(id);
+      if ((*x->valid)[i] && !id.empty() && !IsLocalDocId(id)) named.push_back({id, &x->slots[i]});
     }
   }
-  if (ids.empty()) return;
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  // Ids past the largest one stored are new: no lookup at all. Ascending
-  // ids (CouchDB's "sequential" uuids, time-ordered ids, counters) make
-  // most inserts take this path.
+  if (named.empty()) return;
+  auto by_id = [](const Named& a, const Named& b) { return a.id < b.id; };
+  if (!std::is_sorted(named.begin(), named.end(), by_id)) {
+    std::sort(named.begin(), named.end(), by_id);
+  }
+  // Ids past the largest one stored are new: no lookup at all, and their
+  // documents get their slots directly (one per id, shared by repeats).
+  // Ascending ids (CouchDB's "sequential" uuids, time-ordered ids,
+  // counters) make most inserts take this path.
   if (!largest_doc_id_known_) {
     KVIteratorOptions io;
     io.lower_bound = keys_.KindPrefix(keys::kDocKind);
@@ -563,9 +577,18 @@ void DatabaseImpl::PrefetchRecords(const std::vector<Writer*>& group, WriteConte
     largest_doc_id_.assign(it->Valid() ? keys_.Suffix(it->key()) : std::string_view());
     largest_doc_id_known_ = true;
   }
-  auto first_new = std::upper_bound(ids.begin(), ids.end(), std::string_view(largest_doc_id_));
-  for (auto id = first_new; id != ids.end(); ++id) ctx.NewRecordSlot(std::string(*id));
-  ids.erase(first_new, ids.end());
+  auto first_new = std::upper_bound(named.begin(), named.end(), Named{largest_doc_id_, nullptr}, by_id);
+  std::optional<DocRecord>* slot = nullptr;
+  for (auto n = first_new; n != named.end(); ++n) {
+    if (n == first_new || n->id != std::prev(n)->id) slot = &ctx.FreshRecordSlot();
+    *n->slot = slot;
+  }
+  // The others may exist: load them in one ordered pass.
+  std::vector<std::string_view> ids;
+  ids.reserve(first_new - named.begin());
+  for (auto n = named.begin(); n != first_new; ++n) {
+    if (ids.empty() || ids.back() != n->id) ids.push_back(n->id);
+  }
   if (ids.size() >= 2) ctx.LoadRecords(ids);  // one is as cheap with a Get
 }
 
@@ -617,7 +640,7 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
     }
   }
   DocUpdateResult result;
-  ApplyDoc(doc, true, ctx, &result);
+  ApplyDoc(doc, true, ctx, &result, nullptr);
   if (!result.status.ok()) return result.status;
   s = Commit(ctx);
   if (!s.ok()) return s;

@@ -159,36 +159,33 @@ Status MemoryStore::Apply(Ops&& ops) {
 
   ExclusiveLockGuard l(&lock_);
   const uint64_t seq = last_seq_.load(std::memory_order_relaxed) + 1;
-  Map::iterator prev = map_.end();  // the node of the previous op, if any
+  // The node of the previous op and its successor, carried along: after an
+  // insert between them the successor is unchanged, and recomputing it
+  // would climb the tree.
+  Map::iterator prev = map_.end();
+  Map::iterator next = map_.end();
   for (uint32_t i : order) {
     Version* v = fresh[i];
     v->seq = seq;
     auto& key = ops[i].key;
-    Map::iterator it = map_.end();
-    bool found = false;
-    if (prev != map_.end()) {
-      Map::iterator next = std::next(prev);
-      if (prev->first == key) {
-        it = prev;
-        found = true;
-      } else if (next != map_.end() && next->first == key) {
-        it = next;
-        found = true;
-      } else if (next == map_.end() || key < next->first) {
-        // Absent, and its place is right after prev.
-        if (v->deleted) {
-          Version::Free(v);  // deleting an absent key changes nothing (invariant (3))
-          continue;
-        }
-        if constexpr (kOwned) {
-          it = map_.try_emplace(next, std::move(key), nullptr);
-        } else {
-          it = map_.try_emplace(next, key, nullptr);
-        }
-        found = true;
+    Map::iterator it;
+    if (prev != map_.end() && prev->first == key) {
+      it = prev;  // the same key again
+    } else if (prev != map_.end() && next != map_.end() && next->first == key) {
+      it = next;
+      next = std::next(next);
+    } else if (prev != map_.end() && (next == map_.end() || key < next->first)) {
+      // Absent, and its place is between prev and next.
+      if (v->deleted) {
+        Version::Free(v);  // deleting an absent key changes nothing (invariant (3))
+        continue;
       }
-    }
-    if (!found) {
+      if constexpr (kOwned) {
+        it = map_.try_emplace(next, std::move(key), nullptr);
+      } else {
+        it = map_.try_emplace(next, key, nullptr);
+      }
+    } else {
       if (v->deleted) {
         // Deleting an absent key changes nothing: a missing node is absent
         // at every live sequence (invariant (3)).
@@ -202,6 +199,7 @@ Status MemoryStore::Apply(Ops&& ops) {
       } else {
         it = map_.try_emplace(key, nullptr).first;
       }
+      next = std::next(it);
     }
     prev = it;
     Version* head = it->second;
