@@ -2,6 +2,8 @@
 // for the encoding.
 #include "storage/rev_tree.h"
 
+#include <bit>
+
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -79,31 +81,41 @@ void SortLeaves(const std::vector<Node>& nodes, std::vector<int>* leaves) {
             [&nodes](int a, int b) { return LeafBefore(nodes[a], nodes[b]); });
 }
 
-// Lowercase hex digit values; -1 for anything else (uppercase included: it
-// is deliberately not packed, as it must round-trip exactly). A table, not
-// branches: every node of every tree a write encodes goes through it.
-constexpr std::array<int8_t, 256> kHexValues = [] {
-  std::array<int8_t, 256> t{};
-  for (auto& v : t) v = -1;
-  for (int c = '0'; c <= '9'; ++c) t[c] = static_cast<int8_t>(c - '0');
-  for (int c = 'a'; c <= 'f'; ++c) t[c] = static_cast<int8_t>(c - 'a' + 10);
-  return t;
-}();
-
-inline int HexValue(char c) { return kHexValues[static_cast<unsigned char>(c)]; }
+// Packs 8 lowercase hex chars (little-endian in `x`) into 4 bytes at `out`;
+// false if any is not one (uppercase included: it is deliberately not
+// packed, as it must round-trip exactly). Eight chars at a time in one
+// register (SWAR): every node of every tree a write encodes comes through
+// here, and a per-char table lookup was a measurable part of a bulk insert.
+inline bool PackLowerHex8(uint64_t x, char* out) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  if (x & kHigh) return false;
+  // With every byte below 0x80 these sums cannot carry into the next byte;
+  // each byte's high bit tells whether it is >= lo (or <= hi).
+  auto at_least = [&](uint64_t lo) { return (x + (0x80 - lo) * kOnes) & kHigh; };
+  auto at_most = [&](uint64_t hi) { return ~(x + (0x7f - hi) * kOnes) & kHigh; };
+  const uint64_t digit = at_least('0') & at_most('9');
+  const uint64_t letter = at_least('a') & at_most('f');
+  if ((digit | letter) != kHigh) return false;
+  // '0'-'9' keep their low nibble; 'a'-'f' (0x61-0x66) add 9 to theirs.
+  const uint64_t nibbles = (x & (0x0f * kOnes)) + ((x >> 6) & kOnes) * 9;
+  // Byte 2k becomes (nibble 2k << 4) | nibble 2k+1.
+  const uint64_t pairs = (nibbles << 4) | (nibbles >> 8);
+  for (int k = 0; k < 4; ++k) out[k] = static_cast<char>(pairs >> (16 * k));
+  return true;
+}
 
 // Packs 32 lowercase hex chars into 16 bytes at `out`; false (out partly
 // written) if `s` is not exactly that.
 bool PackLowerHex32(const std::string& s, char* out) {
   if (s.size() != kHexHashChars) return false;
-  int bad = 0;
-  for (size_t i = 0; i < kPackedHashBytes; ++i) {
-    const int hi = HexValue(s[2 * i]);
-    const int lo = HexValue(s[2 * i + 1]);
-    bad |= hi | lo;  // negative if either was not a digit
-    out[i] = static_cast<char>((hi << 4) | (lo & 0xf));
+  for (size_t i = 0; i < kHexHashChars; i += 8) {
+    uint64_t x;
+    std::memcpy(&x, s.data() + i, 8);
+    if constexpr (std::endian::native == std::endian::big) x = __builtin_bswap64(x);
+    if (!PackLowerHex8(x, out + i / 2)) return false;
   }
-  return bad >= 0;
+  return true;
 }
 
 void UnpackHex(std::string_view raw, std::string* hex) {

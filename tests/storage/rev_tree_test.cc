@@ -739,6 +739,27 @@ TEST(RevTreeEncodingTest, OneNodeHexTreeIsCompact) {
   EXPECT_EQ(bytes.size(), 21u);  // version, count, flags, gen, 16-byte hash, seq
 }
 
+// Every byte value at every position of a 32-char hash: only all-lowercase
+// hex packs (21 bytes), and everything round-trips exactly.
+TEST(RevTreeEncodingTest, OnlyLowercaseHexPacksAndAllRoundTrip) {
+  const std::string base = "0123456789abcdef0123456789abcdef";
+  for (size_t pos = 0; pos < base.size(); ++pos) {
+    for (int c = 0; c < 256; ++c) {
+      std::string hash = base;
+      hash[pos] = static_cast<char>(c);
+      RevTree t;
+      t.AddRevision(RevTree::kNone, {1, hash}, false, true, 1);
+      std::string bytes;
+      t.Encode(&bytes);
+      const bool lower_hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+      ASSERT_EQ(lower_hex, bytes.size() == 21u) << pos << " " << c;
+      RevTree out;
+      ASSERT_TRUE(RevTree::Decode(bytes, &out).ok()) << pos << " " << c;
+      ASSERT_EQ(out.node(0).hash, hash) << pos << " " << c;
+    }
+  }
+}
+
 TEST(RevTreeEncodingTest, RoundTripsExactly) {
   RevTree t = SampleTree();
   std::string bytes;
