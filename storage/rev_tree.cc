@@ -428,7 +428,9 @@ std::vector<RevId> RevTree::Stem(uint32_t limit) {
   std::vector<RevId> removed;
   if (limit == 0) limit = 1;
   const int n = static_cast<int>(nodes_.size());
-  if (n == 0) return removed;
+  // No path can be longer than the tree is big (the common case: skip the
+  // pass and its allocation on every write).
+  if (static_cast<uint64_t>(n) <= limit) return removed;
 
   // dist[i] = generations from i down to its nearest leaf. Children come
   // after their parent, so a reverse pass sees every child first.
