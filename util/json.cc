@@ -198,12 +198,45 @@ constexpr std::array<char, 256> kEscapes = [] {
 }();
 }  // namespace
 
+// The index of the first byte of `s` that kEscapes escapes (s.size() if
+// none). Eight bytes at a time: most strings need no escape at all.
+size_t FirstEscape(std::string_view s) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t x;
+    std::memcpy(&x, s.data() + i, 8);
+    // Exact per-word tests: some byte < 0x20, == '"' or == '\\'.
+    const uint64_t below_space = (x - 0x20 * kOnes) & ~x & kHigh;
+    const uint64_t q = x ^ ('"' * kOnes);
+    const uint64_t b = x ^ ('\\' * kOnes);
+    const uint64_t quote = (q - kOnes) & ~q & kHigh;
+    const uint64_t backslash = (b - kOnes) & ~b & kHigh;
+    if (below_space | quote | backslash) break;
+  }
+  for (; i < s.size(); ++i) {
+    if (kEscapes[static_cast<unsigned char>(s[i])] != 0) return i;
+  }
+  return s.size();
+}
+
 void AppendQuoted(std::string* out, std::string_view s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
+  const size_t clean = FirstEscape(s);
+  if (clean == s.size()) {
+    const size_t at = out->size();
+    out->resize(at + s.size() + 2);
+    char* p = out->data() + at;
+    *p = '"';
+    if (!s.empty()) std::memcpy(p + 1, s.data(), s.size());
+    p[s.size() + 1] = '"';
+    return;
+  }
   out->reserve(out->size() + s.size() + 2);
   out->push_back('"');
   size_t run = 0;  // start of the bytes not yet copied
-  for (size_t i = 0; i < s.size(); ++i) {
+  for (size_t i = clean; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
     const char e = kEscapes[c];
     if (e == 0) continue;

@@ -118,6 +118,27 @@ TEST(Json, QuoteMatchesRapidJsonWriter) {
   }
 }
 
+// Every byte value at every position of strings around the 8-byte word the
+// escape scan steps by: the fast path for clean strings and the escaping
+// path agree with rapidjson::Writer, and appending keeps what was there.
+TEST(Json, QuoteMatchesRapidJsonWriterAtEveryPosition) {
+  for (size_t len : {1, 7, 8, 9, 16, 17}) {
+    for (size_t pos = 0; pos < len; ++pos) {
+      for (int c = 0; c < 256; ++c) {
+        std::string s(len, 'a');
+        s[pos] = static_cast<char>(c);
+        std::string expected = "x";
+        StringOutput os(&expected);
+        Writer w(os);
+        w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+        std::string out = "x";
+        AppendQuoted(&out, s);
+        ASSERT_EQ(expected, out) << len << " " << pos << " " << c;
+      }
+    }
+  }
+}
+
 TEST(Json, AppendStringArray) {
   std::string out;
   AppendStringArray(&out, {});
