@@ -126,6 +126,11 @@ class DatabaseImpl final : public Database {
                 std::optional<DocRecord>* slot);
   Status ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result,
                       std::optional<DocRecord>* slot);
+  // ApplyNewEdit for a document that does not exist (the empty `slot`): its
+  // first revision, without an edit's bookkeeping (no previous winner,
+  // nothing to stem or supersede).
+  void CreateDoc(IncomingDoc& doc, std::optional<DocRecord>& slot, WriteContext& ctx,
+                 DocUpdateResult* result);
   Status ApplyReplicated(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result,
                          std::optional<DocRecord>* slot);
   Status ApplyLocal(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result);

@@ -270,10 +270,13 @@ Status DatabaseImpl::ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdate
     if (!s.ok()) return s;
   }
 
-  int parent = RevTree::kNone;
   if (!*slot) {
     if (doc.rev) return Status::Conflict();
-  } else {
+    CreateDoc(doc, *slot, ctx, result);
+    return Status::OK();
+  }
+  int parent = RevTree::kNone;
+  {
     DocRecord& record = **slot;
     if (doc.rev) {
       parent = record.tree.Find(*doc.rev);
@@ -286,8 +289,7 @@ Status DatabaseImpl::ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdate
       parent = record.tree.Winner();
     }
   }
-  std::optional<DocRecord> fresh;
-  DocRecord& record = *slot ? **slot : fresh.emplace();
+  DocRecord& record = **slot;
   std::string parent_rev = parent == RevTree::kNone ? "" : record.tree.RevString(parent);
   RevId rev;
   rev.gen = parent == RevTree::kNone ? 1 : record.tree.node(parent).gen + 1;
@@ -296,8 +298,25 @@ Status DatabaseImpl::ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdate
   result->rev = rev.ToString();
   int index = record.tree.AddRevision(parent, std::move(rev), doc.deleted, true, seq);
   CommitDocChange(doc.id, *slot, record, index, std::move(doc.body), seq, ctx);
-  if (fresh) *slot = std::move(fresh);
   return Status::OK();
+}
+
+void DatabaseImpl::CreateDoc(IncomingDoc& doc, std::optional<DocRecord>& slot, WriteContext& ctx,
+                             DocUpdateResult* result) {
+  DocRecord& record = slot.emplace();
+  const uint64_t seq = ++ctx.counters.update_seq;
+  RevId rev{1, ComputeRevHash("", doc.deleted, doc.body)};
+  result->rev = rev.ToString();
+  record.winner_rev = result->rev;
+  record.tree.AddRevision(RevTree::kNone, std::move(rev), doc.deleted, true, seq);
+  record.seq = seq;
+  record.deleted = doc.deleted;
+  record.winner_body = std::move(doc.body);
+  ctx.MarkDirty(doc.id, &slot);
+  Counters& c = ctx.counters;
+  if (record.deleted) ++c.doc_del_count;
+  else ++c.doc_count;
+  c.external_size += record.winner_body.size();
 }
 
 Status DatabaseImpl::ApplyReplicated(IncomingDoc& doc, WriteContext& ctx,

@@ -1,5 +1,7 @@
 #include "storage/doc_record.h"
 
+#include <cstring>
+
 #include "util/coding.h"
 
 namespace settee {
@@ -38,15 +40,26 @@ Status DecodeDocRecord(std::string_view bytes, DocRecord* out) {
 }
 
 void EncodeDocRecord(const DocRecord& r, std::string* out) {
+  // The header is written through a pointer into room sized for its
+  // longest form (three varints), then trimmed; the tree appends after it.
+  const size_t header_room = 2 + 3 * coding::kMaxVarint64Bytes + r.winner_rev.size() + r.winner_body.size();
   out->clear();
-  // Header, body and roughly 40 bytes per revision node.
-  out->reserve(16 + r.winner_rev.size() + r.winner_body.size() + 40 * r.tree.size());
-  out->push_back(static_cast<char>(kDocRecordFormat));
-  out->push_back(static_cast<char>((r.deleted ? kDeletedFlag : 0) |
-                                    (r.change_shared ? kChangeSharedFlag : 0)));
-  coding::PutVarint64(out, r.seq);
-  coding::PutLengthPrefixed(out, r.winner_rev);
-  coding::PutLengthPrefixed(out, r.winner_body);
+  // Roughly 40 bytes per revision node.
+  out->reserve(header_room + 2 + 40 * r.tree.size());
+  out->resize(header_room);
+  char* const start = out->data();
+  char* p = start;
+  *p++ = static_cast<char>(kDocRecordFormat);
+  *p++ = static_cast<char>((r.deleted ? kDeletedFlag : 0) | (r.change_shared ? kChangeSharedFlag : 0));
+  p = coding::EncodeVarint64(p, r.seq);
+  auto put_length_prefixed = [&p](std::string_view field) {
+    p = coding::EncodeVarint64(p, field.size());
+    if (!field.empty()) std::memcpy(p, field.data(), field.size());
+    p += field.size();
+  };
+  put_length_prefixed(r.winner_rev);
+  put_length_prefixed(r.winner_body);
+  out->resize(p - start);
   r.tree.Encode(out);
 }
 

@@ -1,5 +1,6 @@
 #include "storage/document.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -253,53 +254,111 @@ Status FinishIncomingDoc(std::string_view id_override, bool saw_id,
 // accepts or rejects with its precise error. Both write byte-identical
 // bodies (json::AppendQuoted and RapidJSON's number formatting), so a
 // document's revision id does not depend on which path parsed it.
-void WriteTapeValue(simdjson::dom::element e, std::string* out) {
-  using Type = simdjson::dom::element_type;
-  char buf[32];
-  switch (e.type()) {
-    case Type::OBJECT: {
-      out->push_back('{');
-      bool first = true;
-      for (simdjson::dom::key_value_pair member : simdjson::dom::object(e)) {
-        if (!first) out->push_back(',');
-        first = false;
-        json::AppendQuoted(out, member.key);
-        out->push_back(':');
-        WriteTapeValue(member.value, out);
-      }
-      out->push_back('}');
-      return;
-    }
-    case Type::ARRAY: {
-      out->push_back('[');
-      bool first = true;
-      for (simdjson::dom::element item : simdjson::dom::array(e)) {
-        if (!first) out->push_back(',');
-        first = false;
-        WriteTapeValue(item, out);
-      }
-      out->push_back(']');
-      return;
-    }
-    case Type::STRING:
-      json::AppendQuoted(out, std::string_view(e));
-      return;
-    case Type::INT64:
-      out->append(buf, rapidjson::internal::i64toa(int64_t(e), buf) - buf);
-      return;
-    case Type::UINT64:
-      out->append(buf, rapidjson::internal::u64toa(uint64_t(e), buf) - buf);
-      return;
-    case Type::DOUBLE:
-      out->append(buf, rapidjson::internal::dtoa(double(e), buf) - buf);
-      return;
-    case Type::BOOL:
-      out->append(bool(e) ? "true" : "false");
-      return;
-    case Type::NULL_VALUE:
-      out->append("null");
-      return;
+class TapeWriter {
+ public:
+  // Writes into `out` (replacing its contents), expecting about `expected`
+  // bytes; Finish() trims it to what was written.
+  TapeWriter(std::string* out, size_t expected) : out_(out) {
+    out_->resize(std::max<size_t>(expected, 32));
+    p_ = out_->data();
+    end_ = p_ + out_->size();
   }
+  void Finish() { out_->resize(p_ - out_->data()); }
+
+  void Char(char c) {
+    Room(1);
+    *p_++ = c;
+  }
+  void Quoted(std::string_view s) {
+    if (json::FirstEscape(s) != s.size()) {
+      std::string escaped;
+      json::AppendQuoted(&escaped, s);
+      Bytes(escaped);
+      return;
+    }
+    Room(s.size() + 2);
+    *p_++ = '"';
+    if (!s.empty()) std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+    *p_++ = '"';
+  }
+  void Value(simdjson::dom::element e) {
+    using Type = simdjson::dom::element_type;
+    switch (e.type()) {
+      case Type::OBJECT: {
+        Char('{');
+        bool first = true;
+        for (simdjson::dom::key_value_pair member : simdjson::dom::object(e)) {
+          if (!first) Char(',');
+          first = false;
+          Quoted(member.key);
+          Char(':');
+          Value(member.value);
+        }
+        Char('}');
+        return;
+      }
+      case Type::ARRAY: {
+        Char('[');
+        bool first = true;
+        for (simdjson::dom::element item : simdjson::dom::array(e)) {
+          if (!first) Char(',');
+          first = false;
+          Value(item);
+        }
+        Char(']');
+        return;
+      }
+      case Type::STRING:
+        Quoted(std::string_view(e));
+        return;
+      case Type::INT64:
+        Room(kNumberRoom);
+        p_ = rapidjson::internal::i64toa(int64_t(e), p_);
+        return;
+      case Type::UINT64:
+        Room(kNumberRoom);
+        p_ = rapidjson::internal::u64toa(uint64_t(e), p_);
+        return;
+      case Type::DOUBLE:
+        Room(kNumberRoom);
+        p_ = rapidjson::internal::dtoa(double(e), p_);
+        return;
+      case Type::BOOL:
+        Bytes(bool(e) ? "true" : "false");
+        return;
+      case Type::NULL_VALUE:
+        Bytes("null");
+        return;
+    }
+  }
+
+ private:
+  // The longest number text RapidJSON's writers produce (dtoa: 25 bytes).
+  static constexpr size_t kNumberRoom = 32;
+
+  void Bytes(std::string_view s) {
+    Room(s.size());
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  void Room(size_t n) {
+    if (static_cast<size_t>(end_ - p_) >= n) return;
+    const size_t used = p_ - out_->data();
+    out_->resize(std::max(out_->size() * 2, used + n));
+    p_ = out_->data() + used;
+    end_ = out_->data() + out_->size();
+  }
+
+  std::string* out_;
+  char* p_;    // the next byte to write
+  char* end_;  // the end of the room written so far
+};
+
+void WriteTapeValue(simdjson::dom::element e, std::string* out) {
+  TapeWriter w(out, 64);
+  w.Value(e);
+  w.Finish();
 }
 
 // simdjson's parser (its tape) and the padded copy of the input it parses
@@ -338,12 +397,12 @@ bool ParseWithSimdjson(std::string_view text, SimdjsonScratch& scratch,
 
 // Splits a parsed plain document (see above) into `out`; false if it is not
 // one, with `out` to be discarded.
-bool SplitPlainDoc(simdjson::dom::element root, IncomingDoc* out, bool* saw_id,
-                   std::optional<std::string>* rev_text) {
+bool SplitPlainDoc(simdjson::dom::element root, size_t expected_size, IncomingDoc* out,
+                   bool* saw_id, std::optional<std::string>* rev_text) {
   simdjson::dom::object members;
   if (root.get_object().get(members) != simdjson::SUCCESS) return false;
-  std::string& body = out->body;
-  body.push_back('{');
+  TapeWriter body(&out->body, expected_size);
+  body.Char('{');
   bool first = true;
   for (simdjson::dom::key_value_pair member : members) {
     std::string_view name = member.key;
@@ -368,13 +427,14 @@ bool SplitPlainDoc(simdjson::dom::element root, IncomingDoc* out, bool* saw_id,
       if (kind == SpecialMember::kIgnored) continue;
       if (kind != SpecialMember::kKept) return false;  // errors and _revisions
     }
-    if (!first) body.push_back(',');
+    if (!first) body.Char(',');
     first = false;
-    json::AppendQuoted(&body, name);
-    body.push_back(':');
-    WriteTapeValue(member.value, &body);
+    body.Quoted(name);
+    body.Char(':');
+    body.Value(member.value);
   }
-  body.push_back('}');
+  body.Char('}');
+  body.Finish();
   return true;
 }
 
@@ -393,10 +453,9 @@ Status ParseIncomingDoc(std::string_view text, std::string_view id_override, siz
   // A document too big for the per-thread scratch takes the RapidJSON path,
   // which keeps nothing.
   if (text.size() <= kThreadScratchMaxBytes && ParseWithSimdjson(text, ThreadScratch(), &root)) {
-    out->body.reserve(text.size());
     bool saw_id = false;
     std::optional<std::string> rev_text;
-    if (SplitPlainDoc(root, out, &saw_id, &rev_text)) {
+    if (SplitPlainDoc(root, text.size(), out, &saw_id, &rev_text)) {
       return FinishIncomingDoc(id_override, saw_id, rev_text, out);
     }
     *out = IncomingDoc();
@@ -435,13 +494,14 @@ Status ParseIncomingDocArray(std::string_view text, size_t max_size, std::vector
   // all, from their canonical text; after the loop, as that path may reuse
   // the per-thread parser whose tape the loop is reading.
   std::vector<std::pair<size_t, std::string>> others;
+  const size_t expected_body = text.size() / std::max<size_t>(items.size(), 1) + 16;
   size_t i = 0;
   for (simdjson::dom::element item : items) {
     IncomingDoc& doc = (*out)[i];
     Status& status = (*statuses)[i++];
     bool saw_id = false;
     std::optional<std::string> rev_text;
-    if (SplitPlainDoc(item, &doc, &saw_id, &rev_text)) {
+    if (SplitPlainDoc(item, expected_body, &doc, &saw_id, &rev_text)) {
       status = doc.body.size() > max_size
                    ? Status(Status::Code::kDocumentTooLarge, "Document exceeds max_document_size")
                    : FinishIncomingDoc({}, saw_id, rev_text, &doc);

@@ -143,11 +143,7 @@ Status MemoryStore::Apply(Ops&& ops) {
     fresh[i] = Version::New(ops[i].is_delete, ops[i].value);
     if constexpr (kOwned) std::string().swap(ops[i].value);  // give the copy's source back now
   }
-  // Ops go in in key order (a stable sort: of two ops on one key, the later
-  // still wins). A batch's keys then mostly land beside their predecessor
-  // (ascending ids, neighbouring documents, a database's counters after its
-  // records), which one comparison confirms instead of a descent that
-  // compares long shared key prefixes at every level.
+  // Key order (see the header): stable, so the later of two ops on a key wins.
   std::vector<uint32_t> order(ops.size());
   for (uint32_t i = 0; i < order.size(); i++) order[i] = i;
   auto key_less = [&ops](uint32_t a, uint32_t b) { return ops[a].key < ops[b].key; };

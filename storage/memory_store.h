@@ -10,6 +10,12 @@
 // version is a deletion or there is none. Snapshots are just sequence numbers
 // registered in a live set; an iterator without a snapshot takes one.
 //
+// A batch is applied in key order (stably sorted, so of two ops on one key
+// the later wins), carrying the node of the previous op and its successor:
+// a key that belongs between them (a sorted run of new ids, the counters
+// after a database's records) is placed with one comparison instead of a
+// descent that compares long shared key prefixes at every level.
+//
 // Thread safety
 // -------------
 //
@@ -75,6 +81,7 @@ class MemoryStore final : public KVStore {
   ~MemoryStore() override;
 
   Status Get(const KVReadOptions& options, std::string_view key, std::string* value) override;
+  // A value over kMaxValueSize (4 GiB) fails the whole batch with kTooLarge.
   Status Write(const KVWriteOptions& options, const KVWriteBatch& batch) override;
   Status WriteOwned(const KVWriteOptions& options, KVWriteBatch&& batch) override;
   std::unique_ptr<KVIterator> NewIterator(const KVIteratorOptions& options) override;

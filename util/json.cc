@@ -198,8 +198,7 @@ constexpr std::array<char, 256> kEscapes = [] {
 }();
 }  // namespace
 
-// The index of the first byte of `s` that kEscapes escapes (s.size() if
-// none). Eight bytes at a time: most strings need no escape at all.
+// Eight bytes at a time: most strings need no escape at all.
 size_t FirstEscape(std::string_view s) {
   constexpr uint64_t kOnes = 0x0101010101010101ULL;
   constexpr uint64_t kHigh = 0x8080808080808080ULL;

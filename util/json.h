@@ -150,6 +150,9 @@ void SerializeTo(const Value& v, std::string* out);
 
 // Appends `s` as a quoted, escaped JSON string.
 void AppendQuoted(std::string* out, std::string_view s);
+// The index of the first byte of `s` that AppendQuoted escapes (s.size()
+// if none, the common case: such a string is copied between its quotes).
+size_t FirstEscape(std::string_view s);
 std::string Quote(std::string_view s);
 // Appends ["a","b",...].
 void AppendStringArray(std::string* out, const std::vector<std::string>& items);
