@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
-#include <new>
 #include <iterator>
+#include <new>
 #include <utility>
 
 namespace settee {
@@ -81,7 +81,6 @@ MemoryStore::Version* MemoryStore::Version::New(bool deleted, std::string_view v
   return v;
 }
 
-
 MemoryStore::MemoryStore() = default;
 
 MemoryStore::~MemoryStore() {
@@ -131,13 +130,13 @@ template <typename Ops>
 Status MemoryStore::Apply(Ops&& ops) {
   if (ops.empty()) return Status::OK();
   constexpr bool kOwned = std::is_rvalue_reference_v<Ops&&> && !std::is_const_v<std::remove_reference_t<Ops>>;
-  // Allocate and copy values before taking the lock, so readers wait only
-  // for the pointer surgery.
   for (const auto& op : ops) {
     if (op.value.size() > kMaxValueSize) {
       return Status(Status::Code::kTooLarge, "value too large for the memory store");
     }
   }
+  // Allocate and copy values before taking the lock, so readers wait only
+  // for the pointer surgery.
   std::vector<Version*> fresh(ops.size());
   for (size_t i = 0; i < ops.size(); i++) {
     fresh[i] = Version::New(ops[i].is_delete, ops[i].value);
