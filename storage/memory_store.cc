@@ -81,6 +81,16 @@ MemoryStore::Version* MemoryStore::Version::New(bool deleted, std::string_view v
   return v;
 }
 
+MemoryStore::NodeKey::NodeKey(std::string_view bytes) : size_(static_cast<uint32_t>(bytes.size())) {
+  char* dst = inline_;
+  if (size_ > kInlineBytes) dst = heap_ = new char[size_];
+  if (size_ != 0) std::memcpy(dst, bytes.data(), size_);
+}
+
+MemoryStore::NodeKey::~NodeKey() {
+  if (size_ > kInlineBytes) delete[] heap_;
+}
+
 MemoryStore::MemoryStore() = default;
 
 MemoryStore::~MemoryStore() {
@@ -131,8 +141,8 @@ Status MemoryStore::Apply(Ops&& ops) {
   if (ops.empty()) return Status::OK();
   constexpr bool kOwned = std::is_rvalue_reference_v<Ops&&> && !std::is_const_v<std::remove_reference_t<Ops>>;
   for (const auto& op : ops) {
-    if (op.value.size() > kMaxValueSize) {
-      return Status(Status::Code::kTooLarge, "value too large for the memory store");
+    if (op.value.size() > kMaxValueSize || op.key.size() > kMaxKeySize) {
+      return Status(Status::Code::kTooLarge, "key or value too large for the memory store");
     }
   }
   // Allocate and copy values before taking the lock, so readers wait only
@@ -162,24 +172,21 @@ Status MemoryStore::Apply(Ops&& ops) {
   for (uint32_t i : order) {
     Version* v = fresh[i];
     v->seq = seq;
-    auto& key = ops[i].key;
+    const std::string_view key = ops[i].key;
     Map::iterator it;
-    if (prev != map_.end() && prev->first == key) {
+    if (prev != map_.end() && prev->first.view() == key) {
       it = prev;  // the same key again
-    } else if (prev != map_.end() && next != map_.end() && next->first == key) {
+    } else if (prev != map_.end() && next != map_.end() && next->first.view() == key) {
       it = next;
       next = std::next(next);
-    } else if (prev != map_.end() && (next == map_.end() || key < next->first)) {
+    } else if (prev != map_.end() && (next == map_.end() || key < next->first.view())) {
       // Absent, and its place is between prev and next.
       if (v->deleted) {
         Version::Free(v);  // deleting an absent key changes nothing (invariant (3))
         continue;
       }
-      if constexpr (kOwned) {
-        it = map_.try_emplace(next, std::move(key), nullptr);
-      } else {
-        it = map_.try_emplace(next, key, nullptr);
-      }
+      it = map_.emplace_hint(next, std::piecewise_construct, std::forward_as_tuple(key),
+                             std::forward_as_tuple(nullptr));
     } else {
       if (v->deleted) {
         // Deleting an absent key changes nothing: a missing node is absent
@@ -189,10 +196,12 @@ Status MemoryStore::Apply(Ops&& ops) {
           Version::Free(v);
           continue;
         }
-      } else if constexpr (kOwned) {
-        it = map_.try_emplace(std::move(key), nullptr).first;
       } else {
-        it = map_.try_emplace(key, nullptr).first;
+        it = map_.lower_bound(key);
+        if (it == map_.end() || it->first.view() != key) {
+          it = map_.emplace_hint(it, std::piecewise_construct, std::forward_as_tuple(key),
+                                 std::forward_as_tuple(nullptr));
+        }
       }
       next = std::next(it);
     }
@@ -216,7 +225,7 @@ Status MemoryStore::Apply(Ops&& ops) {
 
   // Each node appears once in `touched` (Collect may erase it).
   for (Map::iterator it : touched) {
-    if (Collect(it, oldest)) gc_pending_.emplace(it->first);
+    if (Collect(it, oldest)) gc_pending_.emplace(it->first.view());
   }
   writes_since_pending_gc_ += ops.size();
   CollectPending(oldest);
@@ -280,15 +289,15 @@ void MemoryStore::CompactRange(std::string_view begin, std::string_view end) {
     const uint64_t oldest = OldestLiveSeq();
     auto it = map_.lower_bound(resume);
     for (size_t n = 0; n < kCompactChunk && it != map_.end(); n++) {
-      if (!end.empty() && std::string_view(it->first) >= end) break;
+      if (!end.empty() && it->first.view() >= end) break;
       auto next = std::next(it);
-      if (Collect(it, oldest)) gc_pending_.emplace(it->first);
+      if (Collect(it, oldest)) gc_pending_.emplace(it->first.view());
       it = next;
     }
-    if (it == map_.end() || (!end.empty() && std::string_view(it->first) >= end)) {
+    if (it == map_.end() || (!end.empty() && it->first.view() >= end)) {
       done = true;
     } else {
-      resume = it->first;
+      resume = it->first.view();
     }
   }
 }
@@ -358,7 +367,7 @@ class MemoryStore::Iter final : public KVIterator {
 
   std::string_view key() const override {
     assert(valid_);
-    return it_->first;
+    return it_->first.view();
   }
   std::string_view value() const override {
     assert(valid_);
@@ -372,7 +381,7 @@ class MemoryStore::Iter final : public KVIterator {
   void ForwardFrom(Map::iterator it) {
     const Map& map = store_->map_;
     for (; it != map.end(); ++it) {
-      if (!upper_.empty() && it->first >= upper_) break;
+      if (!upper_.empty() && it->first.view() >= upper_) break;
       if (const Version* v = Visible(it->second, seq_)) {
         Rest(it, v);
         return;
@@ -387,7 +396,7 @@ class MemoryStore::Iter final : public KVIterator {
     const Map& map = store_->map_;
     while (it != map.begin()) {
       --it;
-      if (it->first < lower_) break;
+      if (it->first.view() < lower_) break;
       if (const Version* v = Visible(it->second, seq_)) {
         Rest(it, v);
         return;

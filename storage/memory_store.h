@@ -120,7 +120,38 @@ class MemoryStore final : public KVStore {
     static void Free(Version* v) { ::operator delete(v); }
   };
   static constexpr size_t kMaxValueSize = UINT32_MAX;
-  using Map = std::map<std::string, Version*, std::less<>>;
+
+  // A map key that keeps up to kInlineBytes in the map node itself. Document
+  // keys (11 bytes of database prefix and kind, then the id: 43 for a 32-hex
+  // uuid) mostly fit, so a descent compares bytes already on the node's
+  // cache lines instead of following a heap pointer at every level, and the
+  // node needs no second allocation. Immutable.
+  class NodeKey {
+   public:
+    // REQUIRES: bytes.size() <= kMaxKeySize.
+    explicit NodeKey(std::string_view bytes);
+    ~NodeKey();
+    NodeKey(const NodeKey&) = delete;
+    NodeKey& operator=(const NodeKey&) = delete;
+
+    std::string_view view() const { return {size_ <= kInlineBytes ? inline_ : heap_, size_}; }
+    operator std::string_view() const { return view(); }
+
+   private:
+    static constexpr size_t kInlineBytes = 44;
+    uint32_t size_;
+    union {
+      char inline_[kInlineBytes];
+      char* heap_;
+    };
+  };
+  static constexpr size_t kMaxKeySize = UINT32_MAX;
+  // Orders NodeKeys and string_views alike (a transparent comparator).
+  struct KeyLess {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const { return a < b; }
+  };
+  using Map = std::map<NodeKey, Version*, KeyLess>;
 
   // Newest version of `chain` with seq <= `seq` that is not a deletion, or
   // nullptr if the key is absent as of `seq`.
