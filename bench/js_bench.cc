@@ -3,7 +3,12 @@
 //
 //   CppGet / JsGet            Database::Get of a small doc vs `await db.get(id)`
 //   CppBulkDocs100 / JsBulk.. Database::BulkDocs of 100 small docs vs
-//                             `await db.bulkDocs(docs)`
+//                             `await db.bulkDocs(docs)`, with ids that are
+//                             not ascending ('js_<round>_<batch>_<k>'), so
+//                             most documents need an existence lookup
+//   CppBulkDocsArrayPouch.. / PouchDB's perf-suite "bulk-inserts" shape
+//   JsBulkDocs100PouchShape   (100 x {much, very}, ids generated), the
+//                             workload behind its ~1.4 ms figure
 //   V8ToJson / JSON.stringify settee's validating serializer vs V8's own
 //   JsonToV8                  JSON text -> V8 (v8::JSON::Parse)
 //   PoolRoundTrip             IsolatePool::Run of a trivial task from C++
@@ -11,7 +16,7 @@
 // JS timings come from inside the isolate (process.hrtime over a batch of
 // operations) and are reported per operation with manual timing, so the
 // task round trip is not charged to the operation. Targets (issue 4): JsGet
-// < 2 us, JsBulkDocs100 < 150 us on the memory backend.
+// < 2 us and a bulkDocs of 100 small docs < 150 us on the memory backend.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
