@@ -207,6 +207,8 @@ Status MemoryStore::Apply(Ops&& ops) {
     }
     prev = it;
     Version* head = it->second;
+    if (head != nullptr && !head->deleted) live_bytes_ -= key.size() + head->size;
+    if (!v->deleted) live_bytes_ += key.size() + v->size;
     if (head != nullptr && head->seq == seq) {
       // Overwritten within this batch; nobody can see `head` (seq is not yet
       // published), so replace it. The node is in `touched` already.
@@ -273,13 +275,51 @@ void MemoryStore::CollectPending(uint64_t oldest) {
 }
 
 uint64_t MemoryStore::ApproximateSize(std::string_view begin, std::string_view end) {
+  if (!end.empty() && end <= begin) return 0;
+  // The live total, and a snapshot that sees exactly it: no batch is half
+  // applied while the lock is held.
+  std::shared_ptr<const KVSnapshot> snapshot;
+  uint64_t total;
+  {
+    SharedLockGuard l(&lock_);
+    snapshot = GetSnapshot();
+    total = live_bytes_;
+  }
+  // The range's bytes are its own sum or the total less the rest's sum:
+  // walk both sides in step and stop at whichever ends first, so a range
+  // that holds most of the store (one big database among a few catalog
+  // keys, say) costs only the keys outside it.
   KVIteratorOptions o;
+  o.snapshot = snapshot.get();
   o.lower_bound = std::string(begin);
   o.upper_bound = std::string(end);
-  std::unique_ptr<KVIterator> it = NewIterator(o);
-  uint64_t bytes = 0;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) bytes += it->key().size() + it->value().size();
-  return bytes;
+  std::unique_ptr<KVIterator> inside = NewIterator(o);
+  o.lower_bound.clear();
+  o.upper_bound.clear();
+  std::unique_ptr<KVIterator> outside = NewIterator(o);
+  auto skip_range = [&] {
+    if (outside->Valid() && outside->key() >= begin && (end.empty() || outside->key() < end)) {
+      if (end.empty()) {
+        outside->SeekToLast();
+        outside->Next();  // past the last key: the range runs to the end
+      } else {
+        outside->Seek(end);
+      }
+    }
+  };
+  uint64_t in_bytes = 0, out_bytes = 0;
+  inside->SeekToFirst();
+  outside->SeekToFirst();
+  skip_range();
+  for (;;) {
+    if (!inside->Valid()) return in_bytes;
+    if (!outside->Valid()) return total - out_bytes;
+    in_bytes += inside->key().size() + inside->value().size();
+    inside->Next();
+    out_bytes += outside->key().size() + outside->value().size();
+    outside->Next();
+    skip_range();
+  }
 }
 
 void MemoryStore::CompactRange(std::string_view begin, std::string_view end) {

@@ -86,7 +86,8 @@ class MemoryStore final : public KVStore {
   Status WriteOwned(const KVWriteOptions& options, KVWriteBatch&& batch) override;
   std::unique_ptr<KVIterator> NewIterator(const KVIteratorOptions& options) override;
   std::shared_ptr<const KVSnapshot> GetSnapshot() override;
-  // Sum of key and value bytes of the live entries in [begin, end).
+  // Sum of key and value bytes of the live entries in [begin, end), exactly.
+  // Costs the smaller of the range's entries and the rest of the store's.
   uint64_t ApproximateSize(std::string_view begin, std::string_view end) override;
   // Frees every version no live snapshot can see, in [begin, end).
   void CompactRange(std::string_view begin, std::string_view end) override;
@@ -182,6 +183,8 @@ class MemoryStore final : public KVStore {
   // collected, and the oldest live sequence at that time.
   std::set<std::string, std::less<>> gc_pending_;
   uint64_t gc_pending_oldest_ = 0;
+  // Key and value bytes of every live entry (as of last_seq_).
+  uint64_t live_bytes_ = 0;
   size_t writes_since_pending_gc_ = 0;  // ops written since the last pass
   // Sequence of the last committed batch. Written only under the exclusive
   // lock; atomic so GetSnapshot can read it without lock_.
