@@ -150,6 +150,10 @@ class DatabaseImpl final : public Database {
   //////// Reading (database_read.cc)
   // Reads and decodes the record of `docid`; kNotFound "missing" if absent.
   Status ReadRecord(const KVReadOptions& ro, std::string_view docid, DocRecord* record);
+  // GetOpenRevs on a record already read through `ro`.
+  Status OpenRevsOf(const KVReadOptions& ro, std::string_view docid, const DocRecord& record,
+                    const std::vector<std::string>& revs, const GetOptions& options,
+                    std::vector<OpenRevResult>* out);
   // The stored body of revision `index` of `record`, or kNotFound.
   Status ReadBody(const KVReadOptions& ro, std::string_view docid, const DocRecord& record,
                   int index, std::string* body);

@@ -189,7 +189,13 @@ Status DatabaseImpl::GetOpenRevs(std::string_view docid, const std::vector<std::
     return Status::OK();
   }
   if (!s.ok()) return s;
+  return OpenRevsOf(ro, docid, record, revs, options, out);
+}
 
+Status DatabaseImpl::OpenRevsOf(const KVReadOptions& ro, std::string_view docid,
+                                const DocRecord& record, const std::vector<std::string>& revs,
+                                const GetOptions& options, std::vector<OpenRevResult>* out) {
+  Status s;
   auto emit = [&](int index) -> Status {
     std::string rev = record.tree.RevString(index);
     for (const OpenRevResult& r : *out) {
@@ -548,24 +554,29 @@ Status DatabaseImpl::BulkGet(const std::vector<BulkGetRequest>& request,
   GetOptions get_options;
   get_options.revs = options.revs;
   get_options.latest = options.latest;
+  // One snapshot for the whole request, and one record read per document.
+  auto snapshot = kv_->GetSnapshot();
+  KVReadOptions ro{snapshot.get()};
   for (const BulkGetRequest& req : request) {
     BulkGetResult& result = out->emplace_back();
     result.id = req.id;
-    std::string rev = req.rev;
-    if (rev.empty()) {
-      DocRecord record;
-      s = ReadRecord(KVReadOptions(), req.id, &record);
-      if (!s.ok() && !s.IsNotFound()) return s;
-      if (!s.ok() || record.deleted) {
-        BulkGetItem& item = result.docs.emplace_back();
-        item.status = Status::NotFound(s.ok() ? "deleted" : "missing");
-        continue;
-      }
-      rev = record.winner_rev;
+    DocRecord record;
+    s = ReadRecord(ro, req.id, &record);
+    if (!s.ok() && !s.IsNotFound()) return s;
+    const bool exists = s.ok();
+    if (req.rev.empty() && (!exists || record.deleted)) {
+      BulkGetItem& item = result.docs.emplace_back();
+      item.status = Status::NotFound(exists ? "deleted" : "missing");
+      continue;
     }
     std::vector<OpenRevResult> revs;
-    s = GetOpenRevs(req.id, {rev}, get_options, &revs);
-    if (!s.ok()) return s;
+    if (!exists) {
+      revs.push_back(OpenRevResult{req.rev, false, {}});
+    } else {
+      s = OpenRevsOf(ro, req.id, record, {req.rev.empty() ? record.winner_rev : req.rev},
+                     get_options, &revs);
+      if (!s.ok()) return s;
+    }
     for (OpenRevResult& r : revs) {
       BulkGetItem& item = result.docs.emplace_back();
       item.rev = r.rev;

@@ -476,6 +476,18 @@ TEST_P(DatabaseTest, BulkGetReturnsDocsAndErrors) {
   EXPECT_TRUE(out[2].docs[0].status.IsNotFound());
   EXPECT_EQ("5-x", out[2].docs[0].rev);
   EXPECT_TRUE(out[3].docs[0].status.IsNotFound());
+
+  // A missing document asked by rev names the rev; a deleted one is "deleted"
+  // without a rev and its tombstone with one.
+  auto del = db_->Delete("d", r1);
+  ASSERT_TRUE(del.ok());
+  ASSERT_TRUE(db_->BulkGet({{"zz", "1-a"}, {"d", ""}, {"d", del->rev}}, options, &out).ok());
+  ASSERT_EQ(3u, out.size());
+  EXPECT_TRUE(out[0].docs[0].status.IsNotFound());
+  EXPECT_EQ("1-a", out[0].docs[0].rev);
+  EXPECT_EQ("deleted", out[1].docs[0].status.reason());
+  ASSERT_TRUE(out[2].docs[0].status.ok());
+  EXPECT_TRUE(ParseOk(out[2].docs[0].doc)["_deleted"].GetBool());
 }
 
 TEST_P(DatabaseTest, StemmingKeepsRevsLimitAncestors) {
