@@ -254,6 +254,8 @@ Status FinishIncomingDoc(std::string_view id_override, bool saw_id,
 // accepts or rejects with its precise error. Both write byte-identical
 // bodies (json::AppendQuoted and RapidJSON's number formatting), so a
 // document's revision id does not depend on which path parsed it.
+// Writes JSON from a simdjson tape through a cursor into the string's own
+// buffer, which grows per value (when a value may not fit), not per byte.
 class TapeWriter {
  public:
   // Writes into `out` (replacing its contents), expecting about `expected`
