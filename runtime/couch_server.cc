@@ -79,7 +79,7 @@ Status RequestContext::SendJson(int status, std::string_view body) {
   return Status::OK();
 }
 
-Status RequestContext::ParseBody(json::Document* doc, bool require_json_type) {
+Status RequestContext::CheckJsonBody(bool require_json_type) const {
   if (require_json_type) {
     std::string ct = req.ContentType();
     if (ct != "application/json") {
@@ -87,7 +87,13 @@ Status RequestContext::ParseBody(json::Document* doc, bool require_json_type) {
     }
   }
   if (req.body.empty()) return Status::BadRequest("Request body is empty; JSON expected.");
-  Status s = json::Parse(req.body, doc);
+  return Status::OK();
+}
+
+Status RequestContext::ParseBody(json::Document* doc, bool require_json_type) {
+  Status s = CheckJsonBody(require_json_type);
+  if (!s.ok()) return s;
+  s = json::Parse(req.body, doc);
   if (!s.ok()) return Status::BadRequest("invalid UTF-8 JSON");
   return Status::OK();
 }

@@ -75,6 +75,9 @@ class RequestContext {
   // can `return ctx.SendJson(...)`.
   Status SendJson(int status, std::string_view body);
 
+  // The checks ParseBody() makes before parsing: a JSON content type (if
+  // `require_json_type`) and a non-empty body.
+  Status CheckJsonBody(bool require_json_type = true) const;
   // Parses the request body as JSON. kBadContentType unless the content type
   // is JSON (when `require_json_type`), kBadRequest on malformed JSON.
   Status ParseBody(json::Document* doc, bool require_json_type = true);

@@ -199,9 +199,33 @@ Status AllDocsQueries(RequestContext& ctx) {
 ////////////////////////////////////////////////////////////////////////////////
 // _bulk_docs, _bulk_get, _revs_diff, _missing_revs
 
-Status BulkDocs(RequestContext& ctx) {
-  auto db = ctx.OpenDb();
-  if (!db.ok()) return db.status();
+// The "new_edits" query parameter, which overrides the body's.
+Status NewEditsParam(RequestContext& ctx, UpdateOptions* opts) {
+  if (ctx.Param("new_edits") == nullptr) return Status::OK();
+  bool v = true;
+  Status s = ctx.BoolParam("new_edits", &v);
+  if (s.ok()) opts->new_edits = v;
+  return s;
+}
+
+Status SendBulkDocsResults(RequestContext& ctx, const std::vector<DocUpdateResult>& results,
+                           const UpdateOptions& opts) {
+  std::string out = "[";
+  bool first = true;
+  for (const DocUpdateResult& r : results) {
+    // Replicated writes answer only their failures (PROTOCOL.md §0.3).
+    if (!opts.new_edits && r.status.ok()) continue;
+    if (!first) out += ",\n";
+    first = false;
+    AppendUpdateResult(&out, r, !opts.new_edits);
+  }
+  out += "]";
+  return ctx.SendJson(201, out);
+}
+
+// _bulk_docs into _users: each document is checked and its password hashed
+// (PrepareUserDoc) before the write, so it goes through the DOM.
+Status BulkDocsToUsers(RequestContext& ctx, Database& db) {
   json::Document body;
   Status s = ctx.ParseObjectBody(&body);
   if (!s.ok()) return s;
@@ -214,54 +238,51 @@ Status BulkDocs(RequestContext& ctx) {
     if (!ne->value.IsBool()) return Status::BadRequest("`new_edits` parameter must be a boolean.");
     opts.new_edits = ne->value.GetBool();
   }
-  if (ctx.Param("new_edits") != nullptr) {
-    bool v = true;
-    s = ctx.BoolParam("new_edits", &v);
-    if (!s.ok()) return s;
-    opts.new_edits = v;
-  }
-  const bool users_db = ctx.params[0] == kUsersDbName;
-  std::vector<std::string> texts;  // per document, for _users only
+  s = NewEditsParam(ctx, &opts);
+  if (!s.ok()) return s;
+  std::vector<std::string> texts;
   bool has_design = false;
   for (const auto& d : docs->value.GetArray()) {
     if (!d.IsObject()) return Status::BadRequest("Document must be a JSON object");
     auto id = d.FindMember("_id");
-    if (id != d.MemberEnd() && id->value.IsString() &&
-        json::View(id->value).substr(0, 8) == "_design/") {
-      has_design = true;
-    }
-    if (users_db) {
-      texts.push_back(json::Serialize(d));
-      std::string docid = id != d.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
-      s = PrepareUserDoc(docid, &texts.back());
-      if (!s.ok()) return s;
-    }
+    std::string docid = id != d.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
+    if (docid.rfind("_design/", 0) == 0) has_design = true;
+    texts.push_back(json::Serialize(d));
+    s = PrepareUserDoc(docid, &texts.back());
+    if (!s.ok()) return s;
   }
   if (has_design) {
+    s = ctx.CheckAccess(db, true);
+    if (!s.ok()) return s;
+  }
+  std::vector<DocUpdateResult> results;
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  s = ctx.server.RunWrite([&] { return db.BulkDocs(views, opts, &results); });
+  if (!s.ok()) return s;
+  return SendBulkDocsResults(ctx, results, opts);
+}
+
+Status BulkDocs(RequestContext& ctx) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  if (ctx.params[0] == kUsersDbName) return BulkDocsToUsers(ctx, **db);
+  Status s = ctx.CheckJsonBody();
+  if (!s.ok()) return s;
+  // The body is parsed once, by the engine; the checks read what it found.
+  auto body = (*db)->ParseBulkDocsBody(ctx.req.body);
+  if (!body.ok()) return body.status();
+  UpdateOptions opts;
+  if (body->new_edits()) opts.new_edits = *body->new_edits();
+  s = NewEditsParam(ctx, &opts);
+  if (!s.ok()) return s;
+  if (body->has_design_docs()) {
     s = ctx.CheckAccess(**db, true);
     if (!s.ok()) return s;
   }
   std::vector<DocUpdateResult> results;
-  if (users_db) {
-    std::vector<std::string_view> views(texts.begin(), texts.end());
-    s = ctx.server.RunWrite([&] { return (*db)->BulkDocs(views, opts, &results); });
-  } else {
-    // One text for the whole array: the engine parses it in one pass.
-    std::string array = json::Serialize(docs->value);
-    s = ctx.server.RunWrite([&] { return (*db)->BulkDocsArray(array, opts, &results); });
-  }
+  s = ctx.server.RunWrite([&] { return (*db)->BulkDocs(std::move(*body), opts, &results); });
   if (!s.ok()) return s;
-  std::string out = "[";
-  bool first = true;
-  for (const DocUpdateResult& r : results) {
-    // Replicated writes answer only their failures (PROTOCOL.md §0.3).
-    if (!opts.new_edits && r.status.ok()) continue;
-    if (!first) out += ",\n";
-    first = false;
-    AppendUpdateResult(&out, r, !opts.new_edits);
-  }
-  out += "]";
-  return ctx.SendJson(201, out);
+  return SendBulkDocsResults(ctx, results, opts);
 }
 
 Status BulkGet(RequestContext& ctx) {

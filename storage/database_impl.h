@@ -46,6 +46,13 @@ namespace settee {
 
 class StoreImpl;
 
+// The storage engine's side of a BulkDocsBody.
+struct BulkDocsBody::Parsed {
+  BulkDocsBodyInfo info;
+  std::vector<IncomingDoc> docs;
+  std::vector<Status> statuses;  // per document: parse errors
+};
+
 class DatabaseImpl final : public Database {
  public:
   // Loads counters and properties of database `db_id`; the catalog entry must
@@ -67,6 +74,9 @@ class DatabaseImpl final : public Database {
                               const UpdateOptions& options) override;
   Result<DocUpdateResult> Delete(std::string_view docid, std::string_view rev) override;
   Status BulkDocs(const std::vector<std::string_view>& docs, const UpdateOptions& options,
+                  std::vector<DocUpdateResult>* results) override;
+  Result<BulkDocsBody> ParseBulkDocsBody(std::string_view body) override;
+  Status BulkDocs(BulkDocsBody body, const UpdateOptions& options,
                   std::vector<DocUpdateResult>* results) override;
   Status BulkDocsArray(std::string_view docs, const UpdateOptions& options,
                        std::vector<DocUpdateResult>* results) override;

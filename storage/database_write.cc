@@ -490,6 +490,31 @@ Status DatabaseImpl::BulkDocsArray(std::string_view docs, const UpdateOptions& o
   return WriteParsed(parsed, statuses, options, results);
 }
 
+BulkDocsBody::BulkDocsBody() = default;
+BulkDocsBody::BulkDocsBody(std::unique_ptr<Parsed> parsed) : parsed_(std::move(parsed)) {}
+BulkDocsBody::~BulkDocsBody() = default;
+BulkDocsBody::BulkDocsBody(BulkDocsBody&&) noexcept = default;
+BulkDocsBody& BulkDocsBody::operator=(BulkDocsBody&&) noexcept = default;
+std::optional<bool> BulkDocsBody::new_edits() const {
+  return parsed_ ? parsed_->info.new_edits : std::nullopt;
+}
+bool BulkDocsBody::has_design_docs() const { return parsed_ && parsed_->info.has_design_docs; }
+
+Result<BulkDocsBody> DatabaseImpl::ParseBulkDocsBody(std::string_view body) {
+  auto parsed = std::make_unique<BulkDocsBody::Parsed>();
+  Status s = settee::ParseBulkDocsBody(body, owner_->options().max_document_size, &parsed->info,
+                                       &parsed->docs, &parsed->statuses);
+  if (!s.ok()) return s;
+  return BulkDocsBody(std::move(parsed));
+}
+
+Status DatabaseImpl::BulkDocs(BulkDocsBody body, const UpdateOptions& options,
+                              std::vector<DocUpdateResult>* results) {
+  BulkDocsBody::Parsed* parsed = body.parsed();
+  if (parsed == nullptr) return Status(Status::Code::kInvalidOperation, "bulk docs body already used");
+  return WriteParsed(parsed->docs, parsed->statuses, options, results);
+}
+
 Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<Status>& statuses,
                                  const UpdateOptions& options,
                                  std::vector<DocUpdateResult>* results) {

@@ -465,6 +465,69 @@ Status ParseIncomingDoc(std::string_view text, std::string_view id_override, siz
   return ParseWithRapidJson(text, id_override, out);
 }
 
+namespace {
+
+// Splits the documents of `items` (parsed from a text of `text_size` bytes
+// with `scratch`) into out/statuses.
+void SplitDocArray(simdjson::dom::array items, size_t text_size, size_t max_size,
+                   std::vector<IncomingDoc>* out, std::vector<Status>* statuses) {
+  out->resize(items.size());
+  statuses->resize(items.size());
+  // Documents that are not plain take the one-document path, errors and
+  // all, from their canonical text; after the loop, as that path may reuse
+  // the per-thread parser whose tape the loop is reading.
+  std::vector<std::pair<size_t, std::string>> others;
+  const size_t expected_body = text_size / std::max<size_t>(items.size(), 1) + 16;
+  size_t i = 0;
+  for (simdjson::dom::element item : items) {
+    IncomingDoc& doc = (*out)[i];
+    Status& status = (*statuses)[i++];
+    bool saw_id = false;
+    std::optional<std::string> rev_text;
+    if (SplitPlainDoc(item, expected_body, &doc, &saw_id, &rev_text)) {
+      status = doc.body.size() > max_size
+                   ? Status(Status::Code::kDocumentTooLarge, "Document exceeds max_document_size")
+                   : FinishIncomingDoc({}, saw_id, rev_text, &doc);
+      continue;
+    }
+    others.emplace_back(i - 1, std::string());
+    WriteTapeValue(item, &others.back().second);
+  }
+  for (auto& [index, text] : others) {
+    (*statuses)[index] = ParseIncomingDoc(text, {}, max_size, &(*out)[index]);
+  }
+}
+
+bool IsDesignDocId(std::string_view id) { return id.substr(0, 8) == "_design/"; }
+
+// ParseBulkDocsBody for bodies simdjson declines (an integer past 64 bits,
+// say) or cannot parse: RapidJSON gives the verdict.
+Status ParseBulkDocsBodyWithRapidJson(std::string_view text, size_t max_size,
+                                      BulkDocsBodyInfo* info, std::vector<IncomingDoc>* out,
+                                      std::vector<Status>* statuses) {
+  json::Document body;
+  if (!json::Parse(text, &body).ok()) return Status::BadRequest("invalid UTF-8 JSON");
+  if (!body.IsObject()) return Status::BadRequest("Request body must be a JSON object");
+  auto docs = body.FindMember("docs");
+  if (docs == body.MemberEnd()) return Status::BadRequest("POST body must include `docs` parameter.");
+  if (!docs->value.IsArray()) return Status::BadRequest("`docs` parameter must be an array.");
+  auto new_edits = body.FindMember("new_edits");
+  if (new_edits != body.MemberEnd()) {
+    if (!new_edits->value.IsBool()) return Status::BadRequest("`new_edits` parameter must be a boolean.");
+    info->new_edits = new_edits->value.GetBool();
+  }
+  for (const auto& d : docs->value.GetArray()) {
+    if (!d.IsObject()) return Status::BadRequest("Document must be a JSON object");
+    auto id = d.FindMember("_id");
+    if (id != d.MemberEnd() && id->value.IsString() && IsDesignDocId(json::View(id->value))) {
+      info->has_design_docs = true;
+    }
+  }
+  return ParseIncomingDocArray(json::Serialize(docs->value), max_size, out, statuses);
+}
+
+}  // namespace
+
 Status ParseIncomingDocArray(std::string_view text, size_t max_size, std::vector<IncomingDoc>* out,
                              std::vector<Status>* statuses) {
   out->clear();
@@ -490,31 +553,55 @@ Status ParseIncomingDocArray(std::string_view text, size_t max_size, std::vector
     }
     return Status::OK();
   }
-  out->resize(items.size());
-  statuses->resize(items.size());
-  // Documents that are not plain take the one-document path, errors and
-  // all, from their canonical text; after the loop, as that path may reuse
-  // the per-thread parser whose tape the loop is reading.
-  std::vector<std::pair<size_t, std::string>> others;
-  const size_t expected_body = text.size() / std::max<size_t>(items.size(), 1) + 16;
-  size_t i = 0;
-  for (simdjson::dom::element item : items) {
-    IncomingDoc& doc = (*out)[i];
-    Status& status = (*statuses)[i++];
-    bool saw_id = false;
-    std::optional<std::string> rev_text;
-    if (SplitPlainDoc(item, expected_body, &doc, &saw_id, &rev_text)) {
-      status = doc.body.size() > max_size
-                   ? Status(Status::Code::kDocumentTooLarge, "Document exceeds max_document_size")
-                   : FinishIncomingDoc({}, saw_id, rev_text, &doc);
-      continue;
+  SplitDocArray(items, text.size(), max_size, out, statuses);
+  return Status::OK();
+}
+
+Status ParseBulkDocsBody(std::string_view text, size_t max_size, BulkDocsBodyInfo* info,
+                         std::vector<IncomingDoc>* out, std::vector<Status>* statuses) {
+  *info = BulkDocsBodyInfo();
+  out->clear();
+  statuses->clear();
+  std::optional<SimdjsonScratch> own_scratch;
+  SimdjsonScratch& scratch =
+      text.size() <= kThreadScratchMaxBytes ? ThreadScratch() : own_scratch.emplace();
+  simdjson::dom::element root;
+  if (!ParseWithSimdjson(text, scratch, &root)) {
+    return ParseBulkDocsBodyWithRapidJson(text, max_size, info, out, statuses);
+  }
+  simdjson::dom::object body;
+  if (root.get_object().get(body) != simdjson::SUCCESS) {
+    return Status::BadRequest("Request body must be a JSON object");
+  }
+  // The first of repeated members counts, as with RapidJSON's FindMember.
+  std::optional<simdjson::dom::element> docs, new_edits;
+  for (simdjson::dom::key_value_pair member : body) {
+    if (member.key == "docs" && !docs) docs = member.value;
+    if (member.key == "new_edits" && !new_edits) new_edits = member.value;
+  }
+  if (!docs) return Status::BadRequest("POST body must include `docs` parameter.");
+  simdjson::dom::array items;
+  if (docs->get_array().get(items) != simdjson::SUCCESS) {
+    return Status::BadRequest("`docs` parameter must be an array.");
+  }
+  if (new_edits) {
+    bool value = false;
+    if (new_edits->get_bool().get(value) != simdjson::SUCCESS) {
+      return Status::BadRequest("`new_edits` parameter must be a boolean.");
     }
-    others.emplace_back(i - 1, std::string());
-    WriteTapeValue(item, &others.back().second);
+    info->new_edits = value;
   }
-  for (auto& [index, text] : others) {
-    (*statuses)[index] = ParseIncomingDoc(text, {}, max_size, &(*out)[index]);
+  for (simdjson::dom::element item : items) {
+    simdjson::dom::object doc;
+    if (item.get_object().get(doc) != simdjson::SUCCESS) {
+      return Status::BadRequest("Document must be a JSON object");
+    }
+    std::string_view id;
+    if (doc["_id"].get_string().get(id) == simdjson::SUCCESS && IsDesignDocId(id)) {
+      info->has_design_docs = true;
+    }
   }
+  SplitDocArray(items, text.size(), max_size, out, statuses);
   return Status::OK();
 }
 

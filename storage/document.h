@@ -56,6 +56,20 @@ Status ParseIncomingDoc(std::string_view json, std::string_view id_override, siz
 Status ParseIncomingDocArray(std::string_view json, size_t max_size, std::vector<IncomingDoc>* out,
                              std::vector<Status>* statuses);
 
+// What a _bulk_docs request body says besides its documents.
+struct BulkDocsBodyInfo {
+  std::optional<bool> new_edits;  // its "new_edits", if given
+  bool has_design_docs = false;   // some document's _id starts with "_design/"
+};
+
+// Parses a _bulk_docs request body, {"docs": [...], "new_edits": bool}, in
+// one pass: out/statuses as ParseIncomingDocArray gives them for "docs".
+// kBadRequest, with CouchDB's reason, for a body that is not JSON ("invalid
+// UTF-8 JSON") or not an object, lacks "docs" or has it other than an array,
+// has a non-boolean "new_edits", or holds a document that is not an object.
+Status ParseBulkDocsBody(std::string_view json, size_t max_size, BulkDocsBodyInfo* info,
+                         std::vector<IncomingDoc>* out, std::vector<Status>* statuses);
+
 // CouchDB's doc id rule: non-empty; a leading '_' only for "_design/x" and
 // "_local/x" (with a non-empty remainder). kIllegalDocId otherwise (kBadRequest
 // for a non-string id is reported by the parser).

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -165,6 +166,31 @@ struct DatabaseInfo {
   uint64_t sizes_file = 0;      // bytes on disk (approximate)
 };
 
+// A _bulk_docs request body, {"docs": [...], "new_edits": bool}, parsed once
+// (Database::ParseBulkDocsBody) and then written (Database::BulkDocs), so a
+// server can check the request in between (design documents need an admin)
+// without parsing it twice. Move-only; not tied to a thread.
+class BulkDocsBody {
+ public:
+  struct Parsed;  // the storage engine's
+
+  BulkDocsBody();
+  explicit BulkDocsBody(std::unique_ptr<Parsed> parsed);
+  ~BulkDocsBody();
+  BulkDocsBody(BulkDocsBody&&) noexcept;
+  BulkDocsBody& operator=(BulkDocsBody&&) noexcept;
+
+  // The body's "new_edits", if it has one.
+  std::optional<bool> new_edits() const;
+  // True if some document's _id starts with "_design/".
+  bool has_design_docs() const;
+  // The engine's parse (nullptr once moved from).
+  Parsed* parsed() const { return parsed_.get(); }
+
+ private:
+  std::unique_ptr<Parsed> parsed_;
+};
+
 class Database {
  public:
   Database() = default;
@@ -200,6 +226,15 @@ class Database {
   // and nothing written, if `docs` is not a JSON array.
   virtual Status BulkDocsArray(std::string_view docs, const UpdateOptions& options,
                                std::vector<DocUpdateResult>* results) = 0;
+  // Parses a _bulk_docs request body for BulkDocs(BulkDocsBody, ...).
+  // kBadRequest, with CouchDB's reason, for a body that is not JSON or not
+  // an object, lacks a "docs" array, has a non-boolean "new_edits", or holds
+  // a document that is not an object.
+  virtual Result<BulkDocsBody> ParseBulkDocsBody(std::string_view body) = 0;
+  // Writes a parsed body's documents, as BulkDocsArray() would. The body's
+  // own "new_edits" is for the caller to apply to `options`.
+  virtual Status BulkDocs(BulkDocsBody body, const UpdateOptions& options,
+                          std::vector<DocUpdateResult>* results) = 0;
 
   //////// Reading:
 

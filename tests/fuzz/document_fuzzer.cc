@@ -1,11 +1,12 @@
 // libFuzzer target: arbitrary bytes as a client document, written through the
 // whole write path (parse, revision, record encoding) of an in-memory
-// database and read back. Nothing may crash, and whatever was accepted must
-// read back as a JSON object.
+// database and read back, then as a whole _bulk_docs request body. Nothing
+// may crash, and whatever was accepted must read back as a JSON object.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "settee/store.h"
 #include "util/json.h"
@@ -46,5 +47,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     settee::json::Document parsed;
     if (!settee::json::Parse(*doc, &parsed).ok() || !parsed.IsObject()) __builtin_trap();
   }
+  // The same bytes as a whole _bulk_docs request body: accepted bodies write,
+  // with one result per document; refused ones are bad_request.
+  auto body = db->ParseBulkDocsBody(text);
+  if (!body.ok()) {
+    if (body.status().code() != settee::Status::Code::kBadRequest) __builtin_trap();
+    return 0;
+  }
+  std::vector<settee::DocUpdateResult> results;
+  settee::UpdateOptions options;
+  if (body->new_edits()) options.new_edits = *body->new_edits();
+  if (!db->BulkDocs(std::move(*body), options, &results).ok()) __builtin_trap();
   return 0;
 }

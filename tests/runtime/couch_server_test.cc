@@ -440,6 +440,36 @@ TEST_P(CouchServerTest, BulkDocsNewEditsTrueAndFalse) {
   EXPECT_NE(r.body, "[]\n");  // the failure is reported
 }
 
+// _bulk_docs parses its body once (in the engine); its errors keep
+// CouchDB's reasons and the query's new_edits still overrides the body's.
+TEST_P(CouchServerTest, BulkDocsBodyErrorsAndNewEditsOverride) {
+  CreateDb("db");
+  const std::pair<const char*, const char*> bad[] = {
+      {"{", "invalid UTF-8 JSON"},
+      {R"({"docs":[],"new_edits":1})", "`new_edits` parameter must be a boolean."},
+      {R"({"docs":[{"_id":"a"},"b"]})", "Document must be a JSON object"},
+  };
+  for (const auto& [body, reason] : bad) {
+    auto r = Req("POST", "/db/_bulk_docs", body);
+    EXPECT_EQ(r.status, 400) << body;
+    EXPECT_EQ(Str(J(r), "reason"), reason) << body;
+  }
+  EXPECT_EQ(Req("GET", "/db/a").status, 404);  // nothing was written
+  // A number past 64 bits takes the RapidJSON path, and is kept as a double.
+  auto r = Req("POST", "/db/_bulk_docs", R"({"docs":[{"_id":"big","n":18446744073709551616}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  auto big = J(Req("GET", "/db/big"));
+  ASSERT_TRUE(big.HasMember("n") && big["n"].IsDouble());
+  EXPECT_EQ(big["n"].GetDouble(), 18446744073709551616.0);
+  // new_edits=false in the query wins over the body's true: a replicated
+  // write answers only failures.
+  r = Req("POST", "/db/_bulk_docs?new_edits=false",
+          R"({"new_edits":true,"docs":[{"_id":"r","_rev":"1-abc"}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.body, "[]\n");
+  EXPECT_EQ(Req("GET", "/db/r").status, 200);
+}
+
 TEST_P(CouchServerTest, OpenRevsAsJsonAndMultipart) {
   CreateDb("db");
   std::string rev = PutDoc("db", "d", R"({"v":1})");

@@ -143,6 +143,45 @@ TEST(Document, LargeInputsParseTheSame) {
   EXPECT_EQ("a", docs[0].id);
 }
 
+// A _bulk_docs body parses once, through simdjson or (for what simdjson
+// declines) RapidJSON, with the same documents and CouchDB's reasons.
+TEST(Document, BulkDocsBodyParsesOnceWithCouchDBReasons) {
+  BulkDocsBodyInfo info;
+  std::vector<IncomingDoc> docs;
+  std::vector<Status> statuses;
+  // A big integer sends the second body down the RapidJSON path.
+  for (const char* extra : {"1", "18446744073709551616"}) {
+    const std::string body = R"({"new_edits":false,"x":)" + std::string(extra) +
+                             R"(,"docs":[{"_id":"a","v":1},{"_id":"_design/d"},{"_id":"_bad"}],"docs":[]})";
+    ASSERT_TRUE(ParseBulkDocsBody(body, kMax, &info, &docs, &statuses).ok()) << extra;
+    ASSERT_EQ(3u, docs.size()) << "the first \"docs\" counts";
+    EXPECT_EQ(std::optional<bool>(false), info.new_edits);
+    EXPECT_TRUE(info.has_design_docs);
+    EXPECT_EQ("a", docs[0].id);
+    EXPECT_EQ(R"({"v":1})", docs[0].body);
+    EXPECT_TRUE(statuses[1].ok());
+    EXPECT_EQ(Status::Code::kIllegalDocId, statuses[2].code());
+  }
+  ASSERT_TRUE(ParseBulkDocsBody(R"({"docs":[{"_id":"_design"},{"_id":1}]})", kMax, &info, &docs, &statuses).ok());
+  EXPECT_FALSE(info.new_edits);
+  EXPECT_FALSE(info.has_design_docs);
+
+  const std::pair<const char*, const char*> bad[] = {
+      {"{", "invalid UTF-8 JSON"},
+      {"[]", "Request body must be a JSON object"},
+      {R"({"nodocs":[]})", "POST body must include `docs` parameter."},
+      {R"({"docs":{}})", "`docs` parameter must be an array."},
+      {R"({"docs":[],"new_edits":"no"})", "`new_edits` parameter must be a boolean."},
+      {R"({"docs":[{},3]})", "Document must be a JSON object"},
+      {R"({"docs":[3],"n":18446744073709551616})", "Document must be a JSON object"},
+  };
+  for (const auto& [body, reason] : bad) {
+    Status st = ParseBulkDocsBody(body, kMax, &info, &docs, &statuses);
+    EXPECT_EQ(Status::Code::kBadRequest, st.code()) << body;
+    EXPECT_EQ(reason, st.reason()) << body;
+  }
+}
+
 TEST(Document, OnlyLiteralTrueDeletes) {
   IncomingDoc doc;
   ASSERT_TRUE(ParseIncomingDoc(R"({"_deleted":"yes"})", "x", kMax, &doc).ok());
