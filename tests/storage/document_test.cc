@@ -141,6 +141,15 @@ TEST(Document, LargeInputsParseTheSame) {
   // The thread's own scratch still works afterwards.
   ASSERT_TRUE(ParseIncomingDocArray(R"([{"_id":"a"}])", kMax, &docs, &statuses).ok());
   EXPECT_EQ("a", docs[0].id);
+  // The same documents as a _bulk_docs body, with one that is not plain.
+  BulkDocsBodyInfo info;
+  const std::string body = R"({"docs":)" + array.substr(0, array.size() - 1) +
+                           R"(,{"_id":"r","_revisions":{"start":1,"ids":["a"]}}]})";
+  ASSERT_TRUE(ParseBulkDocsBody(body, kMax, &info, &docs, &statuses).ok());
+  ASSERT_EQ(4001u, docs.size());
+  EXPECT_EQ("d3999", docs[3999].id);
+  EXPECT_TRUE(statuses[4000].ok());
+  EXPECT_TRUE(docs[4000].revisions);
 }
 
 // A _bulk_docs body parses once, through simdjson or (for what simdjson
