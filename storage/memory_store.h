@@ -123,7 +123,7 @@ class MemoryStore final : public KVStore {
   static constexpr size_t kMaxValueSize = UINT32_MAX;
 
   // A map key that keeps up to kInlineBytes in the map node itself. Document
-  // keys (11 bytes of database prefix and kind, then the id: 43 for a 32-hex
+  // keys (10 bytes of database prefix and kind, then the id: 42 for a 32-hex
   // uuid) mostly fit, so a descent compares bytes already on the node's
   // cache lines instead of following a heap pointer at every level, and the
   // node needs no second allocation. Immutable.
