@@ -254,13 +254,21 @@ Status FinishIncomingDoc(std::string_view id_override, bool saw_id,
 // accepts or rejects with its precise error. Both write byte-identical
 // bodies (json::AppendQuoted and RapidJSON's number formatting), so a
 // document's revision id does not depend on which path parsed it.
+bool HasBackslash(std::string_view text) {
+  return !text.empty() && std::memchr(text.data(), '\\', text.size()) != nullptr;
+}
+
 // Writes JSON from a simdjson tape through a cursor into the string's own
 // buffer, which grows per value (when a value may not fit), not per byte.
 class TapeWriter {
  public:
   // Writes into `out` (replacing its contents), expecting about `expected`
-  // bytes; Finish() trims it to what was written.
-  TapeWriter(std::string* out, size_t expected) : out_(out) {
+  // bytes; Finish() trims it to what was written. `escapes_possible`: the
+  // source text has a backslash. Without one no string in it can need
+  // escaping, as JSON strings hold '"', '\\' and control characters only
+  // escaped (simdjson refuses them raw), so the per-string check is skipped.
+  TapeWriter(std::string* out, size_t expected, bool escapes_possible)
+      : out_(out), escapes_possible_(escapes_possible) {
     out_->resize(std::max<size_t>(expected, 32));
     p_ = out_->data();
     end_ = p_ + out_->size();
@@ -272,7 +280,7 @@ class TapeWriter {
     *p_++ = c;
   }
   void Quoted(std::string_view s) {
-    if (json::FirstEscape(s) != s.size()) {
+    if (escapes_possible_ && NeedsEscape(s)) {
       std::string escaped;
       json::AppendQuoted(&escaped, s);
       Bytes(escaped);
@@ -344,8 +352,21 @@ class TapeWriter {
     std::memcpy(p_, s.data(), s.size());
     p_ += s.size();
   }
+  static bool NeedsEscape(std::string_view s) {
+    // Keys and short values (most of them) are checked here, inline; longer
+    // strings a word at a time.
+    if (s.size() >= 16) return json::FirstEscape(s) != s.size();
+    bool escape = false;
+    for (char c : s) {
+      const auto u = static_cast<unsigned char>(c);
+      escape |= u < 0x20 || u == '"' || u == '\\';
+    }
+    return escape;
+  }
   void Room(size_t n) {
-    if (static_cast<size_t>(end_ - p_) >= n) return;
+    if (static_cast<size_t>(end_ - p_) < n) Grow(n);
+  }
+  [[gnu::noinline]] void Grow(size_t n) {
     const size_t used = p_ - out_->data();
     out_->resize(std::max(out_->size() * 2, used + n));
     p_ = out_->data() + used;
@@ -353,12 +374,13 @@ class TapeWriter {
   }
 
   std::string* out_;
+  const bool escapes_possible_;
   char* p_;    // the next byte to write
   char* end_;  // the end of the room written so far
 };
 
 void WriteTapeValue(simdjson::dom::element e, std::string* out) {
-  TapeWriter w(out, 64);
+  TapeWriter w(out, 64, /*escapes_possible=*/true);
   w.Value(e);
   w.Finish();
 }
@@ -399,11 +421,12 @@ bool ParseWithSimdjson(std::string_view text, SimdjsonScratch& scratch,
 
 // Splits a parsed plain document (see above) into `out`; false if it is not
 // one, with `out` to be discarded.
-bool SplitPlainDoc(simdjson::dom::element root, size_t expected_size, IncomingDoc* out,
+bool SplitPlainDoc(simdjson::dom::element root, size_t expected_size, bool escapes_possible,
+                   IncomingDoc* out,
                    bool* saw_id, std::optional<std::string>* rev_text) {
   simdjson::dom::object members;
   if (root.get_object().get(members) != simdjson::SUCCESS) return false;
-  TapeWriter body(&out->body, expected_size);
+  TapeWriter body(&out->body, expected_size, escapes_possible);
   body.Char('{');
   bool first = true;
   for (simdjson::dom::key_value_pair member : members) {
@@ -457,7 +480,7 @@ Status ParseIncomingDoc(std::string_view text, std::string_view id_override, siz
   if (text.size() <= kThreadScratchMaxBytes && ParseWithSimdjson(text, ThreadScratch(), &root)) {
     bool saw_id = false;
     std::optional<std::string> rev_text;
-    if (SplitPlainDoc(root, text.size(), out, &saw_id, &rev_text)) {
+    if (SplitPlainDoc(root, text.size(), HasBackslash(text), out, &saw_id, &rev_text)) {
       return FinishIncomingDoc(id_override, saw_id, rev_text, out);
     }
     *out = IncomingDoc();
@@ -467,10 +490,11 @@ Status ParseIncomingDoc(std::string_view text, std::string_view id_override, siz
 
 namespace {
 
-// Splits the documents of `items` (parsed from a text of `text_size` bytes
-// with `scratch`) into out/statuses.
-void SplitDocArray(simdjson::dom::array items, size_t text_size, size_t max_size,
+// Splits the documents of `items`, parsed from `text`, into out/statuses.
+void SplitDocArray(simdjson::dom::array items, std::string_view text, size_t max_size,
                    std::vector<IncomingDoc>* out, std::vector<Status>* statuses) {
+  const size_t text_size = text.size();
+  const bool escapes_possible = HasBackslash(text);
   out->resize(items.size());
   statuses->resize(items.size());
   // Documents that are not plain take the one-document path, errors and
@@ -484,7 +508,7 @@ void SplitDocArray(simdjson::dom::array items, size_t text_size, size_t max_size
     Status& status = (*statuses)[i++];
     bool saw_id = false;
     std::optional<std::string> rev_text;
-    if (SplitPlainDoc(item, expected_body, &doc, &saw_id, &rev_text)) {
+    if (SplitPlainDoc(item, expected_body, escapes_possible, &doc, &saw_id, &rev_text)) {
       status = doc.body.size() > max_size
                    ? Status(Status::Code::kDocumentTooLarge, "Document exceeds max_document_size")
                    : FinishIncomingDoc({}, saw_id, rev_text, &doc);
@@ -499,32 +523,6 @@ void SplitDocArray(simdjson::dom::array items, size_t text_size, size_t max_size
 }
 
 bool IsDesignDocId(std::string_view id) { return id.substr(0, 8) == "_design/"; }
-
-// ParseBulkDocsBody for bodies simdjson declines (an integer past 64 bits,
-// say) or cannot parse: RapidJSON gives the verdict.
-Status ParseBulkDocsBodyWithRapidJson(std::string_view text, size_t max_size,
-                                      BulkDocsBodyInfo* info, std::vector<IncomingDoc>* out,
-                                      std::vector<Status>* statuses) {
-  json::Document body;
-  if (!json::Parse(text, &body).ok()) return Status::BadRequest("invalid UTF-8 JSON");
-  if (!body.IsObject()) return Status::BadRequest("Request body must be a JSON object");
-  auto docs = body.FindMember("docs");
-  if (docs == body.MemberEnd()) return Status::BadRequest("POST body must include `docs` parameter.");
-  if (!docs->value.IsArray()) return Status::BadRequest("`docs` parameter must be an array.");
-  auto new_edits = body.FindMember("new_edits");
-  if (new_edits != body.MemberEnd()) {
-    if (!new_edits->value.IsBool()) return Status::BadRequest("`new_edits` parameter must be a boolean.");
-    info->new_edits = new_edits->value.GetBool();
-  }
-  for (const auto& d : docs->value.GetArray()) {
-    if (!d.IsObject()) return Status::BadRequest("Document must be a JSON object");
-    auto id = d.FindMember("_id");
-    if (id != d.MemberEnd() && id->value.IsString() && IsDesignDocId(json::View(id->value))) {
-      info->has_design_docs = true;
-    }
-  }
-  return ParseIncomingDocArray(json::Serialize(docs->value), max_size, out, statuses);
-}
 
 }  // namespace
 
@@ -553,9 +551,39 @@ Status ParseIncomingDocArray(std::string_view text, size_t max_size, std::vector
     }
     return Status::OK();
   }
-  SplitDocArray(items, text.size(), max_size, out, statuses);
+  SplitDocArray(items, text, max_size, out, statuses);
   return Status::OK();
 }
+
+namespace {
+
+// ParseBulkDocsBody for bodies simdjson declines (an integer past 64 bits,
+// say) or cannot parse: RapidJSON gives the verdict.
+Status ParseBulkDocsBodyWithRapidJson(std::string_view text, size_t max_size,
+                                      BulkDocsBodyInfo* info, std::vector<IncomingDoc>* out,
+                                      std::vector<Status>* statuses) {
+  json::Document body;
+  if (!json::Parse(text, &body).ok()) return Status::BadRequest("invalid UTF-8 JSON");
+  if (!body.IsObject()) return Status::BadRequest("Request body must be a JSON object");
+  auto docs = body.FindMember("docs");
+  if (docs == body.MemberEnd()) return Status::BadRequest("POST body must include `docs` parameter.");
+  if (!docs->value.IsArray()) return Status::BadRequest("`docs` parameter must be an array.");
+  auto new_edits = body.FindMember("new_edits");
+  if (new_edits != body.MemberEnd()) {
+    if (!new_edits->value.IsBool()) return Status::BadRequest("`new_edits` parameter must be a boolean.");
+    info->new_edits = new_edits->value.GetBool();
+  }
+  for (const auto& d : docs->value.GetArray()) {
+    if (!d.IsObject()) return Status::BadRequest("Document must be a JSON object");
+    auto id = d.FindMember("_id");
+    if (id != d.MemberEnd() && id->value.IsString() && IsDesignDocId(json::View(id->value))) {
+      info->has_design_docs = true;
+    }
+  }
+  return ParseIncomingDocArray(json::Serialize(docs->value), max_size, out, statuses);
+}
+
+}  // namespace
 
 Status ParseBulkDocsBody(std::string_view text, size_t max_size, BulkDocsBodyInfo* info,
                          std::vector<IncomingDoc>* out, std::vector<Status>* statuses) {
@@ -601,7 +629,7 @@ Status ParseBulkDocsBody(std::string_view text, size_t max_size, BulkDocsBodyInf
       info->has_design_docs = true;
     }
   }
-  SplitDocArray(items, text.size(), max_size, out, statuses);
+  SplitDocArray(items, text, max_size, out, statuses);
   return Status::OK();
 }
 

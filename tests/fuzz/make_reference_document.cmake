@@ -15,7 +15,7 @@ string(REPLACE "ParseWithSimdjson(text" "SetteeFuzzNoFastPath(text" src "${src}"
 
 # Public (external-linkage) functions get other names, so the copy links
 # beside settee_storage.
-foreach(name ParseIncomingDoc ValidateDocId ComputeRevHash)
+foreach(name ParseIncomingDoc ParseBulkDocsBody ValidateDocId ComputeRevHash)
   string(REGEX REPLACE "([^A-Za-z0-9_])${name}" "\\1Ref${name}" src "${src}")
 endforeach()
 
