@@ -224,34 +224,36 @@ Status SendBulkDocsResults(RequestContext& ctx, const std::vector<DocUpdateResul
 }
 
 // _bulk_docs into _users: each document is checked and its password hashed
-// (PrepareUserDoc) before the write, so it goes through the DOM.
+// (PrepareUserDoc) before the write, so after the engine's checks of the
+// body the documents are walked as a DOM.
 Status BulkDocsToUsers(RequestContext& ctx, Database& db) {
-  json::Document body;
-  Status s = ctx.ParseObjectBody(&body);
+  Status s = ctx.CheckJsonBody();
   if (!s.ok()) return s;
-  auto docs = body.FindMember("docs");
-  if (docs == body.MemberEnd()) return Status::BadRequest("POST body must include `docs` parameter.");
-  if (!docs->value.IsArray()) return Status::BadRequest("`docs` parameter must be an array.");
+  auto checked = db.ParseBulkDocsBody(ctx.req.body);
+  if (!checked.ok()) return checked.status();
   UpdateOptions opts;
-  auto ne = body.FindMember("new_edits");
-  if (ne != body.MemberEnd()) {
-    if (!ne->value.IsBool()) return Status::BadRequest("`new_edits` parameter must be a boolean.");
-    opts.new_edits = ne->value.GetBool();
-  }
+  if (checked->new_edits()) opts.new_edits = *checked->new_edits();
   s = NewEditsParam(ctx, &opts);
   if (!s.ok()) return s;
+  json::Document body;
+  s = ctx.ParseObjectBody(&body);
+  if (!s.ok()) return s;
+  // The engine has checked this shape; the guards keep a disagreement
+  // between the two parsers an error rather than a RapidJSON assertion.
+  auto docs = body.FindMember("docs");
+  if (docs == body.MemberEnd() || !docs->value.IsArray()) {
+    return Status::Internal("_bulk_docs body parsed differently twice");
+  }
   std::vector<std::string> texts;
-  bool has_design = false;
   for (const auto& d : docs->value.GetArray()) {
-    if (!d.IsObject()) return Status::BadRequest("Document must be a JSON object");
+    if (!d.IsObject()) return Status::Internal("_bulk_docs body parsed differently twice");
     auto id = d.FindMember("_id");
     std::string docid = id != d.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
-    if (docid.rfind("_design/", 0) == 0) has_design = true;
     texts.push_back(json::Serialize(d));
     s = PrepareUserDoc(docid, &texts.back());
     if (!s.ok()) return s;
   }
-  if (has_design) {
+  if (checked->has_design_docs()) {
     s = ctx.CheckAccess(db, true);
     if (!s.ok()) return s;
   }

@@ -410,6 +410,12 @@ SimdjsonScratch& ThreadScratch() {
   return scratch;
 }
 
+// The per-thread scratch for an input that fits it; else `own`, emplaced,
+// which the caller frees when done.
+SimdjsonScratch& ScratchFor(std::string_view text, std::optional<SimdjsonScratch>* own) {
+  return text.size() <= kThreadScratchMaxBytes ? ThreadScratch() : own->emplace();
+}
+
 // Parses `text` with `scratch`; *root views the scratch's tape.
 bool ParseWithSimdjson(std::string_view text, SimdjsonScratch& scratch,
                        simdjson::dom::element* root) {
@@ -524,6 +530,13 @@ void SplitDocArray(simdjson::dom::array items, std::string_view text, size_t max
 
 bool IsDesignDocId(std::string_view id) { return id.substr(0, 8) == "_design/"; }
 
+// CouchDB's reasons for a malformed _bulk_docs body, from either parser.
+Status BodyNotObject() { return Status::BadRequest("Request body must be a JSON object"); }
+Status NoDocs() { return Status::BadRequest("POST body must include `docs` parameter."); }
+Status DocsNotArray() { return Status::BadRequest("`docs` parameter must be an array."); }
+Status NewEditsNotBool() { return Status::BadRequest("`new_edits` parameter must be a boolean."); }
+Status DocNotObject() { return Status::BadRequest("Document must be a JSON object"); }
+
 }  // namespace
 
 Status ParseIncomingDocArray(std::string_view text, size_t max_size, std::vector<IncomingDoc>* out,
@@ -531,8 +544,7 @@ Status ParseIncomingDocArray(std::string_view text, size_t max_size, std::vector
   out->clear();
   statuses->clear();
   std::optional<SimdjsonScratch> own_scratch;
-  SimdjsonScratch& scratch =
-      text.size() <= kThreadScratchMaxBytes ? ThreadScratch() : own_scratch.emplace();
+  SimdjsonScratch& scratch = ScratchFor(text, &own_scratch);
   simdjson::dom::element root;
   simdjson::dom::array items;
   if (!ParseWithSimdjson(text, scratch, &root) ||
@@ -564,17 +576,17 @@ Status ParseBulkDocsBodyWithRapidJson(std::string_view text, size_t max_size,
                                       std::vector<Status>* statuses) {
   json::Document body;
   if (!json::Parse(text, &body).ok()) return Status::BadRequest("invalid UTF-8 JSON");
-  if (!body.IsObject()) return Status::BadRequest("Request body must be a JSON object");
+  if (!body.IsObject()) return BodyNotObject();
   auto docs = body.FindMember("docs");
-  if (docs == body.MemberEnd()) return Status::BadRequest("POST body must include `docs` parameter.");
-  if (!docs->value.IsArray()) return Status::BadRequest("`docs` parameter must be an array.");
+  if (docs == body.MemberEnd()) return NoDocs();
+  if (!docs->value.IsArray()) return DocsNotArray();
   auto new_edits = body.FindMember("new_edits");
   if (new_edits != body.MemberEnd()) {
-    if (!new_edits->value.IsBool()) return Status::BadRequest("`new_edits` parameter must be a boolean.");
+    if (!new_edits->value.IsBool()) return NewEditsNotBool();
     info->new_edits = new_edits->value.GetBool();
   }
   for (const auto& d : docs->value.GetArray()) {
-    if (!d.IsObject()) return Status::BadRequest("Document must be a JSON object");
+    if (!d.IsObject()) return DocNotObject();
     auto id = d.FindMember("_id");
     if (id != d.MemberEnd() && id->value.IsString() && IsDesignDocId(json::View(id->value))) {
       info->has_design_docs = true;
@@ -591,39 +603,30 @@ Status ParseBulkDocsBody(std::string_view text, size_t max_size, BulkDocsBodyInf
   out->clear();
   statuses->clear();
   std::optional<SimdjsonScratch> own_scratch;
-  SimdjsonScratch& scratch =
-      text.size() <= kThreadScratchMaxBytes ? ThreadScratch() : own_scratch.emplace();
+  SimdjsonScratch& scratch = ScratchFor(text, &own_scratch);
   simdjson::dom::element root;
   if (!ParseWithSimdjson(text, scratch, &root)) {
     return ParseBulkDocsBodyWithRapidJson(text, max_size, info, out, statuses);
   }
   simdjson::dom::object body;
-  if (root.get_object().get(body) != simdjson::SUCCESS) {
-    return Status::BadRequest("Request body must be a JSON object");
-  }
+  if (root.get_object().get(body) != simdjson::SUCCESS) return BodyNotObject();
   // The first of repeated members counts, as with RapidJSON's FindMember.
   std::optional<simdjson::dom::element> docs, new_edits;
   for (simdjson::dom::key_value_pair member : body) {
     if (member.key == "docs" && !docs) docs = member.value;
     if (member.key == "new_edits" && !new_edits) new_edits = member.value;
   }
-  if (!docs) return Status::BadRequest("POST body must include `docs` parameter.");
+  if (!docs) return NoDocs();
   simdjson::dom::array items;
-  if (docs->get_array().get(items) != simdjson::SUCCESS) {
-    return Status::BadRequest("`docs` parameter must be an array.");
-  }
+  if (docs->get_array().get(items) != simdjson::SUCCESS) return DocsNotArray();
   if (new_edits) {
     bool value = false;
-    if (new_edits->get_bool().get(value) != simdjson::SUCCESS) {
-      return Status::BadRequest("`new_edits` parameter must be a boolean.");
-    }
+    if (new_edits->get_bool().get(value) != simdjson::SUCCESS) return NewEditsNotBool();
     info->new_edits = value;
   }
   for (simdjson::dom::element item : items) {
     simdjson::dom::object doc;
-    if (item.get_object().get(doc) != simdjson::SUCCESS) {
-      return Status::BadRequest("Document must be a JSON object");
-    }
+    if (item.get_object().get(doc) != simdjson::SUCCESS) return DocNotObject();
     std::string_view id;
     if (doc["_id"].get_string().get(id) == simdjson::SUCCESS && IsDesignDocId(id)) {
       info->has_design_docs = true;

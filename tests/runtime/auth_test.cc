@@ -223,6 +223,29 @@ TEST_F(UsersTest, UsersDbIsGuardedAndValidated) {
   EXPECT_EQ(r.status, 403);
 }
 
+// _bulk_docs into _users hashes each password and validates each user
+// document like a PUT, and its body errors are those of any _bulk_docs.
+TEST_F(UsersTest, BulkDocsIntoUsersHashesAndValidates) {
+  auto r = Admin("POST", "/_users/_bulk_docs",
+                 R"({"docs":[{"_id":"org.couchdb.user:dan","name":"dan","password":"danpw","roles":[],"type":"user"}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Admin("GET", "/_users/org.couchdb.user:dan");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.find("danpw"), std::string::npos);
+  EXPECT_EQ(Str(ParseJson(r.body), "derived_key").size(), 64u);
+  EXPECT_EQ(As("dan", "danpw", "GET", "/_session").status, 200);
+
+  r = Admin("POST", "/_users/_bulk_docs",
+            R"({"docs":[{"_id":"org.couchdb.user:x","name":"y","password":"x","roles":[],"type":"user"}]})");
+  EXPECT_EQ(r.status, 403) << r.body;
+  r = Admin("POST", "/_users/_bulk_docs", R"({"docs":[{"_id":"org.couchdb.user:z"},7]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), "Document must be a JSON object");
+  r = Admin("POST", "/_users/_bulk_docs", R"({"docs":[],"new_edits":"no"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), "`new_edits` parameter must be a boolean.");
+}
+
 TEST(AuthUnitTest, SecurityObjectRules) {
   SecurityObject sec;
   ASSERT_TRUE(SecurityObject::Parse(
