@@ -292,7 +292,7 @@ void DbOpenRevs(const Args& args) {
   if (it != o.MemberEnd() && it->value.IsArray()) {
     for (auto& r : it->value.GetArray()) {
       if (!r.IsString()) {
-        Fail(args, Status::BadRequest("open_revs must be \"all\" or an array of revisions"));
+        Fail(args, Status::BadRequest("Invalid rev format"));
         return;
       }
       revs.emplace_back(json::View(r));
@@ -302,7 +302,8 @@ void DbOpenRevs(const Args& args) {
       return;
     }
   } else if (!(it != o.MemberEnd() && it->value.IsString() && json::View(it->value) == "all")) {
-    Fail(args, Status::BadRequest("open_revs must be \"all\" or an array of revisions"));
+    // The server's reason for the same (CouchDB's couch_doc:parse_revs).
+    Fail(args, Status::BadRequest("Invalid list of revisions"));
     return;
   }
   GetOptions opts;
@@ -426,7 +427,8 @@ void DbAllDocs(const Args& args) {
   if (kit != o.MemberEnd() && kit->value.IsArray()) {
     opts.keys.emplace();
     for (auto& k : kit->value.GetArray()) {
-      opts.keys->push_back(k.IsString() ? std::string(json::View(k)) : json::Serialize(k));
+      if (k.IsString()) opts.keys->emplace_back(std::string(json::View(k)));
+      else opts.keys->push_back(AllDocsKey::NotAString(json::Serialize(k)));
     }
   }
   AllDocsResult r;

@@ -50,85 +50,75 @@ Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_bo
   if (s.ok()) s = ctx.UIntParam("limit", &out->limit);
   if (!s.ok()) return s;
 
+  // The key parameters are folded in the order given, as CouchDB's
+  // couch_mrview_http:parse_params does: `key` sets both ends, a later
+  // `startkey`/`endkey` replaces one of them, a later `key` both again.
+  json::Document start, end, keys_query;
+  bool has_start = false, has_end = false, has_keys_query = false;
+  for (const auto& [name, value] : ctx.req.params) {
+    const bool is_key = name == "key";
+    const bool is_start = is_key || name == "startkey" || name == "start_key";
+    const bool is_end = is_key || name == "endkey" || name == "end_key";
+    const bool is_keys = name == "keys";
+    if (!is_start && !is_end && !is_keys) continue;
+    json::Document parsed;
+    if (!json::Parse(value, &parsed).ok()) {
+      return Status(Status::Code::kQueryParseError, "Invalid JSON in parameter \"" + name + "\"");
+    }
+    if (is_keys) {
+      keys_query.Swap(parsed);
+      has_keys_query = true;
+      continue;
+    }
+    if (is_start && is_end) {
+      end.CopyFrom(parsed, end.GetAllocator());
+      start.Swap(parsed);
+      has_start = has_end = true;
+    } else if (is_start) {
+      start.Swap(parsed);
+      has_start = true;
+    } else {
+      end.Swap(parsed);
+      has_end = true;
+    }
+  }
+
+  const json::Value* keys = keys_body != nullptr ? keys_body : (has_keys_query ? &keys_query : nullptr);
+  if (keys != nullptr) {
+    if (!keys->IsArray()) return Status(Status::Code::kQueryParseError, "`keys` member must be an array.");
+    // CouchDB's validate_args: an empty `keys` list goes with anything.
+    if (!keys->Empty() && (has_start || has_end)) {
+      return Status(Status::Code::kQueryParseError,
+                    "`keys` is incompatible with `key`, `start_key` and `end_key`");
+    }
+    std::vector<AllDocsKey> list;
+    list.reserve(keys->Size());
+    for (const auto& k : keys->GetArray()) {
+      if (k.IsString()) list.emplace_back(std::string(json::View(k)));
+      else list.push_back(AllDocsKey::NotAString(json::Serialize(k)));
+    }
+    out->keys = std::move(list);
+    return Status::OK();
+  }
+
+  // Doc ids are strings; a bound of another type sorts wholly below them
+  // (null, booleans, numbers) or above them (arrays, objects) in CouchDB
+  // collation, so it leaves its end of the range open, or the range empty.
   bool empty_range = false;
-  bool has_range = false;
-  auto bound = [&](const char* a, const char* b, bool is_start) -> Status {
-    json::Document d;
-    bool present = false;
-    Status st = ctx.JsonParam(a, &d, &present);
-    if (st.ok() && !present) st = ctx.JsonParam(b, &d, &present);
-    if (!st.ok() || !present) return st;
-    has_range = true;
-    KeyClass c = Classify(d);
+  auto bound = [&](const json::Value& v, bool is_start) {
+    KeyClass c = Classify(v);
     if (c == KeyClass::kString) {
-      (is_start ? out->start_key : out->end_key) = std::string(json::View(d));
-      return Status::OK();
+      (is_start ? out->start_key : out->end_key) = std::string(json::View(v));
+      return;
     }
     // The upper end of the scan: start when descending, end otherwise.
     bool is_upper = is_start == out->descending;
     if ((is_upper && c == KeyClass::kBelowStrings) || (!is_upper && c == KeyClass::kAboveStrings)) {
       empty_range = true;
     }
-    return Status::OK();
   };
-  s = bound("startkey", "start_key", true);
-  if (s.ok()) s = bound("endkey", "end_key", false);
-  if (!s.ok()) return s;
-
-  json::Document key;
-  bool has_key = false;
-  s = ctx.JsonParam("key", &key, &has_key);
-  if (!s.ok()) return s;
-
-  json::Document keys_query;
-  bool has_keys_query = false;
-  s = ctx.JsonParam("keys", &keys_query, &has_keys_query);
-  if (!s.ok()) return s;
-  const json::Value* keys = keys_body != nullptr ? keys_body : (has_keys_query ? &keys_query : nullptr);
-
-  if (keys != nullptr) {
-    if (has_key || has_range) {
-      return Status(Status::Code::kQueryParseError,
-                    "`keys` is incompatible with `key`, `start_key` and `end_key`");
-    }
-    if (!keys->IsArray()) return Status(Status::Code::kQueryParseError, "`keys` member must be an array.");
-    std::vector<std::string> ids;
-    for (const auto& k : keys->GetArray()) {
-      if (k.IsString()) {
-        ids.emplace_back(json::View(k));
-      } else {
-        // Not a doc id: serialized, it can never match and answers not_found.
-        ids.push_back(json::Serialize(k));
-      }
-    }
-    out->keys = std::move(ids);
-    return Status::OK();
-  }
-  if (has_key) {
-    if (has_range) {
-      return Status(Status::Code::kQueryParseError,
-                    "`key` is incompatible with `start_key` and `end_key`");
-    }
-    if (!key.IsString()) {
-      out->limit = 0;
-      return Status::OK();
-    }
-    out->start_key = out->end_key = std::string(json::View(key));
-    out->inclusive_end = true;
-    return Status::OK();
-  }
-  if (out->start_key && out->end_key) {
-    bool reversed = out->descending ? *out->start_key < *out->end_key
-                                    : *out->start_key > *out->end_key;
-    if (reversed) {
-      return Status(Status::Code::kQueryParseError,
-                    out->descending
-                        ? "No rows can match your key range, reverse your start_key and end_key "
-                          "or set descending=false"
-                        : "No rows can match your key range, reverse your start_key and end_key "
-                          "or set descending=true");
-    }
-  }
+  if (has_start) bound(start, true);
+  if (has_end) bound(end, false);
   if (empty_range) out->limit = 0;
   return Status::OK();
 }

@@ -334,8 +334,17 @@ Status Changes(RequestContext& ctx) {
     }
     if (timed_out) break;
   }
-  std::optional<uint64_t> pending;
-  if (!limited) pending = 0;
+  // "pending": the changes the feed did not reach, which PouchDB's
+  // replicator reports as progress. A feed cut by its limit counts them (on
+  // the side of `since` it scans towards; unfiltered, as CouchDB counts);
+  // one that ran out has none left.
+  std::optional<uint64_t> pending = 0;
+  if (limited) {
+    Result<uint64_t> left = p.opts.descending
+                                ? db->CountChanges(p.opts.since, since > 0 ? since - 1 : 0)
+                                : db->CountChanges(since);
+    pending = left.ok() ? std::optional<uint64_t>(*left) : std::nullopt;
+  }
   writer.End(since, pending);
   return Status::OK();
 }

@@ -307,34 +307,49 @@ Status BulkGet(RequestContext& ctx) {
       (k[0] == 'r' ? opts.revs : opts.latest) = m->value.GetBool();
     }
   }
+  // Items the engine cannot take are answered here, in CouchDB's shape
+  // (chttpd_db:bulk_get_open_doc_revs1), giving back what was sent as sent.
   std::vector<BulkGetRequest> request;
-  std::vector<bool> valid;
+  std::vector<std::string> refused;  // per item: its error result, or "" for the engine's
+  auto refuse = [&](const json::Value* id, const json::Value* rev, const Status& error) {
+    std::string id_json = id != nullptr ? json::Serialize(*id) : "null";
+    std::string out = R"({"id":)" + id_json + R"(,"docs":[{"error":{"id":)" + id_json;
+    out += R"(,"rev":)" + (rev != nullptr ? json::Serialize(*rev) : std::string("null"));
+    out += R"(,"error":)" + json::Quote(error.ErrorName());
+    out += R"(,"reason":)" + json::Quote(error.reason()) + "}}]}";
+    refused.push_back(std::move(out));
+  };
   for (const auto& d : docs->value.GetArray()) {
-    BulkGetRequest r;
-    bool ok = d.IsObject();
-    if (ok) {
-      auto id = d.FindMember("id");
-      ok = id != d.MemberEnd() && id->value.IsString() && id->value.GetStringLength() > 0;
-      if (ok) r.id = std::string(json::View(id->value));
-      auto rev = d.FindMember("rev");
-      if (ok && rev != d.MemberEnd()) {
-        ok = rev->value.IsString();
-        if (ok) r.rev = std::string(json::View(rev->value));
-      }
+    if (!d.IsObject()) {
+      refuse(nullptr, nullptr, Status::BadRequest("Each item must be a JSON object"));
+      continue;
     }
-    valid.push_back(ok);
-    if (ok) request.push_back(std::move(r));
+    auto id = d.FindMember("id");
+    auto rev = d.FindMember("rev");
+    const json::Value* rev_value = rev != d.MemberEnd() ? &rev->value : nullptr;
+    if (id == d.MemberEnd()) {
+      refuse(nullptr, nullptr, Status::BadRequest("document id missed"));
+    } else if (!id->value.IsString()) {
+      refuse(&id->value, nullptr, Status(Status::Code::kIllegalDocId, "Document id must be a string"));
+    } else if (rev_value != nullptr && !rev_value->IsString()) {
+      refuse(&id->value, rev_value, Status::BadRequest("Invalid rev format"));
+    } else {
+      BulkGetRequest r;
+      r.id = std::string(json::View(id->value));
+      if (rev_value != nullptr) r.rev = std::string(json::View(*rev_value));
+      request.push_back(std::move(r));
+      refused.emplace_back();
+    }
   }
   std::vector<BulkGetResult> results;
   s = (*db)->BulkGet(request, opts, &results);
   if (!s.ok()) return s;
   std::string out = R"({"results":[)";
   size_t next = 0;
-  for (size_t i = 0; i < valid.size(); ++i) {
+  for (size_t i = 0; i < refused.size(); ++i) {
     if (i > 0) out += ",\n";
-    if (!valid[i]) {
-      out += R"({"id":null,"docs":[{"error":{"id":null,"rev":null,"error":"bad_request",)"
-             R"("reason":"Each item must be an object with a non-empty string id"}}]})";
+    if (!refused[i].empty()) {
+      out += refused[i];
       continue;
     }
     if (next >= results.size()) return Status::Internal("BulkGet returned too few results");

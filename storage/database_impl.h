@@ -87,6 +87,7 @@ class DatabaseImpl final : public Database {
   Status LocalDocs(const AllDocsOptions& options, AllDocsResult* out) override;
   Status Changes(const ChangesOptions& options, const std::function<bool(const ChangeRow&)>& each,
                  uint64_t* last_seq) override;
+  Result<uint64_t> CountChanges(uint64_t after, uint64_t upto) override;
   Status RevsDiff(const std::vector<RevsDiffRequest>& request,
                   std::vector<RevsDiffResult>* out) override;
   Status BulkGet(const std::vector<BulkGetRequest>& request, const BulkGetOptions& options,
@@ -172,6 +173,9 @@ class DatabaseImpl final : public Database {
                            std::string_view body, const GetOptions& options) const;
   Result<std::string> GetLocal(std::string_view local_id);
   Status AllDocsRows(const AllDocsOptions& options, AllDocsResult* out);
+  // The changes with after < seq <= upto as of `snapshot`.
+  Status CountChangesIn(const KVSnapshot* snapshot, uint64_t after, uint64_t upto,
+                        uint64_t* count);
   Status AllDocsByKeys(const AllDocsOptions& options, AllDocsResult* out);
 
   // Constant after construction.
@@ -206,6 +210,20 @@ class DatabaseImpl final : public Database {
 
   mutable std::mutex security_mu_;
   std::string security_;  // GUARDED_BY(security_mu_)
+
+  // The last count of every change after a seq (CountChanges with no upper
+  // end), for the next such count: a replicator asks for the changes after
+  // each batch it reads, and the previous count less the batch's changes is
+  // that. Valid while the update_seq is the same, as the set of changes is
+  // then the same (compaction drops only superseded entries).
+  struct ChangesAfterMemo {
+    uint64_t update_seq = 0;
+    uint64_t after = 0;
+    uint64_t count = 0;
+    bool valid = false;
+  };
+  std::mutex memo_mu_;
+  ChangesAfterMemo changes_after_memo_;  // GUARDED_BY(memo_mu_)
 
   // Change listeners and waiters.
   std::mutex listeners_mu_;

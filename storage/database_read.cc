@@ -179,6 +179,10 @@ Status DatabaseImpl::GetOpenRevs(std::string_view docid, const std::vector<std::
   out->clear();
   Status s = CheckAlive();
   if (!s.ok()) return s;
+  for (const std::string& text : revs) {
+    RevId rev;
+    if (!RevId::Parse(text, &rev)) return Status::BadRequest("Invalid rev format");
+  }
   auto snapshot = kv_->GetSnapshot();
   KVReadOptions ro{snapshot.get()};
   DocRecord record;
@@ -261,12 +265,13 @@ Status DatabaseImpl::AllDocsRows(const AllDocsOptions& options, AllDocsResult* o
   };
   const auto& lo_key = options.descending ? options.end_key : options.start_key;
   const auto& hi_key = options.descending ? options.start_key : options.end_key;
+  // An inverted range holds no rows. CouchDB 3 runs only validate_args/1
+  // for _all_docs (couch_mrview:query_all_docs); the "No rows can match your
+  // key range" query_parse_error of check_range is for views alone.
   if (options.start_key && options.end_key &&
       (options.descending ? *options.start_key < *options.end_key
                           : *options.start_key > *options.end_key)) {
-    return {Status::Code::kQueryParseError,
-            "No rows can match your key range, reverse your start_key and end_key or set "
-            "descending=true"};
+    return Status::OK();
   }
   // inclusive_end applies to end_key, whichever side of the range it bounds.
   if (lo_key) {
@@ -323,14 +328,21 @@ Status DatabaseImpl::AllDocsByKeys(const AllDocsOptions& options, AllDocsResult*
   GetOptions doc_options;
   doc_options.conflicts = options.conflicts;
   uint64_t skip = options.skip;
-  const std::vector<std::string>& keys = *options.keys;
+  const std::vector<AllDocsKey>& keys = *options.keys;
   for (size_t n = 0; n < keys.size() && out->rows.size() < options.limit; ++n) {
-    const std::string& id = keys[options.descending ? keys.size() - 1 - n : n];
+    const AllDocsKey& key = keys[options.descending ? keys.size() - 1 - n : n];
     if (skip > 0) {
       --skip;
       continue;
     }
     AllDocsRow& row = out->rows.emplace_back();
+    if (!key.is_string) {
+      // Names no document; the row gives the key back as sent.
+      row.key_json = key.text;
+      row.error = Status::NotFound("not_found");
+      continue;
+    }
+    const std::string& id = key.text;
     row.id = id;
     DocRecord record;
     Status s = ReadRecord(ro, id, &record);
@@ -359,6 +371,11 @@ Status DatabaseImpl::LocalDocs(const AllDocsOptions& options, AllDocsResult* out
   auto strip = [](const std::string& id) {
     return IsLocalDocId(id) ? id.substr(kLocalPrefix.size()) : id;
   };
+  if (options.start_key && options.end_key &&
+      (options.descending ? *options.start_key < *options.end_key
+                          : *options.start_key > *options.end_key)) {
+    return Status::OK();  // an inverted range, as in AllDocsRows
+  }
   const std::string kind = keys_.KindPrefix(keys::kLocalKind);
   KVIteratorOptions io;
   io.lower_bound = kind;
@@ -501,6 +518,92 @@ Status DatabaseImpl::Changes(const ChangesOptions& options,
   return Status::OK();
 }
 
+Result<uint64_t> DatabaseImpl::CountChanges(uint64_t after, uint64_t upto) {
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  auto snapshot = kv_->GetSnapshot();
+  std::string counters;
+  s = kv_->Get(KVReadOptions{snapshot.get()}, keys_.Counters(), &counters);
+  if (!s.ok()) return s.IsNotFound() ? Status::NotFound("Database does not exist.") : s;
+  std::string_view cin(counters);
+  uint64_t end_seq = 0;
+  if (!coding::GetVarint64(&cin, &end_seq)) return Status::Corruption("bad database counters");
+  upto = std::min(upto, end_seq);
+  if (upto <= after) return uint64_t{0};
+  uint64_t count = 0;
+  if (upto < end_seq) {
+    s = CountChangesIn(snapshot.get(), after, upto, &count);
+    if (!s.ok()) return s;
+    return count;
+  }
+  // Every change after `after`: from the memo when it counted from an
+  // earlier seq of this same state and the gap is the smaller range.
+  ChangesAfterMemo memo;
+  {
+    std::lock_guard<std::mutex> lock(memo_mu_);
+    memo = changes_after_memo_;
+  }
+  if (memo.valid && memo.update_seq == end_seq && memo.after <= after &&
+      after - memo.after <= end_seq - after) {
+    uint64_t gap = 0;
+    s = CountChangesIn(snapshot.get(), memo.after, after, &gap);
+    if (!s.ok()) return s;
+    if (gap > memo.count) return Status::Corruption("change counts disagree");
+    count = memo.count - gap;
+  } else {
+    s = CountChangesIn(snapshot.get(), after, end_seq, &count);
+    if (!s.ok()) return s;
+  }
+  std::lock_guard<std::mutex> lock(memo_mu_);
+  changes_after_memo_ = {end_seq, after, count, true};
+  return count;
+}
+
+Status DatabaseImpl::CountChangesIn(const KVSnapshot* snapshot, uint64_t after, uint64_t upto,
+                                    uint64_t* count) {
+  *count = 0;
+  if (upto <= after) return Status::OK();
+  // The blocks holding seqs after `after` are those keyed after it (a block
+  // is keyed by its last seq); a block wholly inside the range is counted
+  // from its head, one straddling an end is decoded.
+  KVIteratorOptions io;
+  io.snapshot = snapshot;
+  io.lower_bound = keys_.KindSeq(keys::kSeqKind, after + 1);
+  io.upper_bound = keys::PrefixEnd(keys_.KindPrefix(keys::kSeqKind));
+  auto blocks = kv_->NewIterator(io);
+  uint64_t total = 0;
+  std::vector<ChangeEntry> entries;
+  for (blocks->SeekToFirst(); blocks->Valid(); blocks->Next()) {
+    const uint64_t key_seq = coding::DecodeFixed64BE(keys_.Suffix(blocks->key()));
+    uint64_t n = 0, first = 0;
+    Status s = ChangeBlockSpan(key_seq, blocks->value(), &n, &first);
+    if (!s.ok()) return s;
+    if (first > upto) break;
+    if (first > after && key_seq <= upto) {
+      total += n;
+    } else {
+      s = DecodeChangeBlock(key_seq, blocks->value(), &entries);
+      if (!s.ok()) return s;
+      for (const ChangeEntry& e : entries) total += e.seq > after && e.seq <= upto;
+    }
+    if (key_seq >= upto) break;
+  }
+  if (!blocks->status().ok()) return blocks->status();
+  // Less the superseded entries among them (each has a marker until
+  // compaction drops entry and marker together).
+  io.lower_bound = keys_.KindSeq(keys::kObsoleteKind, after + 1);
+  io.upper_bound = keys_.KindSeq(keys::kObsoleteKind, upto);
+  io.upper_bound.push_back('\0');  // past the marker of `upto` itself
+  auto markers = kv_->NewIterator(io);
+  for (markers->SeekToFirst(); markers->Valid(); markers->Next()) {
+    if (total == 0) return Status::Corruption("superseded changes outnumber changes");
+    --total;
+  }
+  if (!markers->status().ok()) return markers->status();
+  *count = total;
+  return Status::OK();
+}
+
 //////// Replication helpers
 
 Status DatabaseImpl::RevsDiff(const std::vector<RevsDiffRequest>& request,
@@ -514,7 +617,7 @@ Status DatabaseImpl::RevsDiff(const std::vector<RevsDiffRequest>& request,
     std::vector<RevId> revs(req.revs.size());
     for (size_t i = 0; i < req.revs.size(); ++i) {
       if (!RevId::Parse(req.revs[i], &revs[i])) {
-        return Status::BadRequest("Invalid rev format: " + req.revs[i]);
+        return Status::BadRequest("Invalid rev format");
       }
     }
     DocRecord record;
@@ -560,6 +663,17 @@ Status DatabaseImpl::BulkGet(const std::vector<BulkGetRequest>& request,
   for (const BulkGetRequest& req : request) {
     BulkGetResult& result = out->emplace_back();
     result.id = req.id;
+    // CouchDB checks each item's id and rev and answers a bad one in its
+    // place (chttpd_db:bulk_get_open_doc_revs1).
+    Status valid = ValidateDocId(req.id);
+    RevId parsed;
+    if (valid.ok() && !req.rev.empty() && !RevId::Parse(req.rev, &parsed)) {
+      valid = Status::BadRequest("Invalid rev format");
+    }
+    if (!valid.ok()) {
+      result.docs.push_back(BulkGetItem{req.rev, std::move(valid), {}});
+      continue;
+    }
     DocRecord record;
     s = ReadRecord(ro, req.id, &record);
     if (!s.ok() && !s.IsNotFound()) return s;

@@ -222,6 +222,9 @@ namespace {
 // commit (and the memory of one WriteContext) stays bounded.
 constexpr size_t kMaxGroupDocs = 4096;
 
+constexpr const char* kNeedsRevReason =
+    "When `new_edits: false`, the document needs `_rev` or `_revisions` specified";
+
 // "0-N" -> N. Local documents have no history, only a counter.
 bool ParseLocalRev(std::string_view rev, uint64_t* n) {
   if (rev.size() < 3 || rev.substr(0, 2) != "0-" || rev.size() > 22) return false;
@@ -329,8 +332,7 @@ Status DatabaseImpl::ApplyReplicated(IncomingDoc& doc, WriteContext& ctx,
     path.start = doc.rev->gen;
     path.ids.push_back(doc.rev->hash);
   } else {
-    return Status::BadRequest(
-        "When `new_edits: false`, the document needs `_rev` or `_revisions` specified");
+    return Status::BadRequest(kNeedsRevReason);
   }
   RevId newest{path.start, path.ids[0]};
   result->rev = newest.ToString();
@@ -519,15 +521,17 @@ Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<S
                                  const UpdateOptions& options,
                                  std::vector<DocUpdateResult>* results) {
   results->clear();
-  results->resize(parsed.size());
-  std::vector<bool> valid(parsed.size());
+  // CouchDB (chttpd_db's _bulk_docs) and PouchDB (bulkDocs' parseDoc) both
+  // parse and check every document before writing any: the first document
+  // that fails refuses the whole request, and nothing is written.
   for (size_t i = 0; i < parsed.size(); ++i) {
-    valid[i] = statuses[i].ok();
-    if (!valid[i]) {
-      (*results)[i].id = parsed[i].id;
-      (*results)[i].status = std::move(statuses[i]);
+    if (!statuses[i].ok()) return std::move(statuses[i]);
+    if (!options.new_edits && parsed[i].rev_text.empty() && !parsed[i].revisions) {
+      return Status::BadRequest(kNeedsRevReason);
     }
   }
+  results->resize(parsed.size());
+  std::vector<bool> valid(parsed.size(), true);
   Writer w(&parsed, &valid, options.new_edits, results);
   return WriteGrouped(&w);
 }

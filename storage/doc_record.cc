@@ -141,4 +141,22 @@ Status DecodeChangeBlock(uint64_t key_seq, std::string_view in, std::vector<Chan
   return Status::OK();
 }
 
+Status ChangeBlockSpan(uint64_t key_seq, std::string_view in, uint64_t* count,
+                       uint64_t* first_seq) {
+  if (in.empty()) return Status::Corruption("bad change block");
+  if (in[0] != kChangeBlockMarker) {  // a single entry, at the key's seq
+    *count = 1;
+    *first_seq = key_seq;
+    return Status::OK();
+  }
+  in.remove_prefix(1);
+  uint64_t delta;
+  if (!coding::GetVarint64(&in, count) || *count == 0 || !coding::GetVarint64(&in, &delta) ||
+      delta >= key_seq) {
+    return Status::Corruption("bad change block");
+  }
+  *first_seq = key_seq - delta;
+  return Status::OK();
+}
+
 }  // namespace settee

@@ -92,4 +92,10 @@ class ChangeBlockBuilder {
 // ascending by seq. The entries view `bytes`.
 Status DecodeChangeBlock(uint64_t key_seq, std::string_view bytes, std::vector<ChangeEntry>* out);
 
+// How many entries the block stored under `key_seq` holds and the seq of its
+// first, read from its head alone (for counting changes without decoding
+// them). A corrupt head gives kCorruption.
+Status ChangeBlockSpan(uint64_t key_seq, std::string_view bytes, uint64_t* count,
+                       uint64_t* first_seq);
+
 }  // namespace settee

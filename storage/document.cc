@@ -37,6 +37,9 @@ SpecialMember Classify(std::string_view name) {
   return SpecialMember::kBad;
 }
 
+// couch_doc:validate_docid's answer to an _id of another type.
+Status IdNotAString() { return {Status::Code::kIllegalDocId, "Document id must be a string"}; }
+
 Status ParseRevisions(const json::Value& v, Revisions* out) {
   if (!v.IsObject()) return Status::BadRequest("_revisions must be an object");
   auto start = v.FindMember("start");
@@ -58,6 +61,34 @@ Status ParseRevisions(const json::Value& v, Revisions* out) {
     }
     out->ids.emplace_back(json::View(id));
   }
+  return Status::OK();
+}
+
+// A _local/ document has no history, only a counter, so its _revisions is
+// read as CouchDB 3 reads it (couch_doc:transfer_fields, then
+// couch_db_updater:increment_local_doc_revs): checked for shape, then taken
+// as the revision it names, {start: 0, ids: ["N", ...]} being "0-N" (what
+// GET ?revs=true gives for a local document), in place of any _rev.
+Status LocalRevFromRevisions(const json::Value& v, std::optional<std::string>* rev_text) {
+  auto start = v.FindMember("start");
+  auto ids = v.FindMember("ids");
+  if (start == v.MemberEnd() || !(start->value.IsInt64() || start->value.IsUint64())) {
+    return {Status::Code::kDocValidation, "_revisions.start isn't an integer."};
+  }
+  if (ids == v.MemberEnd() || !ids->value.IsArray()) {
+    return {Status::Code::kDocValidation, "_revisions.ids isn't a array."};
+  }
+  for (const auto& id : ids->value.GetArray()) {
+    if (!id.IsString()) return {Status::Code::kDocValidation, "RevId isn't a string"};
+    std::string_view text = json::View(id);
+    if (text.size() == 32 && text.find_first_not_of("0123456789abcdefABCDEF") != text.npos) {
+      return {Status::Code::kDocValidation, "RevId isn't a valid hexadecimal"};
+    }
+  }
+  const bool at_zero = start->value.IsUint64() && start->value.GetUint64() == 0;
+  if (at_zero && ids->value.Empty()) return Status::OK();  // names no revision: _rev counts
+  if (!at_zero) return Status::BadRequest("Invalid rev format");
+  *rev_text = "0-" + std::string(json::View(ids->value[0]));
   return Status::OK();
 }
 
@@ -161,7 +192,7 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
       case Mode::kBody: return emit(body_);
       case Mode::kRevisions: return emit(*revisions_);
       case Mode::kSkip: return true;
-      case Mode::kId: return Fail(Status::BadRequest("Document id must be a string"));
+      case Mode::kId: return Fail(IdNotAString());
       case Mode::kRev: return Fail(Status::BadRequest("Invalid rev format"));
       case Mode::kDeleted: return true;  // a non-boolean _deleted is not a deletion
     }
@@ -175,7 +206,7 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
       return Fail(Status::BadRequest("_revisions must be an object"));
     }
     if (depth_ == 1 && mode_ == Mode::kId && kind == Kind::kNull) {
-      return Fail(Status::BadRequest("Document id must be a string"));
+      return Fail(IdNotAString());
     }
     return Forward(emit);
   }
@@ -651,17 +682,20 @@ Status ParseWithRapidJson(std::string_view text, std::string_view id_override, I
   if (!parsed.ok()) return parsed;
   out->body.assign(body_buffer.GetString(), body_buffer.GetSize());
 
+  std::optional<std::string> rev_text = handler.rev_text();
   if (handler.has_revisions()) {
     json::Document revisions;
     Status s = json::Parse(handler.revisions_json(), &revisions);
-    if (s.ok()) {
+    if (s.ok() && IsLocalDocId(id_override.empty() ? std::string_view(out->id) : id_override)) {
+      s = LocalRevFromRevisions(revisions, &rev_text);
+    } else if (s.ok()) {
       Revisions r;
       s = ParseRevisions(revisions, &r);
       out->revisions = std::move(r);
     }
     if (!s.ok()) return s;
   }
-  return FinishIncomingDoc(id_override, handler.saw_id(), handler.rev_text(), out);
+  return FinishIncomingDoc(id_override, handler.saw_id(), rev_text, out);
 }
 
 }  // namespace

@@ -29,17 +29,10 @@ void AppendUpdateResult(std::string* out, const DocUpdateResult& r, bool with_re
 void AppendAllDocsRow(std::string* out, const AllDocsRow& row) {
   if (!row.error.ok()) {
     *out += R"({"key":)";
-    // Keys that were not strings were passed serialized; emit them raw.
-    json::Document probe;
-    const std::string& id = row.id;
-    if (!id.empty() &&
-        (id[0] == '[' || id[0] == '{' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9') ||
-         id == "null" || id == "true" || id == "false") &&
-        json::Parse(id, &probe).ok() && !probe.IsString()) {
-      *out += id;
-    } else {
-      json::AppendQuoted(out, id);
-    }
+    // A key that was not a string is given back as the JSON it was; every
+    // other key is a string, whatever its text looks like.
+    if (!row.key_json.empty()) *out += row.key_json;
+    else json::AppendQuoted(out, row.id);
     *out += R"(,"error":)";
     json::AppendQuoted(out, row.error.ErrorName());
     *out += "}";

@@ -3,9 +3,10 @@
 // Documents cross this API as JSON text. Inputs are the documents as a client
 // sends them (with _id, _rev, _deleted, _revisions, ...); outputs are the JSON
 // objects CouchDB would return for the same request (with _id and _rev first).
-// Semantics follow CouchDB 3 (see docs/ and ../shared/docs/PROTOCOL.md):
-// revision trees, deterministic revision ids "N-<32 hex>", the winning-revision
-// rule, conflicts, deletions as tombstones, per-database update sequences.
+// Semantics follow CouchDB 3's document API (https://docs.couchdb.org/, "API
+// Reference"): revision trees, deterministic revision ids "N-<32 hex>", the
+// winning-revision rule, conflicts, deletions as tombstones, per-database
+// update sequences.
 //
 // Documents whose id starts with "_local/" are local documents: kept with a
 // "0-N" revision and no history, never in AllDocs, Changes or replication.
@@ -71,16 +72,37 @@ struct OpenRevResult {
 ////////////////////////////////////////////////////////////////////////////////
 // _all_docs
 
+// One requested key of an _all_docs `keys` list. Only a string names a
+// document; any other JSON value a client sends (a number, null, an array)
+// names none, and is kept as its JSON text so that its not_found row can give
+// it back exactly as sent.
+struct AllDocsKey {
+  // Implicit: a document id is the usual key.
+  AllDocsKey(std::string id) : text(std::move(id)) {}  // NOLINT(runtime/explicit)
+  AllDocsKey(const char* id) : text(id) {}             // NOLINT(runtime/explicit)
+  static AllDocsKey NotAString(std::string json) {
+    AllDocsKey k(std::move(json));
+    k.is_string = false;
+    return k;
+  }
+
+  std::string text;       // the doc id, or the JSON text of a non-string key
+  bool is_string = true;
+};
+
 struct AllDocsOptions {
-  std::optional<std::string> start_key;  // doc ids, compared bytewise
+  // Doc ids, compared bytewise. A range whose start lies beyond its end (in
+  // the direction of `descending`) holds no rows; it is not an error (CouchDB
+  // 3 answers such an _all_docs query with no rows).
+  std::optional<std::string> start_key;
   std::optional<std::string> end_key;
   bool inclusive_end = true;
   bool descending = false;
   uint64_t skip = 0;
   uint64_t limit = std::numeric_limits<uint64_t>::max();
-  // When set, exactly these ids in this order, deleted and missing ones too;
-  // start/end keys are then ignored.
-  std::optional<std::vector<std::string>> keys;
+  // When set, exactly these keys in this order (reversed when descending),
+  // deleted and missing ids too; start/end keys are then ignored.
+  std::optional<std::vector<AllDocsKey>> keys;
   bool include_docs = false;
   bool conflicts = false;  // with include_docs
 };
@@ -91,6 +113,9 @@ struct AllDocsRow {
   bool deleted = false;  // only with keys: the doc exists but is deleted
   Status error;          // only with keys: kNotFound for unknown ids
   std::string doc;       // include_docs: the JSON body ("null" when deleted)
+  // Only for a requested key that is not a string (AllDocsKey::NotAString):
+  // its JSON text, the row's "key"; `id` is then empty.
+  std::string key_json;
 };
 
 struct AllDocsResult {
@@ -214,14 +239,18 @@ class Database {
   virtual Result<DocUpdateResult> Delete(std::string_view docid, std::string_view rev) = 0;
 
   // Applies many documents (each a JSON object) in order, as one atomic batch
-  // for the database. `results` gets one entry per document, with per-document
-  // errors. The returned Status is non-OK only when nothing was written
-  // (storage failure or database deleted).
+  // for the database. Every document is parsed and checked first, as CouchDB
+  // and PouchDB do: the first one that fails Put()'s checks (kBadRequest,
+  // kIllegalDocId, kDocValidation, kDocumentTooLarge), or that lacks both
+  // _rev and _revisions when !options.new_edits, fails the whole call with
+  // its error and nothing is written. Otherwise `results` gets one entry per
+  // document, with the per-document outcomes of writing (kConflict, ...).
+  // The returned Status is non-OK only when nothing was written.
   virtual Status BulkDocs(const std::vector<std::string_view>& docs, const UpdateOptions& options,
                           std::vector<DocUpdateResult>* results) = 0;
   // BulkDocs() with the documents as one JSON array text (the "docs" of a
   // _bulk_docs body, or JSON.stringify of an array), parsed in one pass
-  // instead of split first. Per-document errors as in BulkDocs(), except that
+  // instead of split first. Errors as in BulkDocs(), except that
   // max_document_size applies to each document's stored body. kBadRequest,
   // and nothing written, if `docs` is not a JSON array.
   virtual Status BulkDocsArray(std::string_view docs, const UpdateOptions& options,
@@ -242,6 +271,7 @@ class Database {
   virtual Result<std::string> Get(std::string_view docid, const GetOptions& options = {}) = 0;
 
   // open_revs: the given revisions, or every leaf when `revs` is empty.
+  // kBadRequest "Invalid rev format" if a given revision is not "N-hash".
   virtual Status GetOpenRevs(std::string_view docid, const std::vector<std::string>& revs,
                              const GetOptions& options, std::vector<OpenRevResult>* out) = 0;
 
@@ -257,6 +287,15 @@ class Database {
   virtual Status Changes(const ChangesOptions& options,
                          const std::function<bool(const ChangeRow&)>& each,
                          uint64_t* last_seq) = 0;
+
+  // The number of changes, as Changes() lists them (each document once, at
+  // its latest seq), with after < seq <= upto: what _changes reports as
+  // "pending" when a limit cut the feed at `after`. Counting the changes
+  // after one just read (upto = UINT64_MAX, the next `since` of a
+  // replicator reading in batches) costs about as much as the batch read;
+  // other counts read the heads of the change blocks in the range.
+  virtual Result<uint64_t> CountChanges(uint64_t after,
+                                        uint64_t upto = std::numeric_limits<uint64_t>::max()) = 0;
 
   virtual Status RevsDiff(const std::vector<RevsDiffRequest>& request,
                           std::vector<RevsDiffResult>* out) = 0;

@@ -218,14 +218,14 @@ TEST(JsScripts, NodeBasics) {
 TEST(JsScripts, PouchDbApiOnMemory) {
   auto o = Settee({"run", kScripts + "/pouchdb_api.js"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 13 passed"));
+  EXPECT_THAT(o.out, HasSubstr("all 14 passed"));
 }
 
 TEST(JsScripts, PouchDbApiOnLevelDbInThreeThreads) {
   std::string dir = testing::TempDir() + "/settee_js_leveldb_" + std::to_string(getpid());
   auto o = Settee({"run", "--threads", "3", "--backend", "leveldb", "--data", dir, kScripts + "/pouchdb_api.js"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
-  for (int t = 0; t < 3; ++t) EXPECT_THAT(o.out, HasSubstr("[thread " + std::to_string(t) + "] all 13 passed"));
+  for (int t = 0; t < 3; ++t) EXPECT_THAT(o.out, HasSubstr("[thread " + std::to_string(t) + "] all 14 passed"));
   std::system(("rm -rf " + Quote(dir)).c_str());
 }
 

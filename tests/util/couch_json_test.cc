@@ -42,9 +42,19 @@ TEST(CouchJson, AllDocsRows) {
   AppendAllDocsRow(&out, missing);
   EXPECT_EQ(R"({"key":"zz","error":"not_found"})", out);
 
+  // A string key stays a string, whatever its text looks like.
+  for (const char* text : {"[1,2]", "1000", "-1", "true", "null", "{}"}) {
+    out.clear();
+    missing.id = text;
+    AppendAllDocsRow(&out, missing);
+    EXPECT_EQ(std::string(R"({"key":")") + text + R"(","error":"not_found"})", out);
+  }
+
   out.clear();
-  missing.id = "[1,2]";  // a non-string key, passed serialized
-  AppendAllDocsRow(&out, missing);
+  AllDocsRow not_a_string;  // a key that was not a string: its JSON as sent
+  not_a_string.key_json = "[1,2]";
+  not_a_string.error = Status::NotFound("not_found");
+  AppendAllDocsRow(&out, not_a_string);
   EXPECT_EQ(R"({"key":[1,2],"error":"not_found"})", out);
 }
 

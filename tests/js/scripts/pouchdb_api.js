@@ -341,6 +341,49 @@ check('info, compact, destroy', async () => {
   await new PouchDB(name).destroy();
 });
 
+check('the server\'s rules on the shared path: keys, ranges, bulk validation, local revisions', async () => {
+  const db = new PouchDB(dbName + '_rules');
+  await db.bulkDocs(['1000', 'null', 'a', 'b', 'c'].map((id) => ({ _id: id })));
+  // Keys come back as sent: a string is always an id, other values name none.
+  let r = await db.allDocs({ keys: ['1000', 1000, 'null', null, '2', true] });
+  assert.deepStrictEqual(r.rows.map((x) => x.key), ['1000', 1000, 'null', null, '2', true]);
+  assert.deepStrictEqual(r.rows.map((x) => x.error), [undefined, 'not_found', undefined, 'not_found', 'not_found', 'not_found']);
+  // key wins over startkey/endkey, as PouchDB's adapters read it.
+  r = await db.allDocs({ key: 'b', startkey: 'a', endkey: 'c' });
+  assert.deepStrictEqual(r.rows.map((x) => x.id), ['b']);
+  await assert.rejects(db.allDocs({ keys: ['a'], startkey: 'a' }), { status: 400, name: 'query_parse_error' });
+  // An inverted range is empty, not an error.
+  r = await db.allDocs({ startkey: 'c', endkey: 'a' });
+  assert.strictEqual(r.total_rows, 5);
+  assert.deepStrictEqual(r.rows, []);
+  r = await db.allDocs({ startkey: 'a', endkey: 'c', descending: true });
+  assert.deepStrictEqual(r.rows, []);
+  // A document that fails its checks refuses the whole batch.
+  const before = (await db.info()).update_seq;
+  await assert.rejects(db.bulkDocs([{ _id: 'fine' }, { _id: 'x', _zing: 4 }]),
+    { status: 400, name: 'doc_validation', message: 'Bad special document member: _zing' });
+  await assert.rejects(db.bulkDocs([{ _id: 'fine' }, { _id: '_zing' }]), { status: 400, name: 'illegal_docid' });
+  await assert.rejects(db.bulkDocs([{ _id: 'fine' }, { _id: 5 }]), { status: 400, name: 'illegal_docid' });
+  await assert.rejects(db.bulkDocs([{ _id: 'fine', _rev: '1-a' }, { _id: 'norev' }], { new_edits: false }),
+    { status: 400, name: 'bad_request' });
+  assert.strictEqual((await db.info()).update_seq, before);
+  await assert.rejects(db.get('fine'), { status: 404 });
+  // Conflicts stay per document.
+  const res = await db.bulkDocs([{ _id: 'a' }, { _id: 'fresh' }]);
+  assert.strictEqual(res[0].name, 'conflict');
+  assert.ok(res[1].ok);
+  // A local document with the _revisions GET ?revs=true would give it.
+  await db.put({ _id: '_local/cp', v: 1 });
+  const lr = await db.put({ _id: '_local/cp', _revisions: { start: 0, ids: ['1'] }, v: 2 });
+  assert.strictEqual(lr.rev, '0-2');
+  assert.strictEqual((await db.get('_local/cp')).v, 2);
+  // open_revs: malformed values are bad requests; [] asks for nothing.
+  await assert.rejects(db.get('a', { open_revs: ['abc'] }), { status: 400, message: 'Invalid rev format' });
+  await assert.rejects(db.get('a', { open_revs: [1] }), { status: 400, message: 'Invalid rev format' });
+  await assert.rejects(db.get('a', { open_revs: 'some' }), { status: 400, message: 'Invalid list of revisions' });
+  assert.deepStrictEqual(await db.get('a', { open_revs: [] }), []);
+});
+
 check('many handles to one database share one slot; close() releases', async () => {
   for (let i = 0; i < 2000; i++) {
     const db = new PouchDB(dbName + '_many');
