@@ -278,7 +278,10 @@ Status Changes(RequestContext& ctx) {
   for (;;) {
     ChangesOptions opts = p.opts;
     opts.since = since;
-    opts.limit = limit - emitted;
+    // The engine's limit counts the rows it hands over; when this endpoint
+    // filters some out, the callback counts and stops the scan instead.
+    const bool filtering = p.design_only || custom.accept;
+    opts.limit = filtering && limit > 0 ? UINT64_MAX : limit - emitted;
     uint64_t observed = db->UpdateSeq();
     uint64_t last_seq = since;
     uint64_t batch = 0;
@@ -295,7 +298,7 @@ Status Changes(RequestContext& ctx) {
             writer.Row(row);
           }
           ++batch;
-          return true;
+          return emitted + batch < limit;
         },
         &last_seq);
     if (!s.ok()) {

@@ -965,6 +965,15 @@ TEST_P(CouchServerTest, ChangesReportPending) {
   }
   d = J(Req("GET", "/db/_changes?limit=2"));
   EXPECT_EQ(d["pending"].GetUint64(), 9u);
+  // A filter this endpoint applies (_design) counts its limit in the rows
+  // it lets through, not in those it hides.
+  PutDoc("db", "_design/x", "{}");  // after twelve other changes
+  d = J(Req("GET", "/db/_changes?filter=_design&limit=1"));
+  ASSERT_EQ(d["results"].Size(), 1u);
+  EXPECT_EQ(Str(d["results"][0], "id"), "_design/x");
+  EXPECT_EQ(d["pending"].GetUint64(), 0u);
+  d = J(Req("GET", "/db/_changes?filter=_design&limit=0"));
+  EXPECT_EQ(d["results"].Size(), 0u);
 }
 
 TEST_P(CouchServerTest, ChangesDeletedAndAllDocsStyle) {
