@@ -345,7 +345,7 @@ Status Changes(RequestContext& ctx) {
   if (limited) {
     Result<uint64_t> left = p.opts.descending
                                 ? db->CountChanges(p.opts.since, since > 0 ? since - 1 : 0)
-                                : db->CountChanges(since);
+                                : db->CountChanges(since, UINT64_MAX);
     pending = left.ok() ? std::optional<uint64_t>(*left) : std::nullopt;
   }
   writer.End(since, pending);

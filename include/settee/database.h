@@ -289,13 +289,12 @@ class Database {
                          uint64_t* last_seq) = 0;
 
   // The number of changes, as Changes() lists them (each document once, at
-  // its latest seq), with after < seq <= upto: what _changes reports as
-  // "pending" when a limit cut the feed at `after`. Counting the changes
-  // after one just read (upto = UINT64_MAX, the next `since` of a
-  // replicator reading in batches) costs about as much as the batch read;
-  // other counts read the heads of the change blocks in the range.
-  virtual Result<uint64_t> CountChanges(uint64_t after,
-                                        uint64_t upto = std::numeric_limits<uint64_t>::max()) = 0;
+  // its latest seq), with after < seq <= upto (UINT64_MAX: no upper end):
+  // what _changes reports as "pending" when a limit cut the feed at `after`.
+  // It reads the heads of the change blocks in the range, except that all
+  // the changes after the end of a batch whose start was counted last (a
+  // replicator reading in batches) cost about as much as the batch.
+  virtual Result<uint64_t> CountChanges(uint64_t after, uint64_t upto) = 0;
 
   virtual Status RevsDiff(const std::vector<RevsDiffRequest>& request,
                           std::vector<RevsDiffResult>* out) = 0;

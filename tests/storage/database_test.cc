@@ -816,7 +816,7 @@ TEST_P(DatabaseTest, CountChangesMatchesTheFeed) {
       }
       // The open-ended count, in ascending order as a replicator asks,
       // takes the memo after the first.
-      auto n = db_->CountChanges(after);
+      auto n = db_->CountChanges(after, UINT64_MAX);
       ASSERT_TRUE(n.ok());
       EXPECT_EQ(expected(after, UINT64_MAX), *n) << after;
     }
@@ -825,11 +825,11 @@ TEST_P(DatabaseTest, CountChangesMatchesTheFeed) {
   ASSERT_TRUE(db_->Compact().ok());
   check_all();
   // A new write changes the state: the memo is not used across it.
-  ASSERT_EQ(3u, *db_->CountChanges(4));
+  ASSERT_EQ(3u, *db_->CountChanges(4, UINT64_MAX));
   PutOk(R"({"_id":"g"})");
   feed = AllChanges();
-  EXPECT_EQ(4u, *db_->CountChanges(4));
-  EXPECT_EQ(3u, *db_->CountChanges(5));
+  EXPECT_EQ(4u, *db_->CountChanges(4, UINT64_MAX));
+  EXPECT_EQ(3u, *db_->CountChanges(5, UINT64_MAX));
 }
 
 // open_revs names revisions; one that is not "N-hash" is a bad request,
