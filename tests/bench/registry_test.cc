@@ -18,6 +18,7 @@ TEST(Registry, TheWorkloadGroupsAreBuiltIn) {
 }
 
 TEST(Registry, ASuiteIsOneCallAndRunsAsRegistered) {
+  RegisterBuiltinSuites();
   RegisterSuite("zz-test", [](const BenchOptions& o, const ProgressFn& p) {
     CaseResult r;
     r.suite = "zz-test";
