@@ -9,8 +9,8 @@
 // - `node` in PATH: else every case is kSkipped, naming it;
 // - bench/node_modules: installed with `npm ci` on first use (a message
 //   says so); if that fails every case is kSkipped with npm's complaint;
-// - an HTTP remote for the replication cases: --remote, checked to answer,
-//   else a `settee serve --port 0` started for the run and stopped after.
+// - an HTTP remote for the replication cases: --remote (the command checks
+//   that it answers), else a `settee serve --port 0` started for the run.
 #pragma once
 
 #include <vector>

@@ -37,9 +37,10 @@ std::string Temp(const std::string& name) {
   return testing::TempDir() + "/bench_command_test_" + std::to_string(getpid()) + "_" + name;
 }
 
-Ran Bench(const std::string& args) {
+Ran Bench(const std::string& args, const std::string& env = "") {
   std::string out = Temp("out"), err = Temp("err");
-  std::string cmd = std::string(SETTEE_BINARY) + " bench " + args + " >" + out + " 2>" + err;
+  std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(SETTEE_BINARY) + " bench " + args +
+                    " >" + out + " 2>" + err;
   int status = std::system(cmd.c_str());
   Ran r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
@@ -131,6 +132,28 @@ TEST(BenchCommand, UnknownSuitesAndCasesAreNamed) {
   EXPECT_THAT(r.err, HasSubstr("not a valid regular expression"));
   r = Bench("--backend paper");
   EXPECT_NE(r.code, 0);
+}
+
+TEST(BenchCommand, ABaselineThatCannotStartIsNamedAndSetteeStillReports) {
+  std::string json = Temp("nonode.json");
+  Ran r = Bench("--iterations 2 --grep basic-gets --baseline pouchdb --json " + json, "PATH=/nonexistent");
+  EXPECT_EQ(r.code, 0) << r.err;
+  auto report = ParseReport(Slurp(json));
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->results.size(), 2u);
+  EXPECT_EQ(report->results[0].runtime, "settee");
+  EXPECT_EQ(report->results[0].outcome, Outcome::kOk);
+  EXPECT_EQ(report->results[1].runtime, "pouchdb");
+  EXPECT_EQ(report->results[1].outcome, Outcome::kSkipped);
+  EXPECT_THAT(report->results[1].error, HasSubstr("node was not found in PATH"));
+  EXPECT_THAT(r.out, HasSubstr("skipped: node was not found in PATH"));
+}
+
+TEST(BenchCommand, ARemoteThatDoesNotAnswerIsNamed) {
+  // Port 1 (tcpmux): nothing listens there, the connection is refused.
+  Ran r = Bench("--iterations 1 --grep one-generation --baseline none --remote http://127.0.0.1:1");
+  EXPECT_THAT(r.err, HasSubstr("--remote http://127.0.0.1:1 does not answer"));
+  EXPECT_THAT(r.out, HasSubstr("pull-replication-one-generation"));
 }
 
 TEST(BenchCommand, CompareReadsTwoReports) {
