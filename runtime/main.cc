@@ -1,7 +1,8 @@
 // The settee executable: a CLI11 app whose subcommands each register
-// themselves (serve: runtime/serve_command.h).
+// themselves (serve: runtime/serve_command.h; bench: bench/harness/bench_command.h).
 #include <CLI/CLI.hpp>
 
+#include "bench/harness/bench_command.h"
 #include "runtime/commands_js.h"
 #include "runtime/serve_command.h"
 
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   app.set_config("--config", "", "Read options from a TOML/INI file ([serve] section, ...)");
   settee::RegisterServeCommand(app);
   settee::RegisterRunCommands(app);  // run, eval (runtime/commands_js.h)
+  settee::bench::RegisterBenchCommand(app);  // bench (bench/harness/bench_command.h)
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

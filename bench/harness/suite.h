@@ -13,13 +13,46 @@
 // throws: a case that cannot run is a CaseResult with kFailed or kSkipped.
 #pragma once
 
+#include <algorithm>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "bench/harness/case_result.h"
 
 namespace settee::bench {
+
+// Facts about the runtimes a run used, for the report's header: versions
+// ("pouchdb" -> "9.0.0", "node" -> "20.20.2") and each process's peak
+// resident set size. Suites note what they learn; thread-safe.
+class RunFacts {
+ public:
+  void SetVersion(const std::string& what, const std::string& version) {
+    std::lock_guard<std::mutex> lock(mu_);
+    versions_[what] = version;
+  }
+  // Keeps the largest figure noted for `runtime` ("settee", "pouchdb", ...).
+  void NotePeakRss(const std::string& runtime, double mb) {
+    std::lock_guard<std::mutex> lock(mu_);
+    double& v = peak_rss_mb_[runtime];
+    v = std::max(v, mb);
+  }
+  std::map<std::string, std::string> versions() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return versions_;
+  }
+  std::map<std::string, double> peak_rss_mb() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return peak_rss_mb_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::string> versions_;
+  std::map<std::string, double> peak_rss_mb_;
+};
 
 struct BenchOptions {
   int threads = 1;                  // isolate threads (http: the server's loop threads)
@@ -33,6 +66,7 @@ struct BenchOptions {
   std::string settee_binary;        // this executable (/proc/self/exe), for child `settee serve`
   std::string source_dir;           // where bench/ lives (workload files, package.json)
   std::string scratch_dir;          // a fresh directory the run may write into (LevelDB data, logs)
+  RunFacts* facts = nullptr;        // where suites note versions and peak RSS; never null in a run
 };
 
 // Progress while a suite runs, printed by the harness as one overwritten line:
@@ -42,7 +76,9 @@ struct Progress {
   std::string name;
   int case_index = 0;
   int case_count = 0;
-  int iteration = 0;
+  int iteration = 0;       // iterations done so far
+  int iterations = 0;      // of this many (0: not known)
+  std::string runtime;     // "settee", "pouchdb", ... (empty: not said)
 };
 using ProgressFn = std::function<void(const Progress&)>;
 

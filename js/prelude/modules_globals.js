@@ -5,7 +5,7 @@
 // CommonJS require
 
 const builtins = {
-  events: EventEmitter, util, assert, path, pouchdb: PouchDB, settee, buffer: { Buffer },
+  events: EventEmitter, util, assert, path, pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: { Buffer },
   timers: null, process: null, console: null,
 };
 const moduleCache = Object.create(null);
@@ -46,6 +46,7 @@ function makeRequire(mod) {
   function require(spec) {
     if (typeof spec !== 'string' || spec === '') throw new TypeError('The "id" argument must be a non-empty string');
     const bare = spec.startsWith('node:') ? spec.slice(5) : spec;
+    if (hasOwn(builtinPlugins, bare)) return builtinPlugins[bare];
     if (hasOwn(builtins, bare)) {
       const b = builtins[bare];
       if (bare === 'timers') return { setTimeout: global.setTimeout, setInterval: global.setInterval, setImmediate, clearTimeout: clearTimer, clearInterval: clearTimer, clearImmediate };

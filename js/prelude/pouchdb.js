@@ -261,6 +261,43 @@ class PouchDB extends EventEmitter {
   toString() { return '[object PouchDB]'; }
 }
 
+// PouchDB.plugin(obj | fn): a function is called with PouchDB; an object's
+// methods are added to every database (PouchDB's own rule). Settee builds
+// in what npm plugins add (the memory adapter, pouchdb-find's API as it
+// lands), so those modules resolve to no-op plugins (builtinPlugins).
+PouchDB.plugin = function (plugin) {
+  if (typeof plugin === 'function') {
+    plugin(this);
+  } else if (plugin !== null && typeof plugin === 'object' && !Array.isArray(plugin)) {
+    for (const k of Object.keys(plugin)) this.prototype[k] = plugin[k];
+  } else {
+    throw new TypeError('Invalid plugin: got "' + plugin + '", expected an object or a function');
+  }
+  return this;
+};
+// PouchDB.defaults(opts): a PouchDB constructor whose databases open with
+// `opts` under their own options. Its statics (plugin, defaults) are
+// inherited, and plugins added to PouchDB reach its databases too.
+PouchDB.defaults = function (defaultOpts) {
+  if (defaultOpts === null || typeof defaultOpts !== 'object') {
+    throw new TypeError('PouchDB.defaults: options must be an object');
+  }
+  const base = Object.assign({}, defaultOpts);
+  const Parent = this;
+  return class PouchDB extends Parent {
+    constructor(name, opts) {
+      if (typeof name === 'object' && name !== null) { opts = name; name = opts.name; }
+      super(name, Object.assign({}, base, opts));
+    }
+  };
+};
+// What require() gives for PouchDB's npm plugins: nothing to add.
+const builtinPlugins = {
+  'pouchdb-find': Object.freeze({}),
+  'pouchdb-adapter-memory': Object.freeze(function memoryAdapter() {}),
+  'pouchdb-adapter-leveldb': Object.freeze(function leveldbAdapter() {}),
+};
+
 // A changes feed: an EventEmitter ('change', 'complete', 'error', 'cancel')
 // that is also a promise of the final {results, last_seq} (one-shot feeds).
 class Changes extends EventEmitter {

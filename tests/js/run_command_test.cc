@@ -221,6 +221,12 @@ TEST(JsScripts, PouchDbApiOnMemory) {
   EXPECT_THAT(o.out, HasSubstr("all 14 passed"));
 }
 
+TEST(JsScripts, PouchDbPluginsDefaultsAndRequire) {
+  auto o = Settee({"run", kScripts + "/pouchdb_plugins.js"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 6 passed"));
+}
+
 TEST(JsScripts, PouchDbApiOnLevelDbInThreeThreads) {
   std::string dir = testing::TempDir() + "/settee_js_leveldb_" + std::to_string(getpid());
   auto o = Settee({"run", "--threads", "3", "--backend", "leveldb", "--data", dir, kScripts + "/pouchdb_api.js"});

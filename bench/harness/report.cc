@@ -1,0 +1,378 @@
+#include "bench/harness/report.h"
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <set>
+
+#include <rapidjson/document.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
+#include "bench/harness/stats.h"
+
+namespace settee::bench {
+
+namespace {
+
+using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+
+void Str(Writer& w, const char* key, const std::string& v) {
+  w.Key(key);
+  w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+}
+void Num(Writer& w, const char* key, double v) {
+  w.Key(key);
+  if (std::isfinite(v)) w.Double(v); else w.Null();
+}
+
+Outcome OutcomeFromName(const std::string& s) {
+  if (s == "failed") return Outcome::kFailed;
+  if (s == "unsupported") return Outcome::kUnsupported;
+  if (s == "skipped") return Outcome::kSkipped;
+  return Outcome::kOk;
+}
+
+std::string GetStr(const rapidjson::Value& o, const char* key) {
+  auto it = o.FindMember(key);
+  return it != o.MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
+}
+double GetNum(const rapidjson::Value& o, const char* key) {
+  auto it = o.FindMember(key);
+  return it != o.MemberEnd() && it->value.IsNumber() ? it->value.GetDouble() : 0;
+}
+
+// A time in ms with about three significant digits.
+std::string Ms(double v) {
+  char buf[32];
+  if (v <= 0) return "-";
+  if (v < 0.01) std::snprintf(buf, sizeof buf, "%.4f", v);
+  else if (v < 1) std::snprintf(buf, sizeof buf, "%.3f", v);
+  else if (v < 100) std::snprintf(buf, sizeof buf, "%.2f", v);
+  else std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+std::string Factor(double f) {
+  char buf[32];
+  if (f <= 0) return "-";
+  std::snprintf(buf, sizeof buf, f < 10 ? "%.2fx" : "%.1fx", f);
+  return buf;
+}
+std::string Shorten(std::string s, size_t n) {
+  for (auto& c : s) if (c == '\n') c = ' ';
+  return s.size() > n ? s.substr(0, n - 3) + "..." : s;
+}
+std::string Line(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string Line(const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
+std::string Key(const CaseResult& r) { return r.suite + "/" + r.name; }
+
+}  // namespace
+
+const char* OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kOk: return "ok";
+    case Outcome::kFailed: return "failed";
+    case Outcome::kUnsupported: return "unsupported";
+    case Outcome::kSkipped: return "skipped";
+  }
+  return "ok";
+}
+
+std::vector<CasePair> PairCases(const Report& r) {
+  std::vector<CasePair> pairs;
+  std::set<const CaseResult*> used;
+  for (const auto& s : r.results) {
+    if (s.runtime != "settee") continue;
+    CasePair p;
+    p.settee = &s;
+    for (const auto& b : r.results) {
+      if (b.runtime == "pouchdb" && Key(b) == Key(s)) {
+        p.baseline = &b;
+        used.insert(&b);
+        break;
+      }
+    }
+    if (p.baseline && s.outcome == Outcome::kOk && p.baseline->outcome == Outcome::kOk) {
+      double sm = Summarize(s.samples_ms).median;
+      double bm = Summarize(p.baseline->samples_ms).median;
+      if (sm > 0 && bm > 0) p.factor = bm / sm;
+    }
+    pairs.push_back(p);
+  }
+  for (const auto& b : r.results) {
+    if (b.runtime != "settee" && !used.count(&b)) {
+      CasePair p;
+      p.baseline = &b;
+      pairs.push_back(p);
+    }
+  }
+  return pairs;
+}
+
+double GeometricMeanFactor(const std::vector<CasePair>& pairs, int* compared) {
+  std::vector<double> f;
+  for (const auto& p : pairs) if (p.factor > 0) f.push_back(p.factor);
+  if (compared) *compared = static_cast<int>(f.size());
+  return GeometricMean(f);
+}
+
+std::string ToJson(const Report& r) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.SetIndent(' ', 1);
+  w.StartObject();
+  w.Key("settee_bench");
+  w.Int(1);
+  Str(w, "started", r.started);
+  Num(w, "elapsed_s", r.elapsed_s);
+  w.Key("machine");
+  w.StartObject();
+  Str(w, "hostname", r.machine.hostname);
+  Str(w, "os", r.machine.os);
+  Str(w, "cpu_model", r.machine.cpu_model);
+  w.Key("cores");
+  w.Int(r.machine.cores);
+  w.EndObject();
+  w.Key("versions");
+  w.StartObject();
+  for (const auto& [k, v] : r.versions) Str(w, k.c_str(), v);
+  w.EndObject();
+  w.Key("options");
+  w.StartObject();
+  w.Key("threads");
+  w.Int(r.options.threads);
+  Str(w, "backend", r.options.backend);
+  w.Key("suites");
+  w.StartArray();
+  for (const auto& s : r.options.suites) w.String(s.c_str());
+  w.EndArray();
+  Str(w, "grep", r.options.grep);
+  w.Key("iterations");
+  w.Int(r.options.iterations);
+  Str(w, "baseline", r.options.baseline);
+  Str(w, "remote", r.options.remote);
+  w.EndObject();
+  w.Key("peak_rss_mb");
+  w.StartObject();
+  for (const auto& [k, v] : r.peak_rss_mb) Num(w, k.c_str(), v);
+  w.EndObject();
+  w.Key("cases");
+  w.StartArray();
+  for (const auto& c : r.results) {
+    Summary s = Summarize(c.samples_ms);
+    w.StartObject();
+    Str(w, "suite", c.suite);
+    Str(w, "name", c.name);
+    Str(w, "runtime", c.runtime);
+    Str(w, "outcome", OutcomeName(c.outcome));
+    Str(w, "error", c.error);
+    w.Key("threads");
+    w.Int(c.threads);
+    Num(w, "operations", c.operations);
+    Num(w, "wall_ms", c.wall_ms);
+    Num(w, "median_ms", s.median);
+    Num(w, "min_ms", s.min);
+    Num(w, "max_ms", s.max);
+    Num(w, "mean_ms", s.mean);
+    Num(w, "ops_per_sec", Throughput(c));
+    w.Key("samples_ms");
+    w.SetFormatOptions(rapidjson::kFormatSingleLineArray);
+    w.StartArray();
+    for (double v : c.samples_ms) w.Double(v);
+    w.EndArray();
+    w.SetFormatOptions(rapidjson::kFormatDefault);
+    w.Key("metrics");
+    w.StartObject();
+    for (const auto& [k, v] : c.metrics) Num(w, k.c_str(), v);
+    w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+  int compared = 0;
+  double geo = GeometricMeanFactor(PairCases(r), &compared);
+  w.Key("summary");
+  w.StartObject();
+  Num(w, "geomean_factor", geo);
+  w.Key("cases_compared");
+  w.Int(compared);
+  w.EndObject();
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+}
+
+Result<Report> ParseReport(const std::string& text) {
+  rapidjson::Document d;
+  d.Parse(text.c_str(), text.size());
+  if (d.HasParseError() || !d.IsObject()) return Status::BadRequest("not JSON");
+  if (!d.HasMember("settee_bench") || !d.HasMember("cases") || !d["cases"].IsArray()) {
+    return Status::BadRequest("not a settee bench report (no settee_bench / cases)");
+  }
+  Report r;
+  r.started = GetStr(d, "started");
+  r.elapsed_s = GetNum(d, "elapsed_s");
+  if (d.HasMember("machine") && d["machine"].IsObject()) {
+    const auto& m = d["machine"];
+    r.machine.hostname = GetStr(m, "hostname");
+    r.machine.os = GetStr(m, "os");
+    r.machine.cpu_model = GetStr(m, "cpu_model");
+    r.machine.cores = static_cast<int>(GetNum(m, "cores"));
+  }
+  if (d.HasMember("versions") && d["versions"].IsObject()) {
+    for (const auto& m : d["versions"].GetObject()) {
+      if (m.value.IsString()) r.versions[m.name.GetString()] = m.value.GetString();
+    }
+  }
+  if (d.HasMember("options") && d["options"].IsObject()) {
+    const auto& o = d["options"];
+    r.options.threads = static_cast<int>(GetNum(o, "threads"));
+    r.options.backend = GetStr(o, "backend");
+    r.options.grep = GetStr(o, "grep");
+    r.options.iterations = static_cast<int>(GetNum(o, "iterations"));
+    r.options.baseline = GetStr(o, "baseline");
+    r.options.remote = GetStr(o, "remote");
+    if (o.HasMember("suites") && o["suites"].IsArray()) {
+      for (const auto& s : o["suites"].GetArray()) if (s.IsString()) r.options.suites.push_back(s.GetString());
+    }
+  }
+  if (d.HasMember("peak_rss_mb") && d["peak_rss_mb"].IsObject()) {
+    for (const auto& m : d["peak_rss_mb"].GetObject()) {
+      if (m.value.IsNumber()) r.peak_rss_mb[m.name.GetString()] = m.value.GetDouble();
+    }
+  }
+  for (const auto& c : d["cases"].GetArray()) {
+    if (!c.IsObject()) return Status::BadRequest("a case is not an object");
+    CaseResult cr;
+    cr.suite = GetStr(c, "suite");
+    cr.name = GetStr(c, "name");
+    cr.runtime = GetStr(c, "runtime");
+    if (cr.name.empty() || cr.runtime.empty()) return Status::BadRequest("a case has no name or runtime");
+    cr.outcome = OutcomeFromName(GetStr(c, "outcome"));
+    cr.error = GetStr(c, "error");
+    cr.threads = static_cast<int>(GetNum(c, "threads"));
+    cr.operations = GetNum(c, "operations");
+    cr.wall_ms = GetNum(c, "wall_ms");
+    if (c.HasMember("samples_ms") && c["samples_ms"].IsArray()) {
+      for (const auto& v : c["samples_ms"].GetArray()) if (v.IsNumber()) cr.samples_ms.push_back(v.GetDouble());
+    }
+    if (c.HasMember("metrics") && c["metrics"].IsObject()) {
+      for (const auto& m : c["metrics"].GetObject()) {
+        if (m.value.IsNumber()) cr.metrics[m.name.GetString()] = m.value.GetDouble();
+      }
+    }
+    r.results.push_back(std::move(cr));
+  }
+  return r;
+}
+
+std::string FormatTable(const Report& r) {
+  std::string out;
+  const auto& o = r.options;
+  auto version = [&](const char* k) {
+    auto it = r.versions.find(k);
+    return it == r.versions.end() ? std::string("?") : it->second;
+  };
+  out += Line("settee bench: %s backend, %d thread%s, on %s (%d cores)\n", o.backend.c_str(), o.threads,
+              o.threads == 1 ? "" : "s", r.machine.cpu_model.c_str(), r.machine.cores);
+  bool baseline = false;
+  for (const auto& c : r.results) baseline |= c.runtime == "pouchdb";
+  if (baseline) {
+    out += Line("baseline: PouchDB %s on node %s, %s adapter, same run\n", version("pouchdb").c_str(),
+                version("node").c_str(), o.backend == "memory" ? "memory" : "LevelDB");
+  }
+  out += Line("times per iteration in ms; ops/s over all threads%s\n\n",
+              baseline ? "; factor = PouchDB median / settee median" : "");
+  out += Line("%-34s %6s %9s %9s %9s %9s %10s", "case", "iter", "median", "min", "max", "mean", "ops/s");
+  if (baseline) out += Line(" | %9s %9s %8s", "pouchdb", "mean", "factor");
+  out += "\n";
+  std::string last_suite;
+  for (const auto& p : PairCases(r)) {
+    const CaseResult* c = p.settee ? p.settee : p.baseline;
+    if (c->suite != last_suite) {
+      out += Line("[%s]\n", c->suite.c_str());
+      last_suite = c->suite;
+    }
+    std::string name = p.settee ? c->name : c->name + " (" + c->runtime + ")";
+    out += Line("%-34s ", Shorten(name, 34).c_str());
+    if (c->outcome == Outcome::kOk) {
+      Summary s = Summarize(c->samples_ms);
+      out += Line("%6d %9s %9s %9s %9s %10.0f", s.count, Ms(s.median).c_str(), Ms(s.min).c_str(),
+                  Ms(s.max).c_str(), Ms(s.mean).c_str(), Throughput(*c));
+    } else {
+      out += Line("%-65s", Shorten(std::string(OutcomeName(c->outcome)) + ": " + c->error, 65).c_str());
+    }
+    if (baseline && p.settee) {
+      const CaseResult* b = p.baseline;
+      if (!b) {
+        out += Line(" | %9s", "-");
+      } else if (b->outcome == Outcome::kOk) {
+        Summary s = Summarize(b->samples_ms);
+        out += Line(" | %9s %9s %8s", Ms(s.median).c_str(), Ms(s.mean).c_str(), Factor(p.factor).c_str());
+      } else {
+        out += " | " + Shorten(std::string(OutcomeName(b->outcome)) + ": " + b->error, 60);
+      }
+    }
+    out += "\n";
+  }
+  int compared = 0;
+  double geo = GeometricMeanFactor(PairCases(r), &compared);
+  out += "\n";
+  if (compared) out += Line("geometric mean factor over %d cases both ran: %s\n", compared, Factor(geo).c_str());
+  std::string rss;
+  for (const auto& [k, v] : r.peak_rss_mb) rss += Line("%s%s %.0f MB", rss.empty() ? "" : ", ", k.c_str(), v);
+  if (!rss.empty()) out += "peak RSS: " + rss + "\n";
+  out += Line("elapsed %.1f s\n", r.elapsed_s);
+  return out;
+}
+
+std::vector<CompareRow> CompareReports(const Report& a, const Report& b) {
+  std::vector<CompareRow> rows;
+  for (const auto& ca : a.results) {
+    if (ca.outcome != Outcome::kOk) continue;
+    for (const auto& cb : b.results) {
+      if (cb.outcome != Outcome::kOk || cb.runtime != ca.runtime || Key(cb) != Key(ca)) continue;
+      CompareRow row{ca.suite, ca.name, ca.runtime, Summarize(ca.samples_ms).median,
+                     Summarize(cb.samples_ms).median, 0};
+      if (row.a_median > 0 && row.b_median > 0) row.ratio = row.b_median / row.a_median;
+      rows.push_back(row);
+      break;
+    }
+  }
+  return rows;
+}
+
+std::string FormatCompare(const Report& a, const Report& b) {
+  std::string out;
+  auto describe = [](const char* label, const Report& r) {
+    return Line("%s: %s (%d cores), %s backend, %d thread%s, %s\n", label, r.machine.cpu_model.c_str(),
+                r.machine.cores, r.options.backend.c_str(), r.options.threads, r.options.threads == 1 ? "" : "s",
+                r.started.c_str());
+  };
+  out += describe("A", a);
+  out += describe("B", b);
+  out += "medians per iteration in ms; B/A = B's time relative to A's (below 1: B is faster)\n\n";
+  out += Line("%-34s %-8s %10s %10s %8s\n", "case", "runtime", "A", "B", "B/A");
+  auto rows = CompareReports(a, b);
+  std::map<std::string, std::vector<double>> by_runtime;
+  for (const auto& r : rows) {
+    out += Line("%-34s %-8s %10s %10s %8s\n", Shorten(r.suite + "/" + r.name, 34).c_str(), r.runtime.c_str(),
+                Ms(r.a_median).c_str(), Ms(r.b_median).c_str(), Factor(r.ratio).c_str());
+    by_runtime[r.runtime].push_back(r.ratio);
+  }
+  if (rows.empty()) out += "(no case ran ok in both reports)\n";
+  out += "\n";
+  for (const auto& [runtime, ratios] : by_runtime) {
+    out += Line("geometric mean B/A for %s over %zu cases: %s\n", runtime.c_str(), ratios.size(),
+                Factor(GeometricMean(ratios)).c_str());
+  }
+  return out;
+}
+
+}  // namespace settee::bench

@@ -1,0 +1,71 @@
+// A `settee bench` report: the machine, the versions, the options and every
+// case's figures; as a table, as JSON (--json FILE) and compared with
+// another report (--compare A.json B.json). Plain values; thread-safe.
+//
+// JSON shape (every time in milliseconds):
+//   {"settee_bench": 1, "started": "2026-12-01T08:00:00Z", "elapsed_s": 61.2,
+//    "machine": {"hostname", "os", "cpu_model", "cores"},
+//    "versions": {"settee", "v8", "pouchdb", "node", ...},
+//    "options": {"threads", "backend", "suites": [...], "grep", "iterations", "baseline", "remote"},
+//    "peak_rss_mb": {"settee": 180.5, "pouchdb": 1020.1},
+//    "cases": [{"suite", "name", "runtime", "outcome": "ok|failed|unsupported|skipped", "error",
+//               "threads", "operations", "wall_ms", "median_ms", "min_ms", "max_ms", "mean_ms",
+//               "ops_per_sec", "samples_ms": [...], "metrics": {...}}],
+//    "summary": {"geomean_factor": 14.2, "cases_compared": 10}}
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench/harness/case_result.h"
+#include "bench/harness/machine.h"
+#include "bench/harness/suite.h"
+#include "settee/status.h"
+
+namespace settee::bench {
+
+struct Report {
+  std::string started;  // UTC, ISO 8601
+  double elapsed_s = 0;
+  MachineInfo machine;
+  std::map<std::string, std::string> versions;
+  BenchOptions options;  // only the command-line fields are kept in JSON
+  std::map<std::string, double> peak_rss_mb;
+  std::vector<CaseResult> results;
+};
+
+const char* OutcomeName(Outcome o);
+
+// The settee row and the baseline row of one case, paired by suite and name.
+struct CasePair {
+  const CaseResult* settee = nullptr;
+  const CaseResult* baseline = nullptr;  // nullptr when there is none
+  double factor = 0;  // baseline median / settee median when both are ok, else 0
+};
+// The pairs in the order the settee rows appear (rows of other runtimes that
+// have no settee twin come after); the baseline runtime is "pouchdb".
+std::vector<CasePair> PairCases(const Report& r);
+
+// The geometric mean of the factors of the cases both sides ran (0: none).
+double GeometricMeanFactor(const std::vector<CasePair>& pairs, int* compared = nullptr);
+
+std::string ToJson(const Report& r);
+// kBadRequest with a reason when `text` is not a settee bench report.
+Result<Report> ParseReport(const std::string& text);
+
+// The table printed at the end of a run.
+std::string FormatTable(const Report& r);
+
+// One row per (suite, case, runtime) that ran ok in both reports: both
+// medians and B's time relative to A's (the seeds' "relative to the PC" table);
+// then the geometric mean of those ratios per runtime.
+struct CompareRow {
+  std::string suite, name, runtime;
+  double a_median = 0, b_median = 0;
+  double ratio = 0;  // b_median / a_median: below 1 when B is faster
+};
+std::vector<CompareRow> CompareReports(const Report& a, const Report& b);
+std::string FormatCompare(const Report& a, const Report& b);
+
+}  // namespace settee::bench

@@ -1,0 +1,253 @@
+#include "bench/harness/workload_suite.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <regex>
+
+#include <rapidjson/document.h>
+#include <v8.h>
+
+#include "bench/harness/machine.h"
+#include "bench/harness/pouchdb_baseline.h"
+#include "bench/harness/registry.h"
+#include "js/isolate_pool.h"
+#include "settee/store.h"
+#include "util/json.h"
+
+namespace settee::bench {
+
+namespace {
+
+// The runner's phases, called as tasks (js/isolate_pool.h): `a` is the
+// argument object below; only thread 0 reports progress.
+constexpr const char* kList = "(a) => require(a.runner).list([a.suite])";
+constexpr const char* kPrepare =
+    "(a) => require(a.runner).prepare(Object.assign(a, {progress: a.report ? "
+    "(k) => settee.postMessage({bench_progress: k}) : undefined}))";
+constexpr const char* kTimed = "(a) => require(a.runner).timed()";
+constexpr const char* kFinish = "(a) => require(a.runner).finish()";
+
+std::string CaseArg(const std::string& runner, const WorkloadCase& c, const BenchOptions& o, bool report) {
+  std::string a = "{\"runner\":" + json::Quote(runner) + ",\"suite\":" + json::Quote(c.suite) +
+                  ",\"name\":" + json::Quote(c.name) + ",\"iterations\":" + std::to_string(c.iterations) +
+                  ",\"backend\":" + json::Quote(o.backend) + ",\"remote\":" + json::Quote(o.remote) +
+                  ",\"report\":" + (report ? "true" : "false") + "}";
+  return a;
+}
+
+// Runs `fn` on every thread at once and waits for all; results by thread.
+std::vector<Result<std::string>> OnAll(js::IsolatePool& pool, const char* fn,
+                                       const std::function<std::string(int)>& arg) {
+  std::vector<std::future<Result<std::string>>> futures;
+  for (int t = 0; t < pool.size(); ++t) futures.push_back(pool.Run(t, fn, arg(t)));
+  std::vector<Result<std::string>> out;
+  for (auto& f : futures) out.push_back(f.get());
+  return out;
+}
+
+std::string Prefix(int thread, int threads) {
+  return threads > 1 ? "thread " + std::to_string(thread) + ": " : "";
+}
+
+// The "error" member of a phase's JSON answer, or the task's own failure.
+std::string ErrorOf(const Result<std::string>& r, rapidjson::Document* d) {
+  if (!r.ok()) return r.status().reason();
+  d->Parse(r->c_str(), r->size());
+  if (d->HasParseError() || !d->IsObject()) return "the workload runner answered " + *r;
+  auto it = d->FindMember("error");
+  return it != d->MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
+}
+
+// The first line of a JS stack text: the error itself.
+std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const WorkloadCase& c,
+                   const BenchOptions& o) {
+  CaseResult r;
+  r.suite = c.suite;
+  r.name = c.name;
+  r.runtime = "settee";
+  r.threads = pool.size();
+  const int n = pool.size();
+
+  const std::string runner_arg = "{\"runner\":" + json::Quote(runner) + "}";
+  std::string unsupported, failed;
+  auto prepared = OnAll(pool, kPrepare, [&](int t) { return CaseArg(runner, c, o, t == 0); });
+  for (int t = 0; t < n; ++t) {
+    rapidjson::Document d;
+    std::string err = ErrorOf(prepared[t], &d);
+    std::string status = prepared[t].ok() && d.IsObject() && d.HasMember("status") && d["status"].IsString()
+                             ? d["status"].GetString() : "failed";
+    if (status == "unsupported" && unsupported.empty()) unsupported = err;
+    if (status == "failed" && failed.empty()) failed = Prefix(t, n) + FirstLine(err);
+  }
+  bool ready = unsupported.empty() && failed.empty();
+  if (ready) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto timed = OnAll(pool, kTimed, [&](int) { return runner_arg; });
+    r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    for (int t = 0; t < n; ++t) {
+      rapidjson::Document d;
+      std::string err = ErrorOf(timed[t], &d);
+      if (!err.empty() && failed.empty()) failed = Prefix(t, n) + FirstLine(err);
+      if (timed[t].ok() && d.IsObject() && d.HasMember("samples") && d["samples"].IsArray()) {
+        for (const auto& v : d["samples"].GetArray()) if (v.IsNumber()) r.samples_ms.push_back(v.GetDouble());
+      }
+    }
+  }
+  // Always: checks after the loop (when it ran), teardown and destroy.
+  auto finished = OnAll(pool, kFinish, [&](int) { return runner_arg; });
+  for (int t = 0; t < n; ++t) {
+    rapidjson::Document d;
+    std::string err = ErrorOf(finished[t], &d);
+    if (!err.empty() && failed.empty()) failed = Prefix(t, n) + FirstLine(err);
+  }
+  r.operations = static_cast<double>(r.samples_ms.size());
+  if (!unsupported.empty()) {
+    r.outcome = Outcome::kUnsupported;
+    r.error = unsupported;
+    r.samples_ms.clear();
+    r.operations = 0;
+    r.wall_ms = 0;
+  } else if (!failed.empty()) {
+    r.outcome = Outcome::kFailed;
+    r.error = failed;
+  }
+  return r;
+}
+
+CaseResult SuiteFailure(const std::string& group, const std::string& why) {
+  CaseResult r;
+  r.suite = group;
+  r.name = "(suite)";
+  r.runtime = "settee";
+  r.outcome = Outcome::kFailed;
+  r.error = why;
+  return r;
+}
+
+// The cases of `group` the options select, from the runner's own list.
+Result<std::vector<WorkloadCase>> ListCases(js::IsolatePool& pool, const std::string& runner,
+                                            const std::string& group, const BenchOptions& o) {
+  std::string arg = "{\"runner\":" + json::Quote(runner) + ",\"suite\":" + json::Quote(group) + "}";
+  auto listed = pool.Run(0, kList, arg).get();
+  if (!listed.ok()) return Status::Internal("cannot list the workload: " + FirstLine(listed.status().reason()));
+  rapidjson::Document d;
+  d.Parse(listed->c_str(), listed->size());
+  if (d.HasParseError() || !d.IsArray()) return Status::Internal("the workload's case list is not an array");
+  std::vector<WorkloadCase> out;
+  for (const auto& c : d.GetArray()) {
+    WorkloadCase w{c["suite"].GetString(), c["name"].GetString(), c["iterations"].GetInt()};
+    if (o.iterations > 0) w.iterations = o.iterations;  // replaces every count, as PouchDB's ITERATIONS
+    if (w.iterations <= 0 || !GrepSelects(o.grep, w.suite, w.name)) continue;
+    out.push_back(w);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string WorkloadRunnerPath(const BenchOptions& options) {
+  return options.source_dir + "/bench/workload/runner.js";
+}
+
+bool GrepSelects(const std::string& pattern, const std::string& suite, const std::string& name) {
+  if (pattern.empty()) return true;
+  try {
+    return std::regex_search(suite + "/" + name, std::regex(pattern, std::regex::ECMAScript));
+  } catch (const std::regex_error&) {
+    return false;
+  }
+}
+
+std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOptions& o,
+                                         const ProgressFn& progress) {
+  const std::string runner = WorkloadRunnerPath(o);
+  if (access(runner.c_str(), R_OK) != 0) {
+    return {SuiteFailure(group, "the workload is missing: cannot read " + runner)};
+  }
+  StoreOptions so;
+  std::string data_dir = o.scratch_dir + "/settee-" + group;
+  if (o.backend == "leveldb") {
+    so.backend = StoreOptions::Backend::kLevelDB;
+    so.path = data_dir;
+  } else {
+    so.backend = StoreOptions::Backend::kMemory;
+  }
+  auto store = Store::Open(so);
+  if (!store.ok()) return {SuiteFailure(group, "cannot open the store: " + store.status().ToString())};
+
+  // Progress messages come from thread 0's isolate while the case runs.
+  std::mutex mu;
+  Progress current;
+  js::PoolOptions po;
+  po.threads = o.threads;
+  po.store = store->get();
+  po.on_message = [&](int, const std::string& json) {
+    size_t colon = json.find(':');
+    if (colon == std::string::npos || json.find("bench_progress") == std::string::npos) return;
+    std::lock_guard<std::mutex> lock(mu);
+    current.iteration = std::atoi(json.c_str() + colon + 1);
+    if (progress) progress(current);
+  };
+  std::string uncaught;
+  po.on_error = [&](int thread, const std::string& report) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (uncaught.empty()) uncaught = "thread " + std::to_string(thread) + ": " + FirstLine(report);
+  };
+  auto pool = js::IsolatePool::Start(po);
+  if (!pool.ok()) return {SuiteFailure(group, "cannot start the isolates: " + pool.status().ToString())};
+
+  auto cases = ListCases(**pool, runner, group, o);
+  if (!cases.ok()) return {SuiteFailure(group, cases.status().reason())};
+
+  std::vector<CaseResult> results;
+  for (size_t i = 0; i < cases->size(); ++i) {
+    const WorkloadCase& c = (*cases)[i];
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      current = Progress{c.suite, c.name, static_cast<int>(i), static_cast<int>(cases->size()), 0,
+                         c.iterations, "settee"};
+      if (progress) progress(current);
+    }
+    results.push_back(RunCase(**pool, runner, c, o));
+    std::lock_guard<std::mutex> lock(mu);
+    if (!uncaught.empty() && results.back().outcome == Outcome::kOk) {
+      results.back().outcome = Outcome::kFailed;
+      results.back().error = "uncaught: " + uncaught;
+    }
+    uncaught.clear();
+  }
+  (*pool)->Shutdown();
+  pool->reset();
+  store->reset();
+  if (o.backend == "leveldb") {
+    std::error_code ec;
+    std::filesystem::remove_all(data_dir, ec);
+  }
+  if (o.facts) {
+    o.facts->NotePeakRss("settee", SelfPeakRssMb());
+    o.facts->SetVersion("settee", SETTEE_VERSION);
+    o.facts->SetVersion("v8", v8::V8::GetVersion());
+  }
+
+  if (o.baseline == "pouchdb" && !cases->empty()) {
+    auto base = RunPouchDbBaseline(*cases, o, progress);
+    results.insert(results.end(), base.begin(), base.end());
+  }
+  return results;
+}
+
+void RegisterWorkloadSuites() {
+  for (const char* group : {"basics", "views", "find", "attachments"}) {
+    std::string g = group;
+    RegisterSuite(g, [g](const BenchOptions& o, const ProgressFn& p) { return RunWorkloadSuite(g, o, p); });
+  }
+}
+
+}  // namespace settee::bench

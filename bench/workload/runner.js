@@ -1,0 +1,166 @@
+// The runner of the PouchDB workload (basics.js, views.js, find.js,
+// attachments.js), the same file in settee and in node on the real PouchDB.
+//
+// A case runs as PouchDB 9's performance suite runs it: a fresh database
+// named `test<Math.random()>` opened with {size: 3000}, an untimed setup,
+// then N timed iterations, each one sample, each after one yielded tick
+// (process.nextTick; the yield is not timed), then the database is
+// destroyed. Unlike PouchDB's suite, every iteration's result is checked
+// after its timer stops (`verify`), and the whole case once more after the
+// loop (`finish`), so that a fast wrong answer fails loudly.
+//
+// The run is split into phases so that settee can start N threads' timed
+// loops together (bench/harness/workload_suite.cc): prepare() (open,
+// detect the feature, setup), timed() (the loop), finish() (checks after
+// the loop, teardown, destroy). One case is prepared at a time per isolate.
+// node_main.js drives the same phases in node, one case after another.
+'use strict';
+
+const groups = {
+  basics: require('./basics'),
+  views: require('./views'),
+  find: require('./find'),
+  attachments: require('./attachments'),
+};
+
+// The PouchDB constructor the workload uses, set up the way PouchDB's suite
+// sets it up: pouchdb-find, and the memory adapter as the default for
+// --backend memory. In settee these resolve to the built-in PouchDB and the
+// plugins are no-ops: the store's backend is chosen by the host.
+function pouchFor(backend) {
+  const PouchDB = require('pouchdb');
+  PouchDB.plugin(require('pouchdb-find'));
+  if (backend === 'memory') {
+    PouchDB.plugin(require('pouchdb-adapter-memory'));
+    return PouchDB.defaults({ adapter: 'memory' });
+  }
+  return PouchDB;
+}
+
+// Every case of `suites` (all groups if empty), with its default count.
+function list(suites) {
+  const out = [];
+  for (const suite of Object.keys(groups)) {
+    if (suites && suites.length && !suites.includes(suite)) continue;
+    for (const c of groups[suite]) out.push({ suite, name: c.name, iterations: c.iterations });
+  }
+  return out;
+}
+
+function findCase(suite, name) {
+  const g = groups[suite];
+  const c = g && g.find((x) => x.name === name);
+  if (!c) throw new Error('no such case: ' + suite + '/' + name);
+  return c;
+}
+
+function randomName() {
+  return 'test' + String(Math.random()).replace('.', '_');
+}
+
+function errorText(e) {
+  if (e && typeof e === 'object') {
+    const head = e.name && e.name !== 'Error' ? e.name + ': ' : '';
+    return head + (e.message || e.reason || JSON.stringify(e));
+  }
+  return String(e);
+}
+
+const yieldTick = () => new Promise((resolve) => process.nextTick(resolve));
+
+// The case being run in this isolate.
+let current = null;
+
+// Opens the case's database and runs its setup. `spec`: {suite, name,
+// iterations (0: the case's own), backend, remote, progress(k) optional}.
+// Resolves {status: 'ready' | 'unsupported' | 'failed', error}.
+async function prepare(spec) {
+  if (current) await finish();
+  const c = findCase(spec.suite, spec.name);
+  const n = spec.iterations > 0 ? spec.iterations : c.iterations;
+  const PouchDB = pouchFor(spec.backend);
+  const env = { PouchDB, remote: spec.remote || '', backend: spec.backend, randomName };
+  const db = new PouchDB(randomName(), { size: 3000 });
+  current = { c, n, env, db, ctx: undefined, samples: [], error: '', progress: spec.progress };
+  const missing = c.needs ? c.needs(db, PouchDB, env) : '';
+  if (missing) {
+    current.status = 'unsupported';
+    current.error = missing;
+    return { status: 'unsupported', error: missing };
+  }
+  try {
+    current.ctx = await c.setup(db, n, env);
+  } catch (e) {
+    current.status = 'failed';
+    current.error = 'setup: ' + errorText(e);
+    return { status: 'failed', error: current.error };
+  }
+  current.status = 'ready';
+  return { status: 'ready', error: '' };
+}
+
+// The timed loop of the prepared case. Resolves {samples (ms per
+// iteration), error}; the first failed iteration or check ends the loop.
+async function timed() {
+  const cur = current;
+  if (!cur || cur.status !== 'ready') return { samples: [], error: cur ? cur.error : 'no case prepared' };
+  const { c, n, db, ctx } = cur;
+  const samples = cur.samples;
+  let lastReport = -1e9;
+  for (let k = 0; k < n; k++) {
+    await yieldTick();
+    let result;
+    const t0 = performance.now();
+    try {
+      result = await c.test(db, k, ctx);
+    } catch (e) {
+      cur.error = 'iteration ' + k + ': ' + errorText(e);
+      break;
+    }
+    samples.push(performance.now() - t0);
+    try {
+      if (c.verify) c.verify(result, k, ctx, cur.env);
+    } catch (e) {
+      cur.error = 'check failed at iteration ' + k + ': ' + errorText(e);
+      break;
+    }
+    if (cur.progress) {
+      const now = performance.now();
+      if (now - lastReport >= 100 || k === n - 1) {
+        lastReport = now;
+        cur.progress(k + 1);
+      }
+    }
+  }
+  cur.status = cur.error ? 'failed' : 'timed';
+  return { samples, error: cur.error };
+}
+
+// The checks after the loop, the case's teardown and the database's
+// destruction. Resolves {error}: the first failure, if any.
+async function finish() {
+  const cur = current;
+  current = null;
+  if (!cur) return { error: '' };
+  let error = cur.status === 'unsupported' ? '' : cur.error;
+  if (cur.status === 'timed' && cur.c.finish) {
+    try {
+      await cur.c.finish(cur.db, cur.n, cur.ctx, cur.env);
+    } catch (e) {
+      error = 'check after the loop failed: ' + errorText(e);
+    }
+  }
+  try {
+    if (cur.c.teardown && cur.status !== 'unsupported') await cur.c.teardown(cur.ctx, cur.env);
+  } catch (e) {
+    if (!error) error = 'teardown: ' + errorText(e);
+  }
+  try {
+    await cur.db.destroy();
+  } catch (e) {
+    if (!error) error = 'destroy: ' + errorText(e);
+  }
+  return { error };
+}
+
+module.exports = { list, prepare, timed, finish, pouchFor };

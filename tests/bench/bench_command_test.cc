@@ -1,0 +1,173 @@
+// `settee bench` end to end (bench/harness/bench_command.h), through the
+// settee executable: every registered workload case once on both backends
+// (no baseline), the JSON report, bad input and --compare.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "bench/harness/report.h"
+
+namespace settee::bench {
+namespace {
+
+using testing::HasSubstr;
+
+struct Ran {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string Temp(const std::string& name) {
+  return testing::TempDir() + "/bench_command_test_" + std::to_string(getpid()) + "_" + name;
+}
+
+Ran Bench(const std::string& args, const std::string& env = "") {
+  std::string out = Temp("out"), err = Temp("err");
+  std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(SETTEE_BINARY) + " bench " + args +
+                    " >" + out + " 2>" + err;
+  int status = std::system(cmd.c_str());
+  Ran r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  r.out = Slurp(out);
+  r.err = Slurp(err);
+  return r;
+}
+
+// PouchDB 9's performance suite, case for case (shared/docs/POUCHDB_WORKLOAD.md).
+const std::vector<std::string> kCases = {
+    "basics/basic-inserts", "basics/bulk-inserts", "basics/bulk-inserts-large-docs",
+    "basics/bulk-inserts-massive-docs", "basics/basic-updates", "basics/basic-gets",
+    "basics/all-docs-skip-limit", "basics/all-docs-startkey-endkey", "basics/all-docs-keys",
+    "basics/all-docs-include-docs", "basics/pull-replication-perf-skimdb",
+    "basics/pull-replication-one-generation", "basics/pull-replication-two-generation",
+    "views/temp-views", "views/build-secondary-index", "views/persisted-views",
+    "views/persisted-views-stale-ok", "find/create-index", "find/simple-find-query",
+    "find/simple-find-query-no-index", "find/complex-find-query", "find/complex-find-query-no-index",
+    "find/multi-field-query", "attachments/basic-attachments", "attachments/many-attachments-base64",
+    "attachments/many-attachments-binary"};
+
+// Every case once: each reports one timed iteration that passed the
+// workload's checks, or `unsupported` with the missing feature named.
+void RunEveryCaseOnce(const std::string& backend) {
+  std::string json = Temp(backend + ".json");
+  Ran r = Bench("--backend " + backend + " --iterations 1 --baseline none --suite basics,views,find,attachments --json " +
+                json);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  auto report = ParseReport(Slurp(json));
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->options.backend, backend);
+  std::set<std::string> seen;
+  for (const auto& c : report->results) {
+    std::string key = c.suite + "/" + c.name;
+    EXPECT_EQ(c.runtime, "settee") << key;
+    seen.insert(key);
+    if (c.outcome == Outcome::kOk) {
+      EXPECT_EQ(c.samples_ms.size(), 1u) << key;
+      EXPECT_GT(c.samples_ms.at(0), 0) << key;
+      EXPECT_GT(c.wall_ms, 0) << key;
+    } else {
+      EXPECT_EQ(c.outcome, Outcome::kUnsupported) << key << ": " << c.error;
+      EXPECT_THAT(c.error, HasSubstr("not built yet")) << key;
+      EXPECT_TRUE(c.samples_ms.empty()) << key;
+    }
+    // Printed in the table, too.
+    EXPECT_THAT(r.out, HasSubstr(c.name));
+  }
+  EXPECT_EQ(seen, std::set<std::string>(kCases.begin(), kCases.end()));
+  EXPECT_EQ(report->results.size(), kCases.size());
+  // What settee builds today runs: the basics but replication.
+  for (const auto& c : report->results) {
+    if (c.suite == "basics" && c.name.rfind("pull-replication", 0) != 0) {
+      EXPECT_EQ(c.outcome, Outcome::kOk) << c.name << ": " << c.error;
+    }
+  }
+  EXPECT_GT(report->peak_rss_mb.at("settee"), 0);
+  EXPECT_FALSE(report->versions.at("v8").empty());
+  EXPECT_GT(report->machine.cores, 0);
+}
+
+TEST(BenchCommand, EveryCaseOnceOnMemory) { RunEveryCaseOnce("memory"); }
+TEST(BenchCommand, EveryCaseOnceOnLevelDb) { RunEveryCaseOnce("leveldb"); }
+
+TEST(BenchCommand, ThreadsRunTogetherAndCountEveryThreadsIterations) {
+  std::string json = Temp("threads.json");
+  Ran r = Bench("--threads 2 --iterations 5 --baseline none --grep 'basics/(basic-gets|basic-inserts)$' --json " + json);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  auto report = ParseReport(Slurp(json));
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->results.size(), 2u);
+  for (const auto& c : report->results) {
+    EXPECT_EQ(c.threads, 2);
+    EXPECT_EQ(c.samples_ms.size(), 10u) << c.name;  // 5 per thread
+    EXPECT_DOUBLE_EQ(c.operations, 10);
+  }
+  EXPECT_THAT(r.out, HasSubstr("2 threads"));
+}
+
+TEST(BenchCommand, UnknownSuitesAndCasesAreNamed) {
+  Ran r = Bench("--suite basics,nosuch --baseline none");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown suite 'nosuch'"));
+  r = Bench("--suite basics --grep 'no-such-case' --baseline none");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--grep 'no-such-case' selects no case of the suites basics"));
+  r = Bench("--grep '(' --baseline none");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("not a valid regular expression"));
+  r = Bench("--backend paper");
+  EXPECT_NE(r.code, 0);
+}
+
+TEST(BenchCommand, ABaselineThatCannotStartIsNamedAndSetteeStillReports) {
+  std::string json = Temp("nonode.json");
+  Ran r = Bench("--iterations 2 --grep basic-gets --baseline pouchdb --json " + json, "PATH=/nonexistent");
+  EXPECT_EQ(r.code, 0) << r.err;
+  auto report = ParseReport(Slurp(json));
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->results.size(), 2u);
+  EXPECT_EQ(report->results[0].runtime, "settee");
+  EXPECT_EQ(report->results[0].outcome, Outcome::kOk);
+  EXPECT_EQ(report->results[1].runtime, "pouchdb");
+  EXPECT_EQ(report->results[1].outcome, Outcome::kSkipped);
+  EXPECT_THAT(report->results[1].error, HasSubstr("node was not found in PATH"));
+  EXPECT_THAT(r.out, HasSubstr("skipped: node was not found in PATH"));
+}
+
+TEST(BenchCommand, ARemoteThatDoesNotAnswerIsNamed) {
+  // Port 1 (tcpmux): nothing listens there, the connection is refused.
+  Ran r = Bench("--iterations 1 --grep one-generation --baseline none --remote http://127.0.0.1:1");
+  EXPECT_THAT(r.err, HasSubstr("--remote http://127.0.0.1:1 does not answer"));
+  EXPECT_THAT(r.out, HasSubstr("pull-replication-one-generation"));
+}
+
+TEST(BenchCommand, CompareReadsTwoReports) {
+  std::string a = Temp("a.json"), b = Temp("b.json");
+  ASSERT_EQ(Bench("--iterations 3 --baseline none --grep basic-gets --json " + a).code, 0);
+  ASSERT_EQ(Bench("--iterations 3 --baseline none --grep basic-gets --json " + b).code, 0);
+  Ran r = Bench("--compare " + a + " " + b);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("basics/basic-gets"));
+  EXPECT_THAT(r.out, HasSubstr("geometric mean B/A for settee over 1 cases"));
+  r = Bench("--compare " + a + " /no/such.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("cannot read /no/such.json"));
+}
+
+}  // namespace
+}  // namespace settee::bench

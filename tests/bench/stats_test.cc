@@ -1,0 +1,70 @@
+// bench/harness/stats.h: the figures every report prints.
+#include "bench/harness/stats.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+namespace settee::bench {
+namespace {
+
+TEST(Summarize, OddCountTakesTheMiddleSample) {
+  Summary s = Summarize({5, 1, 3});
+  EXPECT_EQ(s.count, 3);
+  EXPECT_DOUBLE_EQ(s.median, 3);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 5);
+  EXPECT_DOUBLE_EQ(s.mean, 3);
+}
+
+TEST(Summarize, EvenCountAveragesTheTwoMiddleSamplesAsPouchDbDoes) {
+  Summary s = Summarize({10, 1, 4, 2});
+  EXPECT_DOUBLE_EQ(s.median, 3);  // (2 + 4) / 2
+  EXPECT_DOUBLE_EQ(s.mean, 4.25);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 10);
+}
+
+TEST(Summarize, OneSampleAndNone) {
+  Summary one = Summarize({0.25});
+  EXPECT_EQ(one.count, 1);
+  EXPECT_DOUBLE_EQ(one.median, 0.25);
+  EXPECT_DOUBLE_EQ(one.min, 0.25);
+  EXPECT_DOUBLE_EQ(one.max, 0.25);
+  Summary none = Summarize({});
+  EXPECT_EQ(none.count, 0);
+  EXPECT_DOUBLE_EQ(none.median, 0);
+  EXPECT_DOUBLE_EQ(none.mean, 0);
+}
+
+TEST(Summarize, MedianIsNotTheMeanOfSkewedSamples) {
+  // PouchDB's median post against its average in a loop: a few slow
+  // iterations move the mean, not the median.
+  Summary s = Summarize({0.04, 0.04, 0.05, 0.04, 2.0});
+  EXPECT_DOUBLE_EQ(s.median, 0.04);
+  EXPECT_NEAR(s.mean, 0.434, 1e-9);
+}
+
+TEST(Throughput, IsOperationsPerSecondOfWallTime) {
+  CaseResult r;
+  r.operations = 2000;
+  r.wall_ms = 500;
+  EXPECT_DOUBLE_EQ(Throughput(r), 4000);
+  r.wall_ms = 0;
+  EXPECT_DOUBLE_EQ(Throughput(r), 0);
+}
+
+TEST(GeometricMean, OfFactors) {
+  EXPECT_DOUBLE_EQ(GeometricMean({4, 16}), 8);
+  EXPECT_NEAR(GeometricMean({10, 10, 10}), 10, 1e-12);
+  EXPECT_NEAR(GeometricMean({0.5, 2}), 1, 1e-12);
+}
+
+TEST(GeometricMean, SkipsFactorsThatAreNotPositiveOrFinite) {
+  EXPECT_DOUBLE_EQ(GeometricMean({4, 0, -3, 16, INFINITY, NAN}), 8);
+  EXPECT_DOUBLE_EQ(GeometricMean({}), 0);
+  EXPECT_DOUBLE_EQ(GeometricMean({0}), 0);
+}
+
+}  // namespace
+}  // namespace settee::bench
