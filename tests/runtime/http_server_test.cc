@@ -36,6 +36,7 @@ class EchoHandler : public HttpHandler {
     if (req.path == "/throw") throw std::runtime_error("boom");
     if (req.path == "/silent") return;
     if (req.path == "/wait") {
+      ++waits_entered;
       Waker w = res.GetWaker();
       std::thread([w] {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -56,6 +57,10 @@ class EchoHandler : public HttpHandler {
   void HandleParseError(int status, const std::string& reason, HttpResponse& res) override {
     res.Send(status, "text/plain", "error:" + reason);
   }
+
+  // How many /wait handlers have started: tests that act while a request is
+  // in flight wait for it rather than sleeping and hoping.
+  std::atomic<int> waits_entered{0};
 };
 
 class HttpServerTest : public ::testing::Test {
@@ -335,7 +340,13 @@ TEST_F(HttpServerTest, StopClosesIdleConnectionsAndJoins) {
 TEST_F(HttpServerTest, StopLetsInFlightRequestFinish) {
   TestClient c(port());
   ASSERT_TRUE(c.Send("GET", "/wait"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // Stop only once the handler runs: a request the server has not read yet
+  // is not in flight, and a loaded machine can take a while to read it.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (handler_.waits_entered.load() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_GT(handler_.waits_entered.load(), 0);
   server_->Stop();
   auto r = c.ReadResponse();
   ASSERT_TRUE(r.has_value());
