@@ -83,9 +83,9 @@
 //     the batch's partitions are locked nothing newer than it exists in
 //     them, so collecting them as of the batch's own sequence is exact.
 //
-// Versions that (2) keeps alive only for a snapshot are remembered in
-// gc_pending_ and collected by a later write once the oldest snapshot has
-// moved on (or by CompactRange).
+// Versions that (2) keeps alive only for a snapshot are remembered in their
+// partition's gc_pending and collected by a later write to that partition
+// once the oldest snapshot has moved on (or by CompactRange).
 #pragma once
 
 #include <atomic>
