@@ -6,6 +6,7 @@
 // sequence assigned exactly once, the changes feed and the counters exact.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <random>
@@ -227,12 +228,11 @@ TEST_P(DatabaseWriteTest, DatabasesDoNotWaitForEachOther) {
   auto a = store_->CreateDatabase("a");
   auto b = store_->CreateDatabase("b");
   ASSERT_TRUE(a.ok() && b.ok());
-  std::mutex gate;
-  std::unique_lock<std::mutex> hold(gate);
   std::atomic<bool> in_listener{false};
+  std::atomic<bool> release{false};
   (*a)->AddChangeListener([&](uint64_t) {
     in_listener = true;
-    std::lock_guard<std::mutex> wait(gate);  // parks a's writer mid-commit
+    while (!release) std::this_thread::yield();  // parks a's writer mid-commit
   });
   std::thread blocked([&] { EXPECT_TRUE((*a)->Put("x", Body(1)).ok()); });
   while (!in_listener) std::this_thread::yield();
@@ -243,7 +243,7 @@ TEST_P(DatabaseWriteTest, DatabasesDoNotWaitForEachOther) {
   std::vector<DocUpdateResult> results;
   ASSERT_TRUE((*b)->BulkDocs({R"({"_id":"z1"})", R"({"_id":"z2"})"}, {}, &results).ok());
   EXPECT_EQ((*b)->UpdateSeq(), 52u);
-  hold.unlock();
+  release = true;
   blocked.join();
   EXPECT_EQ((*a)->UpdateSeq(), 1u);
 }
