@@ -9,6 +9,11 @@
 //   own_db     T threads, each putting new small documents into its own
 //              database: aggregate docs/s with 2 threads / with 1 thread.
 //   shared_db  the same, both threads putting into one database.
+//   own_cost, shared_cost
+//              CPU microseconds per put with 2 threads / with 1, and sleeps
+//              (voluntary context switches) per 1000 puts: what a second
+//              writer costs, measured so that other processes taking the
+//              cores barely move it (the figure to read on a busy machine).
 //   bulk100    own_db with _bulk_docs of 100 instead of single puts.
 //   cpu        shared-nothing arithmetic on 1 and 2 threads: the parallelism
 //              the machine delivers right now, the ceiling of the others.
@@ -22,6 +27,7 @@
 //
 // Usage: write_scaling_bench [--rounds N] [--tries N] [--docs N] [--backend memory|leveldb|both]
 //                            [--cases own_db,shared_db,...]
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,8 +58,8 @@ struct Config {
   int docs = 20000;  // per thread, as in issue 14's table
   std::vector<StoreOptions::Backend> backends{StoreOptions::Backend::kMemory,
                                               StoreOptions::Backend::kLevelDB};
-  std::set<std::string> cases{"own_db", "shared_db", "bulk100", "cpu",
-                              "cpu_map", "get_storm", "idle_put"};
+  std::set<std::string> cases{"own_db", "shared_db", "own_cost", "shared_cost", "bulk100",
+                              "cpu", "cpu_map", "get_storm", "idle_put"};
 };
 
 const char* Name(StoreOptions::Backend b) {
@@ -131,6 +137,31 @@ void Check(const Status& s, const char* what) {
   }
 }
 
+// What the calling thread has used so far: CPU seconds and voluntary
+// context switches (each a sleep: a wait on a lock, condition variable or
+// I/O that gave the core away).
+struct ThreadUsage {
+  double cpu = 0;
+  double sleeps = 0;
+  static ThreadUsage Now() {
+    rusage ru{};
+    getrusage(RUSAGE_THREAD, &ru);
+    auto secs = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
+    return {secs(ru.ru_utime) + secs(ru.ru_stime), static_cast<double>(ru.ru_nvcsw)};
+  }
+};
+
+// Per put, over all threads of the last PutThroughput run: CPU microseconds
+// and sleeps. Unlike throughput these barely move when other processes take
+// the cores, so they show what a second writer costs even on a busy machine:
+// CPU per put rises with cache-line traffic and spinning, sleeps with every
+// futex handoff.
+struct PutCost {
+  double cpu_us = 0;
+  double sleeps = 0;
+};
+PutCost last_put_cost;
+
 // Aggregate puts per second of `threads` threads, each putting `docs` new
 // documents, into its own database or all into one.
 double PutThroughput(StoreOptions::Backend backend, int threads, bool shared, int docs) {
@@ -140,12 +171,38 @@ double PutThroughput(StoreOptions::Backend backend, int threads, bool shared, in
     if (shared && t > 0) dbs.push_back(dbs[0]);
     else dbs.push_back(ts.Create("db" + std::to_string(t)));
   }
+  std::vector<ThreadUsage> used(threads);
   double secs = RunThreads(threads, [&](int t) {
+    const ThreadUsage start = ThreadUsage::Now();
     for (int i = 0; i < docs; ++i) {
       Check(dbs[t]->Put(DocId(t, i), DocBody(i)).status(), "put");
     }
+    const ThreadUsage end = ThreadUsage::Now();
+    used[t] = {end.cpu - start.cpu, end.sleeps - start.sleeps};
   });
+  PutCost cost;
+  for (const ThreadUsage& u : used) {
+    cost.cpu_us += u.cpu * 1e6 / (threads * docs);
+    cost.sleeps += u.sleeps / (threads * docs);
+  }
+  last_put_cost = cost;
   return threads * docs / secs;
+}
+
+// PutThroughput's costs on 1 and 2 threads, run alternately `tries` times;
+// the least of each (disturbance only adds).
+std::pair<PutCost, PutCost> PutCosts(StoreOptions::Backend backend, bool shared, int docs,
+                                     int tries) {
+  PutCost one{1e18, 1e18}, two{1e18, 1e18};
+  for (int i = 0; i < tries; ++i) {
+    for (int threads : {1, 2}) {
+      PutThroughput(backend, threads, shared, docs);
+      PutCost& best = threads == 1 ? one : two;
+      best.cpu_us = std::min(best.cpu_us, last_put_cost.cpu_us);
+      best.sleeps = std::min(best.sleeps, last_put_cost.sleeps);
+    }
+  }
+  return {one, two};
 }
 
 double BulkThroughput(StoreOptions::Backend backend, int threads, int docs) {
@@ -321,7 +378,7 @@ int Main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--rounds N] [--tries N] [--docs N] [--backend memory|leveldb|both] "
-                   "[--cases own_db,shared_db,bulk100,cpu,cpu_map,get_storm,idle_put]\n",
+                   "[--cases own_db,shared_db,own_cost,shared_cost,bulk100,cpu,cpu_map,get_storm,idle_put]\n",
                    argv[0]);
       return 2;
     }
@@ -339,18 +396,20 @@ int Main(int argc, char** argv) {
     s.other.push_back(other);
     s.ratios.push_back(ratio);
     const bool scaling = name.find("2t/1t") != std::string::npos && name.rfind("cpu", 0) != 0;
+    const int digits = base < 100 && other < 100 ? 2 : 0;  // per-put costs are small
     if (scaling && cpu_ratio > 0) {
       series[name + " vs cpu"].ratios.push_back(ratio / cpu_ratio);
-      std::printf("  %-26s %12.0f %12.0f  %5.2fx  (%.2f of cpu)\n", name.c_str(), base, other,
-                  ratio, ratio / cpu_ratio);
+      std::printf("  %-34s %12.*f %12.*f  %5.2fx  (%.2f of cpu)\n", name.c_str(), digits, base,
+                  digits, other, ratio, ratio / cpu_ratio);
     } else {
-      std::printf("  %-26s %12.0f %12.0f  %5.2fx\n", name.c_str(), base, other, ratio);
+      std::printf("  %-34s %12.*f %12.*f  %5.2fx\n", name.c_str(), digits, base, digits, other,
+                  ratio);
     }
     std::fflush(stdout);
   };
 
   for (int round = 1; round <= cfg.rounds; ++round) {
-    std::printf("round %d/%d%30s %12s %12s  ratio\n", round, cfg.rounds, "", "base", "other");
+    std::printf("round %d/%d%38s %12s %12s  ratio\n", round, cfg.rounds, "", "base", "other");
     const int tries = cfg.tries;
     if (want("cpu")) {
       auto [one, two] = BestOf(tries, true, [&] { return CpuThroughput(1, cfg.docs); },
@@ -375,6 +434,15 @@ int Main(int argc, char** argv) {
                                  [&] { return PutThroughput(backend, 2, true, cfg.docs); });
         record(b + " shared_db 2t/1t", one, two, two / one);
       }
+      for (bool shared : {false, true}) {
+        if (!want(shared ? "shared_cost" : "own_cost")) continue;
+        auto [one, two] = PutCosts(backend, shared, cfg.docs, tries);
+        const std::string n = b + (shared ? " shared_db" : " own_db");
+        record(n + " cpu us/put 2t:1t", one.cpu_us, two.cpu_us, two.cpu_us / one.cpu_us);
+        // Sleeps are ~0 alone: print them per 1000 puts, the ratio as 2t - 1t.
+        record(n + " sleeps/1k puts 2t", one.sleeps * 1000, two.sleeps * 1000,
+               (two.sleeps - one.sleeps) * 1000);
+      }
       if (want("bulk100")) {
         auto [one, two] = BestOf(tries, true, [&] { return BulkThroughput(backend, 1, cfg.docs * 5); },
                                  [&] { return BulkThroughput(backend, 2, cfg.docs * 5); });
@@ -394,13 +462,15 @@ int Main(int argc, char** argv) {
 
   std::printf("\nmedians over %d rounds (throughput in docs/s or ops/s, latency in ns):\n",
               cfg.rounds);
-  std::printf("  %-26s %12s %12s  %s\n", "case", "base", "other", "ratio");
+  std::printf("  %-34s %12s %12s  %s\n", "case", "base", "other", "ratio");
   for (auto& [name, s] : series) {
     if (s.base.empty()) {
-      std::printf("  %-26s %12s %12s  %5.2fx\n", name.c_str(), "", "", Median(s.ratios));
+      std::printf("  %-34s %12s %12s  %5.2fx\n", name.c_str(), "", "", Median(s.ratios));
     } else {
-      std::printf("  %-26s %12.0f %12.0f  %5.2fx\n", name.c_str(), Median(s.base),
-                  Median(s.other), Median(s.ratios));
+      const double b = Median(s.base), o = Median(s.other);
+      const int digits = b < 100 && o < 100 ? 2 : 0;
+      std::printf("  %-34s %12.*f %12.*f  %5.2fx\n", name.c_str(), digits, b, digits, o,
+                  Median(s.ratios));
     }
   }
   return 0;

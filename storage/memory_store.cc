@@ -3,7 +3,6 @@
 #include <type_traits>
 
 #include "storage/kv_error_iterator.h"
-#include "storage/spin_wait.h"
 
 #include <algorithm>
 #include <cassert>
@@ -292,16 +291,13 @@ Status MemoryStore::Apply(Ops&& ops) {
       touched.push_back({cur, it});
     }
   }
-  // Take the next sequence, stamp the batch's versions (each touched node's
-  // head) and publish once every earlier batch is published: sequences
-  // become visible in order, each only when its batch is whole. An earlier
-  // batch holds other partitions and is only stamping, so the wait is short.
-  const uint64_t seq = next_seq_.fetch_add(1, std::memory_order_relaxed) + 1;
+  // Take and publish the next sequence in one step, then stamp the batch's
+  // versions (each touched node's head). A snapshot may already read as of
+  // seq while the stamps are being written: it reaches these partitions
+  // only through their locks, which are released after the stamps (see
+  // Partitions). Publish before reading the oldest snapshot (invariant (5)).
+  const uint64_t seq = last_seq_.fetch_add(1, std::memory_order_seq_cst) + 1;
   for (const Touched& t : touched) t.it->second->seq = seq;
-  SpinBackoff backoff;
-  while (last_seq_.load(std::memory_order_acquire) != seq - 1) backoff.Pause();
-  // Publish before reading the oldest snapshot (invariant (5)).
-  last_seq_.store(seq, std::memory_order_seq_cst);
   const uint64_t oldest = OldestLiveSeq(seq);
 
   // Each node appears once in `touched` (Collect may erase it).

@@ -27,15 +27,17 @@
 // batch that spans partitions locks them all, in index order.
 //
 // Sequence numbers stay global, so a snapshot is one consistent cut of the
-// whole store: a batch is applied with its versions unstamped (kUnstamped);
-// then, still holding its partitions, it takes the next sequence
-// (next_seq_), stamps its versions and publishes that sequence (last_seq_)
-// once every earlier sequence is published. So a sequence is published only
-// after its batch is whole, and in order: a snapshot as of S sees every
-// batch numbered <= S whole and no other. Waiting for an earlier batch to
-// publish is a spin: between taking a sequence and publishing it a writer
-// only stamps. Readers never see an unstamped version: its partition is
-// locked exclusively until the batch is published.
+// whole store. A batch is applied with its versions unstamped (kUnstamped);
+// then, still holding its partitions, it takes and publishes the next
+// sequence in one atomic step (last_seq_) and stamps its versions with it.
+// A snapshot taken meanwhile may read as of that sequence before the stamps
+// are written, but it can only look into the batch's partitions through
+// their locks, which the batch releases after stamping: so it sees the batch
+// whole, and a snapshot older than the sequence sees none of it. Because a
+// partition's next writer takes its sequence after the lock, sequences
+// within a partition ascend in commit order. No writer ever waits for
+// another partition's writer, not even one descheduled mid-batch. Readers
+// never see an unstamped version.
 //
 // An iterator whose bounds lie in one partition reads only it; others merge
 // the partitions' iterators (MergeIter), all as of one snapshot.
@@ -75,13 +77,14 @@
 //     registered until the iterator is destroyed, so by (2) and (3) the node
 //     and Version it rests on outlive it.
 // (5) A snapshot registers by raising snapshot_count_ and then reading
-//     last_seq_; a writer publishes last_seq_ and then reads
-//     snapshot_count_ (all seq_cst). So either the writer sees the count
-//     and reads M from live_snapshots_ under snapshots_mu_ (which the
-//     registration holds until the sequence is in the set), or the snapshot
-//     takes a sequence >= the batch that triggered the collection; and while
-//     the batch's partitions are locked nothing newer than it exists in
-//     them, so collecting them as of the batch's own sequence is exact.
+//     last_seq_; a writer publishes its sequence (fetch_add on last_seq_)
+//     and then reads snapshot_count_ (all seq_cst). So either the writer
+//     sees the count and reads M from live_snapshots_ under snapshots_mu_
+//     (which the registration holds until the sequence is in the set), or
+//     the snapshot takes a sequence >= the batch that triggered the
+//     collection; and while the batch's partitions are locked nothing newer
+//     than it exists in them, so collecting them as of the batch's own
+//     sequence is exact.
 //
 // Versions that (2) keeps alive only for a snapshot are remembered in their
 // partition's gc_pending and collected by a later write to that partition
@@ -256,10 +259,8 @@ class MemoryStore final : public KVStore {
   const Options options_;
   const std::unique_ptr<Partition[]> parts_;
 
-  // The last sequence taken by a batch, and the last published (see
-  // Partitions): last_seq_ <= next_seq_, equal when no batch is between
-  // taking and publishing.
-  std::atomic<uint64_t> next_seq_{0};
+  // The sequence of the last batch that took one (see Partitions). Atomic:
+  // writers take sequences and snapshots read it without any lock.
   std::atomic<uint64_t> last_seq_{0};
 
   // Live snapshot sequences (a multiset: several snapshots may share one).
