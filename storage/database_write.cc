@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "storage/database_impl.h"
+#include "storage/spin_wait.h"
 #include "storage/store_impl.h"
 #include "util/coding.h"
 #include "util/digest.h"
@@ -211,8 +212,15 @@ struct DatabaseImpl::Writer {
   // Per document, its record slot when PrefetchRecords found it to be new
   // (nullptr: ApplyDoc looks the record up).
   std::vector<std::optional<DocRecord>*> slots;
+
+  // Handoff from the leader: it writes `status`, then sets `state` (release)
+  // to kDone (committed by the leader) or kLeader (now at the front).
+  enum State : int { kWaiting, kDone, kLeader };
+  std::atomic<int> state{kWaiting};
   Status status;
-  bool done = false;
+  // Set under queue_mu_ by a writer about to sleep on `cv`; the leader wakes
+  // it only then (a spinning writer needs no wake-up call).
+  bool sleeping = false;       // GUARDED_BY(queue_mu_)
   std::condition_variable cv;  // waits use queue_mu_
 };
 
@@ -539,8 +547,24 @@ Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<S
 Status DatabaseImpl::WriteGrouped(Writer* w) {
   std::unique_lock<std::mutex> queue_lock(queue_mu_);
   writers_.push_back(w);
-  while (!w->done && w != writers_.front()) w->cv.wait(queue_lock);
-  if (w->done) return w->status;
+  if (writers_.front() != w) {
+    // Another writer leads: wait until it commits our documents or hands us
+    // the front. Its commit takes microseconds, so spin first; sleep only
+    // if it is slow (a large batch, fsync, a descheduled leader).
+    queue_lock.unlock();
+    SpinBackoff backoff;
+    while (w->state.load(std::memory_order_acquire) == Writer::kWaiting && !backoff.Exhausted()) {
+      backoff.Pause();
+    }
+    queue_lock.lock();
+    if (w->state.load(std::memory_order_acquire) == Writer::kWaiting) {
+      w->sleeping = true;
+      w->cv.wait(queue_lock,
+                 [w] { return w->state.load(std::memory_order_acquire) != Writer::kWaiting; });
+      w->sleeping = false;
+    }
+    if (w->state.load(std::memory_order_acquire) == Writer::kDone) return w->status;
+  }
 
   // Leader: the group is a prefix of the queue.
   std::vector<Writer*> group;
@@ -579,14 +603,21 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
   }
 
   queue_lock.lock();
+  // A writer that sees its new state may return at once and destroy itself:
+  // read `sleeping` before the store, and notify only a sleeper (which
+  // cannot return before this thread releases queue_mu_).
+  auto hand_off = [](Writer* x, Writer::State state) {
+    const bool sleeping = x->sleeping;
+    x->state.store(state, std::memory_order_release);
+    if (sleeping) x->cv.notify_one();
+  };
   for (Writer* x : group) {
     writers_.pop_front();
     if (x == w) continue;
     x->status = s;
-    x->done = true;
-    x->cv.notify_one();
+    hand_off(x, Writer::kDone);
   }
-  if (!writers_.empty()) writers_.front()->cv.notify_one();
+  if (!writers_.empty()) hand_off(writers_.front(), Writer::kLeader);
   return s;
 }
 

@@ -32,6 +32,9 @@ constexpr char kCatalogPrefix = 'C';
 constexpr char kPurgePrefix = 'X';
 constexpr char kDatabasePrefix = 'D';
 
+// The bytes after kDatabasePrefix that name the database (fixed64 BE id).
+constexpr size_t kDatabaseIdBytes = 8;
+
 constexpr char kDocKind = 'd';
 constexpr char kSeqKind = 's';
 constexpr char kObsoleteKind = 'o';

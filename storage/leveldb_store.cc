@@ -7,11 +7,15 @@
 #include <leveldb/options.h>
 #include <leveldb/write_batch.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <filesystem>
+#include <vector>
 #include <system_error>
 #include <utility>
 
 #include "storage/kv_error_iterator.h"
+#include "storage/spin_wait.h"
 
 namespace settee {
 
@@ -155,19 +159,92 @@ Status LevelDBStore::Get(const KVReadOptions& options, std::string_view key, std
   return FromLevelDBStatus(db_->Get(ro, ToSlice(key), value));
 }
 
-Status LevelDBStore::Write(const KVWriteOptions& options, const KVWriteBatch& batch) {
-  if (batch.empty()) return Status::OK();
-  leveldb::WriteBatch wb;
+struct LevelDBStore::Writer {
+  explicit Writer(const KVWriteBatch* batch, bool sync) : batch(batch), sync(sync) {}
+
+  const KVWriteBatch* batch;
+  const bool sync;
+  // Handoff from the leader: it writes `status`, then sets `state` (release)
+  // to kDone (written by the leader) or kLeader (now at the front).
+  enum State : int { kWaiting, kDone, kLeader };
+  std::atomic<int> state{kWaiting};
+  Status status;
+  bool sleeping = false;       // GUARDED_BY(queue_mu_); see DatabaseImpl::Writer
+  std::condition_variable cv;  // waits use queue_mu_
+};
+
+namespace {
+
+// A leader stops adding batches past this many bytes, as LevelDB's
+// BuildBatchGroup does, so one small write does not wait behind a huge one.
+constexpr size_t kMaxGroupBytes = 1u << 20;
+
+void AppendTo(const KVWriteBatch& batch, leveldb::WriteBatch* wb) {
   for (const KVWriteBatch::Op& op : batch.ops()) {
     if (op.is_delete) {
-      wb.Delete(op.key);
+      wb->Delete(op.key);
     } else {
-      wb.Put(op.key, op.value);
+      wb->Put(op.key, op.value);
     }
   }
+}
+
+}  // namespace
+
+Status LevelDBStore::Write(const KVWriteOptions& options, const KVWriteBatch& batch) {
+  if (batch.empty()) return Status::OK();
+  Writer w(&batch, options.sync);
+  std::unique_lock<std::mutex> queue_lock(queue_mu_);
+  writers_.push_back(&w);
+  if (writers_.front() != &w) {
+    queue_lock.unlock();
+    SpinBackoff backoff;
+    while (w.state.load(std::memory_order_acquire) == Writer::kWaiting && !backoff.Exhausted()) {
+      backoff.Pause();
+    }
+    queue_lock.lock();
+    if (w.state.load(std::memory_order_acquire) == Writer::kWaiting) {
+      w.sleeping = true;
+      w.cv.wait(queue_lock,
+                [&w] { return w.state.load(std::memory_order_acquire) != Writer::kWaiting; });
+      w.sleeping = false;
+    }
+    if (w.state.load(std::memory_order_acquire) == Writer::kDone) return w.status;
+  }
+
+  // Leader: the group is a prefix of the queue. A sync batch makes the
+  // whole group sync (an fsync more than asked never hurts a write).
+  std::vector<Writer*> group;
+  size_t bytes = 0;
+  bool sync = false;
+  for (Writer* x : writers_) {
+    if (!group.empty() && bytes + x->batch->ApproximateBytes() > kMaxGroupBytes) break;
+    group.push_back(x);
+    bytes += x->batch->ApproximateBytes();
+    sync = sync || x->sync;
+  }
+  queue_lock.unlock();
+
+  leveldb::WriteBatch wb;
+  for (Writer* x : group) AppendTo(*x->batch, &wb);
   leveldb::WriteOptions wo;
-  wo.sync = options.sync;
-  return FromLevelDBStatus(db_->Write(wo, &wb));
+  wo.sync = sync;
+  const Status s = FromLevelDBStatus(db_->Write(wo, &wb));
+
+  queue_lock.lock();
+  auto hand_off = [](Writer* x, Writer::State state) {
+    const bool sleeping = x->sleeping;  // x may be gone once its state is set
+    x->state.store(state, std::memory_order_release);
+    if (sleeping) x->cv.notify_one();
+  };
+  for (Writer* x : group) {
+    writers_.pop_front();
+    if (x == &w) continue;
+    x->status = s;
+    hand_off(x, Writer::kDone);
+  }
+  if (!writers_.empty()) hand_off(writers_.front(), Writer::kLeader);
+  return s;
 }
 
 std::unique_ptr<KVIterator> LevelDBStore::NewIterator(const KVIteratorOptions& options) {

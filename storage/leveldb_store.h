@@ -2,9 +2,16 @@
 //
 // Wraps one leveldb::DB opened with a bytewise comparator, an LRU block cache
 // and (optionally) a 10-bits-per-key Bloom filter, both owned by the store.
-// The leveldb::DB is shared by every thread: LevelDB itself serializes writers
-// (group commit) and lets readers run concurrently, so this class adds no
-// locking of its own.
+// The leveldb::DB is shared by every thread and lets readers run
+// concurrently. Writers are group-committed here, in front of LevelDB's own
+// writer queue: a writer that finds another writing queues its batch and
+// spins; the one writing (the leader) appends every queued batch to one
+// leveldb::WriteBatch and writes it with one log append, then hands each its
+// status. LevelDB's queue does the same but parks each follower on a
+// condition variable, so two threads writing (to any databases: there is one
+// log) paid a futex sleep and wake-up per write; here the handoff is a spin
+// (SpinBackoff) and only a slow write (fsync, a memtable switch) makes
+// followers sleep. LevelDB's queue then always sees one writer.
 //
 // Mapping of the KVStore contract onto LevelDB:
 //   - KVWriteBatch -> one leveldb::WriteBatch (atomic); sync -> WriteOptions::sync.
@@ -24,7 +31,9 @@
 // and iterators must not outlive the store.
 #pragma once
 
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -60,12 +69,17 @@ class LevelDBStore final : public KVStore {
  private:
   class Snapshot;
   class Iter;
+  struct Writer;  // one caller's batch waiting in writers_
 
   // Constant after construction. db_ is destroyed before cache_ and filter_,
   // which it uses.
   std::unique_ptr<leveldb::Cache> cache_;
   std::unique_ptr<const leveldb::FilterPolicy> filter_;
   std::unique_ptr<leveldb::DB> db_;
+
+  // The group-commit queue; the front writer is the leader.
+  std::mutex queue_mu_;
+  std::deque<Writer*> writers_;  // GUARDED_BY(queue_mu_)
 };
 
 }  // namespace settee

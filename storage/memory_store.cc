@@ -50,7 +50,9 @@ class MemoryStore::Snapshot final : public KVSnapshot,
 
 uint64_t MemoryStore::AcquireSnapshotSeq() {
   std::lock_guard<std::mutex> l(snapshots_mu_);
-  const uint64_t seq = last_seq_.load(std::memory_order_acquire);
+  // Count first, then read the sequence: invariant (5).
+  snapshot_count_.fetch_add(1, std::memory_order_seq_cst);
+  const uint64_t seq = last_seq_.load(std::memory_order_seq_cst);
   live_snapshots_.insert(seq);
   return seq;
 }
@@ -60,12 +62,14 @@ void MemoryStore::ReleaseSnapshotSeq(uint64_t seq) {
   auto it = live_snapshots_.find(seq);
   assert(it != live_snapshots_.end());
   if (it != live_snapshots_.end()) live_snapshots_.erase(it);
+  snapshot_count_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
-uint64_t MemoryStore::OldestLiveSeq() {
+uint64_t MemoryStore::OldestLiveSeq(uint64_t published) {
+  if (snapshot_count_.load(std::memory_order_seq_cst) == 0) return published;
   std::lock_guard<std::mutex> l(snapshots_mu_);
-  if (live_snapshots_.empty()) return last_seq_.load(std::memory_order_acquire);
-  return *live_snapshots_.begin();
+  if (live_snapshots_.empty()) return published;
+  return std::min(published, *live_snapshots_.begin());
 }
 
 std::shared_ptr<const KVSnapshot> MemoryStore::GetSnapshot() {
@@ -91,17 +95,61 @@ MemoryStore::NodeKey::~NodeKey() {
   if (size_ > kInlineBytes) delete[] heap_;
 }
 
-MemoryStore::MemoryStore() = default;
+MemoryStore::MemoryStore() : MemoryStore(Options()) {}
+
+MemoryStore::MemoryStore(const Options& options)
+    : options_{std::max<size_t>(options.partitions, 1), options.lead, options.id_bytes},
+      parts_(new Partition[options_.partitions]) {}
 
 MemoryStore::~MemoryStore() {
   assert(live_snapshots_.empty());
-  for (auto& [key, chain] : map_) {
-    for (Version* v = chain; v != nullptr;) {
-      Version* older = v->older;
-      Version::Free(v);
-      v = older;
+  for (size_t p = 0; p < options_.partitions; ++p) {
+    for (auto& [key, chain] : parts_[p].map) {
+      for (Version* v = chain; v != nullptr;) {
+        Version* older = v->older;
+        Version::Free(v);
+        v = older;
+      }
     }
   }
+}
+
+size_t MemoryStore::PartitionOf(std::string_view key) const {
+  const size_t n = options_.partitions;
+  const std::string& lead = options_.lead;
+  if (n == 1 || key.size() < lead.size() + options_.id_bytes || key.substr(0, lead.size()) != lead) {
+    return 0;
+  }
+  uint64_t id = 0;
+  for (size_t i = 0; i < options_.id_bytes; ++i) {
+    id = (id << 8) | static_cast<uint8_t>(key[lead.size() + i]);
+  }
+  return 1 + id % (n - 1);
+}
+
+std::vector<size_t> MemoryStore::PartitionsOf(std::string_view lower,
+                                              std::string_view upper) const {
+  const size_t n = options_.partitions;
+  if (n == 1) return {0};
+  const std::string& lead = options_.lead;
+  // Entirely below or above the keys that start with `lead`: partition 0.
+  if (!lead.empty()) {
+    if (!upper.empty() && upper <= lead) return {0};
+    if (lower > lead && lower.substr(0, lead.size()) != lead) return {0};
+  }
+  // Within one lead + id prefix: that prefix's partition alone.
+  const size_t prefix_len = lead.size() + options_.id_bytes;
+  if (!upper.empty() && lower.size() >= prefix_len && lower.substr(0, lead.size()) == lead) {
+    std::string end(lower.substr(0, prefix_len));
+    while (!end.empty() && static_cast<uint8_t>(end.back()) == 0xff) end.pop_back();
+    if (!end.empty()) {
+      end.back() = static_cast<char>(static_cast<uint8_t>(end.back()) + 1);
+      if (upper <= end) return {PartitionOf(lower)};
+    }
+  }
+  std::vector<size_t> all(n);
+  for (size_t p = 0; p < n; ++p) all[p] = p;
+  return all;
 }
 
 const MemoryStore::Version* MemoryStore::Visible(const Version* chain, uint64_t seq) {
@@ -116,10 +164,11 @@ Status MemoryStore::Get(const KVReadOptions& options, std::string_view key, std:
     snap = dynamic_cast<const Snapshot*>(options.snapshot);
     if (snap == nullptr || snap->store() != this) return ForeignSnapshot();
   }
-  SharedLockGuard l(&lock_);
-  const uint64_t seq = snap ? snap->seq() : last_seq_.load(std::memory_order_acquire);
-  auto it = map_.find(key);
-  if (it == map_.end()) return Status::NotFound();
+  Partition& part = parts_[PartitionOf(key)];
+  SharedLockGuard l(&part.lock);
+  const uint64_t seq = snap ? snap->seq() : kLatest;
+  auto it = part.map.find(key);
+  if (it == part.map.end()) return Status::NotFound();
   const Version* v = Visible(it->second, seq);
   if (v == nullptr) return Status::NotFound();
   value->assign(v->value());
@@ -152,89 +201,119 @@ Status MemoryStore::Apply(Ops&& ops) {
     fresh[i] = Version::New(ops[i].is_delete, ops[i].value);
     if constexpr (kOwned) std::string().swap(ops[i].value);  // give the copy's source back now
   }
-  // Key order (see the header): stable, so the later of two ops on a key wins.
+  // Partitions ascending, key order within each (see the header): stable,
+  // so the later of two ops on a key wins.
+  const bool partitioned = options_.partitions > 1;
+  std::vector<uint32_t> part_of(partitioned ? ops.size() : 0);
+  for (size_t i = 0; i < part_of.size(); i++) part_of[i] = static_cast<uint32_t>(PartitionOf(ops[i].key));
+  auto part = [&](uint32_t i) -> uint32_t { return partitioned ? part_of[i] : 0; };
   std::vector<uint32_t> order(ops.size());
   for (uint32_t i = 0; i < order.size(); i++) order[i] = i;
-  auto key_less = [&ops](uint32_t a, uint32_t b) { return ops[a].key < ops[b].key; };
-  if (!std::is_sorted(order.begin(), order.end(), key_less)) {
-    std::stable_sort(order.begin(), order.end(), key_less);
+  auto op_less = [&](uint32_t a, uint32_t b) {
+    if (part(a) != part(b)) return part(a) < part(b);
+    return ops[a].key < ops[b].key;
+  };
+  if (!std::is_sorted(order.begin(), order.end(), op_less)) {
+    std::stable_sort(order.begin(), order.end(), op_less);
   }
-  std::vector<Map::iterator> touched;
+  std::vector<uint32_t> locked;  // ascending: the lock order
+  for (uint32_t i : order) {
+    if (locked.empty() || locked.back() != part(i)) locked.push_back(part(i));
+  }
+  struct Touched {
+    Partition* part;
+    Map::iterator it;
+  };
+  std::vector<Touched> touched;
   touched.reserve(ops.size());
 
-  ExclusiveLockGuard l(&lock_);
-  const uint64_t seq = last_seq_.load(std::memory_order_relaxed) + 1;
+  for (uint32_t p : locked) parts_[p].lock.Lock();
   // The node of the previous op and its successor, carried along: after an
   // insert between them the successor is unchanged, and recomputing it
   // would climb the tree.
-  Map::iterator prev = map_.end();
-  Map::iterator next = map_.end();
+  Partition* cur = nullptr;
+  Map::iterator prev, next;
   for (uint32_t i : order) {
     Version* v = fresh[i];
-    v->seq = seq;
+    v->seq = kUnstamped;
     const std::string_view key = ops[i].key;
+    if (cur != &parts_[part(i)]) {
+      cur = &parts_[part(i)];
+      prev = next = cur->map.end();
+    }
+    Map& map = cur->map;
     Map::iterator it;
-    if (prev != map_.end() && prev->first.view() == key) {
+    if (prev != map.end() && prev->first.view() == key) {
       it = prev;  // the same key again
-    } else if (prev != map_.end() && next != map_.end() && next->first.view() == key) {
+    } else if (prev != map.end() && next != map.end() && next->first.view() == key) {
       it = next;
       next = std::next(next);
-    } else if (prev != map_.end() && (next == map_.end() || key < next->first.view())) {
+    } else if (prev != map.end() && (next == map.end() || key < next->first.view())) {
       // Absent, and its place is between prev and next.
       if (v->deleted) {
         Version::Free(v);  // deleting an absent key changes nothing (invariant (3))
         continue;
       }
-      it = map_.emplace_hint(next, std::piecewise_construct, std::forward_as_tuple(key),
-                             std::forward_as_tuple(nullptr));
+      it = map.emplace_hint(next, std::piecewise_construct, std::forward_as_tuple(key),
+                            std::forward_as_tuple(nullptr));
     } else {
       if (v->deleted) {
         // Deleting an absent key changes nothing: a missing node is absent
         // at every live sequence (invariant (3)).
-        it = map_.find(key);
-        if (it == map_.end()) {
+        it = map.find(key);
+        if (it == map.end()) {
           Version::Free(v);
           continue;
         }
       } else {
-        it = map_.lower_bound(key);
-        if (it == map_.end() || it->first.view() != key) {
-          it = map_.emplace_hint(it, std::piecewise_construct, std::forward_as_tuple(key),
-                                 std::forward_as_tuple(nullptr));
+        it = map.lower_bound(key);
+        if (it == map.end() || it->first.view() != key) {
+          it = map.emplace_hint(it, std::piecewise_construct, std::forward_as_tuple(key),
+                                std::forward_as_tuple(nullptr));
         }
       }
       next = std::next(it);
     }
     prev = it;
     Version* head = it->second;
-    if (head != nullptr && !head->deleted) live_bytes_ -= key.size() + head->size;
-    if (!v->deleted) live_bytes_ += key.size() + v->size;
-    if (head != nullptr && head->seq == seq) {
-      // Overwritten within this batch; nobody can see `head` (seq is not yet
-      // published), so replace it. The node is in `touched` already.
+    if (head != nullptr && !head->deleted) cur->live_bytes -= key.size() + head->size;
+    if (!v->deleted) cur->live_bytes += key.size() + v->size;
+    if (head != nullptr && head->seq == kUnstamped) {
+      // Overwritten within this batch; nobody can see `head` (the partition
+      // is locked until the batch is stamped), so replace it. The node is
+      // in `touched` already.
       v->older = head->older;
       Version::Free(head);
       it->second = v;
     } else {
       v->older = head;
       it->second = v;
-      touched.push_back(it);
+      touched.push_back({cur, it});
     }
   }
-  // Publish the batch before reading the oldest snapshot (invariant (5)).
-  last_seq_.store(seq, std::memory_order_release);
-  const uint64_t oldest = OldestLiveSeq();
+  // Take and publish the next sequence in one step, then stamp the batch's
+  // versions (each touched node's head). A snapshot may already read as of
+  // seq while the stamps are being written: it reaches these partitions
+  // only through their locks, which are released after the stamps (see
+  // Partitions). Publish before reading the oldest snapshot (invariant (5)).
+  const uint64_t seq = last_seq_.fetch_add(1, std::memory_order_seq_cst) + 1;
+  for (const Touched& t : touched) t.it->second->seq = seq;
+  const uint64_t oldest = OldestLiveSeq(seq);
 
   // Each node appears once in `touched` (Collect may erase it).
-  for (Map::iterator it : touched) {
-    if (Collect(it, oldest)) gc_pending_.emplace(it->first.view());
+  for (const Touched& t : touched) {
+    if (Collect(*t.part, t.it, oldest)) t.part->gc_pending.emplace(t.it->first.view());
   }
-  writes_since_pending_gc_ += ops.size();
-  CollectPending(oldest);
+  for (uint32_t p : locked) {
+    Partition& lp = parts_[p];
+    lp.writes_since_pending_gc += ops.size();
+    CollectPending(lp, oldest);
+  }
+  for (auto p = locked.rbegin(); p != locked.rend(); ++p) parts_[*p].lock.Unlock();
   return Status::OK();
 }
 
-bool MemoryStore::Collect(Map::iterator it, uint64_t oldest) {
+bool MemoryStore::Collect(Partition& part, Map::iterator it, uint64_t oldest) {
   Version* head = it->second;
   // The newest version every live snapshot can see; older ones are garbage.
   Version* keep = head;
@@ -249,92 +328,56 @@ bool MemoryStore::Collect(Map::iterator it, uint64_t oldest) {
     if (keep == head && head->deleted) {
       // Invariant (3): a lone deletion no live snapshot predates.
       Version::Free(head);
-      map_.erase(it);
+      part.map.erase(it);
       return false;
     }
   }
   return head->older != nullptr || head->deleted;
 }
 
-void MemoryStore::CollectPending(uint64_t oldest) {
-  if (gc_pending_.empty() || oldest <= gc_pending_oldest_) return;
-  if (gc_pending_.size() > kPendingAlwaysCollect &&
-      writes_since_pending_gc_ * kPendingCostPerWrite < gc_pending_.size()) {
+void MemoryStore::CollectPending(Partition& part, uint64_t oldest) {
+  if (part.gc_pending.empty() || oldest <= part.gc_pending_oldest) return;
+  if (part.gc_pending.size() > kPendingAlwaysCollect &&
+      part.writes_since_pending_gc * kPendingCostPerWrite < part.gc_pending.size()) {
     return;
   }
-  for (auto p = gc_pending_.begin(); p != gc_pending_.end();) {
-    auto it = map_.find(*p);
-    if (it == map_.end() || !Collect(it, oldest)) {
-      p = gc_pending_.erase(p);
+  for (auto p = part.gc_pending.begin(); p != part.gc_pending.end();) {
+    auto it = part.map.find(*p);
+    if (it == part.map.end() || !Collect(part, it, oldest)) {
+      p = part.gc_pending.erase(p);
     } else {
       ++p;
     }
   }
-  gc_pending_oldest_ = oldest;
-  writes_since_pending_gc_ = 0;
+  part.gc_pending_oldest = oldest;
+  part.writes_since_pending_gc = 0;
 }
 
 uint64_t MemoryStore::ApproximateSize(std::string_view begin, std::string_view end) {
   if (!end.empty() && end <= begin) return 0;
-  // The live total, and a snapshot that sees exactly it: no batch is half
-  // applied while the lock is held.
-  std::shared_ptr<const KVSnapshot> snapshot;
-  uint64_t total;
-  {
-    SharedLockGuard l(&lock_);
-    snapshot = GetSnapshot();
-    total = live_bytes_;
-  }
-  // The range's bytes are its own sum or the total less the rest's sum:
-  // walk both sides in step and stop at whichever ends first, so a range
-  // that holds most of the store (one big database among a few catalog
-  // keys, say) costs only the keys outside it.
-  KVIteratorOptions o;
-  o.snapshot = snapshot.get();
-  o.lower_bound = std::string(begin);
-  o.upper_bound = std::string(end);
-  std::unique_ptr<KVIterator> inside = NewIterator(o);
-  o.lower_bound.clear();
-  o.upper_bound.clear();
-  std::unique_ptr<KVIterator> outside = NewIterator(o);
-  auto skip_range = [&] {
-    if (outside->Valid() && outside->key() >= begin && (end.empty() || outside->key() < end)) {
-      if (end.empty()) {
-        outside->SeekToLast();
-        outside->Next();  // past the last key: the range runs to the end
-      } else {
-        outside->Seek(end);
-      }
-    }
-  };
-  uint64_t in_bytes = 0, out_bytes = 0;
-  inside->SeekToFirst();
-  outside->SeekToFirst();
-  skip_range();
-  for (;;) {
-    if (!inside->Valid()) return in_bytes;
-    if (!outside->Valid()) return total - out_bytes;
-    in_bytes += inside->key().size() + inside->value().size();
-    inside->Next();
-    out_bytes += outside->key().size() + outside->value().size();
-    outside->Next();
-    skip_range();
-  }
+  uint64_t size = 0;
+  for (size_t p : PartitionsOf(begin, end)) size += PartitionSize(p, begin, end);
+  return size;
 }
 
 void MemoryStore::CompactRange(std::string_view begin, std::string_view end) {
+  for (size_t p : PartitionsOf(begin, end)) CompactPartition(parts_[p], begin, end);
+}
+
+void MemoryStore::CompactPartition(Partition& part, std::string_view begin, std::string_view end) {
   std::string resume(begin);
   for (bool done = false; !done;) {
-    ExclusiveLockGuard l(&lock_);
-    const uint64_t oldest = OldestLiveSeq();
-    auto it = map_.lower_bound(resume);
-    for (size_t n = 0; n < kCompactChunk && it != map_.end(); n++) {
+    ExclusiveLockGuard l(&part.lock);
+    // Every version of the locked partition is published: invariant (5).
+    const uint64_t oldest = OldestLiveSeq(last_seq_.load(std::memory_order_seq_cst));
+    auto it = part.map.lower_bound(resume);
+    for (size_t n = 0; n < kCompactChunk && it != part.map.end(); n++) {
       if (!end.empty() && it->first.view() >= end) break;
       auto next = std::next(it);
-      if (Collect(it, oldest)) gc_pending_.emplace(it->first.view());
+      if (Collect(part, it, oldest)) part.gc_pending.emplace(it->first.view());
       it = next;
     }
-    if (it == map_.end() || (!end.empty() && it->first.view() >= end)) {
+    if (it == part.map.end() || (!end.empty() && it->first.view() >= end)) {
       done = true;
     } else {
       resume = it->first.view();
@@ -343,27 +386,34 @@ void MemoryStore::CompactRange(std::string_view begin, std::string_view end) {
 }
 
 size_t MemoryStore::TEST_VersionCount() {
-  SharedLockGuard l(&lock_);
   size_t n = 0;
-  for (const auto& [key, chain] : map_) {
-    for (const Version* v = chain; v != nullptr; v = v->older) n++;
+  for (size_t p = 0; p < options_.partitions; ++p) {
+    SharedLockGuard l(&parts_[p].lock);
+    for (const auto& [key, chain] : parts_[p].map) {
+      for (const Version* v = chain; v != nullptr; v = v->older) n++;
+    }
   }
   return n;
 }
 
 size_t MemoryStore::TEST_NodeCount() {
-  SharedLockGuard l(&lock_);
-  return map_.size();
+  size_t n = 0;
+  for (size_t p = 0; p < options_.partitions; ++p) {
+    SharedLockGuard l(&parts_[p].lock);
+    n += parts_[p].map.size();
+  }
+  return n;
 }
 
-//////// Iterator:
+//////// Iterators:
 
-// Holds a snapshot for its whole life and the lock only within one call.
-// it_ and cur_ are read outside the lock; invariants (1)-(4) keep them alive.
+// One partition's entries. Holds a snapshot for its whole life and the
+// partition's lock only within one call. it_ and cur_ are read outside the
+// lock; invariants (1)-(4) keep them alive.
 class MemoryStore::Iter final : public KVIterator {
  public:
-  Iter(MemoryStore* store, std::shared_ptr<const Snapshot> snap, const KVIteratorOptions& o)
-      : store_(store),
+  Iter(Partition* part, std::shared_ptr<const Snapshot> snap, const KVIteratorOptions& o)
+      : part_(part),
         snap_(std::move(snap)),
         seq_(snap_->seq()),
         lower_(o.lower_bound),
@@ -374,14 +424,14 @@ class MemoryStore::Iter final : public KVIterator {
   void SeekToFirst() override { Seek(lower_); }
 
   void SeekToLast() override {
-    SharedLockGuard l(&store_->lock_);
-    BackwardFrom(upper_.empty() ? store_->map_.end() : store_->map_.lower_bound(upper_));
+    SharedLockGuard l(&part_->lock);
+    BackwardFrom(upper_.empty() ? part_->map.end() : part_->map.lower_bound(upper_));
   }
 
   void Seek(std::string_view target) override {
     if (target < lower_) target = lower_;
-    SharedLockGuard l(&store_->lock_);
-    ForwardFrom(store_->map_.lower_bound(target));
+    SharedLockGuard l(&part_->lock);
+    ForwardFrom(part_->map.lower_bound(target));
   }
 
   void SeekForPrev(std::string_view target) override {
@@ -389,19 +439,19 @@ class MemoryStore::Iter final : public KVIterator {
       SeekToLast();
       return;
     }
-    SharedLockGuard l(&store_->lock_);
-    BackwardFrom(store_->map_.upper_bound(target));
+    SharedLockGuard l(&part_->lock);
+    BackwardFrom(part_->map.upper_bound(target));
   }
 
   void Next() override {
     if (!valid_) return;  // REQUIRES: Valid(); tolerated as a no-op
-    SharedLockGuard l(&store_->lock_);
+    SharedLockGuard l(&part_->lock);
     ForwardFrom(std::next(it_));
   }
 
   void Prev() override {
     if (!valid_) return;
-    SharedLockGuard l(&store_->lock_);
+    SharedLockGuard l(&part_->lock);
     BackwardFrom(it_);
   }
 
@@ -419,7 +469,7 @@ class MemoryStore::Iter final : public KVIterator {
   // Rests on the first visible entry at or after `it`.
   // REQUIRES: lock held shared.
   void ForwardFrom(Map::iterator it) {
-    const Map& map = store_->map_;
+    const Map& map = part_->map;
     for (; it != map.end(); ++it) {
       if (!upper_.empty() && it->first.view() >= upper_) break;
       if (const Version* v = Visible(it->second, seq_)) {
@@ -433,7 +483,7 @@ class MemoryStore::Iter final : public KVIterator {
   // Rests on the last visible entry strictly before `it`.
   // REQUIRES: lock held shared.
   void BackwardFrom(Map::iterator it) {
-    const Map& map = store_->map_;
+    const Map& map = part_->map;
     while (it != map.begin()) {
       --it;
       if (it->first.view() < lower_) break;
@@ -451,7 +501,7 @@ class MemoryStore::Iter final : public KVIterator {
     valid_ = true;
   }
 
-  MemoryStore* const store_;
+  Partition* const part_;
   const std::shared_ptr<const Snapshot> snap_;
   const uint64_t seq_;
   const std::string lower_;
@@ -461,6 +511,83 @@ class MemoryStore::Iter final : public KVIterator {
   const Version* cur_ = nullptr;
 };
 
+// Several partitions' iterators (one snapshot) merged into key order, as
+// LevelDB's MergingIterator does. A key lives in one partition only, so the
+// children never show equal keys.
+class MemoryStore::MergeIter final : public KVIterator {
+ public:
+  explicit MergeIter(std::vector<std::unique_ptr<Iter>> children)
+      : children_(std::move(children)) {}
+
+  bool Valid() const override { return current_ != nullptr; }
+
+  void SeekToFirst() override {
+    for (auto& c : children_) c->SeekToFirst();
+    PickSmallest();
+  }
+  void SeekToLast() override {
+    for (auto& c : children_) c->SeekToLast();
+    PickLargest();
+  }
+  void Seek(std::string_view target) override {
+    for (auto& c : children_) c->Seek(target);
+    PickSmallest();
+  }
+  void SeekForPrev(std::string_view target) override {
+    for (auto& c : children_) c->SeekForPrev(target);
+    PickLargest();
+  }
+
+  void Next() override {
+    if (current_ == nullptr) return;
+    if (!forward_) {
+      // The others rest before key(): move each to its first entry after it.
+      const std::string key(current_->key());
+      for (auto& c : children_) {
+        if (c.get() != current_) c->Seek(key);
+      }
+    }
+    current_->Next();
+    PickSmallest();
+  }
+
+  void Prev() override {
+    if (current_ == nullptr) return;
+    if (forward_) {
+      // The others rest after key(): move each to its last entry before it.
+      const std::string key(current_->key());
+      for (auto& c : children_) {
+        if (c.get() != current_) c->SeekForPrev(key);
+      }
+    }
+    current_->Prev();
+    PickLargest();
+  }
+
+  std::string_view key() const override { return current_->key(); }
+  std::string_view value() const override { return current_->value(); }
+  Status status() const override { return Status::OK(); }
+
+ private:
+  void PickSmallest() {
+    forward_ = true;
+    current_ = nullptr;
+    for (auto& c : children_) {
+      if (c->Valid() && (current_ == nullptr || c->key() < current_->key())) current_ = c.get();
+    }
+  }
+  void PickLargest() {
+    forward_ = false;
+    current_ = nullptr;
+    for (auto& c : children_) {
+      if (c->Valid() && (current_ == nullptr || c->key() > current_->key())) current_ = c.get();
+    }
+  }
+
+  const std::vector<std::unique_ptr<Iter>> children_;
+  Iter* current_ = nullptr;
+  bool forward_ = true;
+};
 
 std::unique_ptr<KVIterator> MemoryStore::NewIterator(const KVIteratorOptions& options) {
   std::shared_ptr<const Snapshot> snap;
@@ -473,7 +600,56 @@ std::unique_ptr<KVIterator> MemoryStore::NewIterator(const KVIteratorOptions& op
   } else {
     snap = std::make_shared<Snapshot>(this, AcquireSnapshotSeq());
   }
-  return std::make_unique<Iter>(this, std::move(snap), options);
+  const std::vector<size_t> parts = PartitionsOf(options.lower_bound, options.upper_bound);
+  if (parts.size() == 1) return std::make_unique<Iter>(&parts_[parts[0]], std::move(snap), options);
+  std::vector<std::unique_ptr<Iter>> children;
+  for (size_t p : parts) children.push_back(std::make_unique<Iter>(&parts_[p], snap, options));
+  return std::make_unique<MergeIter>(std::move(children));
+}
+
+uint64_t MemoryStore::PartitionSize(size_t p, std::string_view begin, std::string_view end) {
+  Partition& part = parts_[p];
+  // The partition's live total, and a snapshot that sees exactly it: while
+  // its lock is held no batch of it is half applied or unpublished.
+  std::shared_ptr<const Snapshot> snapshot;
+  uint64_t total;
+  {
+    SharedLockGuard l(&part.lock);
+    snapshot = std::make_shared<Snapshot>(this, AcquireSnapshotSeq());
+    total = part.live_bytes;
+  }
+  // The range's bytes are its own sum or the total less the rest's sum:
+  // walk both sides in step and stop at whichever ends first, so a range
+  // that holds most of the partition (one big database, say) costs only
+  // the keys outside it.
+  KVIteratorOptions o;
+  o.lower_bound = std::string(begin);
+  o.upper_bound = std::string(end);
+  Iter inside(&part, snapshot, o);
+  Iter outside(&part, snapshot, KVIteratorOptions());
+  auto skip_range = [&] {
+    if (outside.Valid() && outside.key() >= begin && (end.empty() || outside.key() < end)) {
+      if (end.empty()) {
+        outside.SeekToLast();
+        outside.Next();  // past the last key: the range runs to the end
+      } else {
+        outside.Seek(end);
+      }
+    }
+  };
+  uint64_t in_bytes = 0, out_bytes = 0;
+  inside.SeekToFirst();
+  outside.SeekToFirst();
+  skip_range();
+  for (;;) {
+    if (!inside.Valid()) return in_bytes;
+    if (!outside.Valid()) return total - out_bytes;
+    in_bytes += inside.key().size() + inside.value().size();
+    inside.Next();
+    out_bytes += outside.key().size() + outside.value().size();
+    outside.Next();
+    skip_range();
+  }
 }
 
 std::unique_ptr<KVStore> NewMemoryStore() { return std::make_unique<MemoryStore>(); }

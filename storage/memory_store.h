@@ -16,17 +16,44 @@
 // after a database's records) is placed with one comparison instead of a
 // descent that compares long shared key prefixes at every level.
 //
+// Partitions
+// ----------
+//
+// The map is split into partitions, each with its own map, lock and garbage
+// collection state (Options says how keys map to them; the document store
+// gives each database's keys a partition of their own, see
+// keys::kPartitionLead), so writers to different partitions never wait for
+// each other and a reader waits only for writers of its own partition. A
+// batch that spans partitions locks them all, in index order.
+//
+// Sequence numbers stay global, so a snapshot is one consistent cut of the
+// whole store. A batch is applied with its versions unstamped (kUnstamped);
+// then, still holding its partitions, it takes and publishes the next
+// sequence in one atomic step (last_seq_) and stamps its versions with it.
+// A snapshot taken meanwhile may read as of that sequence before the stamps
+// are written, but it can only look into the batch's partitions through
+// their locks, which the batch releases after stamping: so it sees the batch
+// whole, and a snapshot older than the sequence sees none of it. Because a
+// partition's next writer takes its sequence after the lock, sequences
+// within a partition ascend in commit order. No writer ever waits for
+// another partition's writer, not even one descheduled mid-batch. Readers
+// never see an unstamped version.
+//
+// An iterator whose bounds lie in one partition reads only it; others merge
+// the partitions' iterators (MergeIter), all as of one snapshot.
+//
 // Thread safety
 // -------------
 //
-// All KVStore methods may be called concurrently. The map and the chains are
-// guarded by lock_, a ShardedRWLock (storage/sharded_rw_lock.h): readers
-// (Get, each iterator step) take it shared, which touches only a per-thread
-// cache line, so concurrent readers neither block each other nor contend on
-// memory. Writers (Write, garbage collection) take it exclusively, one at a
-// time. A batch is applied entirely inside one exclusive section and its
-// sequence is published (last_seq_) before the section ends, so a reader sees
-// all of a batch or none of it.
+// All KVStore methods may be called concurrently. A partition's map and
+// chains are guarded by its lock, a ShardedRWLock (storage/sharded_rw_lock.h):
+// readers (Get, each iterator step) take it shared, which touches only a
+// per-thread cache line, so concurrent readers neither block each other nor
+// contend on memory. Writers (Write, garbage collection) take it exclusively,
+// one at a time per partition. A batch is applied entirely inside one
+// exclusive section of each partition it touches and its sequence is
+// published before the sections end, so a reader sees all of a batch or none
+// of it.
 //
 // Iterators do not hold the lock between calls: a long scan never blocks a
 // writer. Between calls an iterator keeps a std::map iterator to its current
@@ -49,14 +76,19 @@
 // (4) An iterator (and the snapshot it was given) keeps its snapshot
 //     registered until the iterator is destroyed, so by (2) and (3) the node
 //     and Version it rests on outlive it.
-// (5) Snapshot registration and the GC's reading of M are serialized by
-//     snapshots_mu_, and last_seq_ is published before M is read, so a
-//     snapshot is either counted in M or takes a sequence >= the batch that
-//     triggered the collection.
+// (5) A snapshot registers by raising snapshot_count_ and then reading
+//     last_seq_; a writer publishes its sequence (fetch_add on last_seq_)
+//     and then reads snapshot_count_ (all seq_cst). So either the writer
+//     sees the count and reads M from live_snapshots_ under snapshots_mu_
+//     (which the registration holds until the sequence is in the set), or
+//     the snapshot takes a sequence >= the batch that triggered the
+//     collection; and while the batch's partitions are locked nothing newer
+//     than it exists in them, so collecting them as of the batch's own
+//     sequence is exact.
 //
-// Versions that (2) keeps alive only for a snapshot are remembered in
-// gc_pending_ and collected by a later write once the oldest snapshot has
-// moved on (or by CompactRange).
+// Versions that (2) keeps alive only for a snapshot are remembered in their
+// partition's gc_pending and collected by a later write to that partition
+// once the oldest snapshot has moved on (or by CompactRange).
 #pragma once
 
 #include <atomic>
@@ -76,7 +108,22 @@ namespace settee {
 
 class MemoryStore final : public KVStore {
  public:
+  // How keys map to partitions. With `partitions` = 1 (the default) there is
+  // one map and one lock. Otherwise a key that starts with `lead` and has at
+  // least `id_bytes` more bytes goes to partition 1 + (those bytes read as a
+  // big-endian number) % (partitions - 1), and every other key to partition
+  // 0: with the document store's layout ("D", then a fixed64 database id)
+  // databases created one after another never share a partition until
+  // `partitions` - 1 of them exist. Any rule is correct; it only decides
+  // which writers can run at once.
+  struct Options {
+    size_t partitions = 1;
+    std::string lead;
+    size_t id_bytes = 0;
+  };
+
   MemoryStore();
+  explicit MemoryStore(const Options& options);
   // REQUIRES: no snapshot or iterator of this store is still alive.
   ~MemoryStore() override;
 
@@ -103,8 +150,10 @@ class MemoryStore final : public KVStore {
   Status Apply(Ops&& ops);
   class Snapshot;
   class Iter;
+  class MergeIter;
   friend class Snapshot;
   friend class Iter;
+  friend class MergeIter;
 
   // One allocation: this header, then the value's bytes. Keeping the bytes
   // inline halves the allocations a write retains, and so the memory (and
@@ -154,45 +203,71 @@ class MemoryStore final : public KVStore {
   };
   using Map = std::map<NodeKey, Version*, KeyLess>;
 
+  // The seq of a version whose batch is still being applied (see Partitions).
+  static constexpr uint64_t kUnstamped = UINT64_MAX;
+  // Reads without a snapshot read as of this: a partition's newest versions
+  // are always whole while its lock is held shared.
+  static constexpr uint64_t kLatest = UINT64_MAX - 1;
+
+  struct Partition {
+    // Serializes writers; readers take it shared (see ShardedRWLock).
+    ShardedRWLock lock;
+
+    // State below is protected by lock.
+    Map map;
+    // Keys whose chains hold versions that a snapshot still needed when last
+    // collected, and the oldest live sequence at that time.
+    std::set<std::string, std::less<>> gc_pending;
+    uint64_t gc_pending_oldest = 0;
+    // Key and value bytes of every live entry.
+    uint64_t live_bytes = 0;
+    size_t writes_since_pending_gc = 0;  // ops written since the last pass
+  };
+
   // Newest version of `chain` with seq <= `seq` that is not a deletion, or
   // nullptr if the key is absent as of `seq`.
-  // REQUIRES: lock_ held (shared or exclusive).
+  // REQUIRES: the chain's partition lock held (shared or exclusive).
   static const Version* Visible(const Version* chain, uint64_t seq);
+
+  size_t PartitionOf(std::string_view key) const;
+  // The partitions that may hold keys in [lower, upper) (upper empty: no
+  // bound), ascending.
+  std::vector<size_t> PartitionsOf(std::string_view lower, std::string_view upper) const;
 
   // Registers / unregisters a live snapshot sequence.
   uint64_t AcquireSnapshotSeq();
   void ReleaseSnapshotSeq(uint64_t seq);
-  // The oldest sequence any live snapshot may read (M in the comment above).
-  uint64_t OldestLiveSeq();
+  // The oldest sequence any live snapshot may read (M in the comment above),
+  // for a collection after publishing batch `published`.
+  // REQUIRES: the batch's partitions still locked.
+  uint64_t OldestLiveSeq(uint64_t published);
 
-  // Frees the versions of node `it` that no snapshot as of >= `oldest` can
-  // see, and erases the node if nothing visible remains. Returns true if the
-  // node still holds versions kept only for a snapshot.
-  // REQUIRES: lock_ held exclusively.
-  bool Collect(Map::iterator it, uint64_t oldest);
-  // Collects the keys in gc_pending_ if the oldest snapshot has advanced.
-  // REQUIRES: lock_ held exclusively.
-  void CollectPending(uint64_t oldest);
+  // Frees the versions of node `it` of `part` that no snapshot as of >=
+  // `oldest` can see, and erases the node if nothing visible remains.
+  // Returns true if the node still holds versions kept only for a snapshot.
+  // REQUIRES: part.lock held exclusively.
+  static bool Collect(Partition& part, Map::iterator it, uint64_t oldest);
+  // Collects the keys in part.gc_pending if the oldest snapshot has advanced.
+  // REQUIRES: part.lock held exclusively.
+  static void CollectPending(Partition& part, uint64_t oldest);
+  // CompactRange within one partition.
+  void CompactPartition(Partition& part, std::string_view begin, std::string_view end);
+  // ApproximateSize within one partition.
+  uint64_t PartitionSize(size_t p, std::string_view begin, std::string_view end);
 
-  // Serializes writers; readers take it shared (see ShardedRWLock).
-  ShardedRWLock lock_;
+  // Constant after construction.
+  const Options options_;
+  const std::unique_ptr<Partition[]> parts_;
 
-  // State below is protected by lock_.
-  Map map_;
-  // Keys whose chains hold versions that a snapshot still needed when last
-  // collected, and the oldest live sequence at that time.
-  std::set<std::string, std::less<>> gc_pending_;
-  uint64_t gc_pending_oldest_ = 0;
-  // Key and value bytes of every live entry (as of last_seq_).
-  uint64_t live_bytes_ = 0;
-  size_t writes_since_pending_gc_ = 0;  // ops written since the last pass
-  // Sequence of the last committed batch. Written only under the exclusive
-  // lock; atomic so GetSnapshot can read it without lock_.
+  // The sequence of the last batch that took one (see Partitions). Atomic:
+  // writers take sequences and snapshots read it without any lock.
   std::atomic<uint64_t> last_seq_{0};
 
   // Live snapshot sequences (a multiset: several snapshots may share one).
   std::mutex snapshots_mu_;
   std::multiset<uint64_t> live_snapshots_;  // guarded by snapshots_mu_
+  // Snapshots live or registering; lets a writer skip snapshots_mu_ when 0.
+  std::atomic<uint64_t> snapshot_count_{0};
 };
 
 }  // namespace settee

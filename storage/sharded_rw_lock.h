@@ -6,7 +6,10 @@
 // by a per-thread index, and only reads the shared `writer_` flag (which stays
 // in every core's cache in the shared state while no writer runs). A writer
 // raises the flag and waits until every slot drains; readers that arrive while
-// the flag is up step back and sleep on the writer mutex until it is lowered.
+// the flag is up step back and spin until it is lowered (a writer's section is
+// a few map insertions), sleeping on the writer mutex only after SpinBackoff's
+// spin is spent, so a read during a write storm waits for one write, not for a
+// futex wake-up.
 //
 // Protocol (Dekker-style, all flag/counter accesses seq_cst on the lock side):
 //   reader: slot.count++ ; if writer_ then { slot.count-- ; wait ; retry }
@@ -29,6 +32,8 @@
 #include <mutex>
 #include <thread>
 
+#include "storage/spin_wait.h"
+
 namespace settee {
 
 class ShardedRWLock {
@@ -44,9 +49,12 @@ class ShardedRWLock {
     for (;;) {
       count.fetch_add(1, std::memory_order_seq_cst);
       if (!writer_.load(std::memory_order_seq_cst)) return slot;
-      // A writer is in (or entering): let it proceed, sleep until it is done.
+      // A writer is in (or entering): let it proceed and wait until it is
+      // done, spinning first (its section is short), then sleeping.
       count.fetch_sub(1, std::memory_order_release);
-      std::lock_guard<std::mutex> wait(writer_mu_);
+      SpinBackoff backoff;
+      while (writer_.load(std::memory_order_relaxed) && !backoff.Exhausted()) backoff.Pause();
+      if (writer_.load(std::memory_order_relaxed)) std::lock_guard<std::mutex> wait(writer_mu_);
     }
   }
 
@@ -59,9 +67,8 @@ class ShardedRWLock {
       // Readers hold the lock only for a short, non-blocking step, so a brief
       // spin usually suffices; yield so a preempted reader can finish on a
       // busy machine.
-      for (int spins = 0; s.count.load(std::memory_order_seq_cst) != 0; ++spins) {
-        if (spins >= 64) std::this_thread::yield();
-      }
+      SpinBackoff backoff;
+      while (s.count.load(std::memory_order_seq_cst) != 0) backoff.Pause();
     }
   }
 

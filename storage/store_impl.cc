@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "storage/keys.h"
+#include "storage/memory_store.h"
 #include "util/coding.h"
 #include "util/digest.h"
 
@@ -16,6 +17,10 @@ constexpr std::string_view kNextDbIdMeta = "next_db_id";
 // How many keys one purge batch deletes, so a huge database does not build
 // one huge batch in memory.
 constexpr size_t kPurgeBatchKeys = 1000;
+// Partitions of the memory backend: one for the store's own keys, the rest
+// shared by databases round-robin by id. 64 keeps the memory of idle
+// partitions (about 4 KiB each) small while databases rarely share one.
+constexpr size_t kMemoryPartitions = 65;
 // CouchDB's limit on database name length.
 constexpr size_t kMaxDatabaseNameLength = 238;
 
@@ -49,7 +54,11 @@ Result<std::unique_ptr<Store>> StoreImpl::Open(const StoreOptions& options) {
     kv = options.kv_factory();
     if (!kv) return Status::Internal("the custom KVStore factory returned nothing");
   } else if (options.backend == StoreOptions::Backend::kMemory) {
-    kv = NewMemoryStore();
+    // Each database's keys in a partition of their own (up to
+    // kMemoryPartitions - 1 databases), so writers to different databases
+    // never wait for each other (memory_store.h).
+    kv = std::make_unique<MemoryStore>(MemoryStore::Options{
+        kMemoryPartitions, std::string(1, keys::kDatabasePrefix), keys::kDatabaseIdBytes});
   } else {
     if (options.path.empty()) return Status::BadRequest("a LevelDB store needs a path");
     std::error_code ec;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "settee/store.h"
@@ -100,6 +101,115 @@ TEST(CrashSafety, AcknowledgedSyncWritesSurviveSigkill) {
     // Next round starts over on a fresh database.
     ASSERT_TRUE((*store)->DeleteDatabase("crash").ok());
     ASSERT_TRUE((*store)->CreateDatabase("crash").ok());
+  }
+  std::filesystem::remove_all(path);
+}
+
+// The same with concurrent writers: kWriterThreads threads, two per
+// database, group-committed together, each acknowledging (thread, index)
+// over the pipe (writes of 8 bytes to a pipe are atomic).
+constexpr int kWriterThreads = 4;
+constexpr int kCrashDatabases = 2;
+
+std::string CrashDbName(int t) { return "crash" + std::to_string(t % kCrashDatabases); }
+
+[[noreturn]] void ConcurrentChildWriters(const std::string& path, int ack_fd) {
+  StoreOptions options;
+  options.backend = StoreOptions::Backend::kLevelDB;
+  options.path = path;
+  options.sync = true;
+  auto store = Store::Open(options);
+  if (!store.ok()) _exit(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kWriterThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto db = (*store)->OpenDatabase(CrashDbName(t));
+      if (!db.ok()) _exit(3);
+      for (int32_t i = 0;; ++i) {
+        std::string id = "t" + std::to_string(t) + "_" + std::to_string(i);
+        if (i % 2 == 0) {
+          if (!(*db)->Put(id, R"({"n":)" + std::to_string(i) + "}").ok()) _exit(4);
+        } else {
+          std::string a = R"({"_id":")" + id + R"(","n":)" + std::to_string(i) + "}";
+          std::vector<DocUpdateResult> results;
+          if (!(*db)->BulkDocs({a}, {}, &results).ok() || !results[0].status.ok()) _exit(5);
+        }
+        int32_t ack[2] = {t, i};
+        if (write(ack_fd, ack, sizeof ack) != sizeof ack) _exit(6);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  _exit(7);
+}
+
+TEST(CrashSafety, AcknowledgedConcurrentWritesSurviveSigkill) {
+  std::string path = testing::FreshTempDir("crash-mt");
+  auto open = [&] {
+    StoreOptions options;
+    options.backend = StoreOptions::Backend::kLevelDB;
+    options.path = path;
+    return Store::Open(options);
+  };
+  {
+    auto store = open();
+    ASSERT_TRUE(store.ok());
+    for (int d = 0; d < kCrashDatabases; ++d) {
+      ASSERT_TRUE((*store)->CreateDatabase(CrashDbName(d)).ok());
+    }
+  }
+  for (int round = 0; round < 2; ++round) {
+    int fds[2];
+    ASSERT_EQ(0, pipe(fds));
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(fds[0]);
+      ConcurrentChildWriters(path, fds[1]);
+    }
+    close(fds[1]);
+    std::vector<int32_t> last_acked(kWriterThreads, -1);
+    int acks = 0;
+    const int target = 200 + round * 150;
+    int32_t ack[2];
+    while (acks < target) {
+      ASSERT_EQ(static_cast<ssize_t>(sizeof ack), read(fds[0], ack, sizeof ack)) << "child died early";
+      last_acked.at(ack[0]) = ack[1];
+      ++acks;
+    }
+    kill(pid, SIGKILL);
+    while (read(fds[0], ack, sizeof ack) == static_cast<ssize_t>(sizeof ack)) last_acked.at(ack[0]) = ack[1];
+    close(fds[0]);
+    int wstatus = 0;
+    waitpid(pid, &wstatus, 0);
+    ASSERT_TRUE(WIFSIGNALED(wstatus)) << "child exited with " << WEXITSTATUS(wstatus);
+
+    auto store = open();
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    for (int t = 0; t < kWriterThreads; ++t) {
+      auto db = (*store)->OpenDatabase(CrashDbName(t));
+      ASSERT_TRUE(db.ok());
+      for (int i = 0; i <= last_acked[t]; ++i) {
+        auto doc = (*db)->Get("t" + std::to_string(t) + "_" + std::to_string(i));
+        ASSERT_TRUE(doc.ok()) << "acknowledged write of thread " << t << " #" << i
+                              << " lost in round " << round;
+      }
+    }
+    for (int d = 0; d < kCrashDatabases; ++d) {
+      auto db = (*store)->OpenDatabase(CrashDbName(d));
+      ASSERT_TRUE(db.ok());
+      auto info = (*db)->Info();
+      ASSERT_TRUE(info.ok());
+      uint64_t acked = 0;
+      for (int t = d; t < kWriterThreads; t += kCrashDatabases) acked += last_acked[t] + 1;
+      EXPECT_GE(info->doc_count, acked);
+      EXPECT_EQ(info->doc_count, info->update_seq) << "counters agree with the documents";
+      uint64_t listed = 0, last_seq = 0;
+      ASSERT_TRUE((*db)->Changes({}, [&](const ChangeRow&) { return ++listed, true; }, &last_seq).ok());
+      EXPECT_EQ(listed, info->doc_count) << "every document in the feed once";
+      ASSERT_TRUE((*store)->DeleteDatabase(CrashDbName(d)).ok());
+      ASSERT_TRUE((*store)->CreateDatabase(CrashDbName(d)).ok());
+    }
   }
   std::filesystem::remove_all(path);
 }

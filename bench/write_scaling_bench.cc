@@ -1,0 +1,482 @@
+// Single-document write scaling: does a second writer thread add throughput?
+//
+// Every case is a ratio of two configurations measured in the same round:
+// the two sides run alternately `--tries` times and each keeps its best (a
+// shared machine only ever slows a run down, so the best of a few is the
+// least disturbed), and every round runs every case; the program prints
+// each round's ratios and their medians.
+//
+//   own_db     T threads, each putting new small documents into its own
+//              database: aggregate docs/s with 2 threads / with 1 thread.
+//   shared_db  the same, both threads putting into one database.
+//   own_cost, shared_cost
+//              CPU microseconds per put with 2 threads / with 1, and sleeps
+//              (voluntary context switches) per 1000 puts: what a second
+//              writer costs, measured so that other processes taking the
+//              cores barely move it (the figure to read on a busy machine).
+//   bulk100    own_db with _bulk_docs of 100 instead of single puts.
+//   cpu        shared-nothing arithmetic on 1 and 2 threads: the parallelism
+//              the machine delivers right now, the ceiling of the others.
+//   cpu_map    shared-nothing std::map inserts per thread: the ceiling for
+//              allocation- and cache-heavy work (the memory backend's kind).
+//   get_storm  median latency of one db.get while another thread writes to
+//              the same database / median with no writer.
+// It also prints the median time of one put on an idle store next to a raw
+// KVStore put of the same key and value (the fixed cost of the document
+// layer's write path).
+//
+// Usage: write_scaling_bench [--rounds N] [--tries N] [--docs N] [--backend memory|leveldb|both]
+//                            [--cases own_db,shared_db,...]
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "settee/store.h"
+
+namespace settee {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Config {
+  int rounds = 5;
+  int tries = 3;
+  int docs = 20000;  // per thread, as in issue 14's table
+  std::vector<StoreOptions::Backend> backends{StoreOptions::Backend::kMemory,
+                                              StoreOptions::Backend::kLevelDB};
+  std::set<std::string> cases{"own_db", "shared_db", "own_cost", "shared_cost", "bulk100",
+                              "cpu", "cpu_map", "get_storm", "idle_put"};
+};
+
+const char* Name(StoreOptions::Backend b) {
+  return b == StoreOptions::Backend::kMemory ? "memory" : "leveldb";
+}
+
+std::string TempPath() {
+  static std::atomic<int> counter{0};
+  auto p = std::filesystem::temp_directory_path() /
+           ("settee_write_scaling_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+  std::filesystem::remove_all(p);
+  return p.string();
+}
+
+// A store that removes its directory when done.
+struct TempStore {
+  std::unique_ptr<Store> store;
+  std::string dir;
+
+  explicit TempStore(StoreOptions::Backend backend) {
+    StoreOptions options;
+    options.backend = backend;
+    if (backend == StoreOptions::Backend::kLevelDB) options.path = dir = TempPath();
+    auto s = Store::Open(options);
+    if (!s.ok()) {
+      std::fprintf(stderr, "open: %s\n", s.status().ToString().c_str());
+      std::exit(1);
+    }
+    store = std::move(s).value();
+  }
+  ~TempStore() {
+    store.reset();
+    if (!dir.empty()) std::filesystem::remove_all(dir);
+  }
+  std::shared_ptr<Database> Create(const std::string& name) {
+    auto db = store->CreateDatabase(name);
+    if (!db.ok()) std::exit(1);
+    return *db;
+  }
+};
+
+std::string DocId(int thread, int i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "t%d_%08d", thread, i);
+  return buf;
+}
+
+// The document issue 14's script writes: {_id, v}.
+std::string DocBody(int i) { return R"({"v":)" + std::to_string(i) + "}"; }
+
+// Runs body(t) on `threads` threads released together; returns wall seconds
+// from the release to the last one's end.
+double RunThreads(int threads, const std::function<void(int)>& body) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      body(t);
+    });
+  }
+  while (ready.load() < threads) std::this_thread::yield();
+  const auto start = Clock::now();
+  go.store(true, std::memory_order_release);
+  for (auto& th : pool) th.join();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void Check(const Status& s, const char* what) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s: %s\n", what, s.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+// What the calling thread has used so far: CPU seconds and voluntary
+// context switches (each a sleep: a wait on a lock, condition variable or
+// I/O that gave the core away).
+struct ThreadUsage {
+  double cpu = 0;
+  double sleeps = 0;
+  static ThreadUsage Now() {
+    rusage ru{};
+    getrusage(RUSAGE_THREAD, &ru);
+    auto secs = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
+    return {secs(ru.ru_utime) + secs(ru.ru_stime), static_cast<double>(ru.ru_nvcsw)};
+  }
+};
+
+// Per put, over all threads of the last PutThroughput run: CPU microseconds
+// and sleeps. Unlike throughput these barely move when other processes take
+// the cores, so they show what a second writer costs even on a busy machine:
+// CPU per put rises with cache-line traffic and spinning, sleeps with every
+// futex handoff.
+struct PutCost {
+  double cpu_us = 0;
+  double sleeps = 0;
+};
+PutCost last_put_cost;
+
+// Aggregate puts per second of `threads` threads, each putting `docs` new
+// documents, into its own database or all into one.
+double PutThroughput(StoreOptions::Backend backend, int threads, bool shared, int docs) {
+  TempStore ts(backend);
+  std::vector<std::shared_ptr<Database>> dbs;
+  for (int t = 0; t < threads; ++t) {
+    if (shared && t > 0) dbs.push_back(dbs[0]);
+    else dbs.push_back(ts.Create("db" + std::to_string(t)));
+  }
+  std::vector<ThreadUsage> used(threads);
+  double secs = RunThreads(threads, [&](int t) {
+    const ThreadUsage start = ThreadUsage::Now();
+    for (int i = 0; i < docs; ++i) {
+      Check(dbs[t]->Put(DocId(t, i), DocBody(i)).status(), "put");
+    }
+    const ThreadUsage end = ThreadUsage::Now();
+    used[t] = {end.cpu - start.cpu, end.sleeps - start.sleeps};
+  });
+  PutCost cost;
+  for (const ThreadUsage& u : used) {
+    cost.cpu_us += u.cpu * 1e6 / (threads * docs);
+    cost.sleeps += u.sleeps / (threads * docs);
+  }
+  last_put_cost = cost;
+  return threads * docs / secs;
+}
+
+// PutThroughput's costs on 1 and 2 threads, run alternately `tries` times;
+// the least of each (disturbance only adds).
+std::pair<PutCost, PutCost> PutCosts(StoreOptions::Backend backend, bool shared, int docs,
+                                     int tries) {
+  PutCost one{1e18, 1e18}, two{1e18, 1e18};
+  for (int i = 0; i < tries; ++i) {
+    for (int threads : {1, 2}) {
+      PutThroughput(backend, threads, shared, docs);
+      PutCost& best = threads == 1 ? one : two;
+      best.cpu_us = std::min(best.cpu_us, last_put_cost.cpu_us);
+      best.sleeps = std::min(best.sleeps, last_put_cost.sleeps);
+    }
+  }
+  return {one, two};
+}
+
+double BulkThroughput(StoreOptions::Backend backend, int threads, int docs) {
+  TempStore ts(backend);
+  std::vector<std::shared_ptr<Database>> dbs;
+  for (int t = 0; t < threads; ++t) dbs.push_back(ts.Create("db" + std::to_string(t)));
+  constexpr int kBatch = 100;
+  double secs = RunThreads(threads, [&](int t) {
+    std::vector<std::string> texts(kBatch);
+    std::vector<std::string_view> views(kBatch);
+    std::vector<DocUpdateResult> results;
+    for (int i = 0; i < docs; i += kBatch) {
+      for (int k = 0; k < kBatch; ++k) {
+        texts[k] = R"({"_id":")" + DocId(t, i + k) + R"(","v":)" + std::to_string(i + k) + "}";
+        views[k] = texts[k];
+      }
+      Check(dbs[t]->BulkDocs(views, {}, &results), "bulk");
+    }
+  });
+  return threads * (docs / kBatch * kBatch) / secs;
+}
+
+double CpuThroughput(int threads, int docs) {
+  std::atomic<uint64_t> sink{0};
+  // About as long per item as a put, so both cases run for similar times.
+  const int items = docs * 40;
+  double secs = RunThreads(threads, [&](int t) {
+    uint64_t h = 1469598103934665603ULL + t;
+    for (int i = 0; i < items; ++i) {
+      h = (h ^ static_cast<uint64_t>(i)) * 1099511628211ULL;
+      h ^= h >> 29;
+    }
+    sink.fetch_add(h, std::memory_order_relaxed);
+  });
+  return threads * static_cast<double>(items) / secs;
+}
+
+// Shared-nothing work shaped like a memory-backend write: each thread
+// inserts keyed strings into a std::map of its own. Its 2t/1t ratio is the
+// ceiling for allocation- and cache-heavy code on this machine right now
+// (two vCPUs that share a physical core or a memory bus give less than the
+// arithmetic loop's 2x).
+double MapThroughput(int threads, int docs) {
+  const int items = docs * 3;
+  double secs = RunThreads(threads, [&](int t) {
+    std::map<std::string, std::string> map;
+    for (int i = 0; i < items; ++i) {
+      map.emplace("D\x01\x02\x03\x04\x05\x06\x07\x08d" + DocId(t, i), DocBody(i));
+    }
+    if (map.size() != static_cast<size_t>(items)) std::exit(1);
+  });
+  return threads * static_cast<double>(items) / secs;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Median latency (ns) of single gets of random prefilled documents, timed
+// in groups of 16 to keep clock reads out of the figure, while `writer`
+// (if set) puts into the same database on another thread.
+double GetLatency(StoreOptions::Backend backend, bool with_writer, int docs) {
+  TempStore ts(backend);
+  auto db = ts.Create("db");
+  {
+    std::vector<std::string> texts;
+    for (int i = 0; i < docs; ++i) {
+      texts.push_back(R"({"_id":")" + DocId(9, i) + R"(","v":)" + std::to_string(i) + "}");
+    }
+    std::vector<std::string_view> views(texts.begin(), texts.end());
+    std::vector<DocUpdateResult> results;
+    Check(db->BulkDocs(views, {}, &results), "prefill");
+  }
+  std::atomic<bool> stop{false};
+  std::thread writer;
+  if (with_writer) {
+    writer = std::thread([&] {
+      for (int i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+        Check(db->Put(DocId(8, i), DocBody(i)).status(), "storm put");
+      }
+    });
+  }
+  constexpr int kGroup = 16;
+  std::vector<double> samples;
+  uint64_t x = 88172645463325252ULL;
+  for (int g = 0; g < docs / kGroup; ++g) {
+    auto start = Clock::now();
+    for (int k = 0; k < kGroup; ++k) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      auto r = db->Get(DocId(9, static_cast<int>(x % docs)));
+      if (!r.ok()) std::exit(1);
+    }
+    samples.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count() /
+                      kGroup);
+  }
+  stop = true;
+  if (writer.joinable()) writer.join();
+  return Median(samples);
+}
+
+// Median ns of one put into an idle store (each timed alone), for the
+// document layer and for the raw KVStore with the same keys and values.
+std::pair<double, double> IdlePut(StoreOptions::Backend backend, int docs) {
+  TempStore ts(backend);
+  auto db = ts.Create("db");
+  std::vector<double> doc_ns, raw_ns;
+  KVStore* kv = ts.store->kv();
+  for (int i = 0; i < docs; ++i) {
+    const std::string id = DocId(0, i), body = DocBody(i);
+    auto start = Clock::now();
+    Check(db->Put(id, body).status(), "put");
+    auto mid = Clock::now();
+    Check(kv->Put({}, "~raw" + id, body), "raw put");
+    auto end = Clock::now();
+    doc_ns.push_back(std::chrono::duration<double, std::nano>(mid - start).count());
+    raw_ns.push_back(std::chrono::duration<double, std::nano>(end - mid).count());
+  }
+  return {Median(doc_ns), Median(raw_ns)};
+}
+
+// Runs base() and other() alternately `tries` times; the best of each.
+// `higher_is_better`: throughputs (max) or latencies (min).
+std::pair<double, double> BestOf(int tries, bool higher_is_better, const std::function<double()>& base,
+                                 const std::function<double()>& other) {
+  double b = 0, o = 0;
+  for (int i = 0; i < tries; ++i) {
+    double x = base(), y = other();
+    if (i == 0 || (higher_is_better ? x > b : x < b)) b = x;
+    if (i == 0 || (higher_is_better ? y > o : y < o)) o = y;
+  }
+  return {b, o};
+}
+
+struct Series {
+  std::vector<double> ratios;
+  std::vector<double> base, other;  // the two sides, for the printout
+};
+
+int Main(int argc, char** argv) {
+  Config cfg;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--rounds") {
+      cfg.rounds = std::max(1, std::atoi(next().c_str()));
+    } else if (a == "--tries") {
+      cfg.tries = std::max(1, std::atoi(next().c_str()));
+    } else if (a == "--docs") {
+      cfg.docs = std::max(1000, std::atoi(next().c_str()));
+    } else if (a == "--backend") {
+      std::string b = next();
+      cfg.backends.clear();
+      if (b == "memory" || b == "both") cfg.backends.push_back(StoreOptions::Backend::kMemory);
+      if (b == "leveldb" || b == "both") cfg.backends.push_back(StoreOptions::Backend::kLevelDB);
+    } else if (a == "--cases") {
+      cfg.cases.clear();
+      std::string list = next();
+      for (size_t p = 0; p <= list.size();) {
+        size_t q = list.find(',', p);
+        if (q == std::string::npos) q = list.size();
+        cfg.cases.insert(list.substr(p, q - p));
+        p = q + 1;
+      }
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s [--rounds N] [--tries N] [--docs N] [--backend memory|leveldb|both] "
+                   "[--cases own_db,shared_db,own_cost,shared_cost,bulk100,cpu,cpu_map,get_storm,idle_put]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  auto want = [&](const char* c) { return cfg.cases.count(c) > 0; };
+
+  std::map<std::string, Series> series;  // insertion order is not needed: names sort well
+  // The cpu case's ratio this round: a 2t/1t ratio divided by it is the
+  // share of the parallelism the machine gave that the case turned into
+  // throughput (printed for throughput ratios when cpu runs).
+  double cpu_ratio = 0;
+  auto record = [&](const std::string& name, double base, double other, double ratio) {
+    Series& s = series[name];
+    s.base.push_back(base);
+    s.other.push_back(other);
+    s.ratios.push_back(ratio);
+    const bool scaling = name.find("2t/1t") != std::string::npos && name.rfind("cpu", 0) != 0;
+    const int digits = base < 100 && other < 100 ? 2 : 0;  // per-put costs are small
+    if (scaling && cpu_ratio > 0) {
+      series[name + " vs cpu"].ratios.push_back(ratio / cpu_ratio);
+      std::printf("  %-34s %12.*f %12.*f  %5.2fx  (%.2f of cpu)\n", name.c_str(), digits, base,
+                  digits, other, ratio, ratio / cpu_ratio);
+    } else {
+      std::printf("  %-34s %12.*f %12.*f  %5.2fx\n", name.c_str(), digits, base, digits, other,
+                  ratio);
+    }
+    std::fflush(stdout);
+  };
+
+  for (int round = 1; round <= cfg.rounds; ++round) {
+    std::printf("round %d/%d%38s %12s %12s  ratio\n", round, cfg.rounds, "", "base", "other");
+    const int tries = cfg.tries;
+    if (want("cpu")) {
+      auto [one, two] = BestOf(tries, true, [&] { return CpuThroughput(1, cfg.docs); },
+                               [&] { return CpuThroughput(2, cfg.docs); });
+      cpu_ratio = two / one;
+      record("cpu 2t/1t (ops/s)", one, two, cpu_ratio);
+    }
+    if (want("cpu_map")) {
+      auto [one, two] = BestOf(tries, true, [&] { return MapThroughput(1, cfg.docs); },
+                               [&] { return MapThroughput(2, cfg.docs); });
+      record("cpu_map 2t/1t (ops/s)", one, two, two / one);
+    }
+    for (auto backend : cfg.backends) {
+      const std::string b = Name(backend);
+      if (want("own_db")) {
+        auto [one, two] = BestOf(tries, true, [&] { return PutThroughput(backend, 1, false, cfg.docs); },
+                                 [&] { return PutThroughput(backend, 2, false, cfg.docs); });
+        record(b + " own_db 2t/1t", one, two, two / one);
+      }
+      if (want("shared_db")) {
+        auto [one, two] = BestOf(tries, true, [&] { return PutThroughput(backend, 1, true, cfg.docs); },
+                                 [&] { return PutThroughput(backend, 2, true, cfg.docs); });
+        record(b + " shared_db 2t/1t", one, two, two / one);
+      }
+      for (bool shared : {false, true}) {
+        if (!want(shared ? "shared_cost" : "own_cost")) continue;
+        auto [one, two] = PutCosts(backend, shared, cfg.docs, tries);
+        const std::string n = b + (shared ? " shared_db" : " own_db");
+        record(n + " cpu us/put 2t:1t", one.cpu_us, two.cpu_us, two.cpu_us / one.cpu_us);
+        // Sleeps are ~0 alone: print them per 1000 puts, the ratio as 2t - 1t.
+        record(n + " sleeps/1k puts 2t", one.sleeps * 1000, two.sleeps * 1000,
+               (two.sleeps - one.sleeps) * 1000);
+      }
+      if (want("bulk100")) {
+        auto [one, two] = BestOf(tries, true, [&] { return BulkThroughput(backend, 1, cfg.docs * 5); },
+                                 [&] { return BulkThroughput(backend, 2, cfg.docs * 5); });
+        record(b + " bulk100 2t/1t", one, two, two / one);
+      }
+      if (want("get_storm")) {
+        auto [idle, storm] = BestOf(tries, false, [&] { return GetLatency(backend, false, cfg.docs); },
+                                    [&] { return GetLatency(backend, true, cfg.docs); });
+        record(b + " get_storm ns storm/idle", idle, storm, storm / idle);
+      }
+      if (want("idle_put")) {
+        auto [doc, raw] = IdlePut(backend, cfg.docs);
+        record(b + " idle_put ns doc/raw", raw, doc, doc / raw);
+      }
+    }
+  }
+
+  std::printf("\nmedians over %d rounds (throughput in docs/s or ops/s, latency in ns):\n",
+              cfg.rounds);
+  std::printf("  %-34s %12s %12s  %s\n", "case", "base", "other", "ratio");
+  for (auto& [name, s] : series) {
+    if (s.base.empty()) {
+      std::printf("  %-34s %12s %12s  %5.2fx\n", name.c_str(), "", "", Median(s.ratios));
+    } else {
+      const double b = Median(s.base), o = Median(s.other);
+      const int digits = b < 100 && o < 100 ? 2 : 0;
+      std::printf("  %-34s %12.*f %12.*f  %5.2fx\n", name.c_str(), digits, b, digits, o,
+                  Median(s.ratios));
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace settee
+
+int main(int argc, char** argv) { return settee::Main(argc, argv); }
