@@ -17,6 +17,8 @@ packages=(
   rapidjson-dev libsimdjson-dev libhttp-parser-dev libcli11-dev
   libicu-dev libssl-dev zlib1g-dev libxxhash-dev libjemalloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # the http bench suite seeds its servers with libcurl
+  libcurl4-openssl-dev
   # runtime libraries that libnode108 links against
   libbrotli1 libc-ares2 libnghttp2-14 libicu72 libuv1
   # for the compatibility tests and benchmarks

@@ -1,0 +1,411 @@
+#include "bench/harness/http_suite.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "bench/harness/subprocess.h"
+#include "bench/harness/suite_support.h"
+
+namespace settee::bench {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr char kSuite[] = "http";
+constexpr int kConnections[] = {1, 10};
+
+struct Endpoint {
+  const char* name;
+  const char* path;
+  bool post;  // POST a small doc with bench/http/post.lua
+};
+constexpr Endpoint kEndpoints[] = {
+    {"get-doc", "/bench/doc1", false},
+    {"all-docs-limit10", "/bench/_all_docs?limit=10", false},
+    {"post-doc", "/bench", true},
+};
+
+std::string RowName(const Endpoint& e, int connections, int loops) {
+  return std::string(e.name) + " c=" + std::to_string(connections) + " loops=" + std::to_string(loops);
+}
+
+// One request with libcurl, loopback only (no proxy). Returns the status.
+Result<long> HttpCall(const std::string& method, const std::string& url, const std::string& body) {
+  static std::once_flag init;
+  std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::unique_ptr<CURL, void (*)(CURL*)> curl(curl_easy_init(), curl_easy_cleanup);
+  if (!curl) return Status::Internal("curl_easy_init failed");
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> header_guard(headers, curl_slist_free_all);
+  curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl.get(), CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(curl.get(), CURLOPT_CUSTOMREQUEST, method.c_str());
+  curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, 10000L);
+  curl_easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
+  if (!body.empty()) {
+    curl_easy_setopt(curl.get(), CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(curl.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  }
+  std::string sink;
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION,
+                   +[](char* p, size_t size, size_t n, void* out) {
+                     static_cast<std::string*>(out)->append(p, size * n);
+                     return size * n;
+                   });
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &sink);
+  CURLcode rc = curl_easy_perform(curl.get());
+  if (rc != CURLE_OK) return Status::IOError(method + " " + url + ": " + curl_easy_strerror(rc));
+  long status = 0;
+  curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+  return status;
+}
+
+// Database "bench": doc1 for the GETs, 100 more docs for _all_docs.
+Status Seed(int port) {
+  std::string base = "http://127.0.0.1:" + std::to_string(port) + "/bench";
+  std::string docs = "{\"docs\":[";
+  for (int i = 0; i < 100; ++i) {
+    char id[8];
+    std::snprintf(id, sizeof id, "d%03d", i);
+    docs += std::string(i ? "," : "") + "{\"_id\":\"" + id + "\",\"value\":" + std::to_string(i) + "}";
+  }
+  docs += "]}";
+  struct Step {
+    const char* method;
+    std::string url;
+    std::string body;
+  } steps[] = {
+      {"PUT", base, ""},
+      {"PUT", base + "/doc1", R"({"type":"bench","value":1,"name":"the document read by the GET benchmark"})"},
+      {"POST", base + "/_bulk_docs", docs},
+  };
+  for (const Step& s : steps) {
+    auto status = HttpCall(s.method, s.url, s.body);
+    if (!status.ok()) return status.status();
+    if (*status < 200 || *status >= 300)
+      return Status::Internal(std::string("seeding: ") + s.method + " " + s.url + " answered " +
+                              std::to_string(*status));
+  }
+  return Status::OK();
+}
+
+// Polls GET / until the server answers 200.
+Status WaitUntilUp(int port, Subprocess* server, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string url = "http://127.0.0.1:" + std::to_string(port) + "/";
+  for (;;) {
+    auto status = HttpCall("GET", url, "");
+    if (status.ok() && *status == 200) return Status::OK();
+    if (server->Wait(0ms).ok())
+      return Status::Internal("the server exited with status " + std::to_string(server->Wait(0ms).value()));
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status(Status::Code::kTimeout, "no answer on port " + std::to_string(port) + " after " +
+                                                std::to_string(timeout.count()) + " s");
+    std::this_thread::sleep_for(100ms);
+  }
+}
+
+// A port nobody listens on right now (for pouchdb-server, which cannot be
+// asked which port it took).
+Result<int> FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::IOError("socket failed");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  close(fd);
+  if (port <= 0) return Status::IOError("no free port");
+  return port;
+}
+
+double RssMb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
+  return 0;
+}
+
+int EnvSeconds() {
+  const char* v = std::getenv("SETTEE_BENCH_HTTP_SECONDS");
+  int s = v ? std::atoi(v) : 0;
+  return s > 0 ? s : 3;
+}
+
+// A server under test: a child process listening on 127.0.0.1:port.
+struct Server {
+  std::string runtime;  // "settee" or "pouchdb-server"
+  int loops = 1;
+  std::unique_ptr<Subprocess> process;
+  int port = 0;
+  std::string log_path;
+  bool report_rss = false;
+};
+
+class HttpSuite {
+ public:
+  HttpSuite(const BenchOptions& options, const ProgressFn& progress, const HttpSuiteConfig& config)
+      : options_(options), progress_(progress), config_(config) {}
+
+  std::vector<CaseResult> Run() {
+    auto filter = CaseFilter::FromGrep(options_.grep);
+    if (!filter.ok()) {
+      rows_.push_back(RowWithOutcome(kSuite, "*", "settee", 1, Outcome::kFailed, filter.status().reason()));
+      return rows_;
+    }
+    filter_ = std::move(*filter);
+    std::vector<int> loops = {1};
+    if (options_.threads > 1) loops.push_back(options_.threads);
+    const bool baseline = options_.baseline == "pouchdb";
+    case_count_ = static_cast<int>(SelectedNames(1).size()) * (baseline ? 1 : 0);
+    for (int l : loops) case_count_ += static_cast<int>(SelectedNames(l).size());
+    if (case_count_ == 0) return rows_;
+
+    if (!PrepareScratch()) return rows_;
+    auto wrk = FindExecutable(config_.wrk);
+    if (!wrk) {
+      SkipAll("settee", loops, "wrk is not installed (Debian package wrk; scripts/setup.sh)");
+      if (baseline) SkipAll("pouchdb-server", {1}, "wrk is not installed (Debian package wrk; scripts/setup.sh)");
+      return rows_;
+    }
+    wrk_ = *wrk;
+    for (int l : loops) {
+      Server server;
+      server.runtime = "settee";
+      server.loops = l;
+      RunRows(&server, StartSettee(&server));
+    }
+    if (baseline) {
+      Server server;
+      server.runtime = "pouchdb-server";
+      RunRows(&server, StartPouchdbServer(&server));
+    }
+    if (remove_scratch_) std::filesystem::remove_all(scratch_, ignored_);
+    return rows_;
+  }
+
+ private:
+  std::vector<std::pair<const Endpoint*, int>> SelectedNames(int loops) const {
+    std::vector<std::pair<const Endpoint*, int>> out;
+    for (int c : kConnections)
+      for (const Endpoint& e : kEndpoints)
+        if (filter_.Selected(kSuite, RowName(e, c, loops))) out.emplace_back(&e, c);
+    return out;
+  }
+
+  void SkipAll(const std::string& runtime, const std::vector<int>& loops, const std::string& why) {
+    for (int l : loops)
+      for (auto [e, c] : SelectedNames(l))
+        rows_.push_back(RowWithOutcome(kSuite, RowName(*e, c, l), runtime, l, Outcome::kSkipped, why));
+  }
+
+  bool PrepareScratch() {
+    scratch_ = options_.scratch_dir;
+    if (scratch_.empty()) {
+      std::string tmpl = (std::filesystem::temp_directory_path() / "settee-bench-http-XXXXXX").string();
+      if (!mkdtemp(tmpl.data())) {
+        rows_.push_back(RowWithOutcome(kSuite, "*", "settee", 1, Outcome::kFailed, "cannot create a scratch directory"));
+        return false;
+      }
+      scratch_ = tmpl;
+      remove_scratch_ = true;
+    }
+    std::filesystem::create_directories(scratch_, ignored_);
+    return true;
+  }
+
+  Status StartSettee(Server* s) {
+    std::string bin = options_.settee_binary.empty() ? "settee" : options_.settee_binary;
+    std::string tag = "settee-loops" + std::to_string(s->loops);
+    std::vector<std::string> argv = {bin, "serve", "--bind", "127.0.0.1", "--port", "0", "--threads",
+                                     std::to_string(s->loops), "--backend", options_.backend,
+                                     "--log-level", "warning"};
+    if (options_.backend == "leveldb") {
+      std::string data = scratch_ + "/" + tag + "-data";
+      std::filesystem::remove_all(data, ignored_);
+      argv.insert(argv.end(), {"--data", data});
+    }
+    // Output goes to a file, not a pipe nobody reads during the load.
+    s->log_path = scratch_ + "/" + tag + ".log";
+    std::filesystem::remove(s->log_path, ignored_);
+    auto child = Subprocess::Spawn(argv, SpawnOptions{.cwd = {}, .log_path = s->log_path});
+    if (!child.ok()) return Status(child.status().code(), "cannot start settee serve: " + child.status().reason());
+    s->process = std::move(*child);
+    s->report_rss = true;
+    // It prints "settee: listening on http://127.0.0.1:PORT/ (...)".
+    constexpr std::string_view kListening = "listening on http://127.0.0.1:";
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(config_.startup_timeout_s);
+    for (;;) {
+      std::string log = ReadFile(s->log_path);
+      if (size_t at = log.find(kListening); at != std::string::npos && log.find('\n', at) != std::string::npos) {
+        s->port = std::atoi(log.c_str() + at + kListening.size());
+        break;
+      }
+      if (s->process->Wait(0ms).ok())
+        return Status::Internal("settee serve exited with status " + std::to_string(s->process->Wait(0ms).value()) +
+                                ": " + TailLines(log, 3));
+      if (std::chrono::steady_clock::now() > deadline)
+        return Status(Status::Code::kTimeout, "settee serve did not start listening: " + TailLines(log, 3));
+      std::this_thread::sleep_for(20ms);
+    }
+    return WaitUntilUp(s->port, s->process.get(), std::chrono::seconds(config_.startup_timeout_s));
+  }
+
+  Status StartPouchdbServer(Server* s) {
+    auto node = FindExecutable(config_.node);
+    if (!node) return Status::NotFound("no '" + config_.node + "' on PATH to run pouchdb-server");
+    std::string script = config_.pouchdb_server.empty()
+                             ? SourceDir(options_) + "/bench/http/node_modules/pouchdb-server/bin/pouchdb-server"
+                             : config_.pouchdb_server;
+    Status installed;
+    if (access(script.c_str(), R_OK) != 0 && config_.install_missing) installed = InstallBaselines(options_, "http");
+    if (access(script.c_str(), R_OK) != 0)
+      return Status::NotFound("pouchdb-server 4.2 (npm, bench/http/package.json) is not installed at " + script +
+                              (installed.ok() ? "" : ": " + installed.reason()));
+    auto port = FreePort();
+    if (!port.ok()) return port.status();
+    s->port = *port;
+    // It writes log.txt and config.json into its working directory.
+    std::string dir = scratch_ + "/pouchdb-server";
+    std::filesystem::remove_all(dir, ignored_);
+    std::filesystem::create_directories(dir, ignored_);
+    s->log_path = dir + "/output.txt";
+    std::vector<std::string> argv = {*node, script, "--host", "127.0.0.1", "--port", std::to_string(s->port),
+                                     "--no-stdout-logs"};
+    if (options_.backend == "memory") argv.push_back("--in-memory");
+    else argv.insert(argv.end(), {"--dir", dir + "/data"});
+    auto child = Subprocess::Spawn(argv, SpawnOptions{.cwd = dir, .log_path = s->log_path});
+    if (!child.ok()) return child.status();
+    s->process = std::move(*child);
+    return WaitUntilUp(s->port, s->process.get(), std::chrono::seconds(config_.startup_timeout_s));
+  }
+
+  std::string ServerTail(const Server& s) const { return TailLines(ReadFile(s.log_path), 3); }
+
+  void RunRows(Server* s, Status started) {
+    if (started.ok()) started = Seed(s->port);
+    Outcome not_run = started.code() == Status::Code::kNotFound ? Outcome::kSkipped : Outcome::kFailed;
+    std::string why = started.ok() ? std::string() : started.reason();
+    if (!started.ok() && s->process && !s->process->running()) why += ": " + ServerTail(*s);
+    for (auto [e, c] : SelectedNames(s->loops)) {
+      std::string name = RowName(*e, c, s->loops);
+      if (progress_) progress_(Progress{kSuite, name + " [" + s->runtime + "]", ++case_index_, case_count_, 0});
+      if (!why.empty()) {
+        rows_.push_back(RowWithOutcome(kSuite, name, s->runtime, s->loops, not_run, why));
+        continue;
+      }
+      CaseResult row = RunWrk(*s, *e, c);
+      row.name = name;
+      if (s->report_rss) row.metrics["server_rss_mb"] = RssMb(s->process->pid());
+      rows_.push_back(std::move(row));
+      if (s->process->Wait(0ms).ok()) {
+        why = s->runtime + " exited during the run (status " + std::to_string(s->process->Wait(0ms).value()) +
+              "): " + ServerTail(*s);
+        not_run = Outcome::kFailed;
+      }
+    }
+    if (s->process) s->process->Stop();
+  }
+
+  CaseResult RunWrk(const Server& s, const Endpoint& e, int connections) {
+    CaseResult row = RowWithOutcome(kSuite, "", s.runtime, s.loops, Outcome::kFailed, {});
+    int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    int threads = WrkThreads(cores, s.loops, connections);
+    std::vector<std::string> argv = {wrk_, "-t" + std::to_string(threads), "-c" + std::to_string(connections),
+                                     "-d" + std::to_string(config_.seconds_per_row) + "s", "--timeout", "2s",
+                                     "--latency"};
+    if (e.post) argv.insert(argv.end(), {"-s", SourceDir(options_) + "/bench/http/post.lua"});
+    argv.push_back("http://127.0.0.1:" + std::to_string(s.port) + e.path);
+    auto wrk = Subprocess::Spawn(argv);
+    if (!wrk.ok()) {
+      row.error = "cannot start wrk: " + wrk.status().reason();
+      return row;
+    }
+    auto code = (*wrk)->Wait(std::chrono::seconds(config_.seconds_per_row + 30));
+    if (!code.ok()) {
+      row.error = "wrk: " + code.status().reason();
+      return row;
+    }
+    auto report = ParseWrkOutput((*wrk)->out());
+    if (*code != 0 || !report.ok()) {
+      row.error = "wrk exited with status " + std::to_string(*code) + ": " +
+                  TailLines((*wrk)->err() + (*wrk)->out(), 2);
+      return row;
+    }
+    FillRowFromWrk(*report, &row);
+    row.metrics["connections"] = connections;
+    row.metrics["wrk_threads"] = threads;
+    return row;
+  }
+
+  const BenchOptions& options_;
+  const ProgressFn& progress_;
+  const HttpSuiteConfig& config_;
+  CaseFilter filter_;
+  std::string wrk_;
+  std::string scratch_;
+  bool remove_scratch_ = false;
+  std::error_code ignored_;
+  std::vector<CaseResult> rows_;
+  int case_index_ = 0;
+  int case_count_ = 0;
+};
+
+}  // namespace
+
+int WrkThreads(int cores, int server_threads, int connections) {
+  return std::clamp(cores - server_threads, 1, std::max(1, connections));
+}
+
+void FillRowFromWrk(const WrkReport& r, CaseResult* row) {
+  double error_pct = r.ErrorPercent();
+  if (r.requests <= 0 || error_pct >= 100) {
+    row->outcome = Outcome::kFailed;
+    row->error = "no successful response: " + std::to_string(static_cast<long long>(r.requests)) +
+                 " responses (" + std::to_string(r.non_2xx_3xx) + " not 2xx/3xx), " +
+                 std::to_string(r.SocketErrors()) + " socket errors";
+    return;
+  }
+  row->outcome = Outcome::kOk;
+  row->error.clear();
+  row->samples_ms = {r.latency_avg_ms};
+  row->operations = r.requests;
+  row->wall_ms = r.duration_ms;
+  row->metrics["ops_per_sec"] = r.requests_per_sec;
+  row->metrics["error_pct"] = error_pct;
+  row->metrics["avg_ms"] = r.latency_avg_ms;
+  row->metrics["stdev_ms"] = r.latency_stdev_ms;
+  row->metrics["max_ms"] = r.latency_max_ms;
+  for (auto [pct, ms] : r.percentiles_ms) row->metrics["p" + std::to_string(pct) + "_ms"] = ms;
+}
+
+std::vector<CaseResult> RunHttpSuite(const BenchOptions& options, const ProgressFn& progress) {
+  HttpSuiteConfig config;
+  config.seconds_per_row = EnvSeconds();
+  return RunHttpSuite(options, progress, config);
+}
+
+std::vector<CaseResult> RunHttpSuite(const BenchOptions& options, const ProgressFn& progress,
+                                     const HttpSuiteConfig& config) {
+  return HttpSuite(options, progress, config).Run();
+}
+
+}  // namespace settee::bench

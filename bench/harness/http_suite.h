@@ -1,0 +1,73 @@
+// The `http` suite of `settee bench`: settee's server on loopback under wrk,
+// beside pouchdb-server 4.2, like the MRI/JRuby report (ops/s, error %,
+// average, max and 90th percentile at 1 and 10 concurrent clients).
+//
+// For each server configuration the suite starts a fresh server on
+// 127.0.0.1 (settee: `options.settee_binary serve --port 0 --threads L
+// --backend options.backend`, data under options.scratch_dir, with L = 1 and
+// L = options.threads loop threads), seeds database "bench" (doc "doc1" and
+// 100 small docs) and runs wrk --latency for `seconds_per_row` per row:
+//   get-doc           GET /bench/doc1
+//   all-docs-limit10  GET /bench/_all_docs?limit=10
+//   post-doc          POST /bench, a small doc (bench/http/post.lua)
+// at 1 and 10 connections. Rows are named "get-doc c=10 loops=2"; their
+// `threads` is the server's loop threads. wrk gets the cores the server
+// leaves free (at least one thread, at most one per connection): with more
+// load threads than free cores the client and the server preempt each other
+// and p90 measures the scheduler, not the server.
+//
+// With options.baseline == "pouchdb", pouchdb-server 4.2 (bench/http/
+// package.json; --in-memory for the memory backend, its LevelDB otherwise)
+// gets the same rows as settee's one-loop server, under runtime
+// "pouchdb-server" (one node event loop: "loops=1").
+//
+// Every row: samples_ms = {wrk's average latency}, operations = responses,
+// wall_ms = wrk's measured duration, and metrics ops_per_sec, error_pct
+// (bad statuses and socket errors over attempts), avg_ms, stdev_ms, max_ms,
+// p50_ms, p75_ms, p90_ms, p99_ms, connections, wrk_threads, server_rss_mb
+// (settee only, after the row). A run with no good response is kFailed.
+// The latency figures are wrk's, which adds synthetic samples for the
+// requests a slow response held back (its coordinated-omission correction),
+// so avg_ms x operations may exceed connections x wall_ms.
+// No wrk, no node or no pouchdb-server (and `npm ci` unable to install it):
+// kSkipped rows naming what is missing.
+//
+// Thread safety: call from one thread; every child process (servers, wrk)
+// is stopped before it returns.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/harness/case_result.h"
+#include "bench/harness/suite.h"
+#include "bench/harness/wrk_output.h"
+
+namespace settee::bench {
+
+struct HttpSuiteConfig {
+  // wrk -d per row (whole seconds: wrk takes no fractions). The SuiteRunner
+  // form reads $SETTEE_BENCH_HTTP_SECONDS, else 3.
+  int seconds_per_row = 3;
+  std::string wrk = "wrk";        // looked up on $PATH
+  std::string node = "node";      // runs pouchdb-server
+  std::string pouchdb_server;     // empty: <source_dir>/bench/http/node_modules/pouchdb-server/bin/pouchdb-server
+  bool install_missing = true;    // run scripts/setup_bench_baselines.sh http when it is missing
+  int startup_timeout_s = 30;     // a server not answering by then fails its rows
+};
+
+// The suite as the harness runs it (a SuiteRunner).
+std::vector<CaseResult> RunHttpSuite(const BenchOptions& options, const ProgressFn& progress);
+std::vector<CaseResult> RunHttpSuite(const BenchOptions& options, const ProgressFn& progress,
+                                     const HttpSuiteConfig& config);
+
+// wrk's thread count for `connections` when the server runs `server_threads`
+// loops on a machine of `cores`: the free cores, at least 1, at most one per
+// connection.
+int WrkThreads(int cores, int server_threads, int connections);
+
+// Fills `row`'s outcome, samples, operations, wall time and metrics from a
+// parsed wrk run.
+void FillRowFromWrk(const WrkReport& report, CaseResult* row);
+
+}  // namespace settee::bench

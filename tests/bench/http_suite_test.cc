@@ -1,0 +1,186 @@
+// The http suite: its figures from wrk reports, its error paths (no wrk, no
+// pouchdb-server, a server that will not start), and short real runs of
+// `settee serve` under wrk.
+#include "bench/harness/http_suite.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "bench/harness/subprocess.h"
+
+namespace settee::bench {
+namespace {
+
+BenchOptions Options(int threads) {
+  BenchOptions o;
+  o.threads = threads;
+  o.baseline = "none";
+  o.source_dir = SETTEE_SOURCE_DIR;
+#ifdef SETTEE_BINARY
+  o.settee_binary = SETTEE_BINARY;
+#endif
+  return o;
+}
+
+HttpSuiteConfig ShortConfig() {
+  HttpSuiteConfig c;
+  c.seconds_per_row = 1;
+  c.install_missing = false;
+  c.pouchdb_server = "/nonexistent/pouchdb-server";  // the baseline's own runs are the harness's
+  return c;
+}
+
+WrkReport Parsed(const std::string& file) {
+  std::ifstream in(std::string(SETTEE_TEST_DATA_DIR) + "/wrk/" + file);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto r = ParseWrkOutput(text.str());
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : WrkReport{};
+}
+
+TEST(HttpSuiteTest, WrkGetsTheFreeCores) {
+  EXPECT_EQ(WrkThreads(2, 1, 10), 1);
+  EXPECT_EQ(WrkThreads(2, 2, 10), 1);  // none free: still one
+  EXPECT_EQ(WrkThreads(8, 2, 10), 6);
+  EXPECT_EQ(WrkThreads(8, 2, 1), 1);   // never more threads than connections
+  EXPECT_EQ(WrkThreads(32, 1, 10), 10);
+}
+
+TEST(HttpSuiteTest, RowFromACleanRun) {
+  CaseResult row;
+  FillRowFromWrk(Parsed("get_ok.txt"), &row);
+  EXPECT_EQ(row.outcome, Outcome::kOk);
+  EXPECT_EQ(row.operations, 33641);
+  EXPECT_EQ(row.wall_ms, 1010);
+  ASSERT_EQ(row.samples_ms.size(), 1u);
+  EXPECT_DOUBLE_EQ(row.samples_ms[0], 0.6008);
+  EXPECT_DOUBLE_EQ(row.metrics.at("ops_per_sec"), 33296.74);
+  EXPECT_DOUBLE_EQ(row.metrics.at("error_pct"), 0);
+  EXPECT_DOUBLE_EQ(row.metrics.at("avg_ms"), 0.6008);
+  EXPECT_DOUBLE_EQ(row.metrics.at("max_ms"), 8.59);
+  EXPECT_DOUBLE_EQ(row.metrics.at("p90_ms"), 2.08);
+  EXPECT_DOUBLE_EQ(row.metrics.at("p50_ms"), 0.163);
+  EXPECT_DOUBLE_EQ(row.metrics.at("p99_ms"), 4.94);
+}
+
+TEST(HttpSuiteTest, RowWithSomeErrorsKeepsItsFigures) {
+  CaseResult row;
+  FillRowFromWrk(Parsed("socket_errors.txt"), &row);
+  EXPECT_EQ(row.outcome, Outcome::kOk);
+  EXPECT_NEAR(row.metrics.at("error_pct"), 66.67, 0.01);
+}
+
+TEST(HttpSuiteTest, RowWithoutAGoodResponseFails) {
+  for (const char* file : {"non2xx.txt", "no_responses.txt"}) {
+    CaseResult row;
+    FillRowFromWrk(Parsed(file), &row);
+    EXPECT_EQ(row.outcome, Outcome::kFailed) << file;
+    EXPECT_NE(row.error.find("no successful response"), std::string::npos) << file;
+    EXPECT_TRUE(row.samples_ms.empty()) << file;
+  }
+}
+
+TEST(HttpSuiteTest, MissingWrkSkipsEveryRowByName) {
+  BenchOptions o = Options(2);
+  o.baseline = "pouchdb";
+  HttpSuiteConfig c = ShortConfig();
+  c.wrk = "settee-no-such-wrk";
+  auto rows = RunHttpSuite(o, nullptr, c);
+  // 3 requests x 2 concurrencies x (settee 1 loop, settee 2 loops, pouchdb-server)
+  ASSERT_EQ(rows.size(), 18u);
+  for (const CaseResult& r : rows) {
+    EXPECT_EQ(r.outcome, Outcome::kSkipped) << r.name;
+    EXPECT_NE(r.error.find("wrk is not installed"), std::string::npos);
+  }
+  EXPECT_EQ(rows[0].name, "get-doc c=1 loops=1");
+  EXPECT_EQ(rows[0].runtime, "settee");
+  EXPECT_EQ(rows[6].name, "get-doc c=1 loops=2");
+  EXPECT_EQ(rows[6].threads, 2);
+  EXPECT_EQ(rows[12].runtime, "pouchdb-server");
+  EXPECT_EQ(rows[12].name, "get-doc c=1 loops=1");
+}
+
+TEST(HttpSuiteTest, GrepSelectsRows) {
+  BenchOptions o = Options(1);
+  HttpSuiteConfig c = ShortConfig();
+  c.wrk = "settee-no-such-wrk";
+  o.grep = "post-doc c=10 ";
+  auto rows = RunHttpSuite(o, nullptr, c);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].name, "post-doc c=10 loops=1");
+  o.grep = "^eval/";
+  EXPECT_TRUE(RunHttpSuite(o, nullptr, c).empty());
+  o.grep = "[";
+  rows = RunHttpSuite(o, nullptr, c);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].outcome, Outcome::kFailed);
+}
+
+TEST(HttpSuiteTest, AServerThatDoesNotStartFailsItsRows) {
+  if (!FindExecutable("wrk")) GTEST_SKIP() << "no wrk";
+  BenchOptions o = Options(1);
+  o.settee_binary = "/bin/false";
+  o.grep = "get-doc";
+  auto rows = RunHttpSuite(o, nullptr, ShortConfig());
+  ASSERT_EQ(rows.size(), 2u);
+  for (const CaseResult& r : rows) {
+    EXPECT_EQ(r.outcome, Outcome::kFailed);
+    EXPECT_NE(r.error.find("exited with status 1"), std::string::npos) << r.error;
+  }
+  o.settee_binary = "/nonexistent/settee";
+  rows = RunHttpSuite(o, nullptr, ShortConfig());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_NE(rows[0].error.find("/nonexistent/settee"), std::string::npos) << rows[0].error;
+}
+
+#ifdef SETTEE_BINARY
+// One second per row of the real thing: settee serve, seeded, under wrk.
+TEST(HttpSuiteTest, SetteeServesUnderWrk) {
+  if (!FindExecutable("wrk")) GTEST_SKIP() << "no wrk";
+  BenchOptions o = Options(2);
+  o.baseline = "pouchdb";
+  o.grep = "^http/(get-doc c=1 |post-doc c=10 |all-docs-limit10 c=10 loops=2)";
+  std::vector<Progress> seen;
+  auto rows = RunHttpSuite(o, [&](const Progress& p) { seen.push_back(p); }, ShortConfig());
+  ASSERT_EQ(rows.size(), 7u);  // settee: 2 (1 loop) + 3 (2 loops); pouchdb-server: 2
+  for (int i = 0; i < 5; ++i) {
+    const CaseResult& r = rows[i];
+    EXPECT_EQ(r.runtime, "settee");
+    ASSERT_EQ(r.outcome, Outcome::kOk) << r.name << ": " << r.error;
+    EXPECT_GT(r.operations, 0) << r.name;
+    EXPECT_GT(r.metrics.at("ops_per_sec"), 0);
+    EXPECT_EQ(r.metrics.at("error_pct"), 0) << r.name;
+    EXPECT_GT(r.metrics.at("p90_ms"), 0);
+    EXPECT_GE(r.metrics.at("max_ms"), r.metrics.at("p90_ms"));
+    EXPECT_GT(r.metrics.at("server_rss_mb"), 0);
+  }
+  EXPECT_EQ(rows[1].name, "post-doc c=10 loops=1");
+  EXPECT_EQ(rows[4].name, "post-doc c=10 loops=2");
+  EXPECT_EQ(rows[4].threads, 2);
+  for (int i = 5; i < 7; ++i) {
+    EXPECT_EQ(rows[i].runtime, "pouchdb-server");
+    EXPECT_EQ(rows[i].outcome, Outcome::kSkipped);
+    EXPECT_NE(rows[i].error.find("not installed"), std::string::npos) << rows[i].error;
+  }
+  ASSERT_EQ(seen.size(), 7u);
+  EXPECT_EQ(seen.back().case_index, 7);
+  EXPECT_EQ(seen.back().case_count, 7);
+}
+
+TEST(HttpSuiteTest, LevelDbBackend) {
+  if (!FindExecutable("wrk")) GTEST_SKIP() << "no wrk";
+  BenchOptions o = Options(1);
+  o.backend = "leveldb";
+  o.grep = "post-doc c=1 ";
+  auto rows = RunHttpSuite(o, nullptr, ShortConfig());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].outcome, Outcome::kOk) << rows[0].error;
+  EXPECT_EQ(rows[0].metrics.at("error_pct"), 0);
+}
+#endif
+
+}  // namespace
+}  // namespace settee::bench

@@ -1,0 +1,112 @@
+#include "bench/harness/subprocess.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace settee::bench {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(SubprocessTest, CollectsOutputAndExitCode) {
+  auto child = Subprocess::Spawn({"sh", "-c", "echo out; echo err >&2; exit 3"});
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  auto code = (*child)->Wait(10s);
+  ASSERT_TRUE(code.ok()) << code.status().ToString();
+  EXPECT_EQ(*code, 3);
+  EXPECT_EQ((*child)->out(), "out\n");
+  EXPECT_EQ((*child)->err(), "err\n");
+  EXPECT_FALSE((*child)->running());
+}
+
+TEST(SubprocessTest, LargeOutputDoesNotBlock) {
+  auto child = Subprocess::Spawn({"sh", "-c", "head -c 1000000 /dev/zero"});
+  ASSERT_TRUE(child.ok());
+  ASSERT_TRUE((*child)->Wait(10s).ok());
+  EXPECT_EQ((*child)->out().size(), 1000000u);
+}
+
+TEST(SubprocessTest, MissingExecutableIsNotFound) {
+  auto child = Subprocess::Spawn({"settee-no-such-program"});
+  ASSERT_FALSE(child.ok());
+  EXPECT_EQ(child.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(child.status().reason().find("settee-no-such-program"), std::string::npos);
+  EXPECT_FALSE(FindExecutable("settee-no-such-program").has_value());
+  EXPECT_FALSE(FindExecutable("").has_value());
+  EXPECT_TRUE(FindExecutable("sh").has_value());
+  EXPECT_FALSE(Subprocess::Spawn({}).ok());
+}
+
+TEST(SubprocessTest, TimeoutLeavesItRunningThenStopEndsIt) {
+  auto child = Subprocess::Spawn({"sleep", "30"});
+  ASSERT_TRUE(child.ok());
+  auto code = (*child)->Wait(100ms);
+  ASSERT_FALSE(code.ok());
+  EXPECT_EQ(code.status().code(), Status::Code::kTimeout);
+  EXPECT_TRUE((*child)->running());
+  EXPECT_EQ((*child)->Stop(), 128 + SIGTERM);
+  EXPECT_FALSE((*child)->running());
+}
+
+TEST(SubprocessTest, StopEscalatesToKill) {
+  auto child = Subprocess::Spawn({"sh", "-c", "trap '' TERM; echo ready; sleep 30"});
+  ASSERT_TRUE(child.ok());
+  (void)(*child)->Wait(300ms);  // let it install the trap
+  EXPECT_EQ((*child)->Stop(200ms), 128 + SIGKILL);
+}
+
+TEST(SubprocessTest, DestructorKillsARunningChild) {
+  pid_t pid;
+  {
+    auto child = Subprocess::Spawn({"sleep", "30"});
+    ASSERT_TRUE(child.ok());
+    pid = (*child)->pid();
+  }
+  EXPECT_NE(kill(pid, 0), 0);  // reaped: no such process
+}
+
+TEST(SubprocessTest, WaitAllReadsEveryChild) {
+  std::vector<std::unique_ptr<Subprocess>> children;
+  std::vector<Subprocess*> all;
+  for (int i = 0; i < 3; ++i) {
+    auto c = Subprocess::Spawn({"sh", "-c", "sleep 0.1; echo " + std::to_string(i)});
+    ASSERT_TRUE(c.ok());
+    all.push_back(c->get());
+    children.push_back(std::move(*c));
+  }
+  ASSERT_TRUE(Subprocess::WaitAll(all, 10s).ok());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(children[i]->out(), std::to_string(i) + "\n");
+
+  auto slow = Subprocess::Spawn({"sleep", "30"});
+  ASSERT_TRUE(slow.ok());
+  Status s = Subprocess::WaitAll({slow->get()}, 50ms);
+  EXPECT_EQ(s.code(), Status::Code::kTimeout);
+}
+
+TEST(SubprocessTest, LogFileAndWorkingDirectory) {
+  char dir[] = "/tmp/subprocess_test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string log = std::string(dir) + "/log.txt";
+  auto child = Subprocess::Spawn({"sh", "-c", "pwd; echo oops >&2"}, SpawnOptions{.cwd = dir, .log_path = log});
+  ASSERT_TRUE(child.ok());
+  auto code = (*child)->Wait(10s);
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 0);
+  EXPECT_EQ((*child)->out(), "");
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), std::string(dir) + "\noops\n");
+  std::remove(log.c_str());
+  rmdir(dir);
+}
+
+}  // namespace
+}  // namespace settee::bench
