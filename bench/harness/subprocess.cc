@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -156,12 +157,14 @@ Subprocess::~Subprocess() {
 void Subprocess::Reap(bool block) {
   if (!running()) return;
   int wstatus = 0;
+  rusage usage{};
   pid_t r;
   do {
-    r = waitpid(pid_, &wstatus, block ? 0 : WNOHANG);
+    r = wait4(pid_, &wstatus, block ? 0 : WNOHANG, &usage);
   } while (r < 0 && errno == EINTR);
   if (r == pid_) {
     exit_code_ = ExitCodeOf(wstatus);
+    peak_rss_mb_ = static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
   } else if (r < 0) {
     exit_code_ = -1;  // not our child any more (reaped elsewhere)
   }

@@ -59,6 +59,8 @@ class Subprocess {
   int Stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
 
   const std::string& out() const { return out_; }
+  // Its peak resident set size (wait4's ru_maxrss) once it has been reaped; 0 before.
+  double peak_rss_mb() const { return peak_rss_mb_; }
   const std::string& err() const { return err_; }
 
   // Waits for several processes at once, reading all their pipes (so none
@@ -80,6 +82,7 @@ class Subprocess {
   std::string out_;
   std::string err_;
   std::optional<int> exit_code_;
+  double peak_rss_mb_ = 0;
 };
 
 }  // namespace settee::bench

@@ -24,6 +24,7 @@ TEST(SubprocessTest, CollectsOutputAndExitCode) {
   EXPECT_EQ((*child)->out(), "out\n");
   EXPECT_EQ((*child)->err(), "err\n");
   EXPECT_FALSE((*child)->running());
+  EXPECT_GT((*child)->peak_rss_mb(), 0);
 }
 
 TEST(SubprocessTest, LargeOutputDoesNotBlock) {
