@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
   }
   options.scratch_dir = scratch;
   auto progress = [](const settee::bench::Progress& p) {
-    std::fprintf(stderr, "\r\033[K%s %d/%d %s", p.suite.c_str(), p.case_index, p.case_count, p.name.c_str());
+    std::fprintf(stderr, "\r\033[K%s %d/%d %s", p.suite.c_str(), p.case_index + 1, p.case_count, p.name.c_str());
     std::fflush(stderr);
   };
   std::vector<CaseResult> rows;
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     } else {
       settee::bench::HttpSuiteConfig config;
       config.seconds_per_row = http_seconds;
-      r = settee::bench::RunHttpSuite(options, progress, config);
+      r = settee::bench::RunHttpSuiteWith(options, progress, config);
     }
     rows.insert(rows.end(), r.begin(), r.end());
   }

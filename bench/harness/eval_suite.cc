@@ -190,11 +190,11 @@ CaseResult RunInNode(const std::string& runtime, const std::string& exe, int thr
 }  // namespace
 
 std::vector<CaseResult> RunEvalSuite(const BenchOptions& options, const ProgressFn& progress) {
-  return RunEvalSuite(options, progress, EvalSuiteConfig{});
+  return RunEvalSuiteWith(options, progress, EvalSuiteConfig{});
 }
 
-std::vector<CaseResult> RunEvalSuite(const BenchOptions& options, const ProgressFn& progress,
-                                     const EvalSuiteConfig& config) {
+std::vector<CaseResult> RunEvalSuiteWith(const BenchOptions& options, const ProgressFn& progress,
+                                         const EvalSuiteConfig& config) {
   std::vector<CaseResult> rows;
   const int threads = std::max(1, options.threads);
   auto filter = CaseFilter::FromGrep(options.grep);
@@ -210,7 +210,7 @@ std::vector<CaseResult> RunEvalSuite(const BenchOptions& options, const Progress
   const int case_count = baselines ? 3 : 1;
   int case_index = 0;
   auto report = [&](const std::string& runtime) {
-    if (progress) progress(Progress{kSuite, std::string(kCase) + " [" + runtime + "]", ++case_index, case_count, 0});
+    if (progress) progress(Progress{kSuite, std::string(kCase) + " [" + runtime + "]", case_index++, case_count, 0});
   };
   if (access(file.c_str(), R_OK) != 0) {
     rows.push_back(RowWithOutcome(kSuite, kCase, "settee", threads, Outcome::kFailed, "cannot read " + file));

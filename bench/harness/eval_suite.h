@@ -47,7 +47,8 @@ struct EvalSuiteConfig {
 
 // The suite as the harness runs it (a SuiteRunner).
 std::vector<CaseResult> RunEvalSuite(const BenchOptions& options, const ProgressFn& progress);
-std::vector<CaseResult> RunEvalSuite(const BenchOptions& options, const ProgressFn& progress,
-                                     const EvalSuiteConfig& config);
+// The same with settings other than the defaults (tests).
+std::vector<CaseResult> RunEvalSuiteWith(const BenchOptions& options, const ProgressFn& progress,
+                                         const EvalSuiteConfig& config);
 
 }  // namespace settee::bench

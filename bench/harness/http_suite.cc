@@ -307,7 +307,7 @@ class HttpSuite {
     if (!started.ok() && s->process && !s->process->running()) why += ": " + ServerTail(*s);
     for (auto [e, c] : SelectedNames(s->loops)) {
       std::string name = RowName(*e, c, s->loops);
-      if (progress_) progress_(Progress{kSuite, name + " [" + s->runtime + "]", ++case_index_, case_count_, 0});
+      if (progress_) progress_(Progress{kSuite, name + " [" + s->runtime + "]", case_index_++, case_count_, 0});
       if (!why.empty()) {
         rows_.push_back(RowWithOutcome(kSuite, name, s->runtime, s->loops, not_run, why));
         continue;
@@ -400,11 +400,11 @@ void FillRowFromWrk(const WrkReport& r, CaseResult* row) {
 std::vector<CaseResult> RunHttpSuite(const BenchOptions& options, const ProgressFn& progress) {
   HttpSuiteConfig config;
   config.seconds_per_row = EnvSeconds();
-  return RunHttpSuite(options, progress, config);
+  return RunHttpSuiteWith(options, progress, config);
 }
 
-std::vector<CaseResult> RunHttpSuite(const BenchOptions& options, const ProgressFn& progress,
-                                     const HttpSuiteConfig& config) {
+std::vector<CaseResult> RunHttpSuiteWith(const BenchOptions& options, const ProgressFn& progress,
+                                         const HttpSuiteConfig& config) {
   return HttpSuite(options, progress, config).Run();
 }
 

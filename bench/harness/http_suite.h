@@ -58,8 +58,9 @@ struct HttpSuiteConfig {
 
 // The suite as the harness runs it (a SuiteRunner).
 std::vector<CaseResult> RunHttpSuite(const BenchOptions& options, const ProgressFn& progress);
-std::vector<CaseResult> RunHttpSuite(const BenchOptions& options, const ProgressFn& progress,
-                                     const HttpSuiteConfig& config);
+// The same with settings other than the defaults (tests).
+std::vector<CaseResult> RunHttpSuiteWith(const BenchOptions& options, const ProgressFn& progress,
+                                         const HttpSuiteConfig& config);
 
 // wrk's thread count for `connections` when the server runs `server_threads`
 // loops on a machine of `cores`: the free cores, at least 1, at most one per

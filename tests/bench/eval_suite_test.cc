@@ -48,6 +48,11 @@ std::string RealScript() {
   return s.str();
 }
 
+TEST(EvalSuiteTest, IsASuiteRunner) {
+  SuiteRunner runner = RunEvalSuite;  // what the harness registers
+  EXPECT_TRUE(runner);
+}
+
 TEST(EvalSuiteTest, SetteeIsolatesReturnTheCheckedResult) {
   std::vector<Progress> seen;
   auto rows = RunEvalSuite(Options(2), [&](const Progress& p) { seen.push_back(p); });
@@ -67,6 +72,7 @@ TEST(EvalSuiteTest, SetteeIsolatesReturnTheCheckedResult) {
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].suite, "eval");
   EXPECT_EQ(seen[0].case_count, 1);
+  EXPECT_EQ(seen[0].case_index, 0);  // 0-based, as the harness prints index + 1
 }
 
 TEST(EvalSuiteTest, IterationsAreSamples) {
@@ -130,7 +136,7 @@ TEST(EvalSuiteTest, MissingNodesAreSkippedRows) {
   config.node = "settee-no-such-node";
   config.node18 = "/nonexistent/node";
   config.install_missing = false;
-  auto rows = RunEvalSuite(o, nullptr, config);
+  auto rows = RunEvalSuiteWith(o, nullptr, config);
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].outcome, Outcome::kOk) << rows[0].error;
   EXPECT_EQ(rows[1].runtime, "node20");
@@ -149,7 +155,7 @@ TEST(EvalSuiteTest, NodeRunsTheSameFile) {
   EvalSuiteConfig config;
   config.node18 = "/nonexistent/node";  // npm's node 18 is the harness's to install
   config.install_missing = false;
-  auto rows = RunEvalSuite(o, nullptr, config);
+  auto rows = RunEvalSuiteWith(o, nullptr, config);
   ASSERT_EQ(rows.size(), 3u);
   const CaseResult& r = rows[1];
   EXPECT_EQ(r.runtime.rfind("node", 0), 0u);

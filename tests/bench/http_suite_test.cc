@@ -41,6 +41,11 @@ WrkReport Parsed(const std::string& file) {
   return r.ok() ? *r : WrkReport{};
 }
 
+TEST(HttpSuiteTest, IsASuiteRunner) {
+  SuiteRunner runner = RunHttpSuite;  // what the harness registers
+  EXPECT_TRUE(runner);
+}
+
 TEST(HttpSuiteTest, WrkGetsTheFreeCores) {
   EXPECT_EQ(WrkThreads(2, 1, 10), 1);
   EXPECT_EQ(WrkThreads(2, 2, 10), 1);  // none free: still one
@@ -88,7 +93,7 @@ TEST(HttpSuiteTest, MissingWrkSkipsEveryRowByName) {
   o.baseline = "pouchdb";
   HttpSuiteConfig c = ShortConfig();
   c.wrk = "settee-no-such-wrk";
-  auto rows = RunHttpSuite(o, nullptr, c);
+  auto rows = RunHttpSuiteWith(o, nullptr, c);
   // 3 requests x 2 concurrencies x (settee 1 loop, settee 2 loops, pouchdb-server)
   ASSERT_EQ(rows.size(), 18u);
   for (const CaseResult& r : rows) {
@@ -108,13 +113,13 @@ TEST(HttpSuiteTest, GrepSelectsRows) {
   HttpSuiteConfig c = ShortConfig();
   c.wrk = "settee-no-such-wrk";
   o.grep = "post-doc c=10 ";
-  auto rows = RunHttpSuite(o, nullptr, c);
+  auto rows = RunHttpSuiteWith(o, nullptr, c);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].name, "post-doc c=10 loops=1");
   o.grep = "^eval/";
-  EXPECT_TRUE(RunHttpSuite(o, nullptr, c).empty());
+  EXPECT_TRUE(RunHttpSuiteWith(o, nullptr, c).empty());
   o.grep = "[";
-  rows = RunHttpSuite(o, nullptr, c);
+  rows = RunHttpSuiteWith(o, nullptr, c);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].outcome, Outcome::kFailed);
 }
@@ -124,14 +129,14 @@ TEST(HttpSuiteTest, AServerThatDoesNotStartFailsItsRows) {
   BenchOptions o = Options(1);
   o.settee_binary = "/bin/false";
   o.grep = "get-doc";
-  auto rows = RunHttpSuite(o, nullptr, ShortConfig());
+  auto rows = RunHttpSuiteWith(o, nullptr, ShortConfig());
   ASSERT_EQ(rows.size(), 2u);
   for (const CaseResult& r : rows) {
     EXPECT_EQ(r.outcome, Outcome::kFailed);
     EXPECT_NE(r.error.find("exited with status 1"), std::string::npos) << r.error;
   }
   o.settee_binary = "/nonexistent/settee";
-  rows = RunHttpSuite(o, nullptr, ShortConfig());
+  rows = RunHttpSuiteWith(o, nullptr, ShortConfig());
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_NE(rows[0].error.find("/nonexistent/settee"), std::string::npos) << rows[0].error;
 }
@@ -144,7 +149,7 @@ TEST(HttpSuiteTest, SetteeServesUnderWrk) {
   o.baseline = "pouchdb";
   o.grep = "^http/(get-doc c=1 |post-doc c=10 |all-docs-limit10 c=10 loops=2)";
   std::vector<Progress> seen;
-  auto rows = RunHttpSuite(o, [&](const Progress& p) { seen.push_back(p); }, ShortConfig());
+  auto rows = RunHttpSuiteWith(o, [&](const Progress& p) { seen.push_back(p); }, ShortConfig());
   ASSERT_EQ(rows.size(), 7u);  // settee: 2 (1 loop) + 3 (2 loops); pouchdb-server: 2
   for (int i = 0; i < 5; ++i) {
     const CaseResult& r = rows[i];
@@ -166,7 +171,7 @@ TEST(HttpSuiteTest, SetteeServesUnderWrk) {
     EXPECT_NE(rows[i].error.find("not installed"), std::string::npos) << rows[i].error;
   }
   ASSERT_EQ(seen.size(), 7u);
-  EXPECT_EQ(seen.back().case_index, 7);
+  EXPECT_EQ(seen.back().case_index, 6);  // 0-based, as the harness prints index + 1
   EXPECT_EQ(seen.back().case_count, 7);
 }
 
@@ -175,7 +180,7 @@ TEST(HttpSuiteTest, LevelDbBackend) {
   BenchOptions o = Options(1);
   o.backend = "leveldb";
   o.grep = "post-doc c=1 ";
-  auto rows = RunHttpSuite(o, nullptr, ShortConfig());
+  auto rows = RunHttpSuiteWith(o, nullptr, ShortConfig());
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].outcome, Outcome::kOk) << rows[0].error;
   EXPECT_EQ(rows[0].metrics.at("error_pct"), 0);
