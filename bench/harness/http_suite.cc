@@ -52,6 +52,7 @@ Result<long> HttpCall(const std::string& method, const std::string& url, const s
   std::unique_ptr<curl_slist, void (*)(curl_slist*)> header_guard(headers, curl_slist_free_all);
   curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl.get(), CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);  // threads beside us: no SIGALRM timeouts
   curl_easy_setopt(curl.get(), CURLOPT_CUSTOMREQUEST, method.c_str());
   curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, 10000L);
   curl_easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
