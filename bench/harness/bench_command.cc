@@ -12,6 +12,8 @@
 #include <regex>
 #include <sstream>
 
+#include "bench/harness/eval_suite.h"
+#include "bench/harness/http_suite.h"
 #include "bench/harness/machine.h"
 #include "bench/harness/pouchdb_baseline.h"
 #include "bench/harness/progress.h"
@@ -177,6 +179,8 @@ void RegisterBuiltinSuites() {
   if (done) return;
   done = true;
   RegisterWorkloadSuites();  // basics, views, find, attachments
+  RegisterSuite("eval", RunEvalSuite);  // eval_suite.h
+  RegisterSuite("http", RunHttpSuite);  // http_suite.h
 }
 
 void RegisterBenchCommand(CLI::App& app) {

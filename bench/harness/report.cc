@@ -272,6 +272,87 @@ Result<Report> ParseReport(const std::string& text) {
   return r;
 }
 
+namespace {
+
+// eval and http put settee beside runtimes other than PouchDB (node, a
+// server under wrk): each prints a table of its own after the workload's.
+bool HasOwnTable(const std::string& suite) { return suite == "eval" || suite == "http"; }
+
+double MetricOr(const CaseResult& c, const char* name, double def = 0) {
+  auto it = c.metrics.find(name);
+  return it == c.metrics.end() ? def : it->second;
+}
+
+std::string NotRun(const CaseResult& c, size_t width) {
+  return Shorten(std::string(OutcomeName(c.outcome)) + ": " + c.error, width);
+}
+
+// The string loop per runtime; factor = that runtime's median / settee's.
+std::string FormatEvalTable(const Report& r) {
+  std::vector<const CaseResult*> rows;
+  const CaseResult* settee = nullptr;
+  for (const auto& c : r.results) {
+    if (c.suite != "eval") continue;
+    rows.push_back(&c);
+    if (c.runtime == "settee") settee = &c;
+  }
+  if (rows.empty()) return {};
+  double settee_median = settee && settee->outcome == Outcome::kOk ? Summarize(settee->samples_ms).median : 0;
+  std::string out = Line("\n[eval] db.eval string loop, %d thread%s at once (settee: isolates; node: processes); "
+                         "factor = runtime median / settee median\n",
+                         rows[0]->threads, rows[0]->threads == 1 ? "" : "s");
+  out += Line("%-22s %-10s %6s %9s %9s %9s %9s %10s %8s\n", "case", "runtime", "iter", "median", "min", "max",
+              "mean", "iter/s", "factor");
+  for (const CaseResult* c : rows) {
+    out += Line("%-22s %-10s ", Shorten(c->name, 22).c_str(), c->runtime.c_str());
+    if (c->outcome != Outcome::kOk) {
+      out += NotRun(*c, 80) + "\n";
+      continue;
+    }
+    Summary s = Summarize(c->samples_ms);
+    double factor = c == settee || settee_median <= 0 ? 0 : s.median / settee_median;
+    out += Line("%6d %9s %9s %9s %9s %10.1f %8s\n", s.count, Ms(s.median).c_str(), Ms(s.min).c_str(),
+                Ms(s.max).c_str(), Ms(s.mean).c_str(), Throughput(*c), Factor(factor).c_str());
+  }
+  return out;
+}
+
+// wrk's figures per row, like the MRI/JRuby report; factor = settee's ops/s
+// over the baseline server's on the same row.
+std::string FormatHttpTable(const Report& r) {
+  std::vector<const CaseResult*> rows;
+  for (const auto& c : r.results)
+    if (c.suite == "http") rows.push_back(&c);
+  if (rows.empty()) return {};
+  auto settee_twin = [&](const CaseResult& b) -> const CaseResult* {
+    for (const CaseResult* c : rows)
+      if (c->runtime == "settee" && c->name == b.name) return c;
+    return nullptr;
+  };
+  auto version = r.versions.find("pouchdb-server");
+  std::string out = Line("\n[http] settee serve on loopback under wrk --latency%s%s; "
+                         "factor = settee ops/s / baseline ops/s\n",
+                         version == r.versions.end() ? "" : ", beside pouchdb-server ",
+                         version == r.versions.end() ? "" : version->second.c_str());
+  out += Line("%-30s %-15s %10s %7s %9s %9s %9s %8s\n", "case", "runtime", "ops/s", "err %", "avg ms", "max ms",
+              "p90 ms", "factor");
+  for (const CaseResult* c : rows) {
+    out += Line("%-30s %-15s ", Shorten(c->name, 30).c_str(), Shorten(c->runtime, 15).c_str());
+    if (c->outcome != Outcome::kOk) {
+      out += NotRun(*c, 70) + "\n";
+      continue;
+    }
+    const CaseResult* twin = c->runtime == "settee" ? nullptr : settee_twin(*c);
+    double ops = MetricOr(*c, "ops_per_sec");
+    double factor = twin && twin->outcome == Outcome::kOk && ops > 0 ? MetricOr(*twin, "ops_per_sec") / ops : 0;
+    out += Line("%10.0f %7.2f %9s %9s %9s %8s\n", ops, MetricOr(*c, "error_pct"), Ms(MetricOr(*c, "avg_ms")).c_str(),
+                Ms(MetricOr(*c, "max_ms")).c_str(), Ms(MetricOr(*c, "p90_ms")).c_str(), Factor(factor).c_str());
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string FormatTable(const Report& r) {
   std::string out;
   const auto& o = r.options;
@@ -287,40 +368,47 @@ std::string FormatTable(const Report& r) {
     out += Line("baseline: PouchDB %s on node %s, %s adapter, same run\n", version("pouchdb").c_str(),
                 version("node").c_str(), o.backend == "memory" ? "memory" : "LevelDB");
   }
-  out += Line("times per iteration in ms; ops/s over all threads%s\n\n",
-              baseline ? "; factor = PouchDB median / settee median" : "");
-  out += Line("%-34s %6s %9s %9s %9s %9s %10s", "case", "iter", "median", "min", "max", "mean", "ops/s");
-  if (baseline) out += Line(" | %9s %9s %8s", "pouchdb", "mean", "factor");
-  out += "\n";
-  std::string last_suite;
-  for (const auto& p : PairCases(r)) {
-    const CaseResult* c = p.settee ? p.settee : p.baseline;
-    if (c->suite != last_suite) {
-      out += Line("[%s]\n", c->suite.c_str());
-      last_suite = c->suite;
-    }
-    std::string name = p.settee ? c->name : c->name + " (" + c->runtime + ")";
-    out += Line("%-34s ", Shorten(name, 34).c_str());
-    if (c->outcome == Outcome::kOk) {
-      Summary s = Summarize(c->samples_ms);
-      out += Line("%6d %9s %9s %9s %9s %10.0f", s.count, Ms(s.median).c_str(), Ms(s.min).c_str(),
-                  Ms(s.max).c_str(), Ms(s.mean).c_str(), Throughput(*c));
-    } else {
-      out += Line("%-65s", Shorten(std::string(OutcomeName(c->outcome)) + ": " + c->error, 65).c_str());
-    }
-    if (baseline && p.settee) {
-      const CaseResult* b = p.baseline;
-      if (!b) {
-        out += Line(" | %9s", "-");
-      } else if (b->outcome == Outcome::kOk) {
-        Summary s = Summarize(b->samples_ms);
-        out += Line(" | %9s %9s %8s", Ms(s.median).c_str(), Ms(s.mean).c_str(), Factor(p.factor).c_str());
-      } else {
-        out += " | " + Shorten(std::string(OutcomeName(b->outcome)) + ": " + b->error, 60);
-      }
-    }
+  bool workload = false;
+  for (const auto& c : r.results) workload |= !HasOwnTable(c.suite);
+  if (workload) {
+    out += Line("times per iteration in ms; ops/s over all threads%s\n\n",
+                baseline ? "; factor = PouchDB median / settee median" : "");
+    out += Line("%-34s %6s %9s %9s %9s %9s %10s", "case", "iter", "median", "min", "max", "mean", "ops/s");
+    if (baseline) out += Line(" | %9s %9s %8s", "pouchdb", "mean", "factor");
     out += "\n";
+    std::string last_suite;
+    for (const auto& p : PairCases(r)) {
+      const CaseResult* c = p.settee ? p.settee : p.baseline;
+      if (HasOwnTable(c->suite)) continue;
+      if (c->suite != last_suite) {
+        out += Line("[%s]\n", c->suite.c_str());
+        last_suite = c->suite;
+      }
+      std::string name = p.settee ? c->name : c->name + " (" + c->runtime + ")";
+      out += Line("%-34s ", Shorten(name, 34).c_str());
+      if (c->outcome == Outcome::kOk) {
+        Summary s = Summarize(c->samples_ms);
+        out += Line("%6d %9s %9s %9s %9s %10.0f", s.count, Ms(s.median).c_str(), Ms(s.min).c_str(),
+                    Ms(s.max).c_str(), Ms(s.mean).c_str(), Throughput(*c));
+      } else {
+        out += Line("%-65s", Shorten(std::string(OutcomeName(c->outcome)) + ": " + c->error, 65).c_str());
+      }
+      if (baseline && p.settee) {
+        const CaseResult* b = p.baseline;
+        if (!b) {
+          out += Line(" | %9s", "-");
+        } else if (b->outcome == Outcome::kOk) {
+          Summary s = Summarize(b->samples_ms);
+          out += Line(" | %9s %9s %8s", Ms(s.median).c_str(), Ms(s.mean).c_str(), Factor(p.factor).c_str());
+        } else {
+          out += " | " + Shorten(std::string(OutcomeName(b->outcome)) + ": " + b->error, 60);
+        }
+      }
+      out += "\n";
+    }
   }
+  out += FormatEvalTable(r);
+  out += FormatHttpTable(r);
   int compared = 0;
   double geo = GeometricMeanFactor(PairCases(r), &compared);
   out += "\n";

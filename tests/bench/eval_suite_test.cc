@@ -73,6 +73,7 @@ TEST(EvalSuiteTest, SetteeIsolatesReturnTheCheckedResult) {
   EXPECT_EQ(seen[0].suite, "eval");
   EXPECT_EQ(seen[0].case_count, 1);
   EXPECT_EQ(seen[0].case_index, 0);  // 0-based, as the harness prints index + 1
+  EXPECT_EQ(seen[0].runtime, "settee");
 }
 
 TEST(EvalSuiteTest, IterationsAreSamples) {

@@ -172,6 +172,7 @@ TEST(HttpSuiteTest, SetteeServesUnderWrk) {
   }
   ASSERT_EQ(seen.size(), 7u);
   EXPECT_EQ(seen.back().case_index, 6);  // 0-based, as the harness prints index + 1
+  EXPECT_EQ(seen.back().runtime, "pouchdb-server");
   EXPECT_EQ(seen.back().case_count, 7);
 }
 

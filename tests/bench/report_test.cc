@@ -109,6 +109,43 @@ TEST(Report, TableShowsBothMediansFactorsRssAndUnsupported) {
   EXPECT_THAT(t, HasSubstr("pouchdb 800 MB, settee 100 MB"));
 }
 
+// eval and http print tables of their own: node beside settee, and wrk's
+// figures with the factor over pouchdb-server on the same row.
+TEST(Report, EvalAndHttpHaveTablesOfTheirOwn) {
+  Report r = Sample();
+  r.versions["pouchdb-server"] = "4.2.0";
+  auto add = [&](const std::string& suite, const std::string& name, const std::string& runtime,
+                 std::vector<double> samples) -> CaseResult& {
+    r.results.push_back(Row(name, runtime, std::move(samples)));
+    r.results.back().suite = suite;
+    return r.results.back();
+  };
+  add("eval", "string-loop", "settee", {10, 12, 30});
+  add("eval", "string-loop", "node20", {20, 24, 60});
+  CaseResult& skipped = add("eval", "string-loop", "node18", {});
+  skipped.outcome = Outcome::kSkipped;
+  skipped.error = "node 18 is not installed";
+  CaseResult& s = add("http", "get-doc c=10 loops=1", "settee", {0.5});
+  s.metrics = {{"ops_per_sec", 20000}, {"error_pct", 0}, {"avg_ms", 0.5}, {"max_ms", 9}, {"p90_ms", 1.25}};
+  CaseResult& b = add("http", "get-doc c=10 loops=1", "pouchdb-server", {50});
+  b.metrics = {{"ops_per_sec", 200}, {"error_pct", 1.5}, {"avg_ms", 50}, {"max_ms", 300}, {"p90_ms", 120}};
+  std::string table = FormatTable(r);
+  EXPECT_THAT(table, HasSubstr("[eval] db.eval string loop"));
+  EXPECT_THAT(table, HasSubstr("2.00x"));  // node20's median 24 / settee's 12
+  EXPECT_THAT(table, HasSubstr("skipped: node 18 is not installed"));
+  EXPECT_THAT(table, HasSubstr("beside pouchdb-server 4.2.0"));
+  EXPECT_THAT(table, HasSubstr("100.0x"));  // 20000 / 200 ops/s
+  EXPECT_THAT(table, HasSubstr("1.50"));    // pouchdb-server's error %
+  EXPECT_THAT(table, HasSubstr("1.25"));    // settee's p90
+  // Not in the workload table, nor in its geometric mean.
+  EXPECT_EQ(table.find("string-loop (node20)"), std::string::npos);
+  EXPECT_EQ(GeometricMeanFactor(PairCases(Sample())), GeometricMeanFactor(PairCases(r)));
+
+  Report only_http;
+  only_http.results = {r.results.end()[-2], r.results.end()[-1]};
+  EXPECT_EQ(FormatTable(only_http).find("times per iteration"), std::string::npos);
+}
+
 TEST(Compare, GivesBTimeRelativeToAPerCaseAndRuntime) {
   Report a = Sample();
   Report b = Sample();
