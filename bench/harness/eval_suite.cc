@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "bench/harness/child_process.h"
 #include "bench/harness/subprocess.h"
 #include "bench/harness/suite_support.h"
 #include "js/isolate_pool.h"
@@ -234,13 +235,13 @@ std::vector<CaseResult> RunEvalSuiteWith(const BenchOptions& options, const Prog
 
   // The machine's node, labelled with its real major version.
   report("node");
-  if (auto exe = FindExecutable(config.node); !exe) {
+  if (std::string exe = FindInPath(config.node); exe.empty()) {
     rows.push_back(RowWithOutcome(kSuite, kCase, "node20", threads, Outcome::kSkipped,
                                   "no '" + config.node + "' on PATH (install nodejs: scripts/setup.sh)"));
-  } else if (auto major = NodeMajor(*exe, options, "node"); !major.ok()) {
+  } else if (auto major = NodeMajor(exe, options, "node"); !major.ok()) {
     rows.push_back(RowWithOutcome(kSuite, kCase, "node20", threads, Outcome::kFailed, major.status().reason()));
   } else {
-    rows.push_back(RunInNode("node" + std::to_string(*major), *exe, threads, file, iterations, config));
+    rows.push_back(RunInNode("node" + std::to_string(*major), exe, threads, file, iterations, config));
   }
 
   // node 18 from npm: the V8 settee embeds, so the gap to it is settee's own.

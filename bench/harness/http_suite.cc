@@ -15,6 +15,7 @@
 #include <mutex>
 #include <thread>
 
+#include "bench/harness/child_process.h"
 #include "bench/harness/subprocess.h"
 #include "bench/harness/suite_support.h"
 #include "util/json.h"
@@ -182,13 +183,13 @@ class HttpSuite {
     if (case_count_ == 0) return rows_;
 
     if (!PrepareScratch()) return rows_;
-    auto wrk = FindExecutable(config_.wrk);
-    if (!wrk) {
+    std::string wrk = FindInPath(config_.wrk);
+    if (wrk.empty()) {
       SkipAll("settee", loops, "wrk is not installed (Debian package wrk; scripts/setup.sh)");
       if (baseline) SkipAll("pouchdb-server", {1}, "wrk is not installed (Debian package wrk; scripts/setup.sh)");
       return rows_;
     }
-    wrk_ = *wrk;
+    wrk_ = wrk;
     for (int l : loops) {
       Server server;
       server.runtime = "settee";
@@ -272,8 +273,8 @@ class HttpSuite {
   }
 
   Status StartPouchdbServer(Server* s) {
-    auto node = FindExecutable(config_.node);
-    if (!node) return Status::NotFound("no '" + config_.node + "' on PATH to run pouchdb-server");
+    std::string node = FindInPath(config_.node);
+    if (node.empty()) return Status::NotFound("no '" + config_.node + "' on PATH to run pouchdb-server");
     std::string script = config_.pouchdb_server.empty()
                              ? SourceDir(options_) + "/bench/http/node_modules/pouchdb-server/bin/pouchdb-server"
                              : config_.pouchdb_server;
@@ -297,7 +298,7 @@ class HttpSuite {
     std::filesystem::remove_all(dir, ignored_);
     std::filesystem::create_directories(dir, ignored_);
     s->log_path = dir + "/output.txt";
-    std::vector<std::string> argv = {*node, script, "--host", "127.0.0.1", "--port", std::to_string(s->port),
+    std::vector<std::string> argv = {node, script, "--host", "127.0.0.1", "--port", std::to_string(s->port),
                                      "--no-stdout-logs"};
     if (options_.backend == "memory") argv.push_back("--in-memory");
     else argv.insert(argv.end(), {"--dir", dir + "/data"});

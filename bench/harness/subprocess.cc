@@ -1,5 +1,7 @@
 #include "bench/harness/subprocess.h"
 
+#include "bench/harness/child_process.h"  // FindInPath
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,8 +21,6 @@ namespace settee::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool IsExecutable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
 
 int RemainingMs(Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -54,31 +54,11 @@ void Drain(int* fd, std::string* into) {
 
 }  // namespace
 
-std::optional<std::string> FindExecutable(const std::string& name) {
-  if (name.empty()) return std::nullopt;
-  if (name.find('/') != std::string::npos) {
-    if (IsExecutable(name)) return name;
-    return std::nullopt;
-  }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(start, end - start);
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    if (IsExecutable(candidate)) return candidate;
-    start = end + 1;
-  }
-  return std::nullopt;
-}
-
 Result<std::unique_ptr<Subprocess>> Subprocess::Spawn(const std::vector<std::string>& argv,
                                                       const SpawnOptions& options) {
   if (argv.empty()) return Status::BadRequest("no command to run");
-  std::optional<std::string> exe = FindExecutable(argv[0]);
-  if (!exe) return Status::NotFound("no executable '" + argv[0] + "' on PATH");
+  std::string exe = FindInPath(argv[0]);
+  if (exe.empty()) return Status::NotFound("no executable '" + argv[0] + "' on PATH");
 
   // Everything the child touches is prepared before fork(): between fork and
   // exec it may only make async-signal-safe calls.
@@ -123,7 +103,7 @@ Result<std::unique_ptr<Subprocess>> Subprocess::Spawn(const std::vector<std::str
     dup2(log_fd >= 0 ? log_fd : out_pipe[1], 1);
     dup2(log_fd >= 0 ? log_fd : err_pipe[1], 2);
     if (cwd && chdir(cwd) != 0) _exit(127);
-    execv(exe->c_str(), cargv.data());
+    execv(exe.c_str(), cargv.data());
     _exit(127);
   }
 

@@ -11,6 +11,11 @@
 // killed bench leaves no server behind, and the destructor kills and reaps
 // one that is still running.
 //
+// Beside child_process.h's Child (the harness's node baseline: stdout read
+// line by line as it streams, waits without a bound), a Subprocess waits
+// with a deadline, for several children at once, and can send all output to
+// a log file. Both look programs up with FindInPath (child_process.h).
+//
 // Thread safety: one Subprocess is used by one thread at a time.
 #pragma once
 
@@ -25,10 +30,6 @@
 #include "settee/status.h"
 
 namespace settee::bench {
-
-// The absolute path of `name` as execvp would find it on $PATH (or `name`
-// itself if it contains a '/' and is executable); nullopt if there is none.
-std::optional<std::string> FindExecutable(const std::string& name);
 
 struct SpawnOptions {
   std::string cwd;       // empty: the parent's

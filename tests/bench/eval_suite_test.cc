@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bench/harness/child_process.h"
 #include "bench/harness/subprocess.h"
 
 namespace settee::bench {
@@ -149,8 +150,7 @@ TEST(EvalSuiteTest, MissingNodesAreSkippedRows) {
 }
 
 TEST(EvalSuiteTest, NodeRunsTheSameFile) {
-  auto node = FindExecutable("node");
-  if (!node) GTEST_SKIP() << "no node on PATH";
+  if (FindInPath("node").empty()) GTEST_SKIP() << "no node on PATH";
   BenchOptions o = Options(2);
   o.baseline = "pouchdb";
   EvalSuiteConfig config;

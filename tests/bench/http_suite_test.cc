@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bench/harness/child_process.h"
 #include "bench/harness/subprocess.h"
 
 namespace settee::bench {
@@ -125,7 +126,7 @@ TEST(HttpSuiteTest, GrepSelectsRows) {
 }
 
 TEST(HttpSuiteTest, AServerThatDoesNotStartFailsItsRows) {
-  if (!FindExecutable("wrk")) GTEST_SKIP() << "no wrk";
+  if (FindInPath("wrk").empty()) GTEST_SKIP() << "no wrk";
   BenchOptions o = Options(1);
   o.settee_binary = "/bin/false";
   o.grep = "get-doc";
@@ -144,7 +145,7 @@ TEST(HttpSuiteTest, AServerThatDoesNotStartFailsItsRows) {
 #ifdef SETTEE_BINARY
 // One second per row of the real thing: settee serve, seeded, under wrk.
 TEST(HttpSuiteTest, SetteeServesUnderWrk) {
-  if (!FindExecutable("wrk")) GTEST_SKIP() << "no wrk";
+  if (FindInPath("wrk").empty()) GTEST_SKIP() << "no wrk";
   BenchOptions o = Options(2);
   o.baseline = "pouchdb";
   o.grep = "^http/(get-doc c=1 |post-doc c=10 |all-docs-limit10 c=10 loops=2)";
@@ -177,7 +178,7 @@ TEST(HttpSuiteTest, SetteeServesUnderWrk) {
 }
 
 TEST(HttpSuiteTest, LevelDbBackend) {
-  if (!FindExecutable("wrk")) GTEST_SKIP() << "no wrk";
+  if (FindInPath("wrk").empty()) GTEST_SKIP() << "no wrk";
   BenchOptions o = Options(1);
   o.backend = "leveldb";
   o.grep = "post-doc c=1 ";

@@ -39,9 +39,6 @@ TEST(SubprocessTest, MissingExecutableIsNotFound) {
   ASSERT_FALSE(child.ok());
   EXPECT_EQ(child.status().code(), Status::Code::kNotFound);
   EXPECT_NE(child.status().reason().find("settee-no-such-program"), std::string::npos);
-  EXPECT_FALSE(FindExecutable("settee-no-such-program").has_value());
-  EXPECT_FALSE(FindExecutable("").has_value());
-  EXPECT_TRUE(FindExecutable("sh").has_value());
   EXPECT_FALSE(Subprocess::Spawn({}).ok());
 }
 
