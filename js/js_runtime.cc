@@ -114,7 +114,8 @@ Result<std::unique_ptr<JsRuntime>> JsRuntime::Start(Store* store, const JsRuntim
   p.keep = options.keep;
   p.on_error = options.on_error;
   p.on_message = options.on_message;
-  p.v8_flags = options.jitless ? "--jitless " + options.v8_flags : options.v8_flags;
+  // Without JIT there is no WebAssembly; saying so keeps V8 from warning.
+  p.v8_flags = options.jitless ? "--jitless --no-expose-wasm " + options.v8_flags : options.v8_flags;
   p.argv.push_back(ExecPath());
   p.argv.push_back("[embedded]");
   p.argv.insert(p.argv.end(), options.args.begin(), options.args.end());

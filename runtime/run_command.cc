@@ -76,7 +76,8 @@ js::PoolOptions PoolOptionsFor(const JsCommandArgs& a, Store* store) {
   p.keep = a.keep;
   p.limits.max_heap_mb = a.max_heap_mb;
   p.limits.timeout_ms = a.timeout_ms;
-  p.v8_flags = a.jitless ? "--jitless " + a.v8_flags : a.v8_flags;
+  // Without JIT there is no WebAssembly; saying so keeps V8 from warning.
+  p.v8_flags = a.jitless ? "--jitless --no-expose-wasm " + a.v8_flags : a.v8_flags;
   // Messages for the host thread are shown, one line each.
   p.on_message = [](int from, const std::string& json) {
     static std::mutex mu;

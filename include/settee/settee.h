@@ -42,9 +42,10 @@
  *
  * Thread safety: every function may be called from any thread at once, on
  * the same or different handles. Callbacks run on the thread noted at each
- * function. A callback must not close or free the store, database or
- * runtime it was called for (those calls fail with
- * SETTEE_ERR_INVALID_OPERATION from inside it).
+ * function. A callback may call back into its store (read, write) but must
+ * not close the store or a runtime on it: settee_store_close and
+ * settee_runtime_close fail there with SETTEE_ERR_INVALID_OPERATION, and a
+ * *_free that would have to close does nothing (free after the callback).
  */
 #ifndef SETTEE_SETTEE_H_
 #define SETTEE_SETTEE_H_
