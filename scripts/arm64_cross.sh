@@ -97,7 +97,7 @@ scale = {"ns": 1, "us": 1e3, "ms": 1e6}
 def rows(path):
     out = {}
     for line in open(path):
-        m = row.match(line)
+        m = row.match(re.sub(r"\x1b\[[0-9;]*m", "", line))  # colours, if forced
         if m:
             out[m.group(1)] = float(m.group(4)) * scale[m.group(5)]
     return out
