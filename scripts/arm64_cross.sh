@@ -73,10 +73,10 @@ report="$out/arm64-report.md"
   echo
 } >"$report"
 
-if "${qemu[@]}" "$out/settee" bench --help >/dev/null 2>&1; then
+if [ -x "$out/settee" ] && "${qemu[@]}" "$out/settee" bench --help >/dev/null 2>&1; then
   echo "arm64: settee bench --suite basics"
-  "${qemu[@]}" "$out/settee" bench --suite basics --out "$out/bench-arm64.json"
-  "$native/settee" bench --suite basics --out "$out/bench-desktop.json"
+  "${qemu[@]}" "$out/settee" bench --suite basics --baseline none --json "$out/bench-arm64.json"
+  "$native/settee" bench --suite basics --baseline none --json "$out/bench-desktop.json"
   "$native/settee" bench --compare "$out/bench-desktop.json" "$out/bench-arm64.json" >>"$report"
 else
   echo "arm64: no settee bench in this tree; running the micro-benchmarks on both sides"
