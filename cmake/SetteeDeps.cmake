@@ -35,23 +35,25 @@ target_include_directories(settee_dep_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INC
 target_compile_definitions(settee_dep_rapidjson INTERFACE
   RAPIDJSON_HAS_STDSTRING=1)
 
-# V8 10.2 from Debian's libnode108 (dpkg -x'd into .deps/libnode).
-set(SETTEE_LIBNODE_PREFIX "${PROJECT_SOURCE_DIR}/.deps/libnode/usr" CACHE PATH
-    "Prefix holding include/node/v8.h and lib/<triplet>/libnode.so")
-find_path(V8_INCLUDE_DIR v8.h PATHS "${SETTEE_LIBNODE_PREFIX}/include/node" NO_DEFAULT_PATH)
-find_library(LIBNODE_LIBRARY NAMES node libnode.so.108
-  PATHS "${SETTEE_LIBNODE_PREFIX}/lib/${CMAKE_LIBRARY_ARCHITECTURE}" NO_DEFAULT_PATH)
-if(NOT V8_INCLUDE_DIR OR NOT LIBNODE_LIBRARY)
-  message(FATAL_ERROR "V8 (libnode) not found under ${SETTEE_LIBNODE_PREFIX}; run scripts/setup.sh")
+if(SETTEE_WITH_JS)
+  # V8 10.2 from Debian's libnode108 (dpkg -x'd into .deps/libnode).
+  set(SETTEE_LIBNODE_PREFIX "${PROJECT_SOURCE_DIR}/.deps/libnode/usr" CACHE PATH
+      "Prefix holding include/node/v8.h and lib/<triplet>/libnode.so")
+  find_path(V8_INCLUDE_DIR v8.h PATHS "${SETTEE_LIBNODE_PREFIX}/include/node" NO_DEFAULT_PATH)
+  find_library(LIBNODE_LIBRARY NAMES node libnode.so.108
+    PATHS "${SETTEE_LIBNODE_PREFIX}/lib/${CMAKE_LIBRARY_ARCHITECTURE}" NO_DEFAULT_PATH)
+  if(NOT V8_INCLUDE_DIR OR NOT LIBNODE_LIBRARY)
+    message(FATAL_ERROR "V8 (libnode) not found under ${SETTEE_LIBNODE_PREFIX}; run scripts/setup.sh")
+  endif()
+  add_library(settee_dep_v8 INTERFACE)
+  target_include_directories(settee_dep_v8 SYSTEM INTERFACE ${V8_INCLUDE_DIR})
+  target_link_libraries(settee_dep_v8 INTERFACE ${LIBNODE_LIBRARY})
+  # libnode's V8 is built without pointer compression or the sandbox, so
+  # V8_COMPRESS_POINTERS / V8_ENABLE_SANDBOX must stay undefined here.
+  get_filename_component(LIBNODE_DIR "${LIBNODE_LIBRARY}" DIRECTORY)
+  set(CMAKE_BUILD_RPATH "${CMAKE_BUILD_RPATH};${LIBNODE_DIR}")
+  set(CMAKE_INSTALL_RPATH "${CMAKE_INSTALL_RPATH};${LIBNODE_DIR}")
 endif()
-add_library(settee_dep_v8 INTERFACE)
-target_include_directories(settee_dep_v8 SYSTEM INTERFACE ${V8_INCLUDE_DIR})
-target_link_libraries(settee_dep_v8 INTERFACE ${LIBNODE_LIBRARY})
-# libnode's V8 is built without pointer compression or the sandbox, so
-# V8_COMPRESS_POINTERS / V8_ENABLE_SANDBOX must stay undefined here.
-get_filename_component(LIBNODE_DIR "${LIBNODE_LIBRARY}" DIRECTORY)
-set(CMAKE_BUILD_RPATH "${CMAKE_BUILD_RPATH};${LIBNODE_DIR}")
-set(CMAKE_INSTALL_RPATH "${CMAKE_INSTALL_RPATH};${LIBNODE_DIR}")
 
 # The allocator every executable links (settee_dep_malloc): jemalloc. A
 # document write makes a dozen short-lived allocations (parsed body, record,

@@ -1,7 +1,7 @@
 // The JavaScript subcommands of the settee executable:
 //
 //   settee run [--threads N] [--keep] [--backend memory|leveldb] [--data DIR]
-//              [--max-heap-mb MB] [--timeout-ms MS] script.js|- [args...]
+//              [--max-heap-mb MB] [--timeout-ms MS] [--jitless] script.js|- [args...]
 //   settee eval [same options] 'expression'
 //
 // `run` starts N isolate threads (js/isolate_pool.h) sharing one store and
@@ -12,7 +12,8 @@
 // expression as node -p does (promises are awaited first). Messages a script
 // sends to the host (settee.postMessage(msg) without a target) are printed
 // as "[message from thread N] <json>" lines. --timeout-ms and --max-heap-mb
-// limit every call into JS (js/isolate_pool.h); --v8-flags passes V8 flags.
+// limit every call into JS (js/isolate_pool.h); --v8-flags passes V8 flags;
+// --jitless runs V8 without its JIT compilers (as iOS requires; slower).
 #pragma once
 
 #include <CLI/CLI.hpp>

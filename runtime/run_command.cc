@@ -27,6 +27,7 @@ struct JsCommandArgs {
   size_t max_heap_mb = 0;
   uint32_t timeout_ms = 0;
   std::string v8_flags;
+  bool jitless = false;
   std::string script;                   // script path, "-" or the expression
   std::vector<std::string> positional;  // script/expression, then script args
 };
@@ -40,6 +41,7 @@ void AddCommonOptions(CLI::App* cmd, JsCommandArgs* a) {
   cmd->add_option("--max-heap-mb", a->max_heap_mb, "Heap limit per isolate in MiB (0: V8 default)");
   cmd->add_option("--timeout-ms", a->timeout_ms, "Wall-clock limit per call into JS (0: none)");
   cmd->add_option("--v8-flags", a->v8_flags, "Extra V8 flags, e.g. \"--max-semi-space-size=32\"");
+  cmd->add_flag("--jitless", a->jitless, "Run V8 without JIT compilers (interpreter only, as on iOS)");
 }
 
 std::string ExecPath() {
@@ -74,7 +76,8 @@ js::PoolOptions PoolOptionsFor(const JsCommandArgs& a, Store* store) {
   p.keep = a.keep;
   p.limits.max_heap_mb = a.max_heap_mb;
   p.limits.timeout_ms = a.timeout_ms;
-  p.v8_flags = a.v8_flags;
+  // Without JIT there is no WebAssembly; saying so keeps V8 from warning.
+  p.v8_flags = a.jitless ? "--jitless --no-expose-wasm " + a.v8_flags : a.v8_flags;
   // Messages for the host thread are shown, one line each.
   p.on_message = [](int from, const std::string& json) {
     static std::mutex mu;

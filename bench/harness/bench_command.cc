@@ -200,6 +200,7 @@ void RegisterBenchCommand(CLI::App& app) {
   cmd->add_option("--iterations", o.iterations, "Iterations of every case (default: each case's own count)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--json", o.json_path, "Write the report as JSON to FILE");
+  cmd->add_flag("--jitless", o.jitless, "Run settee's V8 without JIT compilers (as on iOS); the report's v8 says so");
   cmd->add_option("--baseline", o.baseline, "Run the same workload in node on real PouchDB after settee")
       ->check(CLI::IsMember({"pouchdb", "none"}))
       ->capture_default_str();
@@ -207,7 +208,8 @@ void RegisterBenchCommand(CLI::App& app) {
                   "CouchDB-compatible server for the replication cases (default: a settee serve started for the run)");
   cmd->add_option("--compare", args->compare, "Print the per-case factors between two JSON reports")
       ->expected(2)
-      ->excludes("--threads", "--backend", "--suite", "--grep", "--iterations", "--json", "--baseline", "--remote");
+      ->excludes("--threads", "--backend", "--suite", "--grep", "--iterations", "--json", "--baseline", "--remote",
+                  "--jitless");
   cmd->callback([args] {
     int code = args->compare.empty() ? Run(*args) : Compare(*args);
     if (code != 0) throw CLI::RuntimeError(code);

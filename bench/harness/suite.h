@@ -62,6 +62,7 @@ struct BenchOptions {
   int iterations = 0;               // 0: each case's own default count
   std::string json_path;            // where to write the JSON report; empty: none
   std::string baseline = "pouchdb"; // "pouchdb" or "none"
+  bool jitless = false;             // V8 without its JIT (--jitless), as on iOS
   std::string remote;               // --remote URL for the replication cases; empty: settee's own server
   std::string settee_binary;        // this executable (/proc/self/exe), for child `settee serve`
   std::string source_dir;           // where bench/ lives (workload files, package.json)

@@ -188,6 +188,8 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
   js::PoolOptions po;
   po.threads = o.threads;
   po.store = store->get();
+  // V8's flags are the process's: the first pool decides (one bench run, one setting).
+  if (o.jitless) po.v8_flags = "--jitless --no-expose-wasm";
   po.on_message = [&](int, const std::string& json) {
     size_t colon = json.find(':');
     if (colon == std::string::npos || json.find("bench_progress") == std::string::npos) return;
@@ -233,7 +235,7 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
   if (o.facts) {
     o.facts->NotePeakRss("settee", SelfPeakRssMb());
     o.facts->SetVersion("settee", SETTEE_VERSION);
-    o.facts->SetVersion("v8", v8::V8::GetVersion());
+    o.facts->SetVersion("v8", std::string(v8::V8::GetVersion()) + (o.jitless ? " (jitless)" : ""));
   }
 
   if (o.baseline == "pouchdb" && !cases->empty()) {

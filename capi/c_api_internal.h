@@ -1,0 +1,158 @@
+// Internals shared by the C API's translation units (settee_c.cc: errors,
+// stores, databases; settee_c_js.cc: the JS runtime). Not installed.
+//
+// Handles and closing
+// -------------------
+// A settee_store handle, and every settee_db and settee_runtime opened on
+// it, share one StoreState. Closing the store (StoreState::Close) stops the
+// runtimes first, joining their isolate threads with no lock held (a
+// runtime's callback may be in a database call), then, holding the state's
+// mutex exclusively, drops the databases' listeners and Database pointers
+// (the Store must outlive them) and then the Store. Every database call
+// holds the mutex shared for its duration and checks the Store is still
+// there, so a closed handle answers SETTEE_ERR_CLOSED instead of touching
+// freed memory. Runtime calls hold it only to take their JsRuntime, never
+// while blocked in JS. The StoreState lives until its last handle is freed,
+// and closes the store then if nobody did.
+//
+// Callbacks: thread-locals record which store's mutex this thread holds
+// shared (a settee_db_changes callback may call back into the store: the
+// mutex is then not taken again) and whose callback it runs (changes rows,
+// listeners, runtime reports). Closing from there would wait for the very
+// call that is running, or join an isolate thread from itself, so closing
+// is refused there and freeing is left undone (the header says so).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <string_view>
+
+#include "settee/js_runtime.h"
+#include "settee/settee.h"
+#include "settee/status.h"
+#include "settee/store.h"
+
+namespace settee_c {
+
+//////// Errors: each sets *err (when not NULL) and returns the code.
+
+settee_code Fail(settee_error* err, settee_code code, std::string_view message);
+settee_code Fail(settee_error* err, const settee::Status& s);
+settee_code Ok(settee_error* err);
+settee_code InvalidArgument(settee_error* err, const char* what);
+// Checks a required string argument (not NULL, valid UTF-8): SETTEE_OK or
+// SETTEE_ERR_INVALID_ARGUMENT.
+settee_code Utf8Arg(const char* s, const char* name, settee_error* err);
+// Utf8Arg() for an argument that may be NULL.
+settee_code OptionalUtf8Arg(const char* s, const char* name, settee_error* err);
+
+// Returns the code of a failed check from the calling function.
+#define SETTEE_C_CHECK(expr)                                        \
+  do {                                                              \
+    if (settee_code check_code_ = (expr); check_code_ != SETTEE_OK) \
+      return check_code_;                                           \
+  } while (0)
+// Sets *out (when out is not NULL) to a malloc'd copy of s.
+void Give(char** out, std::string_view s);
+
+// Runs f(), turning an escaping exception into SETTEE_ERR_INTERNAL: no
+// exception crosses the C boundary.
+template <typename F>
+settee_code Guarded(settee_error* err, F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return Fail(err, SETTEE_ERR_INTERNAL, "out of memory");
+  } catch (const std::exception& e) {
+    return Fail(err, SETTEE_ERR_INTERNAL, e.what());
+  } catch (...) {
+    return Fail(err, SETTEE_ERR_INTERNAL, "unknown exception");
+  }
+}
+
+//////// Callback tracking
+
+// The store whose callback this thread is running (nested callbacks restore
+// the outer one), or nullptr.
+extern thread_local const void* t_callback_of;
+// The store whose mutex this thread holds shared, or nullptr.
+extern thread_local const void* t_locked_store;
+// True while this thread runs a database change listener, which must not
+// call back into the database (it runs under the database's lock).
+extern thread_local bool t_in_listener;
+
+class InCallback {
+ public:
+  explicit InCallback(const void* store) : saved_(t_callback_of) { t_callback_of = store; }
+  ~InCallback() { t_callback_of = saved_; }
+  InCallback(const InCallback&) = delete;
+  InCallback& operator=(const InCallback&) = delete;
+
+ private:
+  const void* saved_;
+};
+
+//////// Handles
+
+struct StoreState {
+  std::shared_mutex mu;
+  std::unique_ptr<settee::Store> store;  // guarded by mu; null once closed
+  // The open handles. Changed with mu held shared plus registry_mu; read
+  // with mu held exclusively.
+  std::mutex registry_mu;
+  std::set<settee_db*> dbs;
+  std::set<settee_runtime*> runtimes;
+
+  bool closing = false;  // guarded by mu: no new runtimes
+
+  // Stops the runtimes, then closes the databases and the store. Idempotent.
+  // REQUIRES: mu not held by this thread.
+  void Close();
+  ~StoreState() { Close(); }
+};
+
+
+// Holds a store's mutex shared, unless this thread already does (a call from
+// inside a settee_db_changes callback).
+class StoreLock {
+ public:
+  explicit StoreLock(StoreState* state) : saved_(t_locked_store) {
+    if (state && saved_ != state) {
+      lock_ = std::shared_lock<std::shared_mutex>(state->mu);
+      t_locked_store = state;
+    }
+  }
+  ~StoreLock() { t_locked_store = saved_; }
+  StoreLock(const StoreLock&) = delete;
+  StoreLock& operator=(const StoreLock&) = delete;
+
+ private:
+  const void* saved_;
+  std::shared_lock<std::shared_mutex> lock_;
+};
+
+// True if closing `state` from this thread would wait for itself.
+inline bool InCallbackOf(const StoreState* state) {
+  return t_callback_of == state || t_locked_store == state;
+}
+
+}  // namespace settee_c
+
+struct settee_store {
+  std::shared_ptr<settee_c::StoreState> state;
+};
+
+struct settee_db {
+  std::shared_ptr<settee_c::StoreState> state;
+  std::shared_ptr<settee::Database> db;  // guarded by state->mu; null once closed
+  std::mutex listeners_mu;
+  std::set<uint64_t> listeners;  // guarded by listeners_mu
+};
+
+struct settee_runtime {
+  std::shared_ptr<settee_c::StoreState> state;
+  std::shared_ptr<settee::JsRuntime> rt;  // guarded by state->mu; null once closed
+};
+
