@@ -250,6 +250,8 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   if (!db.ok()) return db.status();
   GetOptions gopts;
   if (const std::string* r = ctx.Param("rev")) gopts.rev = *r;
+  // The copy gets the attachments' bodies (stored once: same digests).
+  gopts.attachments = true;
   auto src = (*db)->Get(source, gopts);
   if (!src.ok()) return src.status();
   json::Document doc;

@@ -83,6 +83,14 @@ TEST_P(EndpointsAttachmentsTest, NamesWithSlashesAndUnicodeAndDesignDocs) {
   EXPECT_EQ(Req("GET", "/db/doc/dir/sub/%C3%BC.txt").status, 404);
 }
 
+TEST_P(EndpointsAttachmentsTest, CopyTakesTheAttachments) {
+  const std::string data = AllBytes(1);
+  PutAtt("/db/src/a.bin", data);
+  auto r = Req("COPY", "/db/src", {}, {{"Destination", "dst"}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Req("GET", "/db/dst/a.bin").body, data);
+}
+
 TEST_P(EndpointsAttachmentsTest, RevisionConflictsAndMissing) {
   const std::string rev1 = PutAtt("/db/d/a", "one");
   auto r = Req("PUT", "/db/d/b", "x");  // no rev: the doc exists
