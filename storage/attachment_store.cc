@@ -163,9 +163,11 @@ Status AttachmentStore::Stat(const KVReadOptions& ro, std::string_view digest,
 }
 
 Status AttachmentStore::ReadStored(const KVReadOptions& ro, std::string_view digest,
-                                   const AttachmentBodyInfo& info, const AttachmentSink& sink) {
+                                   const AttachmentBodyInfo& info, const AttachmentSink& sink,
+                                   std::string* scratch) {
   const uint64_t chunks = (info.encoded_length + info.chunk_bytes - 1) / info.chunk_bytes;
-  std::string chunk;
+  std::string own;
+  std::string& chunk = scratch != nullptr ? *scratch : own;
   for (uint64_t i = 0; i < chunks; ++i) {
     Status s = kv_->Get(ro, keys_->AttachmentChunk(digest, static_cast<uint32_t>(i)), &chunk);
     if (s.IsNotFound()) return Status::Corruption("attachment chunk missing");
@@ -177,14 +179,16 @@ Status AttachmentStore::ReadStored(const KVReadOptions& ro, std::string_view dig
 
 Status AttachmentStore::ReadDecoded(const KVReadOptions& ro, std::string_view digest,
                                     const AttachmentBodyInfo& info, uint64_t offset,
-                                    uint64_t count, const AttachmentSink& sink) {
+                                    uint64_t count, const AttachmentSink& sink,
+                                    std::string* scratch) {
   if (offset >= info.length) return Status::OK();
   count = std::min(count, info.length - offset);
   if (!info.gzip) {
     // Identity bodies: only the chunks the range touches.
     uint64_t first = offset / info.chunk_bytes;
     uint64_t skip = offset % info.chunk_bytes;
-    std::string chunk;
+    std::string own;
+    std::string& chunk = scratch != nullptr ? *scratch : own;
     for (uint64_t i = first; count > 0; ++i) {
       Status s = kv_->Get(ro, keys_->AttachmentChunk(digest, static_cast<uint32_t>(i)), &chunk);
       if (s.IsNotFound()) return Status::Corruption("attachment chunk missing");
@@ -218,7 +222,7 @@ Status AttachmentStore::ReadDecoded(const KVReadOptions& ro, std::string_view di
       return false;
     }
     return true;
-  });
+  }, scratch);
   if (!s.ok()) return s;
   if (corrupt) return Status::Corruption("attachment body is not valid gzip");
   return Status::OK();

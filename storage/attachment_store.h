@@ -69,14 +69,18 @@ class AttachmentStore {
   Status Stat(const KVReadOptions& ro, std::string_view digest, AttachmentBodyInfo* info);
 
   // Sends the stored bytes (gzip ones as they are) to `sink`, chunk by chunk.
+  // `scratch`, when given, holds each chunk (a caller reading many bodies
+  // keeps one buffer instead of allocating one per chunk); `sink` must not
+  // use it.
   Status ReadStored(const KVReadOptions& ro, std::string_view digest,
-                    const AttachmentBodyInfo& info, const AttachmentSink& sink);
+                    const AttachmentBodyInfo& info, const AttachmentSink& sink,
+                    std::string* scratch = nullptr);
   // Sends decoded bytes [offset, offset + count) to `sink` (count is clipped
   // to the body), decompressing gzip bodies as it goes: memory stays at a
   // chunk or two whatever the body's size.
   Status ReadDecoded(const KVReadOptions& ro, std::string_view digest,
                      const AttachmentBodyInfo& info, uint64_t offset, uint64_t count,
-                     const AttachmentSink& sink);
+                     const AttachmentSink& sink, std::string* scratch = nullptr);
   // The whole decoded body.
   Status ReadAll(const KVReadOptions& ro, std::string_view digest, std::string* out);
 
