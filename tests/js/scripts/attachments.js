@@ -59,17 +59,21 @@ check('get with attachments: base64 and binary', async () => {
   assert.strictEqual(doc._attachments.a.revpos, 1);
 });
 
-check('bulkDocs takes Buffers and base64 and reports bad data per document', async () => {
+check('bulkDocs takes Buffers and base64; bad data refuses the batch', async () => {
   const db = new PouchDB(dbName);
+  const bad = await db.bulkDocs([
+    { _id: 'b0', _attachments: { x: { content_type: 'text/plain', data: Buffer.from('zero') } } },
+    { _id: 'b3', _attachments: { x: { content_type: 'text/plain', data: 'not base64!' } } },
+  ]).then(() => null, (e) => e);
+  assert.strictEqual(bad.status, 400);
+  assert.strictEqual(bad.name, 'bad_request');
+  assert.strictEqual((await db.get('b0').then(() => null, (e) => e)).status, 404);
   const res = await db.bulkDocs([
     { _id: 'b1', _attachments: { x: { content_type: 'text/plain', data: Buffer.from('one') } } },
     { _id: 'b2', _attachments: { x: { content_type: 'text/plain', data: 'dHdv' } } },
-    { _id: 'b3', _attachments: { x: { content_type: 'text/plain', data: 'not base64!' } } },
   ]);
   assert.strictEqual(res[0].ok, true);
   assert.strictEqual(res[1].ok, true);
-  assert.strictEqual(res[2].status, 400);
-  assert.strictEqual(res[2].name, 'bad_request');
   assert.strictEqual((await db.getAttachment('b1', 'x')).toString(), 'one');
   assert.strictEqual((await db.getAttachment('b2', 'x')).toString(), 'two');
 });
