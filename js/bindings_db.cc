@@ -3,15 +3,19 @@
 // database.h): JS values in, JSON text through the engine, V8 values out.
 // Errors are thrown as PouchDB-shaped errors (IsolateThread::MakeError).
 // Options arrive as JSON text (js/prelude/pouchdb.js drops callbacks from them).
+#include <cstring>
+
 #include <v8-container.h>
 #include <v8-exception.h>
 #include <v8-function.h>
 #include <v8-primitive.h>
+#include <v8-typed-array.h>
 #include <v8-template.h>
 
 #include "js/convert.h"
 #include "js/isolate_thread.h"
 #include "util/couch_json.h"
+#include "util/digest.h"
 #include "util/http_status.h"
 #include "settee/store.h"
 #include "util/json.h"
@@ -83,6 +87,56 @@ uint64_t Uint(const json::Value& o, const char* key, uint64_t dflt) {
     }
   }
   return dflt;
+}
+
+// The attachment read options of a get/open_revs options object.
+void AttachmentOpts(const json::Value& o, GetOptions* opts) {
+  opts->attachments = Bool(o, "attachments");
+  opts->att_encoding_info = Bool(o, "att_encoding_info");
+  auto since = o.FindMember("atts_since");
+  if (since != o.MemberEnd() && since->value.IsArray()) {
+    for (const auto& r : since->value.GetArray()) {
+      if (r.IsString()) opts->atts_since.emplace_back(json::View(r));
+    }
+  }
+}
+
+v8::Local<v8::String> Str(v8::Isolate* isolate, std::string_view s) { return ToV8String(isolate, s); }
+
+// The bytes of an ArrayBufferView or ArrayBuffer argument; false if it is
+// neither.
+bool BytesArg(v8::Local<v8::Value> v, std::string_view* out) {
+  if (v->IsArrayBufferView()) {
+    auto view = v.As<v8::ArrayBufferView>();
+    const char* base = static_cast<const char*>(view->Buffer()->GetBackingStore()->Data());
+    *out = std::string_view(base == nullptr ? "" : base + view->ByteOffset(), view->ByteLength());
+    return true;
+  }
+  if (v->IsArrayBuffer()) {
+    auto ab = v.As<v8::ArrayBuffer>();
+    const char* base = static_cast<const char*>(ab->GetBackingStore()->Data());
+    *out = std::string_view(base == nullptr ? "" : base, ab->ByteLength());
+    return true;
+  }
+  return false;
+}
+
+// The whole decoded body of `reader`, read straight into a new ArrayBuffer.
+Status ReadAttachmentBytes(v8::Isolate* isolate, AttachmentReader& reader,
+                           v8::Local<v8::Uint8Array>* out) {
+  const uint64_t length = reader.info().length;
+  auto ab = v8::ArrayBuffer::New(isolate, length);
+  char* dst = static_cast<char*>(ab->GetBackingStore()->Data());
+  uint64_t at = 0;
+  Status s = reader.Read(0, length, [&](std::string_view piece) {
+    if (at + piece.size() > length) return false;  // the header lied: stop
+    std::memcpy(dst + at, piece.data(), piece.size());
+    at += piece.size();
+    return true;
+  });
+  if (s.ok() && at != length) s = Status::Corruption("attachment body shorter than its length");
+  if (s.ok()) *out = v8::Uint8Array::New(ab, 0, length);
+  return s;
 }
 
 // Returns the parsed value, or an empty handle with the exception pending.
@@ -245,6 +299,52 @@ void DbRemove(const Args& args) {
   args.GetReturnValue().Set(Pair(isolate, r->id, r->rev));
 }
 
+// Returns document `json` (read with attachments_follow) with the "data" of
+// each "follows" attachment set to its bytes, as PouchDB's binary option.
+void ReturnWithBodies(const Args& args, Database& db, const std::string& id,
+                      const std::string& json) {
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
+  v8::Local<v8::Value> doc;
+  if (!JsonToV8(ctx, json).ToLocal(&doc) || !doc->IsObject()) return;
+  v8::Local<v8::Object> obj = doc.As<v8::Object>();
+  v8::Local<v8::Value> atts;
+  v8::Local<v8::Value> rev;
+  if (!obj->Get(ctx, Str(isolate, "_attachments")).ToLocal(&atts) || !atts->IsObject() ||
+      !obj->Get(ctx, Str(isolate, "_rev")).ToLocal(&rev)) {
+    args.GetReturnValue().Set(doc);
+    return;
+  }
+  const std::string rev_text = ToUtf8(isolate, rev);
+  v8::Local<v8::Array> names;
+  if (!atts.As<v8::Object>()->GetOwnPropertyNames(ctx).ToLocal(&names)) return;
+  const auto follows = Str(isolate, "follows");
+  for (uint32_t i = 0; i < names->Length(); ++i) {
+    v8::Local<v8::Value> name, entry, flag;
+    if (!names->Get(ctx, i).ToLocal(&name) || !atts.As<v8::Object>()->Get(ctx, name).ToLocal(&entry) ||
+        !entry->IsObject() || !entry.As<v8::Object>()->Get(ctx, follows).ToLocal(&flag) ||
+        !flag->IsTrue()) {
+      continue;
+    }
+    auto reader = db.OpenAttachment(id, ToUtf8(isolate, name), rev_text);
+    if (!reader.ok()) {
+      Fail(args, reader.status());
+      return;
+    }
+    v8::Local<v8::Uint8Array> bytes;
+    Status s = ReadAttachmentBytes(isolate, **reader, &bytes);
+    if (!s.ok()) {
+      Fail(args, s);
+      return;
+    }
+    v8::Local<v8::Object> e = entry.As<v8::Object>();
+    e->Delete(ctx, follows).Check();
+    e->Delete(ctx, Str(isolate, "length")).Check();
+    e->Set(ctx, Str(isolate, "data"), bytes).Check();
+  }
+  args.GetReturnValue().Set(doc);
+}
+
 // dbGet(h, id, optsJson?) -> doc
 void DbGet(const Args& args) {
   auto db = DbArg(args);
@@ -261,6 +361,9 @@ void DbGet(const Args& args) {
     opts.local_seq = Bool(o, "local_seq");
     opts.latest = Bool(o, "latest");
     if (Bool(o, "meta")) opts.conflicts = opts.deleted_conflicts = opts.revs_info = true;
+    AttachmentOpts(o, &opts);
+    // binary: bodies come as bytes, not base64 (ReturnWithBodies).
+    opts.attachments_follow = opts.attachments && Bool(o, "binary");
   }
   // The id is converted into a reused buffer: db.get is the hot path.
   thread_local std::string id;
@@ -276,6 +379,10 @@ void DbGet(const Args& args) {
   auto r = db->Get(id, opts);
   if (!r.ok()) {
     Fail(args, r.status());
+    return;
+  }
+  if (opts.attachments_follow) {
+    ReturnWithBodies(args, *db, id, *r);
     return;
   }
   ReturnJson(args, *r);
@@ -310,6 +417,7 @@ void DbOpenRevs(const Args& args) {
   opts.revs = Bool(o, "revs");
   opts.latest = Bool(o, "latest");
   opts.conflicts = Bool(o, "conflicts");
+  AttachmentOpts(o, &opts);
   std::vector<OpenRevResult> out;
   Status s = db->GetOpenRevs(ToUtf8(args.GetIsolate(), args[1]), revs, opts, &out);
   if (!s.ok()) {
@@ -541,6 +649,8 @@ void DbBulkGet(const Args& args) {
   BulkGetOptions opts;
   opts.revs = Bool(o, "revs");
   opts.latest = Bool(o, "latest");
+  opts.attachments = Bool(o, "attachments");
+  opts.att_encoding_info = Bool(o, "att_encoding_info");
   std::vector<BulkGetResult> res;
   Status s = db->BulkGet(req, opts, &res);
   if (!s.ok()) {
@@ -554,6 +664,83 @@ void DbBulkGet(const Args& args) {
   }
   out += "]}";
   ReturnJson(args, out);
+}
+
+//////// attachments
+
+// dbPutAttachment(h, id, name, rev, type, bytes | base64) -> [id, rev]
+void DbPutAttachment(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  v8::Isolate* isolate = args.GetIsolate();
+  std::string_view bytes;
+  std::string decoded;
+  if (!BytesArg(args[5], &bytes)) {
+    if (!args[5]->IsString() || !Base64Decode(ToUtf8(isolate, args[5]), &decoded)) {
+      Fail(args, Status::BadRequest("Attachment data must be a Buffer, a typed array or base64"));
+      return;
+    }
+    bytes = decoded;
+  }
+  const std::string rev = args[3]->IsString() ? ToUtf8(isolate, args[3]) : std::string();
+  auto r = db->PutAttachment(ToUtf8(isolate, args[1]), ToUtf8(isolate, args[2]), rev,
+                             args[4]->IsString() ? ToUtf8(isolate, args[4]) : std::string(),
+                             decoded.empty() ? std::string(bytes) : std::move(decoded));
+  if (!r.ok()) {
+    Fail(args, r.status());
+    return;
+  }
+  args.GetReturnValue().Set(Pair(isolate, r->id, r->rev));
+}
+
+// dbGetAttachment(h, id, name, rev?) -> Uint8Array
+void DbGetAttachment(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  v8::Isolate* isolate = args.GetIsolate();
+  const std::string rev = args[3]->IsString() ? ToUtf8(isolate, args[3]) : std::string();
+  auto reader = db->OpenAttachment(ToUtf8(isolate, args[1]), ToUtf8(isolate, args[2]), rev);
+  if (!reader.ok()) {
+    Fail(args, reader.status());
+    return;
+  }
+  v8::Local<v8::Uint8Array> bytes;
+  Status s = ReadAttachmentBytes(isolate, **reader, &bytes);
+  if (!s.ok()) {
+    Fail(args, s);
+    return;
+  }
+  args.GetReturnValue().Set(bytes);
+}
+
+// dbRemoveAttachment(h, id, name, rev) -> [id, rev]
+void DbRemoveAttachment(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  v8::Isolate* isolate = args.GetIsolate();
+  auto r = db->DeleteAttachment(ToUtf8(isolate, args[1]), ToUtf8(isolate, args[2]),
+                                args[3]->IsString() ? ToUtf8(isolate, args[3]) : std::string());
+  if (!r.ok()) {
+    Fail(args, r.status());
+    return;
+  }
+  args.GetReturnValue().Set(Pair(isolate, r->id, r->rev));
+}
+
+// base64Encode(bytes) -> string, for attachment data given as bytes.
+void Base64EncodeFn(const Args& args) {
+  std::string_view bytes;
+  if (!BytesArg(args[0], &bytes)) {
+    Fail(args, Status::BadRequest("expected a Buffer or typed array"));
+    return;
+  }
+  const std::string text = Base64Encode(bytes);
+  v8::Local<v8::String> s;
+  if (v8::String::NewFromOneByte(args.GetIsolate(), reinterpret_cast<const uint8_t*>(text.data()),
+                                 v8::NewStringType::kNormal, static_cast<int>(text.size()))
+          .ToLocal(&s)) {
+    args.GetReturnValue().Set(s);
+  }
 }
 
 //////// live feeds
@@ -589,6 +776,10 @@ void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "dbChanges", DbChanges);
   SetFn(ctx, native, "dbRevsDiff", DbRevsDiff);
   SetFn(ctx, native, "dbBulkGet", DbBulkGet);
+  SetFn(ctx, native, "dbPutAttachment", DbPutAttachment);
+  SetFn(ctx, native, "dbGetAttachment", DbGetAttachment);
+  SetFn(ctx, native, "dbRemoveAttachment", DbRemoveAttachment);
+  SetFn(ctx, native, "base64Encode", Base64EncodeFn);
   SetFn(ctx, native, "dbListen", DbListen);
   SetFn(ctx, native, "dbUnlisten", DbUnlisten);
 }

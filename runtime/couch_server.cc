@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "runtime/attachment_http.h"
 #include "runtime/couch_error.h"
 #include "runtime/log.h"
 
@@ -168,6 +169,7 @@ CouchServer::CouchServer(Store* store, const CouchServerOptions& options)
   RegisterServerEndpoints(*this);
   RegisterDatabaseEndpoints(*this);
   RegisterDocumentEndpoints(*this);
+  RegisterAttachmentEndpoints(*this);
   RegisterChangesEndpoints(*this);
 }
 

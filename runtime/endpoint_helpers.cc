@@ -140,4 +140,14 @@ std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq) {
   return out;
 }
 
+std::string RequestedRev(const RequestContext& ctx) {
+  if (const std::string* r = ctx.Param("rev")) return *r;
+  if (const std::string* m = ctx.req.Header("if-match")) {
+    std::string v = *m;
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+    return v;
+  }
+  return {};
+}
+
 }  // namespace settee

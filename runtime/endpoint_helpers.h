@@ -29,6 +29,9 @@ Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_bo
 // Serializes an _all_docs result.
 std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq);
 
+// The rev a write names: ?rev= or, failing that, If-Match (quotes stripped).
+std::string RequestedRev(const RequestContext& ctx);
+
 // ETag value for a revision: the quoted rev.
 inline std::string RevETag(std::string_view rev) { return "\"" + std::string(rev) + "\""; }
 

@@ -301,6 +301,9 @@ Status BulkGet(RequestContext& ctx) {
   s = ctx.BoolParam("revs", &opts.revs);
   if (s.ok()) s = ctx.BoolParam("latest", &opts.latest);
   if (!s.ok()) return s;
+  // Attachment flags are lenient, as on document reads.
+  ctx.BoolParam("attachments", &opts.attachments, false).ok();
+  ctx.BoolParam("att_encoding_info", &opts.att_encoding_info, false).ok();
   for (const char* k : {"revs", "latest"}) {
     auto m = body.FindMember(k);
     if (m != body.MemberEnd() && m->value.IsBool()) {

@@ -3,6 +3,7 @@
 // DELETE and COPY.
 #include <cstring>
 
+#include "runtime/attachment_http.h"
 #include "runtime/couch_error.h"
 #include "runtime/endpoint_helpers.h"
 #include "runtime/users_db.h"
@@ -35,17 +36,6 @@ std::string ExtractRev(std::string_view doc) {
   return std::string(doc.substr(p, e - p));
 }
 
-// rev from ?rev= or If-Match (quotes stripped).
-std::string RequestedRev(const RequestContext& ctx) {
-  if (const std::string* r = ctx.Param("rev")) return *r;
-  if (const std::string* m = ctx.req.Header("if-match")) {
-    std::string v = *m;
-    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
-    return v;
-  }
-  return {};
-}
-
 bool AcceptsMultipartMixed(const RequestContext& ctx) {
   const std::string* accept = ctx.req.Header("accept");
   return accept != nullptr && accept->find("multipart/mixed") != std::string::npos;
@@ -63,7 +53,7 @@ Status ParseGetOptions(RequestContext& ctx, GetOptions* opts) {
   ctx.BoolParam("meta", &meta, false).ok();
   if (meta) opts->conflicts = opts->deleted_conflicts = opts->revs_info = true;
   if (const std::string* rev = ctx.Param("rev")) opts->rev = *rev;
-  return Status::OK();
+  return ParseAttachmentOptions(ctx, opts);
 }
 
 Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
@@ -82,24 +72,34 @@ Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
     }
   }
   std::vector<OpenRevResult> results;
+  const bool multipart = AcceptsMultipartMixed(ctx);
+  GetOptions read_opts = opts;
+  // Multipart answers send attachment bodies as parts, after each document.
+  read_opts.attachments_follow = multipart;
   // An empty list asks for no revisions (GetOpenRevs reads it as "all").
-  Status s = all || !revs.empty() ? db.GetOpenRevs(docid, revs, opts, &results) : Status::OK();
+  Status s =
+      all || !revs.empty() ? db.GetOpenRevs(docid, revs, read_opts, &results) : Status::OK();
   if (!s.ok()) return s;
-  if (AcceptsMultipartMixed(ctx)) {
+  if (multipart) {
     std::string boundary = RandomUuidHex();
-    std::string out;
-    for (const OpenRevResult& r : results) {
-      out += "--" + boundary + "\r\n";
-      if (r.found) {
-        out += "Content-Type: application/json\r\n\r\n" + r.doc + "\r\n";
-      } else {
-        out += "Content-Type: application/json; error=\"true\"\r\n\r\n{\"missing\":" +
-               json::Quote(r.rev) + "}\r\n";
-      }
-    }
-    out += "--" + boundary + "--";
     ctx.res.AddHeader("Cache-Control", "must-revalidate");
-    ctx.res.Send(200, "multipart/mixed; boundary=\"" + boundary + "\"", out);
+    if (!ctx.res.StartChunked(200, "multipart/mixed; boundary=\"" + boundary + "\"")) {
+      return Status::OK();
+    }
+    if (ctx.req.method == "HEAD") return Status::OK();
+    for (const OpenRevResult& r : results) {
+      bool ok;
+      if (r.found) {
+        ok = WriteOpenRevPart(ctx, db, docid, r.doc, boundary);
+      } else {
+        ok = ctx.res.WriteChunk("--" + boundary +
+                                "\r\nContent-Type: application/json; error=\"true\"\r\n\r\n{\"missing\":" +
+                                json::Quote(r.rev) + "}\r\n");
+      }
+      if (!ok) return Status::OK();  // the peer is gone, or a body vanished: cut short
+    }
+    ctx.res.WriteChunk("--" + boundary + "--");
+    ctx.res.EndChunked();
     return Status::OK();
   }
   std::string out = "[";
@@ -119,6 +119,9 @@ Status GetDoc(RequestContext& ctx, std::string_view prefix) {
   Status s = ParseGetOptions(ctx, &opts);
   if (!s.ok()) return s;
   if (ctx.Param("open_revs") != nullptr) return SendOpenRevs(ctx, **db, docid, opts);
+  if (opts.attachments && Accepts(ctx, "multipart/related")) {
+    return SendDocMultipartRelated(ctx, **db, docid, opts);
+  }
   auto doc = (*db)->Get(docid, opts);
   if (!doc.ok()) return doc.status();
   std::string rev = ExtractRev(*doc);
@@ -170,9 +173,20 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
   auto db = ctx.OpenDb(IsDesignId(docid));
   if (!db.ok()) return db.status();
   std::string ct = ctx.req.ContentType();
+  if (ct == "multipart/related") {
+    UpdateOptions opts;
+    bool new_edits = true;
+    Status s = ctx.BoolParam("new_edits", &new_edits);
+    if (!s.ok()) return s;
+    opts.new_edits = new_edits;
+    DocUpdateResult r;
+    s = PutDocMultipart(ctx, **db, docid, opts, &r);
+    if (!s.ok()) return s;
+    return SendWritten(ctx, r, 201);
+  }
   if (ct.substr(0, 10) == "multipart/") {
     return Status(Status::Code::kBadContentType,
-                  "multipart document bodies are not supported on this endpoint");
+                  "multipart document bodies other than multipart/related are not supported");
   }
   std::string body = ctx.req.body;
   if (body.empty()) return Status::BadRequest("Document must be a JSON object");
@@ -236,6 +250,8 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   if (!db.ok()) return db.status();
   GetOptions gopts;
   if (const std::string* r = ctx.Param("rev")) gopts.rev = *r;
+  // The copy gets the attachments' bodies (stored once: same digests).
+  gopts.attachments = true;
   auto src = (*db)->Get(source, gopts);
   if (!src.ok()) return src.status();
   json::Document doc;

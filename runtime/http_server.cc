@@ -551,6 +551,17 @@ bool HttpResponse::StartChunked(int status, std::string_view content_type) {
   return conn_->Write(out);
 }
 
+bool HttpResponse::StartFixed(int status, std::string_view content_type, uint64_t length) {
+  if (started_) return false;
+  started_ = true;
+  fixed_ = true;
+  std::string out =
+      BuildHead(status, content_type, ("Content-Length: " + std::to_string(length) + "\r\n").c_str());
+  if (req_->method == "HEAD") finished_ = true;
+  bytes_sent_ += out.size();
+  return conn_->Write(out);
+}
+
 bool HttpResponse::WriteChunk(std::string_view data) {
   if (!started_ || finished_) return false;
   if (data.empty()) return !conn_->PeerGone();
@@ -569,6 +580,7 @@ bool HttpResponse::WriteChunk(std::string_view data) {
 bool HttpResponse::EndChunked() {
   if (!started_ || finished_) return false;
   finished_ = true;
+  if (fixed_) return !conn_->PeerGone();
   if (!chunked_) {
     keep_alive_ = false;
     return true;

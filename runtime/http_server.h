@@ -98,6 +98,10 @@ class HttpResponse {
   // Starts a streamed response (chunked for HTTP/1.1; for HTTP/1.0 the body
   // runs to connection close).
   bool StartChunked(int status, std::string_view content_type);
+  // Starts a streamed response of exactly `length` bytes (Content-Length
+  // framing, so the connection stays reusable): WriteChunk() them, then
+  // EndChunked(). For HEAD only the head is sent.
+  bool StartFixed(int status, std::string_view content_type, uint64_t length);
   // Sends one piece; empty pieces are skipped. False when the peer is gone.
   bool WriteChunk(std::string_view data);
   bool EndChunked();
@@ -130,6 +134,7 @@ class HttpResponse {
   bool started_ = false;
   bool finished_ = false;
   bool chunked_ = false;
+  bool fixed_ = false;  // StartFixed(): raw pieces, Content-Length framing
   int status_ = 0;
   uint64_t bytes_sent_ = 0;
   uint64_t seen_wakes_ = 0;

@@ -156,6 +156,11 @@ int RequestParser::OnHeadersComplete(http_parser* p) {
     if (p->content_length > self->limits_.max_body_bytes) {
       return fail(413, "the request entity is too large");
     }
+    // One allocation for the whole body: growing a large upload (an
+    // attachment) by doubling would copy it twice over and hold the old and
+    // the new buffer at once. Pages are touched only as bytes arrive, so a
+    // client announcing a body it never sends pins address space, not RAM.
+    self->request_.body.reserve(p->content_length);
   }
   self->pending_ = Event::kHeadersComplete;
   http_parser_pause(p, 1);

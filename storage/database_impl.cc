@@ -18,7 +18,12 @@ constexpr size_t kCompactionChunk = 256;
 }  // namespace
 
 DatabaseImpl::DatabaseImpl(StoreImpl* owner, std::string name, uint64_t db_id)
-    : owner_(owner), kv_(owner->kv()), name_(std::move(name)), db_id_(db_id), keys_(db_id) {}
+    : owner_(owner),
+      kv_(owner->kv()),
+      name_(std::move(name)),
+      db_id_(db_id),
+      keys_(db_id),
+      attachment_store_(kv_, &keys_) {}
 
 void DatabaseImpl::InitializeNew(uint64_t db_id, uint32_t revs_limit, KVWriteBatch* batch) {
   keys::DatabaseKeys keys(db_id);
@@ -204,6 +209,8 @@ Status DatabaseImpl::Compact() {
     }
   }
   Status s = CompactChanges();
+  if (!s.ok()) return s;
+  s = CollectAttachmentGarbage();
   if (!s.ok()) return s;
   kv_->CompactRange(keys_.prefix(), keys::PrefixEnd(keys_.prefix()));
   return Status::OK();

@@ -39,9 +39,12 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "settee/database.h"
 #include "settee/kv.h"
+#include "storage/attachment_store.h"
 #include "storage/doc_record.h"
 #include "storage/document.h"
 #include "storage/keys.h"
@@ -106,6 +109,20 @@ class DatabaseImpl final : public Database {
   Status SetRevsLimit(uint32_t limit) override;
   std::string Security() const override;
   Status SetSecurity(std::string_view json) override;
+  Result<DocUpdateResult> PutAttachment(std::string_view docid, std::string_view name,
+                                        std::string_view rev, std::string_view content_type,
+                                        std::string data) override;
+  Result<DocUpdateResult> DeleteAttachment(std::string_view docid, std::string_view name,
+                                           std::string_view rev) override;
+  Result<std::unique_ptr<AttachmentReader>> OpenAttachment(std::string_view docid,
+                                                           std::string_view name,
+                                                           std::string_view rev) override;
+  Result<DocUpdateResult> PutWithBodies(std::string_view docid, std::string_view json,
+                                        std::vector<std::string> bodies,
+                                        const UpdateOptions& options) override;
+
+  // The attachment bodies of this database (for tests and sizes).
+  AttachmentStore& attachment_store() { return attachment_store_; }
 
  private:
   class WriteContext;  // one write batch in progress (database_write.cc)
@@ -162,6 +179,40 @@ class DatabaseImpl final : public Database {
   Status Commit(WriteContext& ctx);
   void NotifyListeners(uint64_t seq);
 
+  //////// Attachments (database_attachments.cc)
+  // Digests whose bodies a write has stored (or found) and whose revisions
+  // are not committed yet: compaction must not collect them. Released on
+  // destruction, after the write's commit.
+  class AttachmentPins {
+   public:
+    explicit AttachmentPins(DatabaseImpl* db) : db_(db) {}
+    ~AttachmentPins();
+    AttachmentPins(const AttachmentPins&) = delete;
+    AttachmentPins& operator=(const AttachmentPins&) = delete;
+    void Pin(const std::string& digest);
+
+   private:
+    DatabaseImpl* const db_;
+    std::vector<std::string> digests_;
+  };
+  // Before the write queue, outside every lock: stores the bodies of `doc`'s
+  // new attachments (digest, gzip, chunks) and leaves their entries holding
+  // digest and length instead of data.
+  Status StageAttachments(IncomingDoc& doc, bool new_edits, AttachmentPins* pins);
+  // Under write_mu_: appends `doc`'s _attachments member to its body, stubs
+  // resolved against `parent_body` (nullptr: no parent revision; kMissingStub
+  // for any stub). New bodies get revpos `gen` (a replicated entry keeps
+  // the revpos it came with).
+  static Status FinishAttachments(IncomingDoc& doc, const std::string* parent_body, uint64_t gen,
+                                  bool new_edits);
+  // Stages and writes one document (Put() of an already parsed document).
+  Result<DocUpdateResult> WriteOneDoc(IncomingDoc doc, const UpdateOptions& options);
+  // `body` of revision `index` with the attachment options applied.
+  Status ExpandAttachments(const KVReadOptions& ro, const DocRecord& record, int index,
+                           const GetOptions& options, std::string* body);
+  // Compaction's last pass: deletes the bodies no stored revision names.
+  Status CollectAttachmentGarbage();
+
   //////// Reading (database_read.cc)
   // Reads and decodes the record of `docid`; kNotFound "missing" if absent.
   Status ReadRecord(const KVReadOptions& ro, std::string_view docid, DocRecord* record);
@@ -211,6 +262,11 @@ class DatabaseImpl final : public Database {
   std::atomic<uint64_t> doc_del_count_{0};
   std::atomic<uint64_t> external_size_{0};
   std::atomic<uint32_t> revs_limit_{1000};
+
+  AttachmentStore attachment_store_;
+  // Taken alone, or inside write_mu_ (compaction), never the other way.
+  std::mutex att_mu_;
+  std::unordered_multiset<std::string> pending_digests_;  // GUARDED_BY(att_mu_)
 
   mutable std::mutex security_mu_;
   std::string security_;  // GUARDED_BY(security_mu_)

@@ -136,7 +136,8 @@ Result<std::string> DatabaseImpl::Get(std::string_view docid, const GetOptions& 
   if (!s.ok()) return s;
   if (IsLocalDocId(docid)) return GetLocal(docid);
   const bool plain = options.rev.empty() && !options.revs && !options.revs_info &&
-                     !options.conflicts && !options.deleted_conflicts && !options.local_seq;
+                     !options.conflicts && !options.deleted_conflicts && !options.local_seq &&
+                     !options.attachments && !options.att_encoding_info;
   if (plain) {
     // The common case reads one key and decodes only the record header.
     std::string bytes;
@@ -171,6 +172,10 @@ Result<std::string> DatabaseImpl::Get(std::string_view docid, const GetOptions& 
   std::string body;
   s = ReadBody(ro, docid, record, index, &body);
   if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
+  if (options.attachments || options.att_encoding_info) {
+    s = ExpandAttachments(ro, record, index, options, &body);
+    if (!s.ok()) return s;
+  }
   return RevisionJson(docid, record, index, body, options);
 }
 
@@ -212,6 +217,10 @@ Status DatabaseImpl::OpenRevsOf(const KVReadOptions& ro, std::string_view docid,
       return Status::OK();
     }
     if (!st.ok()) return st;
+    if (options.attachments || options.att_encoding_info) {
+      st = ExpandAttachments(ro, record, index, options, &body);
+      if (!st.ok()) return st;
+    }
     out->push_back(OpenRevResult{rev, true, RevisionJson(docid, record, index, body, options)});
     return Status::OK();
   };
@@ -657,6 +666,8 @@ Status DatabaseImpl::BulkGet(const std::vector<BulkGetRequest>& request,
   GetOptions get_options;
   get_options.revs = options.revs;
   get_options.latest = options.latest;
+  get_options.attachments = options.attachments;
+  get_options.att_encoding_info = options.att_encoding_info;
   // One snapshot for the whole request, and one record read per document.
   auto snapshot = kv_->GetSnapshot();
   KVReadOptions ro{snapshot.get()};

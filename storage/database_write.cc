@@ -283,6 +283,8 @@ Status DatabaseImpl::ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdate
 
   if (!*slot) {
     if (doc.rev) return Status::Conflict();
+    Status s = FinishAttachments(doc, nullptr, 1, true);
+    if (!s.ok()) return s;
     CreateDoc(doc, *slot, ctx, result);
     return Status::OK();
   }
@@ -302,6 +304,17 @@ Status DatabaseImpl::ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdate
   }
   DocRecord& record = **slot;
   std::string parent_rev = parent == RevTree::kNone ? "" : record.tree.RevString(parent);
+  if (doc.attachments) {
+    std::string parent_body;
+    if (parent != RevTree::kNone) {
+      if (parent == record.tree.Winner()) parent_body = record.winner_body;
+      else ctx.Get(keys_.RevBody(doc.id, parent_rev), &parent_body).ok();  // none: no stubs
+    }
+    Status s = FinishAttachments(doc, parent == RevTree::kNone ? nullptr : &parent_body,
+                                 parent == RevTree::kNone ? 1 : record.tree.node(parent).gen + 1,
+                                 true);
+    if (!s.ok()) return s;
+  }
   RevId rev;
   rev.gen = parent == RevTree::kNone ? 1 : record.tree.node(parent).gen + 1;
   rev.hash = ComputeRevHash(parent_rev, doc.deleted, doc.body);
@@ -354,6 +367,23 @@ Status DatabaseImpl::ApplyReplicated(IncomingDoc& doc, WriteContext& ctx,
     if (existing != RevTree::kNone && (*slot)->tree.node(existing).has_body) {
       return Status::OK();  // already have it: replication is idempotent
     }
+  }
+  if (doc.attachments) {
+    // Stubs refer to the nearest ancestor this database has a body of.
+    std::string parent_body;
+    bool have_parent = false;
+    for (size_t k = 1; *slot && k < path.ids.size() && !have_parent; ++k) {
+      const int i = (*slot)->tree.Find(RevId{path.start - k, path.ids[k]});
+      if (i == RevTree::kNone || !(*slot)->tree.node(i).has_body) continue;
+      if (i == (*slot)->tree.Winner()) {
+        parent_body = (*slot)->winner_body;
+        have_parent = true;
+      } else {
+        have_parent = ctx.Get(keys_.RevBody(doc.id, (*slot)->tree.RevString(i)), &parent_body).ok();
+      }
+    }
+    Status s = FinishAttachments(doc, have_parent ? &parent_body : nullptr, path.start, false);
+    if (!s.ok()) return s;
   }
   std::optional<DocRecord> fresh;
   DocRecord& record = *slot ? **slot : fresh.emplace();
@@ -540,6 +570,15 @@ Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<S
   }
   results->resize(parsed.size());
   std::vector<bool> valid(parsed.size(), true);
+  // Attachment bodies are stored before the queue (a body that cannot be
+  // stored refuses the request like a document that does not parse); the
+  // pins keep compaction off them until the revisions naming them commit.
+  AttachmentPins pins(this);
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    if (!parsed[i].attachments) continue;
+    Status s = StageAttachments(parsed[i], options.new_edits, &pins);
+    if (!s.ok()) return s;
+  }
   Writer w(&parsed, &valid, options.new_edits, results);
   return WriteGrouped(&w);
 }
@@ -681,6 +720,7 @@ Result<DocUpdateResult> DatabaseImpl::Put(std::string_view docid, std::string_vi
   std::vector<IncomingDoc> docs(1);
   Status s = ParseIncomingDoc(json, docid, owner_->options().max_document_size, &docs[0]);
   if (!s.ok()) return s;
+  if (docs[0].attachments) return WriteOneDoc(std::move(docs[0]), options);
   std::vector<bool> valid{true};
   std::vector<DocUpdateResult> results(1);
   Writer w(&docs, &valid, options.new_edits, &results);

@@ -94,6 +94,56 @@ Status LocalRevFromRevisions(const json::Value& v, std::optional<std::string>* r
 
 }  // namespace
 
+Status ParseAttachmentsJson(const json::Value& value, std::vector<IncomingAttachment>* out) {
+  out->clear();
+  if (!value.IsObject()) return Status::BadRequest("_attachments must be an object");
+  for (const auto& member : value.GetObject()) {
+    IncomingAttachment& att = out->emplace_back();
+    att.name.assign(json::View(member.name));
+    if (!att.name.empty() && att.name[0] == '_') {
+      return Status::BadRequest("Attachment name '" + att.name +
+                                "' starts with prohibited character '_'");
+    }
+    if (att.name.empty()) return Status::BadRequest("Attachment name can't be empty");
+    const json::Value& v = member.value;
+    if (!v.IsObject()) return Status::BadRequest("Bad attachment: " + att.name);
+    auto str = [&v](const char* key, std::string* into) {
+      auto it = v.FindMember(key);
+      if (it != v.MemberEnd() && it->value.IsString()) into->assign(json::View(it->value));
+    };
+    auto flag = [&v](const char* key) {
+      auto it = v.FindMember(key);
+      return it != v.MemberEnd() && it->value.IsBool() && it->value.GetBool();
+    };
+    str("content_type", &att.content_type);
+    str("digest", &att.digest);
+    str("encoding", &att.encoding);
+    if (auto it = v.FindMember("revpos"); it != v.MemberEnd() && it->value.IsUint64()) {
+      att.revpos = it->value.GetUint64();
+    }
+    if (auto it = v.FindMember("length"); it != v.MemberEnd() && it->value.IsUint64()) {
+      att.length = it->value.GetUint64();
+    }
+    auto data = v.FindMember("data");
+    if (data != v.MemberEnd()) {
+      // CouchDB's couch_att:inline_from_json: data wins over stub/follows.
+      if (!data->value.IsString() || !Base64Decode(json::View(data->value), &att.data)) {
+        return Status::BadRequest("Invalid attachment data for " + att.name);
+      }
+      att.encoding.clear();  // inline data is always the decoded bytes
+      continue;
+    }
+    if (flag("stub")) {
+      att.stub = true;
+    } else if (flag("follows")) {
+      att.follows = true;
+    } else {
+      return Status::BadRequest("Invalid attachment stub in document for " + att.name);
+    }
+  }
+  return Status::OK();
+}
+
 Status ValidateDocId(std::string_view id) {
   if (id.empty()) return {Status::Code::kIllegalDocId, "Document id must not be empty"};
   if (id[0] != '_') return Status::OK();
@@ -121,6 +171,9 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
   // The serialized _revisions value, when there was one.
   const std::string& revisions_json() const { return revisions_json_; }
   bool has_revisions() const { return has_revisions_; }
+  // The serialized _attachments value, when there was one.
+  const std::string& attachments_json() const { return attachments_json_; }
+  bool has_attachments() const { return has_attachments_; }
 
   bool Null() { return Scalar([](auto& w) { return w.Null(); }, Kind::kNull); }
   bool Bool(bool b) {
@@ -166,7 +219,10 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
           return true;
         case SpecialMember::kIgnored: mode_ = Mode::kSkip; return true;
         case SpecialMember::kAttachments:
-          return Fail(Status::BadRequest("attachments are not supported by this version of settee"));
+          mode_ = Mode::kAttachments;
+          has_attachments_ = true;
+          attachments_json_.clear();
+          return true;
         case SpecialMember::kKept: break;
         case SpecialMember::kBad:
           return Fail({Status::Code::kDocValidation,
@@ -177,7 +233,7 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
   }
 
  private:
-  enum class Mode { kBody, kId, kRev, kDeleted, kRevisions, kSkip };
+  enum class Mode { kBody, kId, kRev, kDeleted, kRevisions, kAttachments, kSkip };
   enum class Kind { kNull, kOther };
 
   bool Fail(Status s) {
@@ -191,6 +247,7 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
     switch (mode_) {
       case Mode::kBody: return emit(body_);
       case Mode::kRevisions: return emit(*revisions_);
+      case Mode::kAttachments: return emit(*attachments_);
       case Mode::kSkip: return true;
       case Mode::kId: return Fail(IdNotAString());
       case Mode::kRev: return Fail(Status::BadRequest("Invalid rev format"));
@@ -204,6 +261,9 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
     if (depth_ == 0) return Fail(Status::BadRequest("Document must be a JSON object"));
     if (depth_ == 1 && mode_ == Mode::kRevisions) {
       return Fail(Status::BadRequest("_revisions must be an object"));
+    }
+    if (depth_ == 1 && mode_ == Mode::kAttachments) {
+      return Fail(Status::BadRequest("_attachments must be an object"));
     }
     if (depth_ == 1 && mode_ == Mode::kId && kind == Kind::kNull) {
       return Fail(IdNotAString());
@@ -228,6 +288,11 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
       revisions_out_.emplace(&revisions_json_);
       revisions_.emplace(*revisions_out_);
     }
+    if (depth_ == 1 && mode_ == Mode::kAttachments) {
+      if (!object) return Fail(Status::BadRequest("_attachments must be an object"));
+      attachments_out_.emplace(&attachments_json_);
+      attachments_.emplace(*attachments_out_);
+    }
     ++depth_;
     return Forward([object](auto& w) { return object ? w.StartObject() : w.StartArray(); });
   }
@@ -244,6 +309,10 @@ class DocHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DocHan
   std::optional<json::Writer> revisions_;
   std::string revisions_json_;
   bool has_revisions_ = false;
+  std::optional<json::StringOutput> attachments_out_;
+  std::optional<json::Writer> attachments_;
+  std::string attachments_json_;
+  bool has_attachments_ = false;
   bool saw_id_ = false;
   std::optional<std::string> rev_text_;
   Status status_;
@@ -693,6 +762,13 @@ Status ParseWithRapidJson(std::string_view text, std::string_view id_override, I
       s = ParseRevisions(revisions, &r);
       out->revisions = std::move(r);
     }
+    if (!s.ok()) return s;
+  }
+  if (handler.has_attachments()) {
+    json::Document attachments;
+    Status s = json::Parse(handler.attachments_json(), &attachments);
+    if (!s.ok()) return s;
+    s = ParseAttachmentsJson(attachments, &out->attachments.emplace());
     if (!s.ok()) return s;
   }
   return FinishIncomingDoc(id_override, handler.saw_id(), rev_text, out);

@@ -2,8 +2,8 @@
 // revision-id algorithm.
 //
 // A client's JSON object is split into the CouchDB special members (_id, _rev,
-// _deleted, _revisions) and the body that is stored: every other member, in
-// the order given. Members that CouchDB reads and ignores (_revs_info,
+// _deleted, _revisions, _attachments) and the body that is stored: every other
+// member, in the order given. Members that CouchDB reads and ignores (_revs_info,
 // _conflicts, _deleted_conflicts, _local_seq) are dropped; _access and
 // _replication_* are kept in the body; any other _ member is rejected with
 // kDocValidation, as CouchDB does.
@@ -32,6 +32,21 @@ struct Revisions {
   std::vector<std::string> ids;
 };
 
+// One member of a document's _attachments as the client sent it. Exactly one
+// of: a stub (the parent revision's attachment of that name is kept), inline
+// data (decoded here), or follows (the body comes in a multipart part).
+struct IncomingAttachment {
+  std::string name;
+  bool stub = false;
+  bool follows = false;
+  std::string content_type;  // as given; "" when absent
+  std::string data;          // the body: decoded inline data, or a part's bytes
+  std::string digest;        // as given ("" if none)
+  uint64_t revpos = 0;       // as given (0 if none)
+  std::string encoding;      // as given; "gzip" with follows: `data` is gzip bytes
+  uint64_t length = 0;       // as given: the decoded length (follows)
+};
+
 struct IncomingDoc {
   std::string id;                       // empty when the client gave none
   std::string rev_text;                 // _rev as given ("" if none)
@@ -39,7 +54,16 @@ struct IncomingDoc {
   std::optional<Revisions> revisions;   // _revisions
   bool deleted = false;                 // _deleted
   std::string body;                     // stored JSON object, no special members
+  // _attachments, in the order given; nullopt when the document has none
+  // (an update without _attachments drops the parent's attachments).
+  std::optional<std::vector<IncomingAttachment>> attachments;
 };
+
+// Parses the value of a document's _attachments member: an object of
+// {name: {stub|data|follows ...}}. kBadRequest with CouchDB's reason for a
+// malformed entry, bad base64 ("Invalid attachment data for <name>") or a
+// name starting with '_'.
+Status ParseAttachmentsJson(const json::Value& value, std::vector<IncomingAttachment>* out);
 
 // Parses one document. `id_override`, when non-empty, replaces _id (the id in
 // a PUT URL). Checks: JSON object, size <= max_size, _id (string, legal),

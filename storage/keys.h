@@ -15,6 +15,8 @@
 //        'l' docid                   _local document (docid without "_local/")
 //        'i'                         counters: doc_count, doc_del_count, update_seq, ...
 //        'p' name                    database properties (revs_limit, security)
+//        'a' lenpref(digest)         attachment body header (storage/attachment_store.h)
+//        'a' lenpref(digest) chunk   attachment body chunk (fixed32 BE index)
 //
 // db_id and seq are 8-byte big-endian so that they sort numerically.
 #pragma once
@@ -42,6 +44,7 @@ constexpr char kRevBodyKind = 'r';
 constexpr char kLocalKind = 'l';
 constexpr char kCountersKind = 'i';
 constexpr char kPropertyKind = 'p';
+constexpr char kAttachmentKind = 'a';
 
 inline std::string Meta(std::string_view name) {
   std::string k(1, kMetaPrefix);
@@ -131,6 +134,18 @@ class DatabaseKeys {
   std::string Property(std::string_view name) const {
     std::string k = KindPrefix(kPropertyKind);
     k.append(name);
+    return k;
+  }
+
+  // An attachment body's header; its chunks' keys extend it.
+  std::string Attachment(std::string_view digest) const {
+    std::string k = KindPrefix(kAttachmentKind, 5 + digest.size() + 4);
+    coding::PutLengthPrefixed(&k, digest);
+    return k;
+  }
+  std::string AttachmentChunk(std::string_view digest, uint32_t index) const {
+    std::string k = Attachment(digest);
+    coding::PutFixed32BE(&k, index);
     return k;
   }
 

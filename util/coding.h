@@ -20,6 +20,12 @@ inline void PutFixed64BE(std::string* dst, uint64_t v) {
   dst->append(buf, 8);
 }
 
+inline void PutFixed32BE(std::string* dst, uint32_t v) {
+  const char buf[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+                       static_cast<char>(v >> 8), static_cast<char>(v)};
+  dst->append(buf, 4);
+}
+
 // REQUIRES: src.size() >= 8
 inline uint64_t DecodeFixed64BE(std::string_view src) {
   uint64_t v = 0;

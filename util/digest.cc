@@ -92,12 +92,19 @@ std::string HexEncode(std::string_view bytes) {
 }
 
 std::string Base64Encode(std::string_view data) {
-  std::string out(4 * ((data.size() + 2) / 3), '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+  std::string out;
+  AppendBase64(&out, data);
+  return out;
+}
+
+void AppendBase64(std::string* out, std::string_view data) {
+  const size_t at = out->size();
+  // EVP_EncodeBlock writes a terminating NUL after the text.
+  out->resize(at + 4 * ((data.size() + 2) / 3) + 1);
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out->data() + at),
                           reinterpret_cast<const unsigned char*>(data.data()),
                           static_cast<int>(data.size()));
-  out.resize(n);
-  return out;
+  out->resize(at + static_cast<size_t>(n));
 }
 
 bool Base64Decode(std::string_view in, std::string* out) {

@@ -16,6 +16,8 @@ std::string Md5Raw(std::string_view data);
 std::string Xxh128Hex(std::string_view data);
 // Standard base64 (with padding), as CouchDB puts in attachment digests.
 std::string Base64Encode(std::string_view data);
+// Base64Encode() appended to *out, without a string of its own.
+void AppendBase64(std::string* out, std::string_view data);
 // Decodes standard base64; false on malformed input.
 bool Base64Decode(std::string_view in, std::string* out);
 // Lowercase hex of bytes.

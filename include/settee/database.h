@@ -60,6 +60,18 @@ struct GetOptions {
   bool deleted_conflicts = false;  // add _deleted_conflicts (if any)
   bool local_seq = false;          // add _local_seq
   bool latest = false;             // with rev/open_revs: the leaf(s) descending from it
+  // Attachment bodies inline as base64 "data" (CouchDB's attachments=true).
+  bool attachments = false;
+  // With attachments: bodies only for attachments changed after the newest of
+  // these revisions found in the returned revision's history (stubs for the
+  // rest), as CouchDB's atts_since.
+  std::vector<std::string> atts_since;
+  // Entries of gzip-stored bodies carry "encoding" and "encoded_length".
+  bool att_encoding_info = false;
+  // With attachments: the entries that would carry "data" say
+  // "follows":true (with their length) instead, for a multipart response
+  // that sends the bodies after the document (OpenAttachment()).
+  bool attachments_follow = false;
 };
 
 // One element of an open_revs answer.
@@ -166,6 +178,8 @@ struct BulkGetRequest {
 struct BulkGetOptions {
   bool revs = false;
   bool latest = false;
+  bool attachments = false;  // as GetOptions::attachments
+  bool att_encoding_info = false;
 };
 // One {"ok":doc} or {"error":{id,rev,error,reason}} item of a _bulk_get answer.
 struct BulkGetItem {
@@ -176,6 +190,38 @@ struct BulkGetItem {
 struct BulkGetResult {
   std::string id;
   std::vector<BulkGetItem> docs;
+};
+
+////////////////////////////////////////////////////////////////////////////////
+// Attachments
+
+// One attachment of one revision, as its entry and stored body describe it.
+struct AttachmentInfo {
+  std::string docid;
+  std::string rev;  // the revision it was read from
+  std::string name;
+  std::string content_type;
+  std::string digest;  // "md5-<base64>" (or the digest a replicating peer gave)
+  uint64_t revpos = 0;
+  uint64_t length = 0;  // decoded length
+  bool gzip = false;    // stored gzip-encoded (CouchDB's "encoding":"gzip")
+  uint64_t encoded_length = 0;
+};
+
+// An attachment opened for reading, pinned to the snapshot it was opened in:
+// later writes and compaction do not change what it reads. Not thread-safe;
+// may outlive the Database handle only while the Store lives.
+class AttachmentReader {
+ public:
+  virtual ~AttachmentReader() = default;
+  virtual const AttachmentInfo& info() const = 0;
+  // Calls `sink` with consecutive pieces of the decoded bytes [offset,
+  // offset + count) (clipped to the body), a chunk at a time, until done or
+  // it returns false. Memory stays bounded whatever the body's size.
+  virtual Status Read(uint64_t offset, uint64_t count,
+                      const std::function<bool(std::string_view)>& sink) = 0;
+  // The stored bytes as they are (gzip bytes when info().gzip).
+  virtual Status ReadEncoded(const std::function<bool(std::string_view)>& sink) = 0;
 };
 
 ////////////////////////////////////////////////////////////////////////////////
@@ -265,6 +311,35 @@ class Database {
   virtual Status BulkDocs(BulkDocsBody body, const UpdateOptions& options,
                           std::vector<DocUpdateResult>* results) = 0;
 
+  //////// Attachments:
+
+  // Adds or replaces attachment `name` of `docid` with `data` (the decoded
+  // bytes, taken by value so that a caller holding a large body can move it
+  // in rather than have it copied), creating the document when `rev` is empty and it does not exist
+  // (or is deleted). kConflict when `rev` is not a current leaf, when the
+  // document does not exist with `rev` given, or exists without it.
+  virtual Result<DocUpdateResult> PutAttachment(std::string_view docid, std::string_view name,
+                                                std::string_view rev,
+                                                std::string_view content_type,
+                                                std::string data) = 0;
+  // Removes attachment `name` at leaf `rev`: kConflict for a rev that is
+  // not a leaf (or none), kNotFound when the revision lacks the attachment.
+  virtual Result<DocUpdateResult> DeleteAttachment(std::string_view docid, std::string_view name,
+                                                   std::string_view rev) = 0;
+  // Opens attachment `name` of revision `rev` (empty: the winner) for
+  // reading. kNotFound "missing"/"deleted" for the document, kNotFound
+  // "Document is missing attachment" for the name.
+  virtual Result<std::unique_ptr<AttachmentReader>> OpenAttachment(std::string_view docid,
+                                                                   std::string_view name,
+                                                                   std::string_view rev = {}) = 0;
+  // Put() of a document whose _attachments entries marked "follows" take
+  // their bodies from `bodies`, in the order of those entries (a
+  // multipart/related PUT). A body whose entry says "encoding":"gzip" is
+  // gzip bytes. kBadRequest when the counts differ.
+  virtual Result<DocUpdateResult> PutWithBodies(std::string_view docid, std::string_view json,
+                                                std::vector<std::string> bodies,
+                                                const UpdateOptions& options = {}) = 0;
+
   //////// Reading:
 
   // The document as JSON. kNotFound with reason "missing" or "deleted".
@@ -328,7 +403,8 @@ class Database {
 
   //////// Maintenance:
 
-  // Drops the bodies of non-leaf revisions and reclaims backend space.
+  // Drops the bodies of non-leaf revisions, then the attachment bodies no
+  // stored revision refers to, and reclaims backend space.
   virtual Status Compact() = 0;
 
   virtual uint32_t RevsLimit() const = 0;

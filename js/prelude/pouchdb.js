@@ -70,6 +70,24 @@ function plainJson(v, depth, stack) {
 }
 function docArg(doc) { return plainJson(doc, 0, []) ? JSON.stringify(doc) : doc; }
 
+// Attachment data given as bytes (Buffer, typed array, ArrayBuffer), as
+// PouchDB in node accepts it, crosses as base64 like the rest of the JSON.
+// The caller's document is left as it was: a shallow copy carries the change.
+function isBytes(v) { return ArrayBuffer.isView(v) || v instanceof ArrayBuffer; }
+function withBase64Atts(doc) {
+  const atts = doc && doc._attachments;
+  if (atts === null || typeof atts !== 'object') return doc;
+  let copy = null;
+  for (const name in atts) {
+    const a = atts[name];
+    if (a === null || typeof a !== 'object' || !isBytes(a.data)) continue;
+    if (copy === null) copy = Object.assign({}, atts);
+    copy[name] = Object.assign({}, a, { data: native.base64Encode(a.data) });
+  }
+  return copy === null ? doc : Object.assign({}, doc, { _attachments: copy });
+}
+function asBuffer(u8) { return Object.setPrototypeOf(u8, Buffer.prototype); }
+
 const kNoDb = 'database handle is closed';
 // A PouchDB object that is garbage collected without close() gives its
 // handle reference back.
@@ -106,7 +124,7 @@ class PouchDB extends EventEmitter {
         throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
       }
       if (typeof doc._id !== 'string' || doc._id === '') throw new PouchError(412, 'missing_id', '_id is required for puts');
-      const r = native.dbPut(this._handle(), docArg(doc), opts.new_edits === false);
+      const r = native.dbPut(this._handle(), docArg(withBase64Atts(doc)), opts.new_edits === false);
       return { ok: true, id: r[0], rev: r[1] };
     });
   }
@@ -116,7 +134,7 @@ class PouchDB extends EventEmitter {
       if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
         throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
       }
-      const r = native.dbPut(this._handle(), docArg(doc), false);
+      const r = native.dbPut(this._handle(), docArg(withBase64Atts(doc)), false);
       return { ok: true, id: r[0], rev: r[1] };
     });
   }
@@ -136,7 +154,44 @@ class PouchDB extends EventEmitter {
       if (opts !== undefined && opts !== null && opts.open_revs !== undefined) {
         return native.dbOpenRevs(this._handle(), id, JSON.stringify(opts, optsReplacer));
       }
-      return native.dbGet(this._handle(), id, opts == null ? undefined : jsonOpts(opts));
+      const doc = native.dbGet(this._handle(), id, opts == null ? undefined : jsonOpts(opts));
+      if (opts != null && opts.binary && opts.attachments && doc._attachments) {
+        for (const name in doc._attachments) {
+          const a = doc._attachments[name];
+          if (a.data instanceof Uint8Array) asBuffer(a.data);
+        }
+      }
+      return doc;
+    });
+  }
+  putAttachment(docId, attachmentId, rev, blob, type, cb) {
+    // PouchDB's signature: the rev is optional.
+    if (typeof type === 'function') { cb = type; type = blob; blob = rev; rev = null; }
+    if (type === undefined) { type = blob; blob = rev; rev = null; }
+    return run(cb, () => {
+      if (typeof docId !== 'string' || docId === '') throw new PouchError(412, 'missing_id', 'docid is required');
+      if (!isBytes(blob) && typeof blob !== 'string') {
+        throw new PouchError(400, 'bad_request', 'Attachment data must be a Buffer, a typed array or base64');
+      }
+      const r = native.dbPutAttachment(this._handle(), docId, String(attachmentId),
+        typeof rev === 'string' ? rev : undefined, typeof type === 'string' ? type : undefined, blob);
+      return { ok: true, id: r[0], rev: r[1] };
+    });
+  }
+  getAttachment(docId, attachmentId, opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    return run(cb, () => {
+      if (typeof docId !== 'string' || docId === '') throw new PouchError(412, 'missing_id', 'docid is required');
+      return asBuffer(native.dbGetAttachment(this._handle(), docId, String(attachmentId),
+        typeof opts.rev === 'string' ? opts.rev : undefined));
+    });
+  }
+  removeAttachment(docId, attachmentId, rev, cb) {
+    return run(cb, () => {
+      if (typeof docId !== 'string' || docId === '') throw new PouchError(412, 'missing_id', 'docid is required');
+      const r = native.dbRemoveAttachment(this._handle(), docId, String(attachmentId),
+        typeof rev === 'string' ? rev : undefined);
+      return { ok: true, id: r[0], rev: r[1] };
     });
   }
   remove(docOrId, revOrOpts, opts, cb) {
@@ -171,7 +226,11 @@ class PouchDB extends EventEmitter {
       }
       let plain = true;
       for (let i = 0; i < docs.length; i++) {
-        const d = docs[i];
+        let d = docs[i];
+        if (d !== null && typeof d === 'object' && d._attachments) {
+          if (docs === req || docs === req.docs) docs = docs.slice();
+          d = docs[i] = withBase64Atts(d);
+        }
         if (d === null || typeof d !== 'object' || Array.isArray(d)) {
           throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
         }

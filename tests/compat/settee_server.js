@@ -13,7 +13,7 @@ function binaryPath() {
   return process.env.SETTEE_BIN || path.resolve(__dirname, '../../build/settee');
 }
 
-// Resolves to { url, stop() } once the server prints its listening line.
+// Resolves to { url, pid, stop() } once the server prints its listening line.
 function startSettee(extraArgs = []) {
   return new Promise((resolve, reject) => {
     const backend = process.env.SETTEE_BACKEND || 'memory';
@@ -38,6 +38,7 @@ function startSettee(extraArgs = []) {
       child.removeAllListeners('exit');
       resolve({
         url: m[1],
+        pid: child.pid,
         stop: () => new Promise((done) => {
           child.on('exit', (code, signal) => {
             if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });

@@ -1,0 +1,385 @@
+// Attachment endpoints: GET/HEAD/PUT/DELETE /db/{doc}/{att} (and under
+// _design/), with Range, ETag and gzip; multipart/related documents in and
+// out for the document endpoints (runtime/attachment_http.h).
+//
+// Bodies go to the socket a chunk at a time from an AttachmentReader, so a
+// read holds a chunk or two of memory whatever the attachment's size.
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
+#include "runtime/attachment_http.h"
+#include "runtime/couch_error.h"
+#include "runtime/endpoint_helpers.h"
+#include "runtime/multipart.h"
+#include "util/digest.h"
+#include "util/json.h"
+
+namespace settee {
+
+namespace {
+
+bool IsDesignId(std::string_view id) { return id.substr(0, 8) == "_design/"; }
+
+// CouchDB's attachment ETag: the digest's base64, quoted.
+std::string DigestETag(std::string_view digest) {
+  if (digest.substr(0, 4) == "md5-") digest.remove_prefix(4);
+  return "\"" + std::string(digest) + "\"";
+}
+
+struct ByteRange {
+  uint64_t first = 0;
+  uint64_t last = 0;  // inclusive
+};
+
+// Parses "bytes=a-b,c-,-n" against a body of `length` bytes. nullopt: no
+// usable Range header (the whole body is sent). *unsatisfiable: a range
+// starts past the end.
+std::optional<std::vector<ByteRange>> ParseRanges(const std::string* header, uint64_t length,
+                                                  bool* unsatisfiable) {
+  *unsatisfiable = false;
+  if (header == nullptr) return std::nullopt;
+  std::string_view v(*header);
+  if (v.substr(0, 6) != "bytes=") return std::nullopt;
+  v.remove_prefix(6);
+  std::vector<ByteRange> out;
+  while (!v.empty()) {
+    size_t comma = v.find(',');
+    std::string_view spec = v.substr(0, comma);
+    v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
+    while (!spec.empty() && spec.front() == ' ') spec.remove_prefix(1);
+    while (!spec.empty() && spec.back() == ' ') spec.remove_suffix(1);
+    size_t dash = spec.find('-');
+    if (dash == std::string_view::npos) return std::nullopt;
+    auto number = [](std::string_view s, uint64_t* n) {
+      if (s.empty() || s.size() > 19) return false;
+      *n = 0;
+      for (char c : s) {
+        if (c < '0' || c > '9') return false;
+        *n = *n * 10 + static_cast<uint64_t>(c - '0');
+      }
+      return true;
+    };
+    uint64_t a = 0, b = 0;
+    ByteRange r;
+    if (dash == 0) {  // the last b bytes
+      if (!number(spec.substr(1), &b)) return std::nullopt;
+      if (b == 0 || length == 0) {
+        *unsatisfiable = true;
+        return out;
+      }
+      r.first = length - std::min(b, length);
+      r.last = length - 1;
+    } else {
+      if (!number(spec.substr(0, dash), &a)) return std::nullopt;
+      if (dash + 1 == spec.size()) {
+        b = UINT64_MAX;
+      } else if (!number(spec.substr(dash + 1), &b)) {
+        return std::nullopt;
+      }
+      if (b < a) return std::nullopt;  // syntactically invalid: ignored (RFC 7233)
+      if (a >= length) {
+        *unsatisfiable = true;
+        return out;
+      }
+      r.first = a;
+      r.last = std::min(b, length - 1);
+    }
+    out.push_back(r);
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+Status RangeNotSatisfiable(RequestContext& ctx, uint64_t length) {
+  ctx.res.AddHeader("Content-Range", "bytes */" + std::to_string(length));
+  return ctx.SendJson(416,
+                      R"({"error":"requested_range_not_satisfiable","reason":"Requested range not satisfiable"})");
+}
+
+// Streams decoded bytes [first, last] of `reader` as response pieces.
+bool StreamRange(RequestContext& ctx, AttachmentReader& reader, uint64_t first, uint64_t count,
+                 Status* error) {
+  bool peer_ok = true;
+  *error = reader.Read(first, count, [&](std::string_view piece) {
+    peer_ok = ctx.res.WriteChunk(piece);
+    return peer_ok;
+  });
+  return peer_ok && error->ok();
+}
+
+Status GetAttachment(RequestContext& ctx, std::string_view prefix) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  const std::string docid = std::string(prefix) + ctx.params.at(1);
+  const std::string& name = ctx.params.at(2);
+  std::string rev;
+  if (const std::string* r = ctx.Param("rev")) rev = *r;
+  auto opened = (*db)->OpenAttachment(docid, name, rev);
+  if (!opened.ok()) return opened.status();
+  AttachmentReader& reader = **opened;
+  const AttachmentInfo& info = reader.info();
+  const std::string etag = DigestETag(info.digest);
+  ctx.res.AddHeader("ETag", etag);
+  ctx.res.AddHeader("Cache-Control", "must-revalidate");
+  const std::string* inm = ctx.req.Header("if-none-match");
+  if (inm != nullptr && *inm == etag) {
+    ctx.res.Send(304, "", "");
+    return Status::OK();
+  }
+  ctx.res.AddHeader("Accept-Ranges", "bytes");
+  bool unsatisfiable = false;
+  auto ranges = ParseRanges(ctx.req.Header("range"), info.length, &unsatisfiable);
+  if (unsatisfiable) return RangeNotSatisfiable(ctx, info.length);
+  Status error;
+  if (ranges && ranges->size() == 1) {
+    const ByteRange& r = ranges->front();
+    ctx.res.AddHeader("Content-Range", "bytes " + std::to_string(r.first) + "-" +
+                                           std::to_string(r.last) + "/" +
+                                           std::to_string(info.length));
+    if (!ctx.res.StartFixed(206, info.content_type, r.last - r.first + 1)) return Status::OK();
+    if (ctx.req.method != "HEAD") StreamRange(ctx, reader, r.first, r.last - r.first + 1, &error);
+    ctx.res.EndChunked();
+    return Status::OK();  // the head is out: an error can only cut the body short
+  }
+  if (ranges) {
+    // Several ranges: multipart/byteranges, each part with its Content-Range.
+    const std::string boundary = RandomUuidHex();
+    if (!ctx.res.StartChunked(206, "multipart/byteranges; boundary=" + boundary)) {
+      return Status::OK();
+    }
+    if (ctx.req.method == "HEAD") return Status::OK();
+    bool first_part = true;
+    for (const ByteRange& r : *ranges) {
+      std::string head = first_part ? "" : "\r\n";
+      first_part = false;
+      head += MultipartPartHead(
+          boundary, {{"Content-Type", info.content_type},
+                     {"Content-Range", "bytes " + std::to_string(r.first) + "-" +
+                                           std::to_string(r.last) + "/" +
+                                           std::to_string(info.length)}});
+      if (!ctx.res.WriteChunk(head)) return Status::OK();
+      if (!StreamRange(ctx, reader, r.first, r.last - r.first + 1, &error)) return Status::OK();
+    }
+    ctx.res.WriteChunk(MultipartClose(boundary));
+    ctx.res.EndChunked();
+    return Status::OK();
+  }
+  // The stored gzip bytes as they are, for clients that take them.
+  const std::string* accept_encoding = ctx.req.Header("accept-encoding");
+  if (info.gzip && accept_encoding != nullptr &&
+      accept_encoding->find("gzip") != std::string::npos) {
+    ctx.res.AddHeader("Content-Encoding", "gzip");
+    if (!ctx.res.StartFixed(200, info.content_type, info.encoded_length)) return Status::OK();
+    if (ctx.req.method != "HEAD") {
+      reader.ReadEncoded([&](std::string_view piece) { return ctx.res.WriteChunk(piece); }).ok();
+    }
+    ctx.res.EndChunked();
+    return Status::OK();
+  }
+  if (!ctx.res.StartFixed(200, info.content_type, info.length)) return Status::OK();
+  if (ctx.req.method != "HEAD") StreamRange(ctx, reader, 0, info.length, &error);
+  ctx.res.EndChunked();
+  return Status::OK();
+}
+
+Status SendAttachmentWritten(RequestContext& ctx, const DocUpdateResult& r, int status) {
+  std::string out;
+  AppendUpdateResult(&out, r, false);
+  ctx.res.AddHeader("ETag", RevETag(r.rev));
+  return ctx.SendJson(status, out);
+}
+
+Status PutAttachment(RequestContext& ctx, std::string_view prefix) {
+  const std::string docid = std::string(prefix) + ctx.params.at(1);
+  const std::string& name = ctx.params.at(2);
+  auto db = ctx.OpenDb(IsDesignId(docid));
+  if (!db.ok()) return db.status();
+  if (const std::string* md5 = ctx.req.Header("content-md5")) {
+    if (*md5 != Base64Encode(Md5Raw(ctx.req.body))) {
+      return ctx.SendJson(400, R"({"error":"content_md5_mismatch","reason":"Possible message corruption."})");
+    }
+  }
+  const std::string* type = ctx.req.Header("content-type");
+  const std::string content_type = type != nullptr && !type->empty() ? *type : "application/octet-stream";
+  const std::string rev = RequestedRev(ctx);
+  auto r = ctx.server.RunWrite(
+      [&] { return (*db)->PutAttachment(docid, name, rev, content_type, std::move(ctx.req.body)); });
+  if (!r.ok()) return r.status();
+  ctx.res.AddHeader("Location",
+                    AbsoluteUrl(ctx, "/" + http::PercentEncode(ctx.params[0]) + "/" +
+                                         EncodeDocIdForPath(docid) + "/" + http::PercentEncode(name)));
+  return SendAttachmentWritten(ctx, *r, 201);
+}
+
+Status DeleteAttachment(RequestContext& ctx, std::string_view prefix) {
+  const std::string docid = std::string(prefix) + ctx.params.at(1);
+  auto db = ctx.OpenDb(IsDesignId(docid));
+  if (!db.ok()) return db.status();
+  const std::string rev = RequestedRev(ctx);
+  auto r = ctx.server.RunWrite(
+      [&] { return (*db)->DeleteAttachment(docid, ctx.params.at(2), rev); });
+  if (!r.ok()) return r.status();
+  return SendAttachmentWritten(ctx, *r, 200);
+}
+
+void AddAttachmentRoutes(Router& r, const std::string& pattern, std::string prefix) {
+  r.Add("GET,HEAD", pattern, [prefix](RequestContext& c) { return GetAttachment(c, prefix); });
+  r.Add("PUT", pattern, [prefix](RequestContext& c) { return PutAttachment(c, prefix); });
+  r.Add("DELETE", pattern, [prefix](RequestContext& c) { return DeleteAttachment(c, prefix); });
+}
+
+// The "follows" entries of a document's JSON, in order: name, type, length.
+struct Follows {
+  std::string name;
+  std::string content_type;
+  uint64_t length = 0;
+};
+std::vector<Follows> FollowsOf(const std::string& doc_json) {
+  std::vector<Follows> out;
+  if (doc_json.find("\"follows\":true") == std::string::npos) return out;
+  json::Document d;
+  if (!json::Parse(doc_json, &d).ok() || !d.IsObject()) return out;
+  auto atts = d.FindMember("_attachments");
+  if (atts == d.MemberEnd() || !atts->value.IsObject()) return out;
+  for (const auto& m : atts->value.GetObject()) {
+    auto f = m.value.FindMember("follows");
+    if (f == m.value.MemberEnd() || !f->value.IsBool() || !f->value.GetBool()) continue;
+    Follows& x = out.emplace_back();
+    x.name.assign(json::View(m.name));
+    auto ct = m.value.FindMember("content_type");
+    if (ct != m.value.MemberEnd() && ct->value.IsString()) x.content_type.assign(json::View(ct->value));
+    auto len = m.value.FindMember("length");
+    if (len != m.value.MemberEnd() && len->value.IsUint64()) x.length = len->value.GetUint64();
+  }
+  return out;
+}
+
+std::string RevOf(const std::string& doc_json) {
+  json::Document d;
+  if (!json::Parse(doc_json, &d).ok() || !d.IsObject()) return {};
+  auto r = d.FindMember("_rev");
+  return r != d.MemberEnd() && r->value.IsString() ? std::string(json::View(r->value)) : "";
+}
+
+std::string QuoteHeaderValue(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+// Writes the parts of a multipart/related document with `boundary`: the
+// JSON, then each follows body. False when the peer is gone or a body
+// could not be read (the response is then cut short).
+bool WriteRelatedParts(RequestContext& ctx, Database& db, const std::string& docid,
+                       const std::string& doc_json, const std::vector<Follows>& follows,
+                       const std::string& boundary) {
+  if (!ctx.res.WriteChunk(MultipartPartHead(boundary, {{"Content-Type", "application/json"}}))) {
+    return false;
+  }
+  if (!ctx.res.WriteChunk(doc_json)) return false;
+  const std::string rev = RevOf(doc_json);
+  for (const Follows& f : follows) {
+    auto reader = db.OpenAttachment(docid, f.name, rev);
+    if (!reader.ok()) return false;
+    std::string head = "\r\n" + MultipartPartHead(boundary,
+                                                  {{"Content-Disposition",
+                                                    "attachment; filename=" + QuoteHeaderValue(f.name)},
+                                                   {"Content-Type", f.content_type},
+                                                   {"Content-Length", std::to_string(f.length)}});
+    if (!ctx.res.WriteChunk(head)) return false;
+    Status error;
+    if (!StreamRange(ctx, **reader, 0, f.length, &error)) return false;
+  }
+  return ctx.res.WriteChunk(MultipartClose(boundary));
+}
+
+}  // namespace
+
+bool Accepts(const RequestContext& ctx, std::string_view type) {
+  const std::string* accept = ctx.req.Header("accept");
+  return accept != nullptr && accept->find(type) != std::string::npos;
+}
+
+Status ParseAttachmentOptions(RequestContext& ctx, GetOptions* opts) {
+  // Lenient like CouchDB's other document read flags.
+  ctx.BoolParam("attachments", &opts->attachments, false).ok();
+  ctx.BoolParam("att_encoding_info", &opts->att_encoding_info, false).ok();
+  json::Document since;
+  bool present = false;
+  Status s = ctx.JsonParam("atts_since", &since, &present);
+  if (!s.ok()) return s;
+  if (present) {
+    if (!since.IsArray()) return Status::BadRequest("atts_since value must be array of revs.");
+    for (const auto& r : since.GetArray()) {
+      if (!r.IsString()) return Status::BadRequest("atts_since value must be array of revs.");
+      opts->atts_since.emplace_back(json::View(r));
+    }
+    opts->attachments = true;  // CouchDB: atts_since implies attachments
+  }
+  return Status::OK();
+}
+
+Status SendDocMultipartRelated(RequestContext& ctx, Database& db, const std::string& docid,
+                               GetOptions opts) {
+  opts.attachments_follow = true;
+  auto doc = db.Get(docid, opts);
+  if (!doc.ok()) return doc.status();
+  const std::vector<Follows> follows = FollowsOf(*doc);
+  const std::string boundary = RandomUuidHex();
+  const std::string rev = RevOf(*doc);
+  if (!rev.empty()) ctx.res.AddHeader("ETag", RevETag(rev));
+  if (!ctx.res.StartChunked(200, "multipart/related; boundary=\"" + boundary + "\"")) {
+    return Status::OK();
+  }
+  if (ctx.req.method == "HEAD") return Status::OK();
+  if (WriteRelatedParts(ctx, db, docid, *doc, follows, boundary)) ctx.res.EndChunked();
+  return Status::OK();
+}
+
+bool WriteOpenRevPart(RequestContext& ctx, Database& db, const std::string& docid,
+                      const std::string& doc_json, const std::string& boundary) {
+  const std::vector<Follows> follows = FollowsOf(doc_json);
+  if (follows.empty()) {
+    return ctx.res.WriteChunk(MultipartPartHead(boundary, {{"Content-Type", "application/json"}})) &&
+           ctx.res.WriteChunk(doc_json) && ctx.res.WriteChunk("\r\n");
+  }
+  const std::string inner = RandomUuidHex();
+  return ctx.res.WriteChunk(MultipartPartHead(
+             boundary, {{"Content-Type", "multipart/related; boundary=\"" + inner + "\""}})) &&
+         WriteRelatedParts(ctx, db, docid, doc_json, follows, inner) &&
+         ctx.res.WriteChunk("\r\n");
+}
+
+Status PutDocMultipart(RequestContext& ctx, Database& db, const std::string& docid,
+                       const UpdateOptions& opts, DocUpdateResult* result) {
+  const std::string* type = ctx.req.Header("content-type");
+  std::string boundary;
+  if (type == nullptr || !MultipartBoundary(*type, &boundary)) {
+    return Status::BadRequest("Malformed multipart body: no boundary");
+  }
+  std::vector<MultipartPart> parts;
+  Status s = ParseMultipart(ctx.req.body, boundary, &parts);
+  if (!s.ok()) return s;
+  if (parts.empty()) return Status::BadRequest("Malformed multipart body: no document part");
+  std::vector<std::string> bodies;
+  for (size_t i = 1; i < parts.size(); ++i) bodies.emplace_back(parts[i].body);
+  const std::string doc_json(parts[0].body);
+  auto r = ctx.server.RunWrite(
+      [&] { return db.PutWithBodies(docid, doc_json, std::move(bodies), opts); });
+  if (!r.ok()) return r.status();
+  *result = std::move(*r);
+  return Status::OK();
+}
+
+void RegisterAttachmentEndpoints(CouchServer& server) {
+  Router& r = server.router();
+  AddAttachmentRoutes(r, "/{db}/{docid}/{*att}", "");
+  AddAttachmentRoutes(r, "/{db}/_design/{ddoc}/{*att}", "_design/");
+}
+
+}  // namespace settee

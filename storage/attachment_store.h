@@ -1,0 +1,107 @@
+// AttachmentStore: the bodies of one database's attachments, outside the
+// document records (docs/storage_format.md, 'a' keys).
+//
+// A body is stored once per database under the digest its attachment entries
+// carry ("md5-<base64>"), however many documents and revisions refer to it,
+// as a header key followed by chunk keys of at most kChunkBytes each, so that
+// no read or write of a large body needs it whole in one value. Bodies carry
+// no reference count: compaction (DatabaseImpl::Compact) collects the digests
+// every stored revision names and deletes the rest (CollectGarbage).
+//
+// The digest is the dedup key, so a second body stored under a digest that is
+// there already must be the same bytes: the header keeps XXH3-128 of the
+// decoded bytes and Put() refuses a different body with kBadRequest (a peer
+// that sends a digest not matching its data cannot replace another body).
+//
+// Bodies are written in their own KV batches, before the document write that
+// refers to them commits (a body can be far bigger than a document batch
+// should be); the header goes last, so a header means a complete body. A crash
+// in between leaves chunks no header or revision names: garbage that the next
+// compaction deletes. The caller keeps compaction from deleting a body between
+// its Put() and the commit of the revision naming it (DatabaseImpl's pending
+// digests).
+//
+// Thread safety: all methods may be called concurrently; readers pass a
+// snapshot in KVReadOptions to read one consistent body while compaction runs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include "settee/kv.h"
+#include "settee/status.h"
+#include "storage/keys.h"
+
+namespace settee {
+
+// What a body's header says.
+struct AttachmentBodyInfo {
+  bool gzip = false;            // the stored bytes are gzip (CouchDB's "encoding")
+  uint64_t length = 0;          // decoded length
+  uint64_t encoded_length = 0;  // stored length
+  uint32_t chunk_bytes = 0;
+  std::string content_hash;     // XXH3-128 hex of the decoded bytes
+};
+
+// Called with consecutive pieces of a body; returns false to stop early.
+using AttachmentSink = std::function<bool(std::string_view piece)>;
+
+class AttachmentStore {
+ public:
+  static constexpr uint32_t kChunkBytes = 256 << 10;
+  // Chunks per KV batch while a body is written.
+  static constexpr uint32_t kChunksPerBatch = 16;
+
+  // `kv` and `keys` must outlive the store.
+  AttachmentStore(KVStore* kv, const keys::DatabaseKeys* keys) : kv_(kv), keys_(keys) {}
+
+  // Stores `stored` (gzip bytes when `gzip`, else the body itself) under
+  // `digest`, unless a body is there already. `length` is the decoded length
+  // and `content_hash` XXH3-128 hex of the decoded bytes. kBadRequest if a
+  // different body is stored under `digest`.
+  Status Put(const KVWriteOptions& wo, std::string_view digest, std::string_view stored, bool gzip,
+             uint64_t length, std::string_view content_hash);
+
+  // The header of the body under `digest`; kNotFound if none.
+  Status Stat(const KVReadOptions& ro, std::string_view digest, AttachmentBodyInfo* info);
+
+  // Sends the stored bytes (gzip ones as they are) to `sink`, chunk by chunk.
+  // `scratch`, when given, holds each chunk (a caller reading many bodies
+  // keeps one buffer instead of allocating one per chunk); `sink` must not
+  // use it.
+  Status ReadStored(const KVReadOptions& ro, std::string_view digest,
+                    const AttachmentBodyInfo& info, const AttachmentSink& sink,
+                    std::string* scratch = nullptr);
+  // Sends decoded bytes [offset, offset + count) to `sink` (count is clipped
+  // to the body), decompressing gzip bodies as it goes: memory stays at a
+  // chunk or two whatever the body's size.
+  Status ReadDecoded(const KVReadOptions& ro, std::string_view digest,
+                     const AttachmentBodyInfo& info, uint64_t offset, uint64_t count,
+                     const AttachmentSink& sink, std::string* scratch = nullptr);
+  // The whole decoded body.
+  Status ReadAll(const KVReadOptions& ro, std::string_view digest, std::string* out);
+
+  // Deletes every body (and stray chunk) whose digest is in neither set.
+  // The caller must keep new references from being committed meanwhile.
+  Status CollectGarbage(const KVWriteOptions& wo, const std::unordered_set<std::string>& live,
+                        const std::unordered_set<std::string>& pending);
+
+  // Bytes of every stored body, chunks and headers (KVStore::ApproximateSize).
+  uint64_t ApproximateSize();
+
+ private:
+  KVStore* const kv_;
+  const keys::DatabaseKeys* const keys_;
+};
+
+// CouchDB's default compressible_types: text/*, application/javascript,
+// application/json, application/xml.
+bool IsCompressibleType(std::string_view content_type);
+
+// gzip of `data` (zlib, fast level). False on a zlib failure.
+bool GzipCompress(std::string_view data, std::string* out);
+
+}  // namespace settee

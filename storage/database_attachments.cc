@@ -1,0 +1,463 @@
+// DatabaseImpl, attachments: staging new bodies before a write, resolving
+// stubs inside it, the attachment options of reads, the standalone
+// attachment operations, and compaction's collection of unreferenced bodies.
+// Layout and invariants: storage/attachment_store.h, storage/attachments.h,
+// docs/storage_format.md.
+#include <algorithm>
+#include <unordered_set>
+
+#include <zlib.h>
+
+#include "storage/attachments.h"
+#include "storage/database_impl.h"
+#include "storage/store_impl.h"
+#include "util/digest.h"
+#include "util/json.h"
+
+namespace settee {
+
+namespace {
+
+constexpr std::string_view kDefaultContentType = "application/octet-stream";
+
+Status MissingAttachment() { return Status::NotFound("Document is missing attachment"); }
+
+// Decodes a gzip body a peer sent as it is stored.
+bool Gunzip(std::string_view in, std::string* out) {
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 16) != Z_OK) return false;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  out->clear();
+  char buf[64 << 10];
+  int r = Z_OK;
+  while (r == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof(buf);
+    r = inflate(&z, Z_NO_FLUSH);
+    out->append(buf, sizeof(buf) - z.avail_out);
+    if (r == Z_BUF_ERROR && z.avail_in == 0) break;
+  }
+  inflateEnd(&z);
+  return r == Z_STREAM_END;
+}
+
+class AttachmentReaderImpl final : public AttachmentReader {
+ public:
+  AttachmentReaderImpl(std::shared_ptr<const KVSnapshot> snapshot, AttachmentStore* store,
+                       AttachmentInfo info, AttachmentBodyInfo body)
+      : snapshot_(std::move(snapshot)), store_(store), info_(std::move(info)),
+        body_(std::move(body)) {}
+
+  const AttachmentInfo& info() const override { return info_; }
+  Status Read(uint64_t offset, uint64_t count,
+              const std::function<bool(std::string_view)>& sink) override {
+    return store_->ReadDecoded(KVReadOptions{snapshot_.get()}, info_.digest, body_, offset, count,
+                               sink);
+  }
+  Status ReadEncoded(const std::function<bool(std::string_view)>& sink) override {
+    return store_->ReadStored(KVReadOptions{snapshot_.get()}, info_.digest, body_, sink);
+  }
+
+ private:
+  std::shared_ptr<const KVSnapshot> snapshot_;
+  AttachmentStore* store_;
+  AttachmentInfo info_;
+  AttachmentBodyInfo body_;
+};
+
+}  // namespace
+
+DatabaseImpl::AttachmentPins::~AttachmentPins() {
+  if (digests_.empty()) return;
+  std::lock_guard<std::mutex> lock(db_->att_mu_);
+  for (const std::string& d : digests_) {
+    auto it = db_->pending_digests_.find(d);
+    if (it != db_->pending_digests_.end()) db_->pending_digests_.erase(it);
+  }
+}
+
+void DatabaseImpl::AttachmentPins::Pin(const std::string& digest) {
+  std::lock_guard<std::mutex> lock(db_->att_mu_);
+  db_->pending_digests_.insert(digest);
+  digests_.push_back(digest);
+}
+
+Status DatabaseImpl::StageAttachments(IncomingDoc& doc, bool new_edits, AttachmentPins* pins) {
+  if (!doc.attachments) return Status::OK();
+  if (IsLocalDocId(doc.id)) {
+    // CouchDB keeps no attachments on _local documents.
+    doc.attachments.reset();
+    return Status::OK();
+  }
+  for (IncomingAttachment& att : *doc.attachments) {
+    if (att.stub) continue;
+    if (att.follows) {
+      return Status::BadRequest("Attachment " + att.name + " follows, but no body was sent");
+    }
+    if (att.content_type.empty()) att.content_type.assign(kDefaultContentType);
+    const bool given_gzip = att.encoding == "gzip";
+    if (!att.encoding.empty() && !given_gzip && att.encoding != "identity") {
+      return Status::BadRequest("Unsupported attachment encoding: " + att.encoding);
+    }
+    std::string decoded_copy;
+    std::string_view decoded = att.data;
+    if (given_gzip) {
+      if (!Gunzip(att.data, &decoded_copy)) {
+        return Status::BadRequest("Attachment " + att.name + " is not valid gzip data");
+      }
+      decoded = decoded_copy;
+    }
+    // PutWithBodies marks a multipart part's body with its encoding.
+    const bool from_part = !att.encoding.empty();
+    std::string md5;
+    if (att.digest.empty() || new_edits || (from_part && !given_gzip)) {
+      md5 = "md5-" + Base64Encode(Md5Raw(decoded));
+    }
+    if (from_part && !given_gzip && !att.digest.empty() && att.digest.rfind("md5-", 0) == 0 &&
+        att.digest != md5) {
+      return Status::BadRequest("Attachment " + att.name + ": digest does not match the data");
+    }
+    // New data gets settee's own digest; a replicated one keeps its peer's
+    // (docs/storage_format.md: digests are opaque across peers).
+    if (new_edits || att.digest.empty()) att.digest = md5;
+    const std::string content_hash = Xxh128Hex(decoded);
+    std::string gz;
+    std::string_view stored = att.data;
+    bool gzip = given_gzip;
+    if (!given_gzip && !decoded.empty() && IsCompressibleType(att.content_type) &&
+        GzipCompress(decoded, &gz) && gz.size() < decoded.size()) {
+      stored = gz;
+      gzip = true;
+    }
+    pins->Pin(att.digest);
+    Status s = attachment_store_.Put(owner_->write_options(), att.digest, stored, gzip,
+                                     decoded.size(), content_hash);
+    if (!s.ok()) return s;
+    att.length = decoded.size();
+    att.encoding.clear();
+    std::string().swap(att.data);
+  }
+  return Status::OK();
+}
+
+Status DatabaseImpl::FinishAttachments(IncomingDoc& doc, const std::string* parent_body,
+                                       uint64_t gen, bool new_edits) {
+  if (!doc.attachments) return Status::OK();
+  std::vector<AttachmentEntry> parent;
+  if (parent_body != nullptr) {
+    Status s = ParseStoredAttachments(*parent_body, &parent);
+    if (!s.ok()) return s;
+  }
+  std::vector<AttachmentEntry> entries;
+  entries.reserve(doc.attachments->size());
+  for (const IncomingAttachment& att : *doc.attachments) {
+    if (att.stub) {
+      auto it = std::find_if(parent.begin(), parent.end(),
+                             [&](const AttachmentEntry& e) { return e.name == att.name; });
+      if (it == parent.end()) {
+        return {Status::Code::kMissingStub,
+                "Invalid attachment stub in " + doc.id + " for " + att.name};
+      }
+      entries.push_back(*it);
+      continue;
+    }
+    AttachmentEntry& e = entries.emplace_back();
+    e.name = att.name;
+    e.content_type = att.content_type;
+    e.digest = att.digest;
+    e.length = att.length;
+    e.revpos = (!new_edits && att.revpos > 0) ? att.revpos : gen;
+  }
+  AppendAttachmentsMember(&doc.body, entries);
+  return Status::OK();
+}
+
+Result<DocUpdateResult> DatabaseImpl::WriteOneDoc(IncomingDoc doc, const UpdateOptions& options) {
+  std::vector<IncomingDoc> docs;
+  docs.push_back(std::move(doc));
+  std::vector<Status> statuses(1);
+  std::vector<DocUpdateResult> results;
+  Status s = WriteParsed(docs, statuses, options, &results);
+  if (!s.ok()) return s;
+  if (!results[0].status.ok()) return results[0].status;
+  return std::move(results[0]);
+}
+
+Status DatabaseImpl::ExpandAttachments(const KVReadOptions& ro, const DocRecord& record, int index,
+                                       const GetOptions& options, std::string* body) {
+  if (!MayHaveAttachments(*body)) return Status::OK();
+  std::vector<AttachmentEntry> entries;
+  std::string rest;
+  Status s = ParseStoredAttachments(*body, &entries, &rest);
+  if (!s.ok() || entries.empty()) return s;
+  // atts_since: the newest of those revisions in this one's history.
+  uint64_t since_pos = 0;
+  if (options.attachments && !options.atts_since.empty()) {
+    std::unordered_set<std::string> since(options.atts_since.begin(), options.atts_since.end());
+    for (int i : record.tree.Ancestry(index)) {
+      if (since.count(record.tree.RevString(i)) != 0) {
+        since_pos = record.tree.node(i).gen;
+        break;
+      }
+    }
+  }
+  // Room for the bodies' base64 up front: one allocation for the answer.
+  size_t inline_bytes = 0;
+  if (options.attachments && !options.attachments_follow) {
+    for (const AttachmentEntry& e : entries) {
+      if (e.revpos > since_pos) inline_bytes += 4 * ((e.length + 2) / 3) + 128 + e.name.size();
+    }
+  }
+  std::string out = std::move(rest);
+  out.reserve(out.size() + inline_bytes + 128 * entries.size());
+  out.pop_back();
+  if (out.size() > 1) out.push_back(',');
+  out.append("\"_attachments\":{");
+  std::string data, scratch;
+  bool first = true;
+  for (const AttachmentEntry& e : entries) {
+    if (!first) out.push_back(',');
+    first = false;
+    json::AppendQuoted(&out, e.name);
+    out.push_back(':');
+    const bool inline_data = options.attachments && e.revpos > since_pos;
+    AttachmentBodyInfo info;
+    if (inline_data || options.att_encoding_info) {
+      s = attachment_store_.Stat(ro, e.digest, &info);
+      if (s.IsNotFound()) return Status::Corruption("attachment body missing for " + e.name);
+      if (!s.ok()) return s;
+    }
+    const std::string_view encoding = options.att_encoding_info && info.gzip ? "gzip" : "";
+    if (inline_data && options.attachments_follow) {
+      // The body follows decoded, so no encoding is named.
+      AppendAttachmentJson(&out, e, false, {}, 0);
+      out.append(",\"length\":");
+      out.append(std::to_string(info.length));
+      out.append(",\"follows\":true}");
+      continue;
+    }
+    AppendAttachmentJson(&out, e, !inline_data, encoding, info.encoded_length);
+    if (inline_data) {
+      data.clear();
+      data.reserve(info.length);
+      s = attachment_store_.ReadDecoded(
+          ro, e.digest, info, 0, info.length,
+          [&data](std::string_view piece) {
+            data.append(piece);
+            return true;
+          },
+          &scratch);
+      if (!s.ok()) return s;
+      out.append(",\"data\":\"");
+      AppendBase64(&out, data);
+      out.append("\"}");
+    }
+  }
+  out.append("}}");
+  *body = std::move(out);
+  return Status::OK();
+}
+
+//////// Standalone attachment operations
+
+namespace {
+
+// The parsed current revision `rev` of `docid`, ready to be edited.
+Status LoadForEdit(Database& db, std::string_view docid, std::string_view rev, size_t max_size,
+                   IncomingDoc* doc) {
+  GetOptions go;
+  go.rev.assign(rev);
+  auto current = db.Get(docid, go);
+  if (!current.ok()) {
+    // CouchDB: an attachment written at a revision that does not exist is
+    // an update conflict.
+    return current.status().IsNotFound() ? Status::Conflict() : current.status();
+  }
+  Status s = ParseIncomingDoc(*current, docid, max_size, doc);
+  if (!s.ok()) return s;
+  doc->deleted = false;
+  if (!doc->attachments) doc->attachments.emplace();
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<DocUpdateResult> DatabaseImpl::PutAttachment(std::string_view docid, std::string_view name,
+                                                    std::string_view rev,
+                                                    std::string_view content_type,
+                                                    std::string data) {
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  s = ValidateDocId(docid);
+  if (!s.ok()) return s;
+  if (IsLocalDocId(docid)) return Status::BadRequest("_local documents have no attachments");
+  if (name.empty()) return Status::BadRequest("Attachment name can't be empty");
+  if (name[0] == '_') {
+    return Status::BadRequest("Attachment name '" + std::string(name) +
+                              "' starts with prohibited character '_'");
+  }
+  if (!json::IsValidUtf8(name)) return Status::BadRequest("Attachment name is not UTF-8");
+  IncomingDoc doc;
+  if (rev.empty()) {
+    doc.id.assign(docid);
+    doc.body = "{}";
+    doc.attachments.emplace();
+  } else {
+    s = LoadForEdit(*this, docid, rev, std::numeric_limits<size_t>::max(), &doc);
+    if (!s.ok()) return s;
+  }
+  auto& atts = *doc.attachments;
+  auto it = std::find_if(atts.begin(), atts.end(),
+                         [&](const IncomingAttachment& a) { return a.name == name; });
+  if (it == atts.end()) it = atts.insert(atts.end(), IncomingAttachment());
+  *it = IncomingAttachment();
+  it->name.assign(name);
+  it->content_type.assign(content_type.empty() ? kDefaultContentType : content_type);
+  it->data = std::move(data);
+  return WriteOneDoc(std::move(doc), UpdateOptions());
+}
+
+Result<DocUpdateResult> DatabaseImpl::DeleteAttachment(std::string_view docid,
+                                                       std::string_view name,
+                                                       std::string_view rev) {
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  if (rev.empty()) return Status::Conflict();
+  IncomingDoc doc;
+  s = LoadForEdit(*this, docid, rev, std::numeric_limits<size_t>::max(), &doc);
+  if (!s.ok()) return s;
+  auto& atts = *doc.attachments;
+  auto it = std::find_if(atts.begin(), atts.end(),
+                         [&](const IncomingAttachment& a) { return a.name == name; });
+  if (it == atts.end()) return MissingAttachment();
+  atts.erase(it);
+  return WriteOneDoc(std::move(doc), UpdateOptions());
+}
+
+Result<DocUpdateResult> DatabaseImpl::PutWithBodies(std::string_view docid, std::string_view json,
+                                                    std::vector<std::string> bodies,
+                                                    const UpdateOptions& options) {
+  IncomingDoc doc;
+  Status s = ParseIncomingDoc(json, docid, std::numeric_limits<size_t>::max(), &doc);
+  if (!s.ok()) return s;
+  size_t next = 0;
+  if (doc.attachments) {
+    for (IncomingAttachment& att : *doc.attachments) {
+      if (!att.follows) continue;
+      if (next == bodies.size()) {
+        return Status::BadRequest("Attachment " + att.name + " follows, but no body was sent");
+      }
+      att.follows = false;
+      att.data = std::move(bodies[next++]);
+      if (att.encoding.empty()) att.encoding = "identity";  // marks a part's body
+      if (att.encoding == "identity" && att.length != 0 && att.length != att.data.size()) {
+        return Status::BadRequest("Attachment " + att.name + " has the wrong length");
+      }
+    }
+  }
+  if (next != bodies.size()) return Status::BadRequest("More attachment bodies than entries");
+  return WriteOneDoc(std::move(doc), options);
+}
+
+Result<std::unique_ptr<AttachmentReader>> DatabaseImpl::OpenAttachment(std::string_view docid,
+                                                                       std::string_view name,
+                                                                       std::string_view rev) {
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  if (IsLocalDocId(docid)) return Status::NotFound("missing");
+  auto snapshot = kv_->GetSnapshot();
+  KVReadOptions ro{snapshot.get()};
+  DocRecord record;
+  s = ReadRecord(ro, docid, &record);
+  if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
+  int index;
+  if (rev.empty()) {
+    if (record.deleted) return Status::NotFound("deleted");
+    index = record.tree.Winner();
+  } else {
+    RevId r;
+    if (!RevId::Parse(rev, &r)) return Status::BadRequest("Invalid rev format");
+    index = record.tree.Find(r);
+    if (index == RevTree::kNone) return Status::NotFound("missing");
+  }
+  std::string body;
+  s = ReadBody(ro, docid, record, index, &body);
+  if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
+  std::vector<AttachmentEntry> entries;
+  s = ParseStoredAttachments(body, &entries);
+  if (!s.ok()) return s;
+  auto it = std::find_if(entries.begin(), entries.end(),
+                         [&](const AttachmentEntry& e) { return e.name == name; });
+  if (it == entries.end()) return MissingAttachment();
+  AttachmentBodyInfo body_info;
+  s = attachment_store_.Stat(ro, it->digest, &body_info);
+  if (s.IsNotFound()) return Status::Corruption("attachment body missing for " + it->name);
+  if (!s.ok()) return s;
+  AttachmentInfo info;
+  info.docid.assign(docid);
+  info.rev = record.tree.RevString(index);
+  info.name = it->name;
+  info.content_type = it->content_type;
+  info.digest = it->digest;
+  info.revpos = it->revpos;
+  info.length = body_info.length;
+  info.gzip = body_info.gzip;
+  info.encoded_length = body_info.encoded_length;
+  return std::unique_ptr<AttachmentReader>(new AttachmentReaderImpl(
+      std::move(snapshot), &attachment_store_, std::move(info), std::move(body_info)));
+}
+
+//////// Compaction
+
+Status DatabaseImpl::CollectAttachmentGarbage() {
+  // Nothing to do (and no scan of every record) when no body is stored.
+  {
+    const std::string kind = keys_.KindPrefix(keys::kAttachmentKind);
+    KVIteratorOptions io;
+    io.lower_bound = kind;
+    io.upper_bound = keys::PrefixEnd(kind);
+    auto it = kv_->NewIterator(io);
+    it->SeekToFirst();
+    if (!it->status().ok()) return it->status();
+    if (!it->Valid()) return Status::OK();
+  }
+  // Under the writer lock no revision is committed meanwhile, and under
+  // att_mu_ no write pins a digest between the scan and the deletions.
+  std::lock_guard<std::mutex> lock(write_mu_);
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  std::lock_guard<std::mutex> att_lock(att_mu_);
+  std::unordered_set<std::string> live;
+  std::vector<AttachmentEntry> entries;
+  auto note = [&](std::string_view body) -> Status {
+    if (!MayHaveAttachments(body)) return Status::OK();
+    Status st = ParseStoredAttachments(body, &entries);
+    if (!st.ok()) return st;
+    for (AttachmentEntry& e : entries) live.insert(std::move(e.digest));
+    return Status::OK();
+  };
+  for (char kind : {keys::kDocKind, keys::kRevBodyKind}) {
+    const std::string prefix = keys_.KindPrefix(kind);
+    KVIteratorOptions io;
+    io.lower_bound = prefix;
+    io.upper_bound = keys::PrefixEnd(prefix);
+    auto it = kv_->NewIterator(io);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string_view body = it->value();
+      DocRecordView view;
+      if (kind == keys::kDocKind) {
+        s = DecodeDocRecordView(body, &view);
+        if (!s.ok()) return s;
+        body = view.winner_body;
+      }
+      s = note(body);
+      if (!s.ok()) return s;
+    }
+    if (!it->status().ok()) return it->status();
+  }
+  std::unordered_set<std::string> pending(pending_digests_.begin(), pending_digests_.end());
+  return attachment_store_.CollectGarbage(owner_->write_options(), live, pending);
+}
+
+}  // namespace settee

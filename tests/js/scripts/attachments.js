@@ -1,0 +1,97 @@
+// Attachments through the PouchDB-compatible JS API: putAttachment /
+// getAttachment / removeAttachment, bodies as Buffer, Uint8Array or base64,
+// get with attachments (base64 and binary), bulkDocs and bulkGet with
+// attachments, and PouchDB-shaped errors. Run by `settee run`.
+'use strict';
+const assert = require('assert');
+const { check, done } = require('./lib/harness');
+
+const dbName = 'atts_' + settee.threadId;
+const allBytes = Buffer.from(Array.from({ length: 1024 }, (_, i) => i % 256));
+
+check('putAttachment / getAttachment round trip every byte value', async () => {
+  const db = new PouchDB(dbName);
+  const r = await db.putAttachment('doc', 'all.bin', allBytes, 'application/octet-stream');
+  assert.strictEqual(r.ok, true);
+  assert.match(r.rev, /^1-[0-9a-f]{32}$/);
+  const body = await db.getAttachment('doc', 'all.bin');
+  assert.ok(Buffer.isBuffer(body));
+  assert.ok(body.equals(allBytes));
+  const doc = await db.get('doc');
+  const stub = doc._attachments['all.bin'];
+  assert.strictEqual(stub.stub, true);
+  assert.strictEqual(stub.length, 1024);
+  assert.strictEqual(stub.revpos, 1);
+  assert.strictEqual(stub.content_type, 'application/octet-stream');
+  assert.match(stub.digest, /^md5-[A-Za-z0-9+/]{22}==$/);
+  // With the rev, a Uint8Array, then a base64 string.
+  const r2 = await db.putAttachment('doc', 'u8', r.rev, new Uint8Array([0, 255, 7]), 'x/y');
+  const r3 = await db.putAttachment('doc', 'b64', r2.rev, Buffer.from('hello').toString('base64'), 'text/plain');
+  assert.deepStrictEqual([...await db.getAttachment('doc', 'u8')], [0, 255, 7]);
+  assert.strictEqual((await db.getAttachment('doc', 'b64')).toString(), 'hello');
+  // The old revision still has its attachments only.
+  const old = await db.getAttachment('doc', 'all.bin', { rev: r.rev });
+  assert.ok(old.equals(allBytes));
+  const removed = await db.removeAttachment('doc', 'u8', r3.rev);
+  assert.match(removed.rev, /^4-/);
+  const after = await db.get('doc');
+  assert.deepStrictEqual(Object.keys(after._attachments).sort(), ['all.bin', 'b64']);
+});
+
+check('get with attachments: base64 and binary', async () => {
+  const db = new PouchDB(dbName);
+  await db.put({ _id: 'inline', _attachments: { a: { content_type: 'application/octet-stream', data: allBytes } } });
+  const b64 = await db.get('inline', { attachments: true });
+  assert.strictEqual(b64._attachments.a.data, allBytes.toString('base64'));
+  assert.strictEqual(b64._attachments.a.stub, undefined);
+  const bin = await db.get('inline', { attachments: true, binary: true });
+  assert.ok(Buffer.isBuffer(bin._attachments.a.data));
+  assert.ok(bin._attachments.a.data.equals(allBytes));
+  assert.strictEqual(bin._attachments.a.content_type, 'application/octet-stream');
+  // An edit keeping the stub, read back through bulkGet with attachments.
+  const cur = await db.get('inline');
+  cur.v = 2;
+  await db.put(cur);
+  const got = await db.bulkGet({ docs: [{ id: 'inline' }], attachments: true });
+  const doc = got.results[0].docs[0].ok;
+  assert.strictEqual(doc.v, 2);
+  assert.strictEqual(doc._attachments.a.data, allBytes.toString('base64'));
+  assert.strictEqual(doc._attachments.a.revpos, 1);
+});
+
+check('bulkDocs takes Buffers and base64; bad data refuses the batch', async () => {
+  const db = new PouchDB(dbName);
+  const bad = await db.bulkDocs([
+    { _id: 'b0', _attachments: { x: { content_type: 'text/plain', data: Buffer.from('zero') } } },
+    { _id: 'b3', _attachments: { x: { content_type: 'text/plain', data: 'not base64!' } } },
+  ]).then(() => null, (e) => e);
+  assert.strictEqual(bad.status, 400);
+  assert.strictEqual(bad.name, 'bad_request');
+  assert.strictEqual((await db.get('b0').then(() => null, (e) => e)).status, 404);
+  const res = await db.bulkDocs([
+    { _id: 'b1', _attachments: { x: { content_type: 'text/plain', data: Buffer.from('one') } } },
+    { _id: 'b2', _attachments: { x: { content_type: 'text/plain', data: 'dHdv' } } },
+  ]);
+  assert.strictEqual(res[0].ok, true);
+  assert.strictEqual(res[1].ok, true);
+  assert.strictEqual((await db.getAttachment('b1', 'x')).toString(), 'one');
+  assert.strictEqual((await db.getAttachment('b2', 'x')).toString(), 'two');
+});
+
+check('errors are PouchDB-shaped', async () => {
+  const db = new PouchDB(dbName);
+  const missing = await db.getAttachment('nodoc', 'x').then(() => null, (e) => e);
+  assert.strictEqual(missing.status, 404);
+  const r = await db.putAttachment('errs', 'a', Buffer.from('1'), 'text/plain');
+  const conflict = await db.putAttachment('errs', 'b', Buffer.from('2'), 'text/plain').then(() => null, (e) => e);
+  assert.strictEqual(conflict.status, 409);
+  const stale = await db.removeAttachment('errs', 'a', '1-00000000000000000000000000000000').then(() => null, (e) => e);
+  assert.strictEqual(stale.status, 409);
+  const noAtt = await db.getAttachment('errs', 'zz').then(() => null, (e) => e);
+  assert.strictEqual(noAtt.status, 404);
+  const stub = await db.put({ _id: 'errs', _rev: r.rev, _attachments: { q: { stub: true } } }).then(() => null, (e) => e);
+  assert.strictEqual(stub.status, 412);
+  assert.strictEqual(stub.name, 'missing_stub');
+});
+
+done();

@@ -1,0 +1,271 @@
+// Attachments over HTTP (runtime/endpoints_attachments.cc and the document
+// endpoints' attachment options), on both backends: binary round trips
+// through every path, Range, ETag, gzip, multipart in and out, bad input.
+#include <gtest/gtest.h>
+
+#include "runtime/multipart.h"
+#include "tests/runtime/couch_test_util.h"
+
+namespace settee::testing {
+namespace {
+
+std::string AllBytes(int repeat) {
+  std::string s;
+  for (int r = 0; r < repeat; ++r) {
+    for (int i = 0; i < 256; ++i) s.push_back(static_cast<char>(i));
+  }
+  return s;
+}
+
+class EndpointsAttachmentsTest : public ::testing::TestWithParam<StoreOptions::Backend> {
+ protected:
+  void SetUp() override {
+    TestServerConfig cfg;
+    cfg.backend = GetParam();
+    cfg.http.limits.max_body_bytes = 8 << 20;
+    server_ = std::make_unique<TestServer>(cfg);
+    client_ = std::make_unique<TestClient>(server_->port());
+    ASSERT_EQ(Req("PUT", "/db").status, 201);
+  }
+  ClientResponse Req(const std::string& method, const std::string& path,
+                     const std::string& body = {}, Headers headers = {}) {
+    return client_->Request(method, path, body, std::move(headers));
+  }
+  json::Document J(const ClientResponse& r) { return ParseJson(r.body); }
+  std::string PutAtt(const std::string& path, const std::string& data,
+                     const std::string& type = "application/octet-stream") {
+    auto r = Req("PUT", path, data, {{"Content-Type", type}});
+    EXPECT_EQ(r.status, 201) << r.body;
+    return Str(J(r), "rev");
+  }
+
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<TestClient> client_;
+};
+
+TEST_P(EndpointsAttachmentsTest, StandaloneRoundTripOfEveryByteValue) {
+  const std::string data = AllBytes(3);
+  const std::string rev = PutAtt("/db/doc/bin", data, "image/png");
+  auto r = Req("GET", "/db/doc/bin");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, data);
+  EXPECT_EQ(r.HeaderOr("content-type"), "image/png");
+  EXPECT_EQ(r.HeaderOr("content-length"), std::to_string(data.size()));
+  const std::string etag = r.HeaderOr("etag");
+  EXPECT_EQ(etag, "\"" + Base64Encode(Md5Raw(data)) + "\"");
+  r = Req("GET", "/db/doc/bin", {}, {{"If-None-Match", etag}});
+  EXPECT_EQ(r.status, 304);
+  EXPECT_TRUE(r.body.empty());
+  r = Req("HEAD", "/db/doc/bin");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.HeaderOr("content-length"), std::to_string(data.size()));
+  r = Req("GET", "/db/doc/bin?rev=" + rev);
+  EXPECT_EQ(r.body, data);
+  // The document shows the stub.
+  json::Document doc = J(Req("GET", "/db/doc"));
+  EXPECT_TRUE(doc["_attachments"]["bin"]["stub"].GetBool());
+  EXPECT_EQ(doc["_attachments"]["bin"]["length"].GetUint64(), data.size());
+}
+
+TEST_P(EndpointsAttachmentsTest, NamesWithSlashesAndUnicodeAndDesignDocs) {
+  const std::string rev = PutAtt("/db/doc/dir/sub/%C3%BC.txt", "hi", "text/plain");
+  auto r = Req("GET", "/db/doc/dir/sub/%C3%BC.txt");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "hi");
+  json::Document doc = J(Req("GET", "/db/doc"));
+  EXPECT_TRUE(doc["_attachments"].HasMember("dir/sub/ü.txt"));
+  PutAtt("/db/_design/app/index.html", "<p>x</p>", "text/html");
+  r = Req("GET", "/db/_design/app/index.html");
+  EXPECT_EQ(r.body, "<p>x</p>");
+  EXPECT_EQ(r.HeaderOr("content-type"), "text/html");
+  r = Req("DELETE", "/db/doc/dir/sub/%C3%BC.txt?rev=" + rev);
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Req("GET", "/db/doc/dir/sub/%C3%BC.txt").status, 404);
+}
+
+TEST_P(EndpointsAttachmentsTest, CopyTakesTheAttachments) {
+  const std::string data = AllBytes(1);
+  PutAtt("/db/src/a.bin", data);
+  auto r = Req("COPY", "/db/src", {}, {{"Destination", "dst"}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Req("GET", "/db/dst/a.bin").body, data);
+}
+
+TEST_P(EndpointsAttachmentsTest, RevisionConflictsAndMissing) {
+  const std::string rev1 = PutAtt("/db/d/a", "one");
+  auto r = Req("PUT", "/db/d/b", "x");  // no rev: the doc exists
+  EXPECT_EQ(r.status, 409);
+  EXPECT_EQ(Str(J(r), "error"), "conflict");
+  r = Req("PUT", "/db/nodoc/b?rev=" + rev1, "x");
+  EXPECT_EQ(r.status, 409);
+  r = Req("PUT", "/db/d/b?rev=" + rev1, "x", {{"Content-Type", "text/plain"}});
+  ASSERT_EQ(r.status, 201);
+  EXPECT_EQ(Req("PUT", "/db/d/c?rev=" + rev1, "x").status, 409);  // stale
+  EXPECT_EQ(Req("DELETE", "/db/d/b").status, 409);               // no rev
+  r = Req("GET", "/db/d/zzz");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(Str(J(r), "error"), "not_found");
+  EXPECT_EQ(Req("GET", "/db/nodoc/zzz").status, 404);
+  r = Req("PUT", "/db/d/_bad?rev=" + Str(J(Req("GET", "/db/d")), "_rev"), "x");
+  EXPECT_EQ(r.status, 400);
+  r = Req("PUT", "/db/e/a", "data", {{"Content-MD5", Base64Encode(Md5Raw("other"))}});
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(J(r), "error"), "content_md5_mismatch");
+  EXPECT_EQ(Req("GET", "/db/e").status, 404);
+  r = Req("PUT", "/db/e/a", "data", {{"Content-MD5", Base64Encode(Md5Raw("data"))}});
+  EXPECT_EQ(r.status, 201);
+}
+
+TEST_P(EndpointsAttachmentsTest, RangesPartialAndUnsatisfiable) {
+  const std::string data = AllBytes(4);
+  PutAtt("/db/r/a", data);
+  auto r = Req("GET", "/db/r/a", {}, {{"Range", "bytes=10-19"}});
+  ASSERT_EQ(r.status, 206);
+  EXPECT_EQ(r.body, data.substr(10, 10));
+  EXPECT_EQ(r.HeaderOr("content-range"), "bytes 10-19/1024");
+  r = Req("GET", "/db/r/a", {}, {{"Range", "bytes=-5"}});
+  EXPECT_EQ(r.body, data.substr(1019));
+  r = Req("GET", "/db/r/a", {}, {{"Range", "bytes=1000-"}});
+  EXPECT_EQ(r.body, data.substr(1000));
+  r = Req("GET", "/db/r/a", {}, {{"Range", "bytes=1024-2000"}});
+  EXPECT_EQ(r.status, 416);
+  EXPECT_EQ(Str(J(r), "error"), "requested_range_not_satisfiable");
+  EXPECT_EQ(r.HeaderOr("content-range"), "bytes */1024");
+  r = Req("GET", "/db/r/a", {}, {{"Range", "bytes=0-1,100-102"}});
+  ASSERT_EQ(r.status, 206);
+  std::string boundary;
+  ASSERT_TRUE(MultipartBoundary(r.HeaderOr("content-type"), &boundary));
+  std::vector<MultipartPart> parts;
+  ASSERT_TRUE(ParseMultipart(r.body, boundary, &parts).ok()) << r.body;
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].body, data.substr(0, 2));
+  EXPECT_EQ(parts[1].body, data.substr(100, 3));
+  EXPECT_EQ(*parts[1].Header("content-range"), "bytes 100-102/1024");
+  // Not a byte range: the whole body.
+  r = Req("GET", "/db/r/a", {}, {{"Range", "items=1-2"}});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, data);
+}
+
+TEST_P(EndpointsAttachmentsTest, CompressibleTypesServedDecodedOrGzip) {
+  std::string text;
+  while (text.size() < 10000) text += "some text that compresses well ";
+  PutAtt("/db/t/a.txt", text, "text/plain");
+  auto r = Req("GET", "/db/t/a.txt");
+  EXPECT_EQ(r.body, text);
+  EXPECT_EQ(r.Header("content-encoding"), nullptr);
+  r = Req("GET", "/db/t/a.txt", {}, {{"Accept-Encoding", "gzip, deflate"}});
+  EXPECT_EQ(r.HeaderOr("content-encoding"), "gzip");
+  EXPECT_LT(r.body.size(), text.size());
+  json::Document doc = J(Req("GET", "/db/t?att_encoding_info=true"));
+  EXPECT_EQ(Str(doc["_attachments"]["a.txt"], "encoding"), "gzip");
+  EXPECT_EQ(doc["_attachments"]["a.txt"]["encoded_length"].GetUint64(), r.body.size());
+}
+
+TEST_P(EndpointsAttachmentsTest, InlineBulkDocsAndBulkGetRoundTrip) {
+  const std::string data = AllBytes(2);
+  const std::string b64 = Base64Encode(data);
+  auto r = Req("PUT", "/db/inline",
+               R"({"_attachments":{"x":{"content_type":"application/octet-stream","data":")" + b64 + "\"}}}");
+  ASSERT_EQ(r.status, 201) << r.body;
+  json::Document doc = J(Req("GET", "/db/inline?attachments=true"));
+  EXPECT_EQ(Str(doc["_attachments"]["x"], "data"), b64);
+  // Bad base64 in one document refuses the request: nothing is written.
+  r = Req("POST", "/db/_bulk_docs",
+          R"({"docs":[{"_id":"b1","_attachments":{"y":{"data":")" + b64 +
+              R"("}}},{"_id":"b2","_attachments":{"y":{"data":"!!"}}}]})");
+  ASSERT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Str(J(r), "error"), "bad_request");
+  EXPECT_EQ(Str(J(r), "reason"), "Invalid attachment data for y");
+  EXPECT_EQ(Req("GET", "/db/b1").status, 404);
+  r = Req("POST", "/db/_bulk_docs",
+          R"({"docs":[{"_id":"b1","_attachments":{"y":{"data":")" + b64 + R"("}}}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_TRUE(J(r)[0]["ok"].GetBool());
+  r = Req("POST", "/db/_bulk_get?attachments=true&revs=true", R"({"docs":[{"id":"b1"}]})");
+  ASSERT_EQ(r.status, 200);
+  json::Document got = J(r);
+  const json::Value& d = got["results"][0]["docs"][0]["ok"];
+  EXPECT_EQ(Str(d["_attachments"]["y"], "data"), b64);
+  // Replicated writes through _bulk_docs keep the peer's digest and revpos.
+  r = Req("POST", "/db/_bulk_docs",
+          R"({"new_edits":false,"docs":[{"_id":"rep","_rev":"3-abc","_revisions":{"start":3,"ids":["abc","def"]},"_attachments":{"z":{"content_type":"text/plain","revpos":2,"digest":"md5-peer","data":")" +
+              b64 + R"("}}}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(J(r).Size(), 0u);
+  doc = J(Req("GET", "/db/rep"));
+  EXPECT_EQ(Str(doc["_attachments"]["z"], "digest"), "md5-peer");
+  EXPECT_EQ(doc["_attachments"]["z"]["revpos"].GetUint64(), 2u);
+  EXPECT_EQ(Req("GET", "/db/rep/z").body, data);
+  // A stub missing from the parent.
+  r = Req("PUT", "/db/inline?rev=" + Str(doc, "_rev"), R"({"_attachments":{"q":{"stub":true}}})");
+  EXPECT_EQ(r.status, 409);  // not inline's rev
+  json::Document inl = J(Req("GET", "/db/inline"));
+  r = Req("PUT", "/db/inline", R"({"_rev":")" + Str(inl, "_rev") + R"(","_attachments":{"q":{"stub":true}}})");
+  EXPECT_EQ(r.status, 412);
+  EXPECT_EQ(Str(J(r), "error"), "missing_stub");
+}
+
+TEST_P(EndpointsAttachmentsTest, MultipartRelatedPutAndGet) {
+  const std::string a = AllBytes(2), b = "plain text body";
+  const std::string json =
+      R"({"_id":"mp","_rev":"1-abc","_revisions":{"start":1,"ids":["abc"]},"_attachments":{"a.bin":{"content_type":"application/octet-stream","revpos":1,"digest":"md5-)" +
+      Base64Encode(Md5Raw(a)) + R"(","length":512,"follows":true},"b.txt":{"content_type":"text/plain","revpos":1,"length":15,"follows":true}}})";
+  const std::string body = MultipartPartHead("XYZ", {{"Content-Type", "application/json"}}) + json +
+                           "\r\n" + MultipartPartHead("XYZ", {{"Content-Disposition", "attachment; filename=\"a.bin\""}}) + a +
+                           "\r\n" + MultipartPartHead("XYZ", {}) + b + MultipartClose("XYZ");
+  auto r = Req("PUT", "/db/mp?new_edits=false", body,
+               {{"Content-Type", "multipart/related; boundary=\"XYZ\""}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Req("GET", "/db/mp/a.bin").body, a);
+  EXPECT_EQ(Req("GET", "/db/mp/b.txt").body, b);
+  // Truncated: nothing written.
+  r = Req("PUT", "/db/mp2", body.substr(0, body.size() - 10),
+          {{"Content-Type", "multipart/related; boundary=\"XYZ\""}});
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Req("GET", "/db/mp2").status, 404);
+
+  // GET with Accept: multipart/related.
+  r = Req("GET", "/db/mp?attachments=true", {}, {{"Accept", "multipart/related"}});
+  ASSERT_EQ(r.status, 200);
+  std::string boundary;
+  ASSERT_TRUE(MultipartBoundary(r.HeaderOr("content-type"), &boundary)) << r.HeaderOr("content-type");
+  std::vector<MultipartPart> parts;
+  ASSERT_TRUE(ParseMultipart(r.body, boundary, &parts).ok());
+  ASSERT_EQ(parts.size(), 3u);
+  json::Document doc = ParseJson(std::string(parts[0].body));
+  EXPECT_TRUE(doc["_attachments"]["a.bin"]["follows"].GetBool());
+  EXPECT_EQ(parts[1].body, a);
+  EXPECT_EQ(parts[2].body, b);
+
+  // open_revs as multipart/mixed, each revision a nested multipart/related.
+  r = Req("GET", "/db/mp?open_revs=all&attachments=true&revs=true", {},
+          {{"Accept", "multipart/mixed"}});
+  ASSERT_EQ(r.status, 200);
+  ASSERT_TRUE(MultipartBoundary(r.HeaderOr("content-type"), &boundary));
+  ASSERT_TRUE(ParseMultipart(r.body, boundary, &parts).ok()) << r.body;
+  ASSERT_EQ(parts.size(), 1u);
+  std::string inner;
+  ASSERT_TRUE(MultipartBoundary(*parts[0].Header("content-type"), &inner));
+  std::vector<MultipartPart> inner_parts;
+  ASSERT_TRUE(ParseMultipart(parts[0].body, inner, &inner_parts).ok());
+  ASSERT_EQ(inner_parts.size(), 3u);
+  EXPECT_EQ(inner_parts[1].body, a);
+  // atts_since the current revision: no bodies, plain JSON part.
+  r = Req("GET", "/db/mp?open_revs=all&revs=true&atts_since=[%221-abc%22]", {},
+          {{"Accept", "multipart/mixed"}});
+  ASSERT_TRUE(MultipartBoundary(r.HeaderOr("content-type"), &boundary));
+  ASSERT_TRUE(ParseMultipart(r.body, boundary, &parts).ok());
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(*parts[0].Header("content-type"), "application/json");
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, EndpointsAttachmentsTest,
+                         ::testing::Values(StoreOptions::Backend::kMemory,
+                                           StoreOptions::Backend::kLevelDB),
+                         [](const auto& info) {
+                           return info.param == StoreOptions::Backend::kMemory ? "memory" : "leveldb";
+                         });
+
+}  // namespace
+}  // namespace settee::testing
