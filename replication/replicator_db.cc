@@ -41,7 +41,11 @@ std::string Iso8601(int64_t t) {
 ReplicatorDb::ReplicatorDb(Store* store, ReplicationJobs* jobs) : store_(store), jobs_(jobs) {}
 
 ReplicatorDb::~ReplicatorDb() {
-  stop_ = true;
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    stop_ = true;
+  }
+  wake_cv_.notify_all();
   if (watcher_.joinable()) watcher_.join();
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [id, entry] : entries_) {
@@ -53,19 +57,38 @@ void ReplicatorDb::Start() {
   watcher_ = std::thread([this] { Watch(); });
 }
 
+void ReplicatorDb::WaitForWake(std::optional<uint64_t> seen_seq) {
+  std::unique_lock<std::mutex> lock(wake_mu_);
+  wake_cv_.wait_for(lock, kWatchSlice,
+                    [&] { return stop_ || (seen_seq && latest_seq_ != *seen_seq); });
+}
+
 void ReplicatorDb::Watch() {
   uint64_t since = 0;
+  uint64_t listener = 0;
+  auto forget = [&] {
+    if (db_ && listener) db_->RemoveChangeListener(listener);
+    db_.reset();
+    listener = 0;
+  };
   while (!stop_) {
     if (!db_) {
       // Like CouchDB 3, settee does not create _replicator; it starts
       // following it once someone does.
       auto db = store_->OpenDatabase(kName);
       if (!db.ok()) {
-        std::this_thread::sleep_for(kWatchSlice);
+        WaitForWake(std::nullopt);
         continue;
       }
       db_ = std::move(*db);
       since = 0;
+      listener = db_->AddChangeListener([this](uint64_t seq) {
+        {
+          std::lock_guard<std::mutex> lock(wake_mu_);
+          latest_seq_ = seq;
+        }
+        wake_cv_.notify_all();
+      });
     }
     ChangesOptions options;
     options.since = since;
@@ -80,13 +103,14 @@ void ReplicatorDb::Watch() {
         },
         &last);
     if (!s.ok()) {  // deleted: forget it and wait for it to come back
-      db_.reset();
+      forget();
       continue;
     }
     for (const ChangeRow& row : rows) OnDoc(row);
     since = last;
-    if (db_->WaitForChange(since, kWatchSlice) == UINT64_MAX) db_.reset();
+    if (db_->UpdateSeq() == since) WaitForWake(since);
   }
+  forget();
 }
 
 void ReplicatorDb::OnDoc(const ChangeRow& row) {

@@ -16,9 +16,11 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,6 +64,9 @@ class ReplicatorDb {
   };
 
   void Watch();
+  // Waits (a bounded slice) for stop, or for the change listener to report
+  // a seq other than `seen_seq`.
+  void WaitForWake(std::optional<uint64_t> seen_seq);
   void OnDoc(const ChangeRow& row);
   void WriteBack(const std::string& doc_id, const std::string& rev, bool completed,
                  const Status& error, const ReplicationStats& stats);
@@ -69,7 +74,10 @@ class ReplicatorDb {
   Store* const store_;
   ReplicationJobs* const jobs_;
   std::shared_ptr<Database> db_;  // the watcher thread's
-  std::atomic<bool> stop_{false};
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  std::atomic<bool> stop_{false};  // set under wake_mu_
+  uint64_t latest_seq_ = 0;  // guarded by wake_mu_: from the change listener
   std::thread watcher_;
   std::mutex mu_;
   std::map<std::string, Entry> entries_;  // guarded by mu_
