@@ -4,6 +4,7 @@
 
 #include "bench/harness/bench_command.h"
 #include "runtime/commands_js.h"
+#include "runtime/replicate_command.h"
 #include "runtime/serve_command.h"
 
 int main(int argc, char** argv) {
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   // subcommand ([serve] port = 5984, admin = ["admin:secret"], ...).
   app.set_config("--config", "", "Read options from a TOML/INI file ([serve] section, ...)");
   settee::RegisterServeCommand(app);
+  settee::RegisterReplicateCommand(app);
   settee::RegisterRunCommands(app);  // run, eval (runtime/commands_js.h)
   settee::bench::RegisterBenchCommand(app);  // bench (bench/harness/bench_command.h)
   CLI11_PARSE(app, argc, argv);
