@@ -220,13 +220,14 @@ Result<std::unique_ptr<Replicator>> ReplicationJobs::MakeReplicator(
 
 Result<std::shared_ptr<ReplicationJob>> ReplicationJobs::Start(const ReplicationRequest& request,
                                                                Replicator::Listener listener,
-                                                               std::string doc_id) {
+                                                               std::string doc_id,
+                                                               bool join_running) {
   auto replicator = MakeReplicator(request);
   if (!replicator.ok()) return replicator.status();
   std::lock_guard<std::mutex> lock(mu_);
   ReapLocked();
   for (auto& job : jobs_) {
-    if (job->job_id() == (*replicator)->job_id() && !job->done()) return job;
+    if (join_running && job->job_id() == (*replicator)->job_id() && !job->done()) return job;
   }
   if (listener) (*replicator)->SetListener(std::move(listener));
   auto job = std::make_shared<ReplicationJob>(std::move(*replicator), std::move(doc_id));

@@ -100,11 +100,13 @@ class ReplicationJobs {
   Result<std::unique_ptr<Replicator>> MakeReplicator(const ReplicationRequest& request);
 
   // Starts `request` on its own thread. If a job with the same job id is
-  // running, that job is returned and nothing new starts (as CouchDB
-  // answers a repeated _replicate). `listener` gets the job's events.
+  // running and `join_running`, that job is returned and nothing new starts
+  // (as CouchDB answers a repeated _replicate; `listener` is then not
+  // installed). `listener` gets the job's events.
   Result<std::shared_ptr<ReplicationJob>> Start(const ReplicationRequest& request,
                                                 Replicator::Listener listener = {},
-                                                std::string doc_id = {});
+                                                std::string doc_id = {},
+                                                bool join_running = true);
 
   // The running job with this job id (or base replication id), or nullptr.
   std::shared_ptr<ReplicationJob> Find(std::string_view id);

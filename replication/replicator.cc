@@ -96,7 +96,8 @@ void Replicator::SetState(ReplicationState state) {
 void Replicator::Emit(ReplicationEvent::Kind kind, std::vector<std::string> doc_ids,
                       Status error) {
   if (!listener_) return;
-  ReplicationEvent event{kind, Stats(), std::move(doc_ids), std::move(error)};
+  ReplicationEvent event{kind, Stats(), std::move(doc_ids), {}, std::move(error)};
+  if (kind == ReplicationEvent::Kind::kChange) event.docs_json = std::move(batch_docs_);
   listener_(event);
 }
 
@@ -237,6 +238,7 @@ Status Replicator::ReplicateBatch(const ChangesBatch& batch) {
   std::vector<DocUpdateResult> failures;
   s = target_->WriteDocs(docs, &failures);
   if (!s.ok()) return s;
+  if (listener_) batch_docs_ = docs.Finish();
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     stats_.missing_checked += checked;

@@ -92,8 +92,10 @@ struct ReplicationEvent {
   };
   Kind kind;
   ReplicationStats stats;
-  // kChange: the documents written; kDenied: the refused one.
+  // kChange: the ids of the batch's changes; kDenied: the refused one.
   std::vector<std::string> doc_ids;
+  // kChange: the documents written, as one JSON array (with _revisions).
+  std::string docs_json;
   Status error;  // kDenied, kError, kPaused after a failure
 };
 
@@ -156,6 +158,7 @@ class Replicator {
   std::string start_time_;
   std::string attempt_start_seq_;
   bool source_checkpoints_ = true;  // off once the source refuses them (403)
+  std::string batch_docs_;          // the last batch's documents, for kChange
 };
 
 }  // namespace settee::replication
