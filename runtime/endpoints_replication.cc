@@ -95,17 +95,13 @@ std::string SchedulerJob(ReplicationJob& job) {
 }
 
 // The answer to a finished one-shot _replicate, as CouchDB gives it: the
-// checkpoint history.
+// checkpoint history, with "no_changes" when this run had nothing to record.
 std::string OneShotResult(const ReplicationStats& s) {
   std::string out = "{\"ok\":true";
-  if (!s.session_id.empty()) {
-    out += ",\"session_id\":" + json::Quote(s.session_id);
-    out += ",\"source_last_seq\":" + s.checkpointed_source_seq;
-    out += ",\"replication_id_version\":4,\"history\":" + s.checkpoint_history;
-  } else {
-    out += ",\"no_changes\":true";
-  }
-  out += "}";
+  if (!s.session_id.empty()) out += ",\"session_id\":" + json::Quote(s.session_id);
+  else out += ",\"no_changes\":true";
+  out += ",\"source_last_seq\":" + s.checkpointed_source_seq;
+  out += ",\"replication_id_version\":4,\"history\":" + s.checkpoint_history + "}";
   return out;
 }
 
