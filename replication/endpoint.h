@@ -55,14 +55,19 @@ struct ChangesBatch {
 // carry their history in `_revisions`, as `_bulk_docs` with new_edits=false
 // takes them.
 struct DocBatch {
-  std::string json_array = "[";
   size_t count = 0;
 
   void Append(std::string_view doc) {
-    if (count++) json_array += ',';
-    json_array += doc;
+    json_array_.pop_back();  // the closing bracket, kept so text() needs no copy
+    if (count++) json_array_ += ',';
+    json_array_ += doc;
+    json_array_ += ']';
   }
-  std::string Finish() const { return json_array + "]"; }
+  // The documents as one JSON array.
+  const std::string& text() const { return json_array_; }
+
+ private:
+  std::string json_array_ = "[]";
 };
 
 class Endpoint {

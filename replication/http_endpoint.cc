@@ -256,8 +256,8 @@ Status HttpEndpoint::WriteDocs(const DocBatch& docs, std::vector<DocUpdateResult
   failures->clear();
   if (docs.count == 0) return Status::OK();
   std::string body = "{\"new_edits\":false,\"docs\":";
-  body += docs.json_array;
-  body += "]}";
+  body += docs.text();
+  body += '}';
   auto r = Call("POST", "_bulk_docs", body);
   if (!r.ok()) return r.status();
   json::Document d;

@@ -116,7 +116,7 @@ Status LocalEndpoint::WriteDocs(const DocBatch& docs, std::vector<DocUpdateResul
   UpdateOptions options;
   options.new_edits = false;
   std::vector<DocUpdateResult> results;
-  Status s = db_->BulkDocsArray(docs.Finish(), options, &results);
+  Status s = db_->BulkDocsArray(docs.text(), options, &results);
   if (!s.ok()) return s;
   for (DocUpdateResult& r : results) {
     if (!r.status.ok()) failures->push_back(std::move(r));

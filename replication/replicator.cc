@@ -238,7 +238,7 @@ Status Replicator::ReplicateBatch(const ChangesBatch& batch) {
   std::vector<DocUpdateResult> failures;
   s = target_->WriteDocs(docs, &failures);
   if (!s.ok()) return s;
-  if (listener_) batch_docs_ = docs.Finish();
+  if (listener_) batch_docs_ = docs.text();
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     stats_.missing_checked += checked;
