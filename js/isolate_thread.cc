@@ -682,9 +682,9 @@ void IsolateThread::CloseDb(int handle) {
   if (--dbs_[handle].refs == 0) dbs_[handle].db.reset();
 }
 
-void IsolateThread::Listen(const std::shared_ptr<Database>& db, uint64_t feed_id) {
+IsolateThread::Feed* IsolateThread::NewFeed(uint64_t feed_id, std::shared_ptr<Database> db) {
   Unlisten(feed_id);
-  auto* f = new Feed{{}, this, feed_id, db, 0};
+  auto* f = new Feed{{}, this, feed_id, std::move(db), 0};
   uv_async_init(&loop_, &f->async, [](uv_async_t* h) {
     auto* feed = static_cast<Feed*>(h->data);
     v8::HandleScope hs(feed->thread->isolate_);
@@ -692,6 +692,11 @@ void IsolateThread::Listen(const std::shared_ptr<Database>& db, uint64_t feed_id
     feed->thread->MakeCallback(kOnFeed, 1, argv);
   });
   f->async.data = f;
+  return f;
+}
+
+void IsolateThread::Listen(const std::shared_ptr<Database>& db, uint64_t feed_id) {
+  Feed* f = NewFeed(feed_id, db);
   // Runs on the writing thread under a database lock: only wake this loop.
   f->listener = db->AddChangeListener([f](uint64_t) { uv_async_send(&f->async); });
   feeds_[feed_id] = f;
@@ -699,15 +704,7 @@ void IsolateThread::Listen(const std::shared_ptr<Database>& db, uint64_t feed_id
 
 std::function<void()> IsolateThread::ListenNotify(uint64_t feed_id,
                                                   std::function<void()> on_close) {
-  Unlisten(feed_id);
-  auto* f = new Feed{{}, this, feed_id, nullptr, 0};
-  uv_async_init(&loop_, &f->async, [](uv_async_t* h) {
-    auto* feed = static_cast<Feed*>(h->data);
-    v8::HandleScope hs(feed->thread->isolate_);
-    v8::Local<v8::Value> argv[] = {v8::Number::New(feed->thread->isolate_, static_cast<double>(feed->id))};
-    feed->thread->MakeCallback(kOnFeed, 1, argv);
-  });
-  f->async.data = f;
+  Feed* f = NewFeed(feed_id, nullptr);
   f->gate = std::make_shared<Feed::Gate>();
   f->gate->async = &f->async;
   f->on_close = std::move(on_close);

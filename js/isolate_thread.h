@@ -207,6 +207,9 @@ class IsolateThread {
   struct TimerHandle;
   struct Feed;
 
+  // A feed whose async handle runs hooks.onFeed(feed_id) (replacing one
+  // with that id).
+  Feed* NewFeed(uint64_t feed_id, std::shared_ptr<Database> db);
   void ThreadMain();
   bool CreateIsolate();
   void DisposeIsolate();

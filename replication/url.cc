@@ -23,25 +23,12 @@ std::string Part(CURLU* u, CURLUPart part, unsigned flags = 0) {
   return std::string(raw);
 }
 
-bool Unreserved(unsigned char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-         c == '-' || c == '_' || c == '.' || c == '~';
-}
-
+// libcurl's escaping: everything but RFC 3986's unreserved characters.
 std::string Escape(std::string_view s) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if (Unreserved(c)) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
+  char* raw = curl_easy_escape(nullptr, s.data(), static_cast<int>(s.size()));
+  if (raw == nullptr) return {};
+  std::unique_ptr<char, CurlFree> owned(raw);
+  return std::string(raw);
 }
 
 }  // namespace
