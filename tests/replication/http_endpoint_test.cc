@@ -220,5 +220,37 @@ TEST_F(HttpEndpointTest, ContinuousPullDeliversWithinASecondAndCancelsPromptly) 
   EXPECT_EQ(r.Stats().state, ReplicationState::kCancelled);
 }
 
+// A peer that looks like CouchDB at first and then misbehaves: routes added
+// to the test server for database "odd".
+TEST_F(HttpEndpointTest, MisbehavingPeersFailCleanlyAndLeaveTheTargetAlone) {
+  TestServerConfig cfg;
+  std::atomic<int> changes_calls{0};
+  cfg.setup = [&](CouchServer& server) {
+    server.router().Add("GET,HEAD", "/odd", [](RequestContext& ctx) {
+      return ctx.SendJson(200, R"({"db_name":"odd","update_seq":3})");
+    });
+    server.router().Add("GET", "/odd/_local/{id}",
+                        [](RequestContext& ctx) { return Status::NotFound("missing"); });
+    server.router().Add("GET", "/odd/_changes", [&](RequestContext& ctx) {
+      // First a malformed body, then a server error.
+      if (changes_calls++ % 2 == 0) return ctx.SendJson(200, R"({"results":[{"seq":1,"id":)");
+      return ctx.SendJson(500, R"({"error":"unknown_error","reason":"boom"})");
+    });
+  };
+  StartServer(cfg);
+  auto b = LocalDb("b");
+  auto options = Options();
+  options.retries = 2;
+  Status s;
+  auto stats = Run(Remote("odd"), Local("b"), options, &s);
+  EXPECT_EQ(s.code(), Status::Code::kIOError) << s.ToString();
+  EXPECT_EQ(stats.state, ReplicationState::kFailed);
+  EXPECT_EQ(changes_calls.load(), 3);  // one attempt and two retries
+  EXPECT_EQ((*b->Info()).doc_count, 0u);
+  EXPECT_EQ(b->UpdateSeq(), 0u);
+  Replicator probe(Remote("odd"), Local("b"), options);
+  EXPECT_TRUE(b->Get("_local/" + probe.id()).status().IsNotFound());  // no checkpoint either
+}
+
 }  // namespace
 }  // namespace settee::replication
