@@ -47,10 +47,17 @@ ReplicatorDb::~ReplicatorDb() {
   }
   wake_cv_.notify_all();
   if (watcher_.joinable()) watcher_.join();
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [id, entry] : entries_) {
-    if (entry.job) entry.job->replicator().Cancel();
+  std::vector<std::shared_ptr<ReplicationJob>> jobs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, entry] : entries_) {
+      if (entry.job) jobs.push_back(entry.job);
+    }
   }
+  // Their end-of-job callbacks use this object: wait for them (unlocked,
+  // since the callbacks take mu_).
+  for (auto& job : jobs) job->replicator().Cancel();
+  for (auto& job : jobs) (void)job->Wait();
 }
 
 void ReplicatorDb::Start() {
