@@ -3,19 +3,15 @@
 // retries; once the peer is back (same data, same port, so the same
 // replication id), the next run resumes from the last checkpoint, transfers
 // only what is left, and both sides end identical.
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <thread>
 
 #include <gtest/gtest.h>
 
-#include "replication/http_client.h"
 #include "replication/http_endpoint.h"
 #include "replication/local_endpoint.h"
 #include "replication/replicator.h"
+#include "tests/replication/peer_process.h"
 #include "tests/replication/replication_test_util.h"
 #include "tests/storage/store_test_util.h"
 
@@ -25,44 +21,6 @@ namespace {
 using settee::testing::ExpectSameDatabases;
 using settee::testing::TempStore;
 
-// A `settee serve` child process on a fixed port (the port is part of the
-// replication id, so a restarted peer must keep it).
-class PeerProcess {
- public:
-  PeerProcess(int port, std::string data) : port_(port), data_(std::move(data)) {}
-  ~PeerProcess() { Kill(); }
-
-  void Start() {
-    pid_ = fork();
-    if (pid_ == 0) {
-      std::string port = std::to_string(port_);
-      execl(SETTEE_BINARY, SETTEE_BINARY, "serve", "--port", port.c_str(), "--data",
-            data_.c_str(), "--log-level", "error", "--threads", "1",
-            static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    HttpClient client({});
-    for (int i = 0; i < 200; ++i) {
-      auto r = client.Request("GET", Root());
-      if (r.ok() && r->status == 200) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    }
-    FAIL() << "settee serve did not come up on port " << port_;
-  }
-  void Kill() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  std::string Root() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
-
- private:
-  int port_;
-  std::string data_;
-  pid_t pid_ = -1;
-};
-
 class ReplicationFaultTest : public ::testing::TestWithParam<bool> {
  protected:
   ReplicationFaultTest() : local_(StoreOptions::Backend::kMemory) {}
@@ -70,7 +28,7 @@ class ReplicationFaultTest : public ::testing::TestWithParam<bool> {
   void SetUp() override {
     data_ = settee::testing::FreshTempDir("fault-peer");
     // One port per direction: ctest may run both cases at once.
-    peer_ = std::make_unique<PeerProcess>(GetParam() ? 16651 : 16650, data_);
+    peer_ = std::make_unique<PeerProcess>(SETTEE_BINARY, GetParam() ? 16651 : 16650, data_);
     peer_->Start();
     // 1,000 documents, some with several revisions, a deletion and a
     // conflict, written locally.
