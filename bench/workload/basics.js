@@ -43,10 +43,16 @@ function bulkInsertCase(name, iterations, count, make) {
   };
 }
 
-// The replication cases need settee's replication (not built yet) and an
-// HTTP remote (--remote, else a `settee serve` the harness starts).
+// The replication cases need PouchDB.replicate, a remote database object
+// (their setup writes the remote through `new PouchDB(url)`: PouchDB's http
+// adapter, which settee's JS runtime does not have yet; its replicator takes
+// URLs directly) and an HTTP remote (--remote, else a `settee serve` the
+// harness starts).
 function needsReplication(db, PouchDB, env) {
   if (typeof PouchDB.replicate !== 'function') return 'replication (PouchDB.replicate) is not built yet';
+  if (!PouchDB.adapters || !PouchDB.adapters.http) {
+    return 'remote databases (new PouchDB(url), the http adapter) are not built yet';
+  }
   if (!env.remote) return 'no remote server for replication (--remote URL)';
   return '';
 }
