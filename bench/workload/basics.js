@@ -222,8 +222,9 @@ const cases = [
     // mirror no longer answers.
     name: 'pull-replication-perf-skimdb',
     iterations: 0,
-    needs: (db, PouchDB) =>
-      (typeof PouchDB.replicate !== 'function' ? 'replication (PouchDB.replicate) is not built yet' : ''),
+    // Like the other replication cases, it reads the remote through
+    // PouchDB's remote databases (the http adapter).
+    needs: (db, PouchDB, env) => needsReplication(db, PouchDB, Object.assign({}, env, { remote: 'skimdb' })),
     setup: async (db, n, env) => ({ targets: times(n, () => new env.PouchDB(env.randomName())), env }),
     test: (db, k, ctx) => new Promise((resolve, reject) => {
       const rep = ctx.env.PouchDB.replicate('https://skimdb.iriscouch.com/registry', ctx.targets[k],
