@@ -11,6 +11,8 @@ find_package(ICU REQUIRED COMPONENTS uc i18n data)
 find_package(Boost 1.74 REQUIRED COMPONENTS fiber context)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(ZLIB REQUIRED)
+# libcurl (OpenSSL flavour): the replicator's HTTP client (replication/).
+find_package(CURL REQUIRED)
 pkg_check_modules(LIBUV REQUIRED IMPORTED_TARGET libuv)
 
 find_path(HTTP_PARSER_INCLUDE_DIR http_parser.h REQUIRED)

@@ -44,8 +44,17 @@ struct IsolateThread::Feed {
   uv_async_t async;
   IsolateThread* thread;
   uint64_t id;
-  std::shared_ptr<Database> db;
+  std::shared_ptr<Database> db;  // null for ListenNotify feeds
   uint64_t listener = 0;
+  // ListenNotify feeds: the wake-up callers hold this; `open` turns false
+  // (under `mu`) before the async handle closes.
+  struct Gate {
+    std::mutex mu;
+    bool open = true;
+    uv_async_t* async = nullptr;
+  };
+  std::shared_ptr<Gate> gate;
+  std::function<void()> on_close;
 };
 
 IsolateThread::IsolateThread(IsolatePool::Impl* pool, int id) : pool_(pool), id_(id) {}
@@ -185,6 +194,7 @@ bool IsolateThread::CreateIsolate() {
   v8::Local<v8::Object> native = v8::Object::New(isolate);
   InstallNodeBindings(this, native);
   InstallDbBindings(this, native);
+  InstallReplicationBindings(this, native);
 
   v8::ScriptOrigin origin(isolate, Str(isolate, "settee:prelude.js"));
   v8::Local<v8::Script> script;
@@ -672,9 +682,9 @@ void IsolateThread::CloseDb(int handle) {
   if (--dbs_[handle].refs == 0) dbs_[handle].db.reset();
 }
 
-void IsolateThread::Listen(const std::shared_ptr<Database>& db, uint64_t feed_id) {
+IsolateThread::Feed* IsolateThread::NewFeed(uint64_t feed_id, std::shared_ptr<Database> db) {
   Unlisten(feed_id);
-  auto* f = new Feed{{}, this, feed_id, db, 0};
+  auto* f = new Feed{{}, this, feed_id, std::move(db), 0};
   uv_async_init(&loop_, &f->async, [](uv_async_t* h) {
     auto* feed = static_cast<Feed*>(h->data);
     v8::HandleScope hs(feed->thread->isolate_);
@@ -682,9 +692,27 @@ void IsolateThread::Listen(const std::shared_ptr<Database>& db, uint64_t feed_id
     feed->thread->MakeCallback(kOnFeed, 1, argv);
   });
   f->async.data = f;
+  return f;
+}
+
+void IsolateThread::Listen(const std::shared_ptr<Database>& db, uint64_t feed_id) {
+  Feed* f = NewFeed(feed_id, db);
   // Runs on the writing thread under a database lock: only wake this loop.
   f->listener = db->AddChangeListener([f](uint64_t) { uv_async_send(&f->async); });
   feeds_[feed_id] = f;
+}
+
+std::function<void()> IsolateThread::ListenNotify(uint64_t feed_id,
+                                                  std::function<void()> on_close) {
+  Feed* f = NewFeed(feed_id, nullptr);
+  f->gate = std::make_shared<Feed::Gate>();
+  f->gate->async = &f->async;
+  f->on_close = std::move(on_close);
+  feeds_[feed_id] = f;
+  return [gate = f->gate] {
+    std::lock_guard<std::mutex> lock(gate->mu);
+    if (gate->open) uv_async_send(gate->async);
+  };
 }
 
 void IsolateThread::Unlisten(uint64_t feed_id) {
@@ -692,9 +720,16 @@ void IsolateThread::Unlisten(uint64_t feed_id) {
   if (it == feeds_.end()) return;
   Feed* f = it->second;
   feeds_.erase(it);
+  if (f->gate) {
+    {
+      std::lock_guard<std::mutex> lock(f->gate->mu);
+      f->gate->open = false;
+    }
+    if (f->on_close) f->on_close();
+  }
   // After RemoveChangeListener returns no writer can call the listener, so
   // the async handle may be closed.
-  f->db->RemoveChangeListener(f->listener);
+  if (f->db) f->db->RemoveChangeListener(f->listener);
   uv_close(reinterpret_cast<uv_handle_t*>(&f->async),
            [](uv_handle_t* h) { delete static_cast<Feed*>(h->data); });
 }

@@ -28,6 +28,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -182,6 +183,12 @@ class IsolateThread {
   // Live change feeds: `feed_id` is chosen by JS; hooks.onFeed(feed_id) runs
   // on this loop after each committed write to `db`.
   void Listen(const std::shared_ptr<Database>& db, uint64_t feed_id);
+  // A feed woken by native code instead of a database: the returned
+  // function may be called from any thread (before or after Unlisten) and
+  // makes hooks.onFeed(feed_id) run on this loop, coalesced. `on_close`
+  // runs on this thread when the feed is unlistened (by JS, or when the
+  // isolate is disposed), to stop whatever feeds it.
+  std::function<void()> ListenNotify(uint64_t feed_id, std::function<void()> on_close);
   void Unlisten(uint64_t feed_id);
 
   // Tasks this isolate runs: completion by native.taskDone().
@@ -200,6 +207,9 @@ class IsolateThread {
   struct TimerHandle;
   struct Feed;
 
+  // A feed whose async handle runs hooks.onFeed(feed_id) (replacing one
+  // with that id).
+  Feed* NewFeed(uint64_t feed_id, std::shared_ptr<Database> db);
   void ThreadMain();
   bool CreateIsolate();
   void DisposeIsolate();
@@ -281,6 +291,7 @@ void SetFn(v8::Local<v8::Context> ctx, v8::Local<v8::Object> obj, const char* na
 // Installs the `native` object's functions (bindings_node.cc, bindings_db.cc).
 void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native);
 void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native);
+void InstallReplicationBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_replication.cc
 
 // The prelude source (generated from js/prelude/*.js at build time).
 extern const char kPreludeSource[];

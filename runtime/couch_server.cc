@@ -171,6 +171,7 @@ CouchServer::CouchServer(Store* store, const CouchServerOptions& options)
   RegisterDocumentEndpoints(*this);
   RegisterAttachmentEndpoints(*this);
   RegisterChangesEndpoints(*this);
+  RegisterReplicationEndpoints(*this);
 }
 
 CouchServer::~CouchServer() = default;
@@ -193,15 +194,25 @@ const ChangesFilterFactory* CouchServer::FindChangesFilter(std::string_view filt
 }
 
 std::string CouchServer::ActiveTasksJson() {
-  std::lock_guard<std::mutex> lk(tasks_mu_);
   std::string out = "[";
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    if (i > 0) out += ",";
-    out += "{" + tasks_[i].second + "}";
+  {
+    std::lock_guard<std::mutex> lk(tasks_mu_);
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      if (i > 0) out += ",";
+      out += "{" + tasks_[i].second + "}";
+    }
+  }
+  for (const TaskSource& source : task_sources_) {
+    for (const std::string& task : source()) {
+      if (out.size() > 1) out += ",";
+      out += task;
+    }
   }
   out += "]";
   return out;
 }
+
+void CouchServer::AddTaskSource(TaskSource source) { task_sources_.push_back(std::move(source)); }
 
 void CouchServer::TaskStarted(const std::string& json_without_braces, uint64_t* id) {
   std::lock_guard<std::mutex> lk(tasks_mu_);

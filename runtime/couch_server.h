@@ -16,6 +16,7 @@
 // concurrently on every loop thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -137,6 +138,11 @@ class CouchServer final : public http::HttpHandler {
   std::string ActiveTasksJson();
   void TaskStarted(const std::string& json_without_braces, uint64_t* id);
   void TaskFinished(uint64_t id);
+  // Adds tasks that keep their own state (replication jobs): `source` is
+  // called by each ActiveTasksJson() for its JSON objects. Setup time only;
+  // it runs on any loop thread.
+  using TaskSource = std::function<std::vector<std::string>()>;
+  void AddTaskSource(TaskSource source);
 
   // http::HttpHandler
   void Handle(http::HttpRequest& request, http::HttpResponse& response) override;
@@ -157,6 +163,7 @@ class CouchServer final : public http::HttpHandler {
   std::mutex tasks_mu_;
   uint64_t next_task_id_ = 1;                                  // guarded by tasks_mu_
   std::vector<std::pair<uint64_t, std::string>> tasks_;         // guarded by tasks_mu_
+  std::vector<TaskSource> task_sources_;                        // setup only
   // Last, so it is destroyed (its queued work finished) before everything
   // that work may touch.
   WorkerPool workers_;
@@ -167,5 +174,8 @@ void RegisterServerEndpoints(CouchServer& server);
 void RegisterDatabaseEndpoints(CouchServer& server);
 void RegisterDocumentEndpoints(CouchServer& server);
 void RegisterChangesEndpoints(CouchServer& server);
+// POST /_replicate, /_scheduler/jobs, /_scheduler/docs, the _replicator
+// database and replication entries in /_active_tasks.
+void RegisterReplicationEndpoints(CouchServer& server);
 
 }  // namespace settee

@@ -7,6 +7,7 @@
 #include "runtime/commands_js.h"
 #endif
 #if SETTEE_WITH_HTTP
+#include "runtime/replicate_command.h"
 #include "runtime/serve_command.h"
 #endif
 
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   app.set_config("--config", "", "Read options from a TOML/INI file ([serve] section, ...)");
 #if SETTEE_WITH_HTTP
   settee::RegisterServeCommand(app);
+  settee::RegisterReplicateCommand(app);
 #endif
 #if SETTEE_WITH_JS
   settee::RegisterRunCommands(app);  // run, eval (runtime/commands_js.h)

@@ -43,6 +43,8 @@ bool IsLoopback(const std::string& addr) {
   return addr.rfind("127.", 0) == 0 || addr == "::1" || addr == "localhost";
 }
 
+}  // namespace
+
 std::string DefaultDataDir() {
   if (const char* d = std::getenv("SETTEE_DATA")) return d;
   if (const char* x = std::getenv("XDG_DATA_HOME"); x != nullptr && *x != '\0') {
@@ -50,6 +52,8 @@ std::string DefaultDataDir() {
   }
   return "./settee-data";
 }
+
+namespace {
 
 std::vector<std::string> SplitList(const std::string& s) {
   std::vector<std::string> out;

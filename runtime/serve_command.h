@@ -14,6 +14,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -27,6 +28,10 @@ class CouchServer;
 // server accepts connections. Call from main() before parsing; not
 // thread-safe.
 void AddServeExtension(std::function<void(CouchServer&)> extension);
+
+// The data directory when --data is not given: $SETTEE_DATA, else
+// $XDG_DATA_HOME/settee, else ./settee-data.
+std::string DefaultDataDir();
 
 // Adds `serve` to `app`. Its callback throws CLI::RuntimeError(code) on a
 // startup failure.

@@ -15,7 +15,7 @@ packages=(
   build-essential cmake pkg-config git
   libleveldb-dev libsnappy-dev libuv1-dev libboost-fiber-dev libboost-context-dev
   rapidjson-dev libsimdjson-dev libhttp-parser-dev libcli11-dev
-  libicu-dev libssl-dev zlib1g-dev libxxhash-dev libjemalloc-dev
+  libicu-dev libssl-dev zlib1g-dev libxxhash-dev libjemalloc-dev libcurl4-openssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # the http bench suite seeds its servers with libcurl
   libcurl4-openssl-dev

@@ -43,10 +43,16 @@ function bulkInsertCase(name, iterations, count, make) {
   };
 }
 
-// The replication cases need settee's replication (not built yet) and an
-// HTTP remote (--remote, else a `settee serve` the harness starts).
+// The replication cases need PouchDB.replicate, a remote database object
+// (their setup writes the remote through `new PouchDB(url)`: PouchDB's http
+// adapter, which settee's JS runtime does not have yet; its replicator takes
+// URLs directly) and an HTTP remote (--remote, else a `settee serve` the
+// harness starts).
 function needsReplication(db, PouchDB, env) {
   if (typeof PouchDB.replicate !== 'function') return 'replication (PouchDB.replicate) is not built yet';
+  if (!PouchDB.adapters || !PouchDB.adapters.http) {
+    return 'remote databases (new PouchDB(url), the http adapter) are not built yet';
+  }
   if (!env.remote) return 'no remote server for replication (--remote URL)';
   return '';
 }
@@ -216,8 +222,9 @@ const cases = [
     // mirror no longer answers.
     name: 'pull-replication-perf-skimdb',
     iterations: 0,
-    needs: (db, PouchDB) =>
-      (typeof PouchDB.replicate !== 'function' ? 'replication (PouchDB.replicate) is not built yet' : ''),
+    // Like the other replication cases, it reads the remote through
+    // PouchDB's remote databases (the http adapter).
+    needs: (db, PouchDB, env) => needsReplication(db, PouchDB, Object.assign({}, env, { remote: 'skimdb' })),
     setup: async (db, n, env) => ({ targets: times(n, () => new env.PouchDB(env.randomName())), env }),
     test: (db, k, ctx) => new Promise((resolve, reject) => {
       const rep = ctx.env.PouchDB.replicate('https://skimdb.iriscouch.com/registry', ctx.targets[k],

@@ -1,0 +1,301 @@
+#include "replication/http_endpoint.h"
+
+#include "replication/replication_id.h"
+#include "util/json.h"
+
+namespace settee::replication {
+
+namespace {
+
+// The extra time a long poll's request gets over the feed's own timeout.
+constexpr std::chrono::milliseconds kLongpollSlack{30'000};
+
+Status NotCouch(const std::string& where) {
+  return Status::BadRequest(where + " is not a CouchDB-compatible server");
+}
+
+Status ParseObject(const std::string& body, json::Document* d, const char* what) {
+  if (!json::Parse(body, d).ok() || !d->IsObject()) {
+    return Status::IOError(std::string("malformed ") + what + " response");
+  }
+  return Status::OK();
+}
+
+Status PerDocStatus(std::string_view error, std::string reason) {
+  if (error == "forbidden") return Status::Forbidden(std::move(reason));
+  if (error == "unauthorized") return Status::Unauthorized(std::move(reason));
+  if (error == "conflict") return Status::Conflict(std::move(reason));
+  return Status::BadRequest(std::string(error) + ": " + reason);
+}
+
+std::string StringMember(const json::Value& v, const char* name) {
+  if (!v.IsObject()) return {};
+  auto it = v.FindMember(name);
+  return it != v.MemberEnd() && it->value.IsString() ? std::string(json::View(it->value)) : "";
+}
+
+void AppendStrings(const json::Value& v, std::vector<std::string>* out) {
+  if (!v.IsArray()) return;
+  for (const auto& s : v.GetArray()) {
+    if (s.IsString()) out->emplace_back(json::View(s));
+  }
+}
+
+}  // namespace
+
+HttpEndpoint::HttpEndpoint(Url url, HttpEndpointOptions options)
+    : url_(std::move(url)),
+      client_([&] {
+        HttpClientOptions http = options.http;
+        if (!url_.user.empty()) {
+          http.user = url_.user;
+          http.password = url_.password;
+        }
+        return http;
+      }()),
+      bulk_get_(options.bulk_get) {}
+
+ErlTerm HttpEndpoint::IdTerm() const { return RemoteEndpointTerm(url_); }
+
+Result<std::string> HttpEndpoint::Call(std::string_view method, const std::string& rel,
+                                       std::string_view body,
+                                       std::chrono::milliseconds timeout) {
+  auto r = client_.Request(method, url_.Join(rel), body, timeout);
+  if (!r.ok()) return r.status();
+  Status s = StatusFromResponse(*r);
+  if (!s.ok()) return s;
+  return std::move(r->body);
+}
+
+Result<EndpointInfo> HttpEndpoint::Open(bool create) {
+  std::string root = url_.scheme + "://" + url_.host +
+                     (url_.port ? ":" + std::to_string(url_.port) : "") + "/";
+  auto welcome = client_.Request("GET", root);
+  if (!welcome.ok()) return welcome.status();
+  json::Document d;
+  if (welcome->status >= 500) return StatusFromResponse(*welcome);
+  if (!json::Parse(welcome->body, &d).ok() || !d.IsObject()) return NotCouch(root);
+  Status s = client_.Login(root);
+  if (!s.ok()) return s;
+  auto info = Call("GET", "");
+  if (!info.ok() && info.status().IsNotFound() && create) {
+    auto made = Call("PUT", "");
+    if (!made.ok() && made.status().code() != Status::Code::kFileExists) return made.status();
+    info = Call("GET", "");
+  }
+  if (!info.ok()) {
+    if (info.status().IsNotFound()) return Status::NotFound("Database does not exist.");
+    return info.status();
+  }
+  s = ParseObject(*info, &d, "database info");
+  if (!s.ok()) return s;
+  if (!d.HasMember("update_seq")) return NotCouch(url_.WithoutCredentials());
+  EndpointInfo out;
+  out.db_name = StringMember(d, "db_name");
+  out.update_seq = json::Serialize(d["update_seq"]);
+  return out;
+}
+
+Status HttpEndpoint::Changes(const ChangesRequest& request, ChangesBatch* out) {
+  out->rows.clear();
+  std::string since = request.since;
+  json::Document seq;
+  if (json::Parse(since, &seq).ok() && seq.IsString()) since = json::View(seq);
+  std::string rel = "_changes?style=all_docs&since=" + EscapeQuery(since) +
+                    "&limit=" + std::to_string(request.limit);
+  std::chrono::milliseconds timeout{0};
+  if (request.wait.count()) {
+    rel += "&feed=longpoll&timeout=" + std::to_string(request.wait.count());
+    timeout = request.wait + kLongpollSlack;
+  }
+  Result<std::string> body = std::string();
+  if (request.doc_ids) {
+    std::string filter = "{\"doc_ids\":";
+    json::AppendStringArray(&filter, *request.doc_ids);
+    filter += '}';
+    body = Call("POST", rel + "&filter=_doc_ids", filter, timeout);
+  } else {
+    body = Call("GET", rel, {}, timeout);
+  }
+  if (!body.ok()) return body.status();
+  json::Document d;
+  Status s = ParseObject(*body, &d, "_changes");
+  if (!s.ok()) return s;
+  if (!d.HasMember("results") || !d["results"].IsArray() || !d.HasMember("last_seq")) {
+    return Status::IOError("malformed _changes response");
+  }
+  for (const auto& row : d["results"].GetArray()) {
+    if (!row.IsObject() || !row.HasMember("id") || !row["id"].IsString()) {
+      return Status::IOError("malformed _changes row");
+    }
+    Change& c = out->rows.emplace_back();
+    c.id = json::View(row["id"]);
+    if (row.HasMember("seq")) c.seq = json::Serialize(row["seq"]);
+    if (row.HasMember("deleted") && row["deleted"].IsBool()) c.deleted = row["deleted"].GetBool();
+    if (row.HasMember("changes") && row["changes"].IsArray()) {
+      for (const auto& ch : row["changes"].GetArray()) {
+        std::string rev = StringMember(ch, "rev");
+        if (!rev.empty()) c.revs.push_back(std::move(rev));
+      }
+    }
+  }
+  out->last_seq = json::Serialize(d["last_seq"]);
+  return Status::OK();
+}
+
+Status HttpEndpoint::RevsDiff(const std::vector<RevsDiffRequest>& request,
+                              std::vector<RevsDiffResult>* out) {
+  out->clear();
+  std::string body = "{";
+  for (size_t i = 0; i < request.size(); ++i) {
+    if (i) body += ',';
+    json::AppendQuoted(&body, request[i].id);
+    body += ':';
+    json::AppendStringArray(&body, request[i].revs);
+  }
+  body += '}';
+  auto r = Call("POST", "_revs_diff", body);
+  if (!r.ok()) return r.status();
+  json::Document d;
+  Status s = ParseObject(*r, &d, "_revs_diff");
+  if (!s.ok()) return s;
+  for (const auto& m : d.GetObject()) {
+    RevsDiffResult& result = out->emplace_back();
+    result.id = json::View(m.name);
+    if (!m.value.IsObject()) continue;
+    if (m.value.HasMember("missing")) AppendStrings(m.value["missing"], &result.missing);
+    if (m.value.HasMember("possible_ancestors")) {
+      AppendStrings(m.value["possible_ancestors"], &result.possible_ancestors);
+    }
+  }
+  return Status::OK();
+}
+
+Status HttpEndpoint::FetchRevs(const std::vector<RevsDiffResult>& missing, DocBatch* out) {
+  if (bulk_get_.value_or(true)) {
+    bool unsupported = false;
+    Status s = FetchWithBulkGet(missing, out, &unsupported);
+    if (!unsupported) {
+      if (s.ok()) bulk_get_ = true;
+      return s;
+    }
+    bulk_get_ = false;
+  }
+  return FetchWithOpenRevs(missing, out);
+}
+
+Status HttpEndpoint::FetchWithBulkGet(const std::vector<RevsDiffResult>& missing,
+                                      DocBatch* out, bool* unsupported) {
+  std::string body = "{\"docs\":[";
+  bool first = true;
+  for (const RevsDiffResult& m : missing) {
+    for (const std::string& rev : m.missing) {
+      if (!first) body += ',';
+      first = false;
+      body += "{\"id\":";
+      json::AppendQuoted(&body, m.id);
+      body += ",\"rev\":";
+      json::AppendQuoted(&body, rev);
+      body += '}';
+    }
+  }
+  body += "]}";
+  auto r = client_.Request("POST", url_.Join("_bulk_get?revs=true&latest=true"), body);
+  if (!r.ok()) return r.status();
+  // Servers without _bulk_get (CouchDB 1.x, old pouchdb-server) say so with
+  // 404, 405 or 400; only when we have not seen it work yet.
+  if (!bulk_get_ && (r->status == 404 || r->status == 405 || r->status == 400)) {
+    *unsupported = true;
+    return Status::OK();
+  }
+  Status s = StatusFromResponse(*r);
+  if (!s.ok()) return s;
+  json::Document d;
+  s = ParseObject(r->body, &d, "_bulk_get");
+  if (!s.ok()) return s;
+  if (!d.HasMember("results") || !d["results"].IsArray()) {
+    return Status::IOError("malformed _bulk_get response");
+  }
+  for (const auto& result : d["results"].GetArray()) {
+    if (!result.IsObject() || !result.HasMember("docs") || !result["docs"].IsArray()) continue;
+    for (const auto& item : result["docs"].GetArray()) {
+      if (item.IsObject() && item.HasMember("ok") && item["ok"].IsObject()) {
+        out->Append(json::Serialize(item["ok"]));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status HttpEndpoint::FetchWithOpenRevs(const std::vector<RevsDiffResult>& missing,
+                                       DocBatch* out) {
+  for (const RevsDiffResult& m : missing) {
+    if (m.missing.empty()) continue;
+    std::string revs;
+    json::AppendStringArray(&revs, m.missing);
+    auto r = Call("GET", EscapeDocId(m.id) + "?revs=true&latest=true&open_revs=" +
+                             EscapeQuery(revs));
+    if (!r.ok()) {
+      if (r.status().IsNotFound()) continue;  // gone from the source meanwhile
+      return r.status();
+    }
+    json::Document d;
+    if (!json::Parse(*r, &d).ok() || !d.IsArray()) {
+      return Status::IOError("malformed open_revs response");
+    }
+    for (const auto& item : d.GetArray()) {
+      if (item.IsObject() && item.HasMember("ok") && item["ok"].IsObject()) {
+        out->Append(json::Serialize(item["ok"]));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status HttpEndpoint::WriteDocs(const DocBatch& docs, std::vector<DocUpdateResult>* failures) {
+  failures->clear();
+  if (docs.count == 0) return Status::OK();
+  std::string body = "{\"new_edits\":false,\"docs\":";
+  body += docs.text();
+  body += '}';
+  auto r = Call("POST", "_bulk_docs", body);
+  if (!r.ok()) return r.status();
+  json::Document d;
+  if (!json::Parse(*r, &d).ok() || !d.IsArray()) {
+    return Status::IOError("malformed _bulk_docs response");
+  }
+  // CouchDB lists only failures for new_edits=false; PouchDB lists every doc.
+  for (const auto& item : d.GetArray()) {
+    std::string error = StringMember(item, "error");
+    if (error.empty()) continue;
+    DocUpdateResult& f = failures->emplace_back();
+    f.id = StringMember(item, "id");
+    f.rev = StringMember(item, "rev");
+    f.status = PerDocStatus(error, StringMember(item, "reason"));
+  }
+  return Status::OK();
+}
+
+Result<std::string> HttpEndpoint::GetLocal(std::string_view id) {
+  return Call("GET", EscapeDocId(id));
+}
+
+Status HttpEndpoint::PutLocal(std::string_view id, std::string_view json_text) {
+  auto r = Call("PUT", EscapeDocId(id), json_text);
+  if (r.ok() || !r.status().IsConflict()) return r.status();
+  // PouchDB keeps MVCC on _local documents: write over the current rev.
+  auto current = GetLocal(id);
+  if (!current.ok()) return current.status();
+  json::Document d;
+  if (!json::Parse(*current, &d).ok() || !d.IsObject()) {
+    return Status::IOError("malformed local document");
+  }
+  std::string body = "{\"_rev\":";
+  json::AppendQuoted(&body, StringMember(d, "_rev"));
+  if (json_text.size() > 2) body += ',';
+  body += json_text.substr(1);
+  r = Call("PUT", EscapeDocId(id), body);
+  return r.ok() ? Status::OK() : r.status();
+}
+
+}  // namespace settee::replication

@@ -1,0 +1,272 @@
+#include "replication/jobs.h"
+
+#include <ctime>
+
+#include "replication/local_endpoint.h"
+#include "util/digest.h"
+#include "util/json.h"
+
+namespace settee::replication {
+
+namespace {
+
+Status ParseEndpoint(const json::Value& v, const char* which, EndpointSpec* out) {
+  if (v.IsString()) {
+    out->name = json::View(v);
+    return Status::OK();
+  }
+  if (!v.IsObject() || !v.HasMember("url") || !v["url"].IsString()) {
+    return Status::BadRequest(std::string(which) + " must be a string or an object with a url");
+  }
+  out->name = json::View(v["url"]);
+  if (v.HasMember("headers") && v["headers"].IsObject()) {
+    for (const auto& h : v["headers"].GetObject()) {
+      std::string_view name = json::View(h.name);
+      if (name.size() != 13 || !h.value.IsString()) continue;
+      bool authorization = true;
+      for (size_t i = 0; i < name.size(); ++i) {
+        authorization &= std::tolower(static_cast<unsigned char>(name[i])) == "authorization"[i];
+      }
+      std::string_view value = json::View(h.value);
+      std::string decoded;
+      if (authorization && value.starts_with("Basic ") &&
+          Base64Decode(value.substr(6), &decoded) && decoded.find(':') != std::string::npos) {
+        out->user = decoded.substr(0, decoded.find(':'));
+        out->password = decoded.substr(decoded.find(':') + 1);
+      }
+    }
+  }
+  if (v.HasMember("auth") && v["auth"].IsObject() && v["auth"].HasMember("basic")) {
+    const json::Value& basic = v["auth"]["basic"];
+    if (basic.IsObject() && basic.HasMember("username") && basic["username"].IsString() &&
+        basic.HasMember("password") && basic["password"].IsString()) {
+      out->user = json::View(basic["username"]);
+      out->password = json::View(basic["password"]);
+    }
+  }
+  return Status::OK();
+}
+
+bool GetBool(const json::Document& d, const char* name, bool* out, Status* error) {
+  auto it = d.FindMember(name);
+  if (it == d.MemberEnd()) return false;
+  if (!it->value.IsBool()) {
+    *error = Status::BadRequest(std::string("`") + name + "` must be a boolean");
+    return false;
+  }
+  *out = it->value.GetBool();
+  return true;
+}
+
+}  // namespace
+
+Result<ReplicationRequest> ParseReplicationRequest(std::string_view json_text) {
+  json::Document d;
+  Status s = json::Parse(json_text, &d);
+  if (!s.ok()) return s;
+  if (!d.IsObject()) return Status::BadRequest("Request body must be a JSON object");
+  ReplicationRequest r;
+  GetBool(d, "cancel", &r.cancel, &s);
+  GetBool(d, "continuous", &r.options.continuous, &s);
+  GetBool(d, "create_target", &r.options.create_target, &s);
+  if (!s.ok()) return s;
+  if (d.HasMember("replication_id") && d["replication_id"].IsString()) {
+    r.replication_id = json::View(d["replication_id"]);
+  }
+  if (r.cancel && !r.replication_id.empty()) return r;
+  if (!d.HasMember("source")) return Status::BadRequest("Missing `source` field");
+  if (!d.HasMember("target")) return Status::BadRequest("Missing `target` field");
+  s = ParseEndpoint(d["source"], "source", &r.source);
+  if (s.ok()) s = ParseEndpoint(d["target"], "target", &r.target);
+  if (!s.ok()) return s;
+  if (d.HasMember("doc_ids")) {
+    const json::Value& ids = d["doc_ids"];
+    if (!ids.IsArray()) return Status::BadRequest("`doc_ids` should be a list of strings");
+    std::vector<std::string> list;
+    for (const auto& id : ids.GetArray()) {
+      if (!id.IsString()) return Status::BadRequest("`doc_ids` should be a list of strings");
+      list.emplace_back(json::View(id));
+    }
+    r.options.doc_ids = std::move(list);
+  }
+  if (d.HasMember("since_seq")) r.options.since_seq = json::Serialize(d["since_seq"]);
+  for (const char* name : {"worker_batch_size", "batch_size"}) {
+    if (!d.HasMember(name)) continue;
+    if (!d[name].IsUint64() || d[name].GetUint64() == 0) {
+      return Status::BadRequest(std::string("`") + name + "` must be a positive integer");
+    }
+    r.options.batch_size = d[name].GetUint64();
+  }
+  if (d.HasMember("retries_per_request")) {
+    if (!d["retries_per_request"].IsInt() || d["retries_per_request"].GetInt() < 0) {
+      return Status::BadRequest("`retries_per_request` must be a non-negative integer");
+    }
+    r.options.retries = d["retries_per_request"].GetInt();
+  }
+  for (const char* unsupported : {"filter", "selector"}) {
+    if (d.HasMember(unsupported) && !d[unsupported].IsNull()) {
+      return Status::BadRequest(std::string("`") + unsupported +
+                                "` replications are not supported by settee yet");
+    }
+  }
+  return r;
+}
+
+////////////////////////////////////////////////////////////////////////////////
+
+ReplicationJob::ReplicationJob(std::unique_ptr<Replicator> replicator, std::string doc_id)
+    : replicator_(std::move(replicator)),
+      job_id_(replicator_->job_id()),
+      doc_id_(std::move(doc_id)),
+      start_time_(static_cast<int64_t>(std::time(nullptr))) {}
+
+ReplicationJob::~ReplicationJob() {
+  if (thread_.joinable() && thread_.get_id() == std::this_thread::get_id()) {
+    // The last reference went away on the job's own thread (in an OnDone
+    // callback): it has finished its work; let it end on its own.
+    thread_.detach();
+  } else if (thread_.joinable()) {
+    replicator_->Cancel();
+    thread_.join();
+  }
+}
+
+void ReplicationJob::Main() {
+  Status s = replicator_->Run();
+  std::vector<std::function<void(const Status&)>> callbacks;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = true;
+    result_ = s;
+    callbacks.swap(on_done_);
+  }
+  cv_.notify_all();
+  for (auto& fn : callbacks) fn(s);
+}
+
+bool ReplicationJob::done() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return done_;
+}
+
+Status ReplicationJob::result() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return result_;
+}
+
+void ReplicationJob::OnDone(std::function<void(const Status&)> fn) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!done_) {
+    on_done_.push_back(std::move(fn));
+    return;
+  }
+  Status s = result_;
+  lock.unlock();
+  fn(s);
+}
+
+Status ReplicationJob::Wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return done_; });
+  return result_;
+}
+
+////////////////////////////////////////////////////////////////////////////////
+
+ReplicationJobs::ReplicationJobs(Store* store) : store_(store) {}
+
+ReplicationJobs::~ReplicationJobs() {
+  std::vector<std::shared_ptr<ReplicationJob>> jobs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs.swap(jobs_);
+  }
+  for (auto& job : jobs) job->replicator().Cancel();
+  for (auto& job : jobs) {
+    if (job->thread_.joinable()) job->thread_.join();
+  }
+}
+
+Result<std::unique_ptr<Endpoint>> ReplicationJobs::MakeEndpoint(const EndpointSpec& spec,
+                                                                const HttpEndpointOptions& http) {
+  if (IsRemote(spec.name)) {
+    auto url = ParseUrl(spec.name);
+    if (!url.ok()) return url.status();
+    if (url->user.empty() && !spec.user.empty()) {
+      url->user = spec.user;
+      url->password = spec.password;
+    }
+    return std::unique_ptr<Endpoint>(std::make_unique<HttpEndpoint>(std::move(*url), http));
+  }
+  if (!IsValidDatabaseName(spec.name)) {
+    return Status(Status::Code::kIllegalDatabaseName,
+                  "Name: '" + spec.name +
+                      "'. Only lowercase characters (a-z), digits (0-9), and any of the "
+                      "characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.");
+  }
+  return std::unique_ptr<Endpoint>(std::make_unique<LocalEndpoint>(store_, spec.name));
+}
+
+Result<std::unique_ptr<Replicator>> ReplicationJobs::MakeReplicator(
+    const ReplicationRequest& request) {
+  auto source = MakeEndpoint(request.source, request.http);
+  if (!source.ok()) return source.status();
+  auto target = MakeEndpoint(request.target, request.http);
+  if (!target.ok()) return target.status();
+  ReplicationOptions options = request.options;
+  options.server_uuid = store_->uuid();
+  return std::make_unique<Replicator>(std::move(*source), std::move(*target), options);
+}
+
+Result<std::shared_ptr<ReplicationJob>> ReplicationJobs::Start(const ReplicationRequest& request,
+                                                               Replicator::Listener listener,
+                                                               std::string doc_id,
+                                                               bool join_running) {
+  auto replicator = MakeReplicator(request);
+  if (!replicator.ok()) return replicator.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  ReapLocked();
+  for (auto& job : jobs_) {
+    if (join_running && job->job_id() == (*replicator)->job_id() && !job->done()) return job;
+  }
+  if (listener) (*replicator)->SetListener(std::move(listener));
+  auto job = std::make_shared<ReplicationJob>(std::move(*replicator), std::move(doc_id));
+  job->thread_ = std::thread([raw = job.get()] { raw->Main(); });
+  jobs_.push_back(job);
+  return job;
+}
+
+std::shared_ptr<ReplicationJob> ReplicationJobs::Find(std::string_view id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& job : jobs_) {
+    if (job->done()) continue;
+    if (job->job_id() == id || job->replicator().id() == id) return job;
+  }
+  return nullptr;
+}
+
+Status ReplicationJobs::Cancel(std::string_view id) {
+  auto job = Find(id);
+  if (!job) return Status::NotFound("Replication `" + std::string(id) + "` not found");
+  job->replicator().Cancel();
+  return Status::OK();
+}
+
+std::vector<std::shared_ptr<ReplicationJob>> ReplicationJobs::Running() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReapLocked();
+  return jobs_;
+}
+
+void ReplicationJobs::ReapLocked() {
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    if ((*it)->done()) {
+      if ((*it)->thread_.joinable()) (*it)->thread_.join();
+      it = jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace settee::replication

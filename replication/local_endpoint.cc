@@ -1,0 +1,136 @@
+#include "replication/local_endpoint.h"
+
+#include <charconv>
+
+#include "replication/replication_id.h"
+
+namespace settee::replication {
+
+namespace {
+
+// How long one wait for changes blocks before checking for Interrupt().
+constexpr std::chrono::milliseconds kWaitSlice{100};
+
+}  // namespace
+
+Result<uint64_t> ParseLocalSeq(std::string_view text) {
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
+    text = text.substr(1, text.size() - 2);
+  }
+  if (text == "now") return Status::BadRequest("since_seq \"now\" is not supported here");
+  uint64_t seq = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seq);
+  if (ec != std::errc() || (end != text.data() + text.size() && *end != '-')) {
+    return Status::BadRequest("Invalid sequence: " + std::string(text));
+  }
+  return seq;
+}
+
+LocalEndpoint::LocalEndpoint(Store* store, std::string db_name)
+    : store_(store), name_(std::move(db_name)) {}
+
+ErlTerm LocalEndpoint::IdTerm() const { return LocalEndpointTerm(name_); }
+
+Result<EndpointInfo> LocalEndpoint::Open(bool create) {
+  auto db = store_->OpenDatabase(name_);
+  if (!db.ok() && db.status().IsNotFound() && create) {
+    auto created = store_->CreateDatabase(name_);
+    // Another job may have created it meanwhile.
+    if (!created.ok() && created.status().code() != Status::Code::kFileExists) {
+      return created.status();
+    }
+    db = store_->OpenDatabase(name_);
+  }
+  if (!db.ok()) return db.status();
+  db_ = std::move(*db);
+  EndpointInfo info;
+  info.db_name = name_;
+  info.update_seq = std::to_string(db_->UpdateSeq());
+  return info;
+}
+
+Status LocalEndpoint::Changes(const ChangesRequest& request, ChangesBatch* out) {
+  out->rows.clear();
+  auto since = ParseLocalSeq(request.since);
+  if (!since.ok()) return since.status();
+  ChangesOptions options;
+  options.since = *since;
+  options.limit = request.limit;
+  options.all_docs_style = true;
+  if (request.doc_ids) options.doc_ids = *request.doc_ids;
+  auto deadline = std::chrono::steady_clock::now() + request.wait;
+  for (;;) {
+    uint64_t last = 0;
+    Status s = db_->Changes(
+        options,
+        [out](const ChangeRow& row) {
+          Change& c = out->rows.emplace_back();
+          c.seq = std::to_string(row.seq);
+          c.id = row.id;
+          c.revs = row.revs;
+          c.deleted = row.deleted;
+          return true;
+        },
+        &last);
+    if (!s.ok()) return s;
+    out->last_seq = std::to_string(last);
+    if (!out->rows.empty() || request.wait.count() == 0) return Status::OK();
+    // Nothing yet: wait in slices so Interrupt() is noticed.
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline || interrupted_.exchange(false)) return Status::OK();
+    auto slice = std::min<std::chrono::milliseconds>(
+        kWaitSlice, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now));
+    uint64_t seq = db_->WaitForChange(last, slice);
+    if (seq == UINT64_MAX) return Status::NotFound("Database does not exist.");
+  }
+}
+
+Status LocalEndpoint::RevsDiff(const std::vector<RevsDiffRequest>& request,
+                               std::vector<RevsDiffResult>* out) {
+  return db_->RevsDiff(request, out);
+}
+
+Status LocalEndpoint::FetchRevs(const std::vector<RevsDiffResult>& missing, DocBatch* out) {
+  std::vector<BulkGetRequest> request;
+  for (const RevsDiffResult& m : missing) {
+    for (const std::string& rev : m.missing) request.push_back(BulkGetRequest{m.id, rev});
+  }
+  BulkGetOptions options;
+  options.revs = true;
+  options.latest = true;
+  std::vector<BulkGetResult> results;
+  Status s = db_->BulkGet(request, options, &results);
+  if (!s.ok()) return s;
+  for (const BulkGetResult& r : results) {
+    for (const BulkGetItem& item : r.docs) {
+      // A revision compacted away or stemmed meanwhile: nothing to send.
+      if (item.status.ok()) out->Append(item.doc);
+    }
+  }
+  return Status::OK();
+}
+
+Status LocalEndpoint::WriteDocs(const DocBatch& docs, std::vector<DocUpdateResult>* failures) {
+  failures->clear();
+  if (docs.count == 0) return Status::OK();
+  UpdateOptions options;
+  options.new_edits = false;
+  std::vector<DocUpdateResult> results;
+  Status s = db_->BulkDocsArray(docs.text(), options, &results);
+  if (!s.ok()) return s;
+  for (DocUpdateResult& r : results) {
+    if (!r.status.ok()) failures->push_back(std::move(r));
+  }
+  return Status::OK();
+}
+
+Result<std::string> LocalEndpoint::GetLocal(std::string_view id) { return db_->Get(id); }
+
+Status LocalEndpoint::PutLocal(std::string_view id, std::string_view json) {
+  auto r = db_->Put(id, json);
+  return r.ok() ? Status::OK() : r.status();
+}
+
+void LocalEndpoint::Interrupt() { interrupted_ = true; }
+
+}  // namespace settee::replication

@@ -1,0 +1,256 @@
+// Replication between local databases and a settee server over HTTP
+// (HttpEndpoint + HttpClient against an in-process CouchServer on loopback).
+#include "replication/http_endpoint.h"
+
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "replication/local_endpoint.h"
+#include "replication/replicator.h"
+#include "tests/replication/replication_test_util.h"
+#include "tests/runtime/couch_test_util.h"
+#include "tests/storage/store_test_util.h"
+
+namespace settee::replication {
+namespace {
+
+using settee::testing::ExpectSameDatabases;
+using settee::testing::TempStore;
+using settee::testing::TestServer;
+using settee::testing::TestServerConfig;
+
+class HttpEndpointTest : public ::testing::Test {
+ protected:
+  HttpEndpointTest() : local_(StoreOptions::Backend::kMemory) {}
+
+  void StartServer(TestServerConfig cfg = {}) { server_ = std::make_unique<TestServer>(cfg); }
+
+  std::string RemoteUrl(const std::string& db, const std::string& userinfo = "") {
+    return "http://" + userinfo + "127.0.0.1:" + std::to_string(server_->port()) + "/" + db;
+  }
+
+  std::unique_ptr<Endpoint> Remote(const std::string& db, HttpEndpointOptions options = {},
+                                   const std::string& userinfo = "") {
+    auto url = ParseUrl(RemoteUrl(db, userinfo));
+    EXPECT_TRUE(url.ok());
+    return std::make_unique<HttpEndpoint>(*url, options);
+  }
+  std::unique_ptr<Endpoint> Local(const std::string& db) {
+    return std::make_unique<LocalEndpoint>(local_.get(), db);
+  }
+
+  std::shared_ptr<Database> LocalDb(const std::string& name) {
+    auto db = local_->OpenDatabase(name);
+    if (!db.ok()) db = local_->CreateDatabase(name);
+    return *db;
+  }
+  std::shared_ptr<Database> RemoteDb(const std::string& name) {
+    auto db = server_->store()->OpenDatabase(name);
+    EXPECT_TRUE(db.ok()) << name;
+    return db.ok() ? *db : nullptr;
+  }
+
+  ReplicationOptions Options() {
+    ReplicationOptions o;
+    o.server_uuid = local_->uuid();
+    o.initial_backoff = std::chrono::milliseconds(10);
+    return o;
+  }
+
+  ReplicationStats Run(std::unique_ptr<Endpoint> from, std::unique_ptr<Endpoint> to,
+                       ReplicationOptions options, Status* result = nullptr) {
+    Replicator r(std::move(from), std::move(to), options);
+    Status s = r.Run();
+    if (result) *result = s;
+    else EXPECT_TRUE(s.ok()) << s.ToString();
+    return r.Stats();
+  }
+
+  std::string Put(Database& db, const std::string& id, const std::string& body) {
+    auto r = db.Put(id, body);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->rev : "";
+  }
+
+  // Conflicts, a deletion, a long history, a design doc and a _local doc.
+  void Seed(Database& db) {
+    for (int i = 0; i < 120; ++i) Put(db, "doc" + std::to_string(i), R"({"i":1})");
+    std::string rev = Put(db, "long", "{}");
+    for (int i = 0; i < 40; ++i) rev = Put(db, "long", R"({"_rev":")" + rev + "\"}");
+    std::string gone = Put(db, "gone", "{}");
+    ASSERT_TRUE(db.Delete("gone", gone).ok());
+    Put(db, "_design/app", R"({"language":"javascript"})");
+    Put(db, "_local/private", "{}");
+    // Two branches of one doc, as a replicated write brings them.
+    std::vector<DocUpdateResult> results;
+    UpdateOptions repl;
+    repl.new_edits = false;
+    ASSERT_TRUE(db.BulkDocs({R"({"_id":"split","_rev":"1-aaaa","v":1})",
+                             R"({"_id":"split","_rev":"1-bbbb","v":2})"},
+                            repl, &results)
+                    .ok());
+  }
+
+  TempStore local_;
+  std::unique_ptr<TestServer> server_;
+};
+
+TEST_F(HttpEndpointTest, PushThenPullOverHttpKeepsEveryTree) {
+  StartServer();
+  auto a = LocalDb("a");
+  Seed(*a);
+  auto options = Options();
+  options.create_target = true;
+  options.batch_size = 50;
+  auto pushed = Run(Local("a"), Remote("remote"), options);
+  EXPECT_EQ(pushed.state, ReplicationState::kCompleted);
+  EXPECT_EQ(pushed.docs_written, 125u);  // 120 + long + gone + design + 2 branches
+  ExpectSameDatabases(*a, *RemoteDb("remote"));
+  EXPECT_TRUE(RemoteDb("remote")->Get("_local/private").status().IsNotFound());
+
+  auto pulled = Run(Remote("remote"), Local("b"), [&] {
+    auto o = Options();
+    o.create_target = true;
+    return o;
+  }());
+  EXPECT_EQ(pulled.docs_written, 125u);
+  ExpectSameDatabases(*a, *LocalDb("b"));
+  // Checkpoints landed on both sides, the server's under the same id.
+  Replicator probe(Remote("remote"), Local("b"), [&] {
+    auto o = Options();
+    o.create_target = true;
+    return o;
+  }());
+  EXPECT_TRUE(RemoteDb("remote")->Get("_local/" + probe.id()).ok());
+  EXPECT_TRUE(LocalDb("b")->Get("_local/" + probe.id()).ok());
+  // And a second run has nothing to do.
+  auto again = Run(Remote("remote"), Local("b"), [&] {
+    auto o = Options();
+    o.create_target = true;
+    return o;
+  }());
+  EXPECT_EQ(again.missing_checked, 0u);
+}
+
+TEST_F(HttpEndpointTest, OpenRevsFallbackGivesTheSameResult) {
+  StartServer();
+  Seed(*LocalDb("a"));
+  auto options = Options();
+  options.create_target = true;
+  Run(Local("a"), Remote("remote"), options);
+  HttpEndpointOptions no_bulk_get;
+  no_bulk_get.bulk_get = false;
+  auto stats = Run(Remote("remote", no_bulk_get), Local("b"), options);
+  EXPECT_EQ(stats.docs_written, 125u);
+  ExpectSameDatabases(*LocalDb("a"), *LocalDb("b"));
+}
+
+TEST_F(HttpEndpointTest, CredentialsInTheUrlOpenASession) {
+  TestServerConfig cfg;
+  cfg.couch.admins = {{"admin", "s3cret"}};
+  StartServer(cfg);
+  Put(*LocalDb("a"), "x", "{}");
+  auto options = Options();
+  options.create_target = true;
+  auto stats = Run(Local("a"), Remote("secured", {}, "admin:s3cret@"), options);
+  EXPECT_EQ(stats.docs_written, 1u);
+  HttpEndpointOptions basic;
+  basic.http.cookie_session = false;
+  stats = Run(Remote("secured", basic, "admin:s3cret@"), Local("b"), options);
+  EXPECT_EQ(stats.docs_written, 1u);
+
+  Status s;
+  stats = Run(Local("a"), Remote("secured", {}, "admin:wrong@"), options, &s);
+  EXPECT_EQ(s.code(), Status::Code::kUnauthorized) << s.ToString();
+  EXPECT_EQ(stats.state, ReplicationState::kFailed);
+  EXPECT_EQ(stats.retries, 1u);  // not retried
+  // Without credentials the server refuses too.
+  stats = Run(Remote("secured"), Local("c"), options, &s);
+  EXPECT_EQ(s.code(), Status::Code::kUnauthorized) << s.ToString();
+}
+
+TEST_F(HttpEndpointTest, UnreachableServerFailsAfterBoundedRetries) {
+  auto url = ParseUrl("http://127.0.0.1:1/db");  // nothing listens on port 1
+  ASSERT_TRUE(url.ok());
+  LocalDb("a");
+  auto options = Options();
+  options.retries = 2;
+  std::atomic<int> paused{0};
+  Replicator r(Local("a"), std::make_unique<HttpEndpoint>(*url), options);
+  r.SetListener([&](const ReplicationEvent& e) {
+    if (e.kind == ReplicationEvent::Kind::kPaused && !e.error.ok()) ++paused;
+  });
+  Status s = r.Run();
+  EXPECT_EQ(s.code(), Status::Code::kIOError) << s.ToString();
+  EXPECT_EQ(r.Stats().state, ReplicationState::kFailed);
+  EXPECT_EQ(r.Stats().retries, 3u);
+  EXPECT_EQ(paused.load(), 2);
+}
+
+TEST_F(HttpEndpointTest, MissingRemoteDatabaseIsAClearError) {
+  StartServer();
+  Status s;
+  auto stats = Run(Remote("nope"), Local("b"), Options(), &s);
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_EQ(s.reason(), "Database does not exist.");
+  EXPECT_EQ(stats.state, ReplicationState::kFailed);
+}
+
+TEST_F(HttpEndpointTest, ContinuousPullDeliversWithinASecondAndCancelsPromptly) {
+  StartServer();
+  ASSERT_TRUE(server_->store()->CreateDatabase("remote").ok());
+  auto remote = RemoteDb("remote");
+  auto b = LocalDb("b");
+  auto options = Options();
+  options.continuous = true;
+  Replicator r(Remote("remote"), Local("b"), options);
+  std::thread job([&] { EXPECT_TRUE(r.Run().ok()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // now waiting on the feed
+  Put(*remote, "live", "{}");
+  auto start = std::chrono::steady_clock::now();
+  while (!b->Get("live").ok() && std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_TRUE(b->Get("live").ok());
+  auto cancel_start = std::chrono::steady_clock::now();
+  r.Cancel();  // interrupts the long poll in flight
+  job.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - cancel_start, std::chrono::seconds(2));
+  EXPECT_EQ(r.Stats().state, ReplicationState::kCancelled);
+}
+
+// A peer that looks like CouchDB at first and then misbehaves: routes added
+// to the test server for database "odd".
+TEST_F(HttpEndpointTest, MisbehavingPeersFailCleanlyAndLeaveTheTargetAlone) {
+  TestServerConfig cfg;
+  std::atomic<int> changes_calls{0};
+  cfg.setup = [&](CouchServer& server) {
+    server.router().Add("GET,HEAD", "/odd", [](RequestContext& ctx) {
+      return ctx.SendJson(200, R"({"db_name":"odd","update_seq":3})");
+    });
+    server.router().Add("GET", "/odd/_local/{id}",
+                        [](RequestContext& ctx) { return Status::NotFound("missing"); });
+    server.router().Add("GET", "/odd/_changes", [&](RequestContext& ctx) {
+      // First a malformed body, then a server error.
+      if (changes_calls++ % 2 == 0) return ctx.SendJson(200, R"({"results":[{"seq":1,"id":)");
+      return ctx.SendJson(500, R"({"error":"unknown_error","reason":"boom"})");
+    });
+  };
+  StartServer(cfg);
+  auto b = LocalDb("b");
+  auto options = Options();
+  options.retries = 2;
+  Status s;
+  auto stats = Run(Remote("odd"), Local("b"), options, &s);
+  EXPECT_EQ(s.code(), Status::Code::kIOError) << s.ToString();
+  EXPECT_EQ(stats.state, ReplicationState::kFailed);
+  EXPECT_EQ(changes_calls.load(), 3);  // one attempt and two retries
+  EXPECT_EQ((*b->Info()).doc_count, 0u);
+  EXPECT_EQ(b->UpdateSeq(), 0u);
+  Replicator probe(Remote("odd"), Local("b"), options);
+  EXPECT_TRUE(b->Get("_local/" + probe.id()).status().IsNotFound());  // no checkpoint either
+}
+
+}  // namespace
+}  // namespace settee::replication

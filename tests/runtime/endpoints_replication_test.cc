@@ -1,0 +1,176 @@
+// The replication entry points over HTTP: POST /_replicate (one-shot,
+// continuous, cancel), /_active_tasks, /_scheduler/jobs, the _replicator
+// database and /_scheduler/docs.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "tests/runtime/couch_test_util.h"
+
+namespace settee::testing {
+namespace {
+
+class ReplicationEndpointsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Start({}); }
+  void Start(TestServerConfig cfg) {
+    client_.reset();
+    server_ = std::make_unique<TestServer>(cfg);
+    client_ = std::make_unique<TestClient>(server_->port());
+  }
+
+  ClientResponse Req(const std::string& method, const std::string& path,
+                     const std::string& body = {}, Headers headers = {}) {
+    if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
+    return client_->Request(method, path, body, std::move(headers));
+  }
+  void Seed(const std::string& db, int n) {
+    ASSERT_EQ(Req("PUT", "/" + db).status, 201);
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(Req("PUT", "/" + db + "/d" + std::to_string(i), R"({"i":1})").status, 201);
+    }
+  }
+  int DocCount(const std::string& db) {
+    auto r = Req("GET", "/" + db);
+    if (r.status != 200) return -1;
+    return ParseJson(r.body)["doc_count"].GetInt();
+  }
+  // Polls `pred` for up to two seconds.
+  bool Eventually(const std::function<bool()>& pred) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return pred();
+  }
+  std::string Url(const std::string& db) {
+    return "http://127.0.0.1:" + std::to_string(server_->port()) + "/" + db;
+  }
+
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<TestClient> client_;
+};
+
+TEST_F(ReplicationEndpointsTest, OneShotAnswersWithTheCheckpointHistory) {
+  Seed("a", 5);
+  auto r = Req("POST", "/_replicate", R"({"source":"a","target":"b","create_target":true})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = ParseJson(r.body);
+  EXPECT_TRUE(d["ok"].GetBool());
+  EXPECT_EQ(d["replication_id_version"].GetInt(), 4);
+  EXPECT_EQ(d["history"][0]["docs_written"].GetInt(), 5);
+  EXPECT_EQ(DocCount("b"), 5);
+  // Over HTTP to this same server, source given as {"url"}.
+  r = Req("POST", "/_replicate",
+          R"({"source":{"url":")" + Url("a") + R"("},"target":")" + Url("c") +
+              R"(","create_target":true})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(DocCount("c"), 5);
+  // Nothing new: still ok.
+  r = Req("POST", "/_replicate", R"({"source":"a","target":"b"})");
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
+TEST_F(ReplicationEndpointsTest, ContinuousShowsInTasksAndSchedulerAndCancels) {
+  Seed("a", 1);
+  ASSERT_EQ(Req("PUT", "/b").status, 201);
+  auto r = Req("POST", "/_replicate", R"({"source":"a","target":"b","continuous":true})");
+  ASSERT_EQ(r.status, 202) << r.body;
+  std::string id = Str(ParseJson(r.body), "_local_id");
+  EXPECT_TRUE(id.ends_with("+continuous")) << id;
+  EXPECT_TRUE(Eventually([&] { return DocCount("b") == 1; }));
+  ASSERT_EQ(Req("PUT", "/a/later", "{}").status, 201);
+  EXPECT_TRUE(Eventually([&] { return DocCount("b") == 2; }));
+
+  auto tasks = ParseJson(Req("GET", "/_active_tasks").body);
+  ASSERT_EQ(tasks.Size(), 1u);
+  EXPECT_EQ(Str(tasks[0], "type"), "replication");
+  EXPECT_EQ(Str(tasks[0], "replication_id"), id);
+  EXPECT_TRUE(tasks[0]["continuous"].GetBool());
+  EXPECT_TRUE(tasks[0].HasMember("docs_written"));
+  auto jobs = ParseJson(Req("GET", "/_scheduler/jobs").body);
+  EXPECT_EQ(jobs["total_rows"].GetInt(), 1);
+  EXPECT_EQ(Str(jobs["jobs"][0], "id"), id);
+  EXPECT_EQ(Str(jobs["jobs"][0], "source"), "a");
+
+  r = Req("POST", "/_replicate", R"({"replication_id":")" + id + R"(","cancel":true})");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(Eventually([&] {
+    return ParseJson(Req("GET", "/_scheduler/jobs").body)["total_rows"].GetInt() == 0;
+  }));
+  r = Req("POST", "/_replicate", R"({"replication_id":")" + id + R"(","cancel":true})");
+  EXPECT_EQ(r.status, 404) << r.body;
+}
+
+TEST_F(ReplicationEndpointsTest, BadRequestsGetCouchDbErrors) {
+  Seed("a", 0);
+  auto r = Req("POST", "/_replicate", R"({"target":"b"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(ParseJson(r.body), "error"), "bad_request");
+  EXPECT_EQ(Req("POST", "/_replicate", R"({"source":"a","target":"b","filter":"d/f"})").status,
+            400);
+  EXPECT_EQ(Req("POST", "/_replicate", "[]").status, 400);
+  r = Req("POST", "/_replicate", R"({"source":"nope","target":"a"})");
+  EXPECT_EQ(r.status, 404) << r.body;
+  r = Req("POST", "/_replicate",
+          R"({"source":"a","target":"http://127.0.0.1:1/x","retries_per_request":1})");
+  EXPECT_EQ(r.status, 500) << r.body;  // unreachable, after bounded retries
+}
+
+TEST_F(ReplicationEndpointsTest, NeedsAServerAdmin) {
+  TestServerConfig cfg;
+  cfg.couch.admins = {{"admin", "pw"}};
+  Start(cfg);
+  EXPECT_EQ(Req("POST", "/_replicate", R"({"source":"a","target":"b"})").status, 401);
+  EXPECT_EQ(Req("GET", "/_scheduler/jobs").status, 401);
+  ASSERT_EQ(Req("PUT", "/a", "", {{"Authorization", BasicAuth("admin", "pw")}}).status, 201);
+  auto r = Req("POST", "/_replicate",
+               R"({"source":"a","target":{"url":")" + Url("b") +
+                   R"(","headers":{"Authorization":")" + BasicAuth("admin", "pw") +
+                   R"("}},"create_target":true})",
+               {{"Authorization", BasicAuth("admin", "pw")}});
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
+TEST_F(ReplicationEndpointsTest, ReplicatorDocumentsRunAndRecordTheirOutcome) {
+  Seed("a", 3);
+  ASSERT_EQ(Req("PUT", "/_replicator").status, 201);
+  ASSERT_EQ(Req("PUT", "/_replicator/good",
+                R"({"source":"a","target":"b","create_target":true})").status, 201);
+  ASSERT_EQ(Req("PUT", "/_replicator/bad", R"({"source":"missing","target":"b"})").status, 201);
+  auto state = [&](const std::string& id) {
+    auto d = ParseJson(Req("GET", "/_replicator/" + id).body);
+    return Str(d, "_replication_state");
+  };
+  EXPECT_TRUE(Eventually([&] { return state("good") == "completed"; }));
+  EXPECT_EQ(DocCount("b"), 3);
+  auto good = ParseJson(Req("GET", "/_replicator/good").body);
+  EXPECT_EQ(good["_replication_stats"]["docs_written"].GetInt(), 3);
+  EXPECT_TRUE(Eventually([&] { return state("bad") == "failed"; }));
+  EXPECT_EQ(Str(ParseJson(Req("GET", "/_replicator/bad").body), "_replication_state_reason"),
+            "Database does not exist.");
+
+  auto docs = ParseJson(Req("GET", "/_scheduler/docs").body);
+  ASSERT_EQ(docs["total_rows"].GetInt(), 2);
+  auto one = ParseJson(Req("GET", "/_scheduler/docs/_replicator/good").body);
+  EXPECT_EQ(Str(one, "state"), "completed");
+  EXPECT_EQ(Str(one, "doc_id"), "good");
+
+  // A continuous document runs until it is deleted.
+  ASSERT_EQ(Req("PUT", "/_replicator/live",
+                R"({"source":"a","target":"c","create_target":true,"continuous":true})").status,
+            201);
+  EXPECT_TRUE(Eventually([&] { return DocCount("c") == 3; }));
+  EXPECT_EQ(Str(ParseJson(Req("GET", "/_scheduler/docs/_replicator/live").body), "state"),
+            "running");
+  auto rev = Str(ParseJson(Req("GET", "/_replicator/live").body), "_rev");
+  ASSERT_EQ(Req("DELETE", "/_replicator/live?rev=" + rev).status, 200);
+  EXPECT_TRUE(Eventually([&] {
+    return ParseJson(Req("GET", "/_scheduler/jobs").body)["total_rows"].GetInt() == 0;
+  }));
+}
+
+}  // namespace
+}  // namespace settee::testing
