@@ -15,6 +15,7 @@
 //        'l' docid                   _local document (docid without "_local/")
 //        'i'                         counters: doc_count, doc_del_count, update_seq, ...
 //        'p' name                    database properties (revs_limit, security)
+//        'v' signature ...           view and Mango indexes (storage/views.cc)
 //
 // db_id and seq are 8-byte big-endian so that they sort numerically.
 #pragma once
@@ -42,6 +43,7 @@ constexpr char kRevBodyKind = 'r';
 constexpr char kLocalKind = 'l';
 constexpr char kCountersKind = 'i';
 constexpr char kPropertyKind = 'p';
+constexpr char kViewKind = 'v';
 
 inline std::string Meta(std::string_view name) {
   std::string k(1, kMetaPrefix);
