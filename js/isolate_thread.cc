@@ -185,6 +185,7 @@ bool IsolateThread::CreateIsolate() {
   v8::Local<v8::Object> native = v8::Object::New(isolate);
   InstallNodeBindings(this, native);
   InstallDbBindings(this, native);
+  InstallViewBindings(this, native);
 
   v8::ScriptOrigin origin(isolate, Str(isolate, "settee:prelude.js"));
   v8::Local<v8::Script> script;

@@ -281,6 +281,7 @@ void SetFn(v8::Local<v8::Context> ctx, v8::Local<v8::Object> obj, const char* na
 // Installs the `native` object's functions (bindings_node.cc, bindings_db.cc).
 void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native);
 void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native);
+void InstallViewBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_views.cc
 
 // The prelude source (generated from js/prelude/*.js at build time).
 extern const char kPreludeSource[];

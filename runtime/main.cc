@@ -1,8 +1,14 @@
 // The settee executable: a CLI11 app whose subcommands each register
 // themselves (serve: runtime/serve_command.h; bench: bench/harness/bench_command.h).
+#include <algorithm>
+#include <memory>
+#include <thread>
+
 #include <CLI/CLI.hpp>
 
 #include "bench/harness/bench_command.h"
+#include "js/view_functions_js.h"
+#include "runtime/endpoints_views.h"
 #include "runtime/commands_js.h"
 #include "runtime/serve_command.h"
 
@@ -12,6 +18,15 @@ int main(int argc, char** argv) {
   // Options of any subcommand may come from a TOML/INI file, one section per
   // subcommand ([serve] port = 5984, admin = ["admin:secret"], ...).
   app.set_config("--config", "", "Read options from a TOML/INI file ([serve] section, ...)");
+  // Views: map/reduce on isolate threads started at the first view query,
+  // one per core, each call held to CouchDB's os_process_timeout (5 s).
+  settee::AddServeExtension([](settee::CouchServer& server) {
+    settee::js::PoolOptions pool;
+    pool.store = server.store();
+    pool.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
+    pool.limits.timeout_ms = 5000;
+    settee::RegisterViewEndpoints(server, std::make_shared<settee::js::PoolViewFunctions>(pool));
+  });
   settee::RegisterServeCommand(app);
   settee::RegisterRunCommands(app);  // run, eval (runtime/commands_js.h)
   settee::bench::RegisterBenchCommand(app);  // bench (bench/harness/bench_command.h)
