@@ -12,6 +12,7 @@
 #include "js/isolate_thread.h"
 #include "js/view_functions_js.h"
 #include "settee/store.h"
+#include "storage/mango.h"
 #include "storage/views.h"
 #include "util/json.h"
 
@@ -170,6 +171,38 @@ void DbViewCleanup(const Args& args) {
   if (!s.ok()) Self(args)->ThrowStatus(s);
 }
 
+// dbMango(h, op, bodyJson[, ddoc, name]): op is "createIndex", "getIndexes",
+// "deleteIndex", "find" or "explain" (storage/mango.h, CouchDB's bodies).
+void DbMango(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  v8::Isolate* isolate = args.GetIsolate();
+  std::string op = ToUtf8(isolate, args[1]);
+  std::string body = args[2]->IsString() ? ToUtf8(isolate, args[2]) : std::string();
+  Store* store = Self(args)->store();
+  std::string out;
+  Status s;
+  if (op == "createIndex") {
+    s = mango::CreateIndex(*db, body, &out);
+  } else if (op == "getIndexes") {
+    s = mango::ListIndexes(*db, &out);
+  } else if (op == "deleteIndex") {
+    s = mango::DeleteIndex(*db, ToUtf8(isolate, args[3]), ToUtf8(isolate, args[4]), &out);
+  } else if (op == "find") {
+    s = mango::Find(*store, *db, body, &out);
+  } else if (op == "explain") {
+    s = mango::Explain(*store, *db, body, &out);
+  } else {
+    s = Status::BadRequest("unknown Mango operation " + op);
+  }
+  if (!s.ok()) {
+    Self(args)->ThrowStatus(s);
+    return;
+  }
+  v8::Local<v8::Value> v;
+  if (JsonToV8(isolate->GetCurrentContext(), out).ToLocal(&v)) args.GetReturnValue().Set(v);
+}
+
 }  // namespace
 
 void InstallViewBindings(IsolateThread* t, v8::Local<v8::Object> native) {
@@ -177,6 +210,7 @@ void InstallViewBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "dbQuery", DbQuery);
   SetFn(ctx, native, "dbTempQuery", DbTempQuery);
   SetFn(ctx, native, "dbViewCleanup", DbViewCleanup);
+  SetFn(ctx, native, "dbMango", DbMango);
 }
 
 }  // namespace settee::js

@@ -23,6 +23,9 @@ Status FromJsError(const Status& s) {
   if (first.find("Expression does not eval to a function") != std::string::npos) {
     return Status(Status::Code::kCompilationError, first.substr(first.find("Expression")));
   }
+  if (auto at = first.find("Reduce output must shrink"); at != std::string::npos) {
+    return Status(Status::Code::kReduceOverflow, first.substr(at));
+  }
   return Status::Internal(first);
 }
 

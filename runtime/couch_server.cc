@@ -169,6 +169,7 @@ CouchServer::CouchServer(Store* store, const CouchServerOptions& options)
   RegisterDatabaseEndpoints(*this);
   RegisterDocumentEndpoints(*this);
   RegisterChangesEndpoints(*this);
+  RegisterMangoEndpoints(*this);
 }
 
 CouchServer::~CouchServer() = default;

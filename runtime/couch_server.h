@@ -167,5 +167,6 @@ void RegisterServerEndpoints(CouchServer& server);
 void RegisterDatabaseEndpoints(CouchServer& server);
 void RegisterDocumentEndpoints(CouchServer& server);
 void RegisterChangesEndpoints(CouchServer& server);
+void RegisterMangoEndpoints(CouchServer& server);  // endpoints_mango.cc
 
 }  // namespace settee

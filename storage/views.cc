@@ -10,6 +10,7 @@
 #include "storage/collation.h"
 #include "storage/database_impl.h"
 #include "storage/keys.h"
+#include "storage/mango.h"
 #include "storage/view_reduce.h"
 #include "util/coding.h"
 #include "util/json.h"
@@ -125,6 +126,7 @@ Result<IndexPlace> PlaceOf(Store& store, Database& db, const DesignDoc& ddoc) {
 
 // ViewFunctions for Mango's language "query", else the caller's.
 Result<ViewFunctions*> FunctionsFor(const MapCode& code, ViewFunctions* js) {
+  if (code.language == "query") return &mango::IndexFunctions();
   if (code.language != "javascript") {
     return Status(Status::Code::kInvalidDesignDoc, "unsupported language: " + code.language);
   }
@@ -708,6 +710,26 @@ Status Query(Store& store, Database& db, ViewFunctions* functions, std::string_v
   return QueryDesignDoc(store, db, functions, *d, *v, query, out);
 }
 
+Status ScanIndex(Store& store, Database& db, ViewFunctions* functions, const DesignDoc& ddoc,
+                 const ViewDef& view, bool update, const std::string& lower,
+                 const std::string& upper, bool descending,
+                 const std::function<bool(const IndexRow&)>& each) {
+  auto place = PlaceOf(store, db, ddoc);
+  if (!place.ok()) return place.status();
+  if (update) {
+    Status s = UpdateAt(*place, db, functions, ddoc.code);
+    if (!s.ok()) return s;
+  }
+  const std::string prefix = place->keys.Rows(view.map_index);
+  Range r;
+  r.lower = prefix + lower;
+  r.upper = upper.empty() ? keys::PrefixEnd(prefix) : prefix + upper;
+  auto snap = place->kv->GetSnapshot();
+  return Scan(place->kv, snap.get(), r, descending, [&](std::string_view, const Row& row) {
+    return each(IndexRow{row.id, row.key, row.value});
+  });
+}
+
 Status UpdateIndex(Store& store, Database& db, ViewFunctions* functions, const DesignDoc& ddoc) {
   auto place = PlaceOf(store, db, ddoc);
   if (!place.ok()) return place.status();
@@ -725,18 +747,22 @@ Status TempQuery(Database& db, ViewFunctions* functions, const DesignDoc& temp,
   return QueryAt(p, db, functions, temp, temp.views[0], q, out);
 }
 
+Status DesignDocs(Database& db, AllDocsResult* out) {
+  AllDocsOptions ao;
+  ao.start_key = "_design/";
+  ao.end_key = "_design0";  // '0' follows '/'
+  ao.inclusive_end = false;
+  ao.include_docs = true;
+  return db.AllDocs(ao, out);
+}
+
 Status Cleanup(Store& store, Database& db) {
   auto* impl = dynamic_cast<DatabaseImpl*>(&db);
   if (impl == nullptr) return Status::Internal("views need a settee database");
   // The signatures still in use.
   std::unordered_set<std::string> live;
-  AllDocsOptions ao;
-  ao.start_key = "_design/";
-  ao.end_key = "_design0";
-  ao.inclusive_end = false;
-  ao.include_docs = true;
   AllDocsResult docs;
-  Status s = db.AllDocs(ao, &docs);
+  Status s = DesignDocs(db, &docs);
   if (!s.ok()) return s;
   for (const AllDocsRow& r : docs.rows) {
     auto d = ParseDesignDoc(r.id, r.doc);

@@ -28,6 +28,7 @@
 // isolate thread waiting on its own pool).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -59,8 +60,28 @@ Status TempQuery(Database& db, ViewFunctions* functions, const DesignDoc& temp,
 Status QueryDesignDoc(Store& store, Database& db, ViewFunctions* functions, const DesignDoc& ddoc,
                       const ViewDef& view, const ViewQuery& query, std::string* out);
 
+// One row of an index, valid during the ScanIndex callback.
+struct IndexRow {
+  std::string_view id;
+  std::string_view key;    // JSON
+  std::string_view value;  // JSON
+};
+
+// Brings the index of `ddoc` up to date when `update`, then calls `each`
+// for the rows of `view` whose encoded key (collation::AppendIndexKey) lies
+// in [lower, upper) (upper empty: no bound), in order or in reverse, until
+// it returns false. Mango plans its ranges in encoded keys this way.
+Status ScanIndex(Store& store, Database& db, ViewFunctions* functions, const DesignDoc& ddoc,
+                 const ViewDef& view, bool update, const std::string& lower,
+                 const std::string& upper, bool descending,
+                 const std::function<bool(const IndexRow&)>& each);
+
 // Brings the index of `ddoc` up to date, as a query with update=true would.
 Status UpdateIndex(Store& store, Database& db, ViewFunctions* functions, const DesignDoc& ddoc);
+
+// The design documents of `db`, with their bodies (rows of _all_docs with
+// include_docs over the "_design/" range).
+Status DesignDocs(Database& db, AllDocsResult* out);
 
 // Deletes the indexes no current design document of `db` uses.
 Status Cleanup(Store& store, Database& db);

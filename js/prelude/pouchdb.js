@@ -276,6 +276,38 @@ class PouchDB extends EventEmitter {
                                 viewMapJson, viewReduceJson);
     });
   }
+  // pouchdb-find: Mango indexes and queries (CouchDB's request and answer
+  // bodies, storage/mango.h).
+  createIndex(req, cb) {
+    return run(cb, () => {
+      if (!req || typeof req !== 'object') throw new PouchError(400, 'bad_request', 'createIndex needs {index: {fields: [...]}}');
+      return native.dbMango(this._handle(), 'createIndex', JSON.stringify(req, optsReplacer));
+    });
+  }
+  getIndexes(opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    return run(cb, () => native.dbMango(this._handle(), 'getIndexes'));
+  }
+  deleteIndex(index, cb) {
+    return run(cb, () => {
+      if (!index || typeof index.ddoc !== 'string' || typeof index.name !== 'string') {
+        throw new PouchError(400, 'bad_request', 'you must supply an index.ddoc and an index.name');
+      }
+      return native.dbMango(this._handle(), 'deleteIndex', undefined, index.ddoc, index.name);
+    });
+  }
+  find(req, cb) {
+    return run(cb, () => {
+      if (!req || typeof req !== 'object') throw new PouchError(400, 'bad_request', 'find needs {selector: {...}}');
+      return native.dbMango(this._handle(), 'find', JSON.stringify(req, optsReplacer));
+    });
+  }
+  explain(req, cb) {
+    return run(cb, () => {
+      if (!req || typeof req !== 'object') throw new PouchError(400, 'bad_request', 'explain needs {selector: {...}}');
+      return native.dbMango(this._handle(), 'explain', JSON.stringify(req, optsReplacer));
+    });
+  }
   viewCleanup(opts, cb) {
     [opts, cb] = argsOf(opts, cb);
     return run(cb, () => { native.dbViewCleanup(this._handle()); return { ok: true }; });

@@ -246,6 +246,12 @@ TEST(JsScripts, ViewsOnBothBackends) {
   std::system(("rm -rf " + Quote(dir)).c_str());
 }
 
+TEST(JsScripts, Find) {
+  auto o = Settee({"run", kScripts + "/find.js"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 3 passed"));
+}
+
 TEST(JsScripts, ThreadsShareTheStore) {
   auto o = Settee({"run", "--threads", "4", kScripts + "/threads.js", "4"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
