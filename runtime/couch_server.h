@@ -127,8 +127,9 @@ class CouchServer final : public http::HttpHandler {
   }
 
   // Registers the factory for filter=`name` ("_selector", "_view"), or with
-  // name "*" for design-doc filters ("ddoc/name"). Setup time only, like
-  // router().Add(). _doc_ids and _design are built in.
+  // name "*" for design-doc filters ("ddoc/name"), replacing any earlier
+  // one of that name. Setup time only, like router().Add(). _doc_ids and
+  // _design are built in; so is _selector (Mango, endpoints_mango.cc).
   void SetChangesFilter(std::string name, ChangesFilterFactory factory);
   // The factory for a filter= value, or nullptr.
   const ChangesFilterFactory* FindChangesFilter(std::string_view filter) const;

@@ -4,9 +4,11 @@
 //   DELETE /db/_index/{ddoc}/json/{name}       (db admins)
 //   POST   /db/_find
 //   POST   /db/_explain
+//   GET|POST /db/_changes?filter=_selector     (the selector in the POST body)
 // Finds run on the worker pool: building an index maps every document.
 #include "runtime/couch_server.h"
 #include "storage/mango.h"
+#include "storage/mango_selector.h"
 
 namespace settee {
 
@@ -56,6 +58,26 @@ Status Find(RequestContext& ctx, bool explain) {
   return ctx.SendJson(200, out);
 }
 
+// _changes?filter=_selector with {"selector": {..}} in the POST body: the
+// changes whose winning revision the selector matches.
+Result<ChangesFilter> SelectorFilter(RequestContext&, Database&, const std::string&,
+                                     const json::Value* body) {
+  const json::Value* sel = nullptr;
+  if (body != nullptr && body->IsObject()) {
+    if (auto it = body->FindMember("selector"); it != body->MemberEnd()) sel = &it->value;
+  }
+  if (sel == nullptr) return Status::BadRequest("Selector must be specified in POST payload");
+  auto parsed = mango::Selector::Parse(*sel);
+  if (!parsed.ok()) return parsed.status();
+  ChangesFilter f;
+  f.needs_docs = true;
+  f.accept = [selector = std::move(parsed).value()](const ChangeRow& row) {
+    json::Document doc;
+    return json::Parse(row.doc, &doc).ok() && doc.IsObject() && selector.Matches(doc);
+  };
+  return f;
+}
+
 }  // namespace
 
 void RegisterMangoEndpoints(CouchServer& server) {
@@ -66,6 +88,7 @@ void RegisterMangoEndpoints(CouchServer& server) {
   r.Add("DELETE", "/{db}/_index/_design/{ddoc}/json/{name}", DeleteIndex);
   r.Add("POST", "/{db}/_find", [](RequestContext& c) { return Find(c, false); });
   r.Add("POST", "/{db}/_explain", [](RequestContext& c) { return Find(c, true); });
+  server.SetChangesFilter("_selector", SelectorFilter);
 }
 
 }  // namespace settee

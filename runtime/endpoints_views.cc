@@ -140,6 +140,90 @@ Status DesignInfo(RequestContext& ctx) {
   return ctx.SendJson(200, out);
 }
 
+// A changes filter that maps each change's document through `code` (one
+// map function) and keeps those that emit: filter=_view runs the view's map,
+// filter=ddoc/name wraps the filter function in a map that emits when it
+// returns true, with the request object CouchDB passes (query, method,
+// headers, body, userCtx, secObj).
+Result<ChangesFilter> MapFilter(const Functions& fns, views::MapCode code) {
+  ChangesFilter f;
+  f.needs_docs = true;
+  f.accept = [fns, code = std::move(code)](const ChangeRow& row) {
+    std::string out;
+    Status s = fns->Map(code, {row.doc}, &out);
+    // [[ [emits..] ]]: anything emitted passes.
+    return s.ok() && out != "[[[]]]";
+  };
+  return f;
+}
+
+Result<ChangesFilter> ViewFilter(RequestContext& ctx, Database& db, const Functions& fns,
+                                 const json::Value* body) {
+  const std::string* view = ctx.Param("view");
+  std::string name;
+  if (view != nullptr) {
+    name = *view;
+  } else if (body != nullptr && body->IsObject() && body->HasMember("view") && (*body)["view"].IsString()) {
+    name = std::string(json::View((*body)["view"]));
+  }
+  size_t slash = name.find('/');
+  if (slash == std::string::npos) {
+    return Status::BadRequest("`view` filter parameter is not provided.");
+  }
+  auto ddoc = db.Get("_design/" + name.substr(0, slash));
+  if (!ddoc.ok()) return ddoc.status();
+  auto parsed = views::ParseDesignDoc("_design/" + name.substr(0, slash), *ddoc);
+  if (!parsed.ok()) return parsed.status();
+  const views::ViewDef* v = parsed->Find(name.substr(slash + 1));
+  if (v == nullptr) return Status::NotFound("missing_named_view");
+  views::MapCode code = parsed->code;
+  code.maps = {parsed->code.maps[v->map_index]};
+  return MapFilter(fns, std::move(code));
+}
+
+Result<ChangesFilter> DesignFilter(RequestContext& ctx, Database& db, const Functions& fns,
+                                   const std::string& filter, const json::Value* body) {
+  size_t slash = filter.find('/');
+  std::string id = "_design/" + filter.substr(0, slash);
+  auto ddoc = db.Get(id);
+  if (!ddoc.ok()) return ddoc.status();
+  json::Document d;
+  Status s = json::Parse(*ddoc, &d);
+  if (!s.ok()) return s;
+  auto filters = d.FindMember("filters");
+  std::string name = filter.substr(slash + 1);
+  if (filters == d.MemberEnd() || !filters->value.IsObject() || !filters->value.HasMember(name.c_str()) ||
+      !filters->value[name.c_str()].IsString()) {
+    return Status::NotFound("missing json key: " + name);
+  }
+  // The request object of CouchDB's filter functions.
+  std::string req = "{\"method\":";
+  json::AppendQuoted(&req, ctx.req.method);
+  req += ",\"query\":{";
+  bool first = true;
+  for (const auto& [k, v] : ctx.req.params) {
+    if (!first) req += ',';
+    first = false;
+    json::AppendQuoted(&req, k);
+    req += ':';
+    json::AppendQuoted(&req, v);
+  }
+  req += "},\"headers\":{},\"body\":";
+  req += body != nullptr ? json::Serialize(*body) : std::string("\"undefined\"");
+  req += ",\"userCtx\":{\"db\":";
+  json::AppendQuoted(&req, db.name());
+  req += ",\"name\":";
+  req += ctx.user.name.empty() ? std::string("null") : json::Quote(ctx.user.name);
+  req += ",\"roles\":";
+  json::AppendStringArray(&req, ctx.user.roles);
+  req += "},\"secObj\":" + db.Security() + "}";
+  views::MapCode code;
+  code.ddoc = *ddoc;
+  code.maps = {"function (doc) { if ((" + std::string(json::View(filters->value[name.c_str()])) +
+               "\n)(doc, " + req + ")) emit(null, null); }"};
+  return MapFilter(fns, std::move(code));
+}
+
 }  // namespace
 
 void RegisterViewEndpoints(CouchServer& server, std::shared_ptr<views::ViewFunctions> functions) {
@@ -151,6 +235,14 @@ void RegisterViewEndpoints(CouchServer& server, std::shared_ptr<views::ViewFunct
   r.Add("GET,HEAD", "/{db}/_design/{ddoc}/_info", DesignInfo);
   r.Add("POST", "/{db}/_view_cleanup", ViewCleanup);
   r.Add("POST", "/{db}/_temp_view", [functions](RequestContext& c) { return TempView(c, functions); });
+  server.SetChangesFilter("_view", [functions](RequestContext& c, Database& db, const std::string&,
+                                               const json::Value* body) {
+    return ViewFilter(c, db, functions, body);
+  });
+  server.SetChangesFilter("*", [functions](RequestContext& c, Database& db, const std::string& filter,
+                                           const json::Value* body) {
+    return DesignFilter(c, db, functions, filter, body);
+  });
 }
 
 }  // namespace settee

@@ -4,6 +4,9 @@
 //   GET      /db/_design/{ddoc}/_info
 //   POST     /db/_view_cleanup                     (db admins)
 //   POST     /db/_temp_view                        (db admins; PouchDB's ad hoc queries)
+//   /db/_changes?filter=_view&view=ddoc/view and filter=ddoc/name (design-doc
+//   "filters"): each change's document runs through the map or filter
+//   function on the isolate pool.
 // Queries run on the server's worker pool, so a view update (map functions
 // on the isolate threads) never blocks an event loop.
 #pragma once

@@ -138,5 +138,25 @@ TEST_P(ViewEndpointsTest, BadInputGetsCouchErrors) {
   EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn").body, R"({"rows":[{"key":null,"value":600}]})");
 }
 
+TEST_P(ViewEndpointsTest, ChangesFilters) {
+  ASSERT_EQ(Req("PUT", "/db/_design/f", R"({"filters":{"mod":"function (doc, req) { return doc.n === Number(req.query.n); }"}})").status, 201);
+  auto ids = [&](const std::string& path, const std::string& body = {}) {
+    auto r = Req(body.empty() ? "GET" : "POST", path, body);
+    EXPECT_EQ(r.status, 200) << path << " " << r.body;
+    std::string out;
+    auto d = ParseJson(r.body);
+    if (!d.IsObject() || !d.HasMember("results")) return out;
+    for (auto& row : d["results"].GetArray()) out += std::string(out.empty() ? "" : " ") + Str(row, "id");
+    return out;
+  };
+  // n == 6 for d1006, d1013, ... (every 7th of 600): 85 docs; check the first ones.
+  EXPECT_EQ(ids("/db/_changes?filter=f/mod&n=6&limit=2"), "d1006 d1013");
+  EXPECT_EQ(ids("/db/_changes?filter=_view&view=d/odd&limit=2"), "d1006 d1013");
+  EXPECT_EQ(ids("/db/_changes?filter=_selector&limit=2", R"({"selector":{"n":6}})"), "d1006 d1013");
+  EXPECT_EQ(Req("GET", "/db/_changes?filter=f/none").status, 404);
+  EXPECT_EQ(Req("GET", "/db/_changes?filter=_view&view=d/none").status, 404);
+  EXPECT_EQ(Req("POST", "/db/_changes?filter=_selector", R"({"selector":{"n":{"$x":1}}})").status, 400);
+}
+
 }  // namespace
 }  // namespace settee::testing
