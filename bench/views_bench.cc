@@ -73,8 +73,7 @@ void BM_MangoIndexBuild(benchmark::State& state) {
   for (auto _ : state) {
     std::string body = "{\"index\":{\"fields\":[\"n\",\"name\"]},\"name\":\"i" + std::to_string(round++) + "\"}";
     std::string out;
-    (void)settee::mango::CreateIndex(*db, body, &out);
-    (void)settee::mango::Find(*store, *db, "{\"selector\":{\"n\":{\"$gt\":1000},\"name\":{\"$gt\":null}},\"use_index\":[\"x\"]}", &out);
+    (void)settee::mango::CreateIndex(*store, *db, body, &out);
   }
   state.counters["docs/s"] = benchmark::Counter(kDocs, benchmark::Counter::kIsIterationInvariantRate);
 }

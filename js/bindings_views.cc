@@ -183,7 +183,7 @@ void DbMango(const Args& args) {
   std::string out;
   Status s;
   if (op == "createIndex") {
-    s = mango::CreateIndex(*db, body, &out);
+    s = mango::CreateIndex(*store, *db, body, &out);
   } else if (op == "getIndexes") {
     s = mango::ListIndexes(*db, &out);
   } else if (op == "deleteIndex") {

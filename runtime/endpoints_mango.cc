@@ -20,7 +20,9 @@ Status CreateIndex(RequestContext& ctx) {
   Status s = ctx.CheckJsonBody();
   if (!s.ok()) return s;
   std::string out;
-  s = ctx.server.RunWrite([&] { return mango::CreateIndex(**db, ctx.req.body, &out); });
+  Store* store = ctx.server.store();
+  // Building the index maps every document: off the event loop.
+  s = ctx.server.workers().Run([&] { return mango::CreateIndex(*store, **db, ctx.req.body, &out); });
   if (!s.ok()) return s;
   return ctx.SendJson(200, out);
 }

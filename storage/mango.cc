@@ -443,7 +443,7 @@ views::ViewFunctions& IndexFunctions() {
   return functions;
 }
 
-Status CreateIndex(Database& db, std::string_view body, std::string* out) {
+Status CreateIndex(Store& store, Database& db, std::string_view body, std::string* out) {
   json::Document req;
   Status s = json::Parse(body, &req);
   if (!s.ok()) return s;
@@ -536,7 +536,11 @@ Status CreateIndex(Database& db, std::string_view body, std::string* out) {
     if (put->status.IsConflict()) continue;
     if (!put->status.ok()) return put->status;
     *out = "{\"result\":\"created\",\"id\":" + json::Quote(ddoc_id) + ",\"name\":" + json::Quote(name) + "}";
-    return Status::OK();
+    auto written = db.Get(ddoc_id);
+    if (!written.ok()) return Status::OK();  // changed meanwhile: built by the next _find
+    auto parsed = views::ParseDesignDoc(ddoc_id, *written);
+    if (!parsed.ok()) return Status::OK();
+    return views::UpdateIndex(store, db, &IndexFunctions(), *parsed);
   }
   return Status::Conflict();
 }

@@ -33,7 +33,9 @@ views::ViewFunctions& IndexFunctions();
 
 // POST /db/_index: {"index":{"fields":[..],"partial_filter_selector":{}},
 // "ddoc":..,"name":..,"type":"json"} -> {"result":"created"|"exists","id","name"}.
-Status CreateIndex(Database& db, std::string_view body, std::string* out);
+// A created index is built at once (as PouchDB does), so the first _find
+// does not pay for it.
+Status CreateIndex(Store& store, Database& db, std::string_view body, std::string* out);
 
 // GET /db/_index -> {"total_rows":N,"indexes":[{"ddoc","name","type","def"}..]}.
 Status ListIndexes(Database& db, std::string* out);

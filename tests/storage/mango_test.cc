@@ -122,7 +122,7 @@ class MangoTest : public ::testing::TestWithParam<Backend> {
   }
   std::string Create(const std::string& body) {
     std::string out;
-    Status s = CreateIndex(*db_, body, &out);
+    Status s = CreateIndex(*store_.get(), *db_, body, &out);
     EXPECT_TRUE(s.ok()) << s.ToString();
     return out;
   }
@@ -170,8 +170,8 @@ TEST_P(MangoTest, SortWithoutIndexAndOtherErrors) {
   EXPECT_EQ(Find(*store_.get(), *db_, R"({"fields":["a"]})", &out).code(), Status::Code::kBadRequest);
   EXPECT_EQ(Find(*store_.get(), *db_, R"({"selector":{"a":{"$bad":1}}})", &out).code(), Status::Code::kInvalidOperator);
   EXPECT_EQ(Find(*store_.get(), *db_, R"({"selector":{},"limit":-1})", &out).code(), Status::Code::kBadRequest);
-  EXPECT_EQ(CreateIndex(*db_, R"({"index":{"fields":[]}})", &out).code(), Status::Code::kBadRequest);
-  EXPECT_EQ(CreateIndex(*db_, R"({"nope":1})", &out).code(), Status::Code::kBadRequest);
+  EXPECT_EQ(CreateIndex(*store_.get(), *db_, R"({"index":{"fields":[]}})", &out).code(), Status::Code::kBadRequest);
+  EXPECT_EQ(CreateIndex(*store_.get(), *db_, R"({"nope":1})", &out).code(), Status::Code::kBadRequest);
   EXPECT_EQ(DeleteIndex(*db_, "nope", "x", &out).code(), Status::Code::kNotFound);
   // Sorting by _id needs no index; limit defaults to 25.
   json::Document d;
