@@ -26,14 +26,6 @@ using NodeP = std::shared_ptr<Node>;
 Status Invalid(std::string op) { return Status(Status::Code::kInvalidOperator, "Invalid operator: " + op); }
 Status Bad(std::string reason) { return Status::BadRequest(std::move(reason)); }
 
-bool IsOperatorObject(const json::Value& v) {
-  if (!v.IsObject() || v.MemberCount() == 0) return false;
-  for (auto& m : v.GetObject()) {
-    if (m.name.GetStringLength() == 0 || m.name.GetString()[0] != '$') return false;
-  }
-  return true;
-}
-
 std::string JoinPath(const std::vector<std::string>& path) {
   std::string s;
   for (size_t i = 0; i < path.size(); ++i) {
