@@ -172,11 +172,20 @@ CouchServer::CouchServer(Store* store, const CouchServerOptions& options)
   RegisterAttachmentEndpoints(*this);
   RegisterChangesEndpoints(*this);
   RegisterReplicationEndpoints(*this);
+  RegisterMangoEndpoints(*this);
 }
 
 CouchServer::~CouchServer() = default;
 
 void CouchServer::SetChangesFilter(std::string name, ChangesFilterFactory factory) {
+  // A later registration replaces an earlier one (an extension over a
+  // built-in such as Mango's _selector).
+  for (auto& [n, f] : changes_filters_) {
+    if (n == name) {
+      f = std::move(factory);
+      return;
+    }
+  }
   changes_filters_.emplace_back(std::move(name), std::move(factory));
 }
 

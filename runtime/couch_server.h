@@ -128,8 +128,9 @@ class CouchServer final : public http::HttpHandler {
   }
 
   // Registers the factory for filter=`name` ("_selector", "_view"), or with
-  // name "*" for design-doc filters ("ddoc/name"). Setup time only, like
-  // router().Add(). _doc_ids and _design are built in.
+  // name "*" for design-doc filters ("ddoc/name"), replacing any earlier
+  // one of that name. Setup time only, like router().Add(). _doc_ids and
+  // _design are built in; so is _selector (Mango, endpoints_mango.cc).
   void SetChangesFilter(std::string name, ChangesFilterFactory factory);
   // The factory for a filter= value, or nullptr.
   const ChangesFilterFactory* FindChangesFilter(std::string_view filter) const;
@@ -177,5 +178,6 @@ void RegisterChangesEndpoints(CouchServer& server);
 // POST /_replicate, /_scheduler/jobs, /_scheduler/docs, the _replicator
 // database and replication entries in /_active_tasks.
 void RegisterReplicationEndpoints(CouchServer& server);
+void RegisterMangoEndpoints(CouchServer& server);  // endpoints_mango.cc
 
 }  // namespace settee

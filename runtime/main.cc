@@ -1,10 +1,18 @@
 // The settee executable: a CLI11 app whose subcommands each register
 // themselves (serve: runtime/serve_command.h; bench: bench/harness/bench_command.h).
+#include <algorithm>
+#include <memory>
+#include <thread>
+
 #include <CLI/CLI.hpp>
 
 #if SETTEE_WITH_JS
 #include "bench/harness/bench_command.h"
 #include "runtime/commands_js.h"
+#endif
+#if SETTEE_WITH_HTTP && SETTEE_WITH_JS
+#include "js/view_functions_js.h"
+#include "runtime/endpoints_views.h"
 #endif
 #if SETTEE_WITH_HTTP
 #include "runtime/replicate_command.h"
@@ -17,6 +25,17 @@ int main(int argc, char** argv) {
   // Options of any subcommand may come from a TOML/INI file, one section per
   // subcommand ([serve] port = 5984, admin = ["admin:secret"], ...).
   app.set_config("--config", "", "Read options from a TOML/INI file ([serve] section, ...)");
+#if SETTEE_WITH_HTTP && SETTEE_WITH_JS
+  // Views: map/reduce on isolate threads started at the first view query,
+  // one per core, each call held to CouchDB's os_process_timeout (5 s).
+  settee::AddServeExtension([](settee::CouchServer& server) {
+    settee::js::PoolOptions pool;
+    pool.store = server.store();
+    pool.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
+    pool.limits.timeout_ms = 5000;
+    settee::RegisterViewEndpoints(server, std::make_shared<settee::js::PoolViewFunctions>(pool));
+  });
+#endif
 #if SETTEE_WITH_HTTP
   settee::RegisterServeCommand(app);
   settee::RegisterReplicateCommand(app);

@@ -17,6 +17,7 @@
 //        'p' name                    database properties (revs_limit, security)
 //        'a' lenpref(digest)         attachment body header (storage/attachment_store.h)
 //        'a' lenpref(digest) chunk   attachment body chunk (fixed32 BE index)
+//        'v' signature ...           view and Mango indexes (storage/views.cc)
 //
 // db_id and seq are 8-byte big-endian so that they sort numerically.
 #pragma once
@@ -45,6 +46,7 @@ constexpr char kLocalKind = 'l';
 constexpr char kCountersKind = 'i';
 constexpr char kPropertyKind = 'p';
 constexpr char kAttachmentKind = 'a';
+constexpr char kViewKind = 'v';
 
 inline std::string Meta(std::string_view name) {
   std::string k(1, kMetaPrefix);

@@ -14,6 +14,7 @@ int HttpStatusFor(Status::Code code) {
     case C::kInvalidDesignDoc:
     case C::kCompilationError:
     case C::kNoUsableIndex:
+    case C::kInvalidOperator:
     case C::kInvalidOperation: return 400;
     case C::kUnauthorized: return 401;
     case C::kForbidden: return 403;
@@ -29,6 +30,7 @@ int HttpStatusFor(Status::Code code) {
     case C::kBadContentType: return 415;
     case C::kRangeNotSatisfiable: return 416;
     case C::kTimeout:  // CouchDB answers an internal timeout with 500
+    case C::kReduceOverflow:
     case C::kIOError:
     case C::kCorruption:
     case C::kInternal: return 500;

@@ -27,6 +27,8 @@ std::string_view Status::ErrorName(Code code) {
     case Code::kRangeNotSatisfiable: return "requested_range_not_satisfiable";
     case Code::kTimeout: return "timeout";
     case Code::kNoUsableIndex: return "no_usable_index";
+    case Code::kInvalidOperator: return "invalid_operator";
+    case Code::kReduceOverflow: return "reduce_overflow_error";
     case Code::kInvalidOperation: return "invalid_operation";
     case Code::kIOError: return "io_error";
     case Code::kCorruption: return "corruption";

@@ -46,6 +46,8 @@ class [[nodiscard]] Status {
     kRangeNotSatisfiable,  // requested_range_not_satisfiable
     kTimeout,              // timeout
     kNoUsableIndex,        // no_usable_index
+    kInvalidOperator,      // invalid_operator (Mango selectors)
+    kReduceOverflow,       // reduce_overflow_error
     kInvalidOperation,     // operation not possible in the current state
     kIOError,              // storage failure
     kCorruption,           // stored data could not be decoded

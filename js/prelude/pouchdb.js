@@ -311,6 +311,66 @@ class PouchDB extends EventEmitter {
       return native.dbBulkGet(this._handle(), JSON.stringify(opts, optsReplacer));
     });
   }
+  // PouchDB's query(): 'ddoc/view' (or 'view', meaning 'view/view'), a
+  // map function, or {map, reduce} (a temporary view).
+  query(fun, opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    return run(cb, () => {
+      const o = jsonOpts(opts) || '{}';
+      if (typeof fun === 'string') {
+        const slash = fun.indexOf('/');
+        const ddoc = slash < 0 ? fun : fun.slice(0, slash);
+        const view = slash < 0 ? fun : fun.slice(slash + 1);
+        return native.dbQuery(this._handle(), ddoc, view, o, viewMapJson, viewReduceJson);
+      }
+      let map = fun, reduce = null;
+      if (fun !== null && typeof fun === 'object') { map = fun.map; reduce = fun.reduce == null ? null : fun.reduce; }
+      if (typeof map !== 'function' && typeof map !== 'string') {
+        throw new PouchError(400, 'bad_request', 'query() takes a view name, a map function or {map, reduce}');
+      }
+      if (reduce !== null && typeof reduce !== 'function' && typeof reduce !== 'string') {
+        throw new PouchError(400, 'bad_request', 'reduce must be a function or the name of a built-in reduce');
+      }
+      return native.dbTempQuery(this._handle(), fnText(map), reduce === null ? null : fnText(reduce), o,
+                                viewMapJson, viewReduceJson);
+    });
+  }
+  // pouchdb-find: Mango indexes and queries (CouchDB's request and answer
+  // bodies, storage/mango.h).
+  createIndex(req, cb) {
+    return run(cb, () => {
+      if (!req || typeof req !== 'object') throw new PouchError(400, 'bad_request', 'createIndex needs {index: {fields: [...]}}');
+      return native.dbMango(this._handle(), 'createIndex', JSON.stringify(req, optsReplacer));
+    });
+  }
+  getIndexes(opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    return run(cb, () => native.dbMango(this._handle(), 'getIndexes'));
+  }
+  deleteIndex(index, cb) {
+    return run(cb, () => {
+      if (!index || typeof index.ddoc !== 'string' || typeof index.name !== 'string') {
+        throw new PouchError(400, 'bad_request', 'you must supply an index.ddoc and an index.name');
+      }
+      return native.dbMango(this._handle(), 'deleteIndex', undefined, index.ddoc, index.name);
+    });
+  }
+  find(req, cb) {
+    return run(cb, () => {
+      if (!req || typeof req !== 'object') throw new PouchError(400, 'bad_request', 'find needs {selector: {...}}');
+      return native.dbMango(this._handle(), 'find', JSON.stringify(req, optsReplacer));
+    });
+  }
+  explain(req, cb) {
+    return run(cb, () => {
+      if (!req || typeof req !== 'object') throw new PouchError(400, 'bad_request', 'explain needs {selector: {...}}');
+      return native.dbMango(this._handle(), 'explain', JSON.stringify(req, optsReplacer));
+    });
+  }
+  viewCleanup(opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    return run(cb, () => { native.dbViewCleanup(this._handle()); return { ok: true }; });
+  }
   changes(opts, cb) {
     if (typeof opts === 'function') { cb = opts; opts = {}; }
     opts = Object.assign({}, opts || {});

@@ -1,0 +1,150 @@
+// Part of the isolate prelude (js/prelude/begin.js): the design-document
+// function runtime behind views (storage/views.h via js/view_functions_js.h):
+// compiles map and reduce functions with CouchDB's sandbox (emit, log, sum,
+// isArray, toJSON, require of the design document's CommonJS modules) and
+// runs them over batches of documents. A fragment, not a module.
+
+// ---------------------------------------------------------------------------
+// Views: map/reduce functions
+
+const viewCodeCache = new Map();  // code key -> compiled map functions
+const reduceCache = new Map();    // source -> compiled reduce function
+let currentEmits = null;
+let mapErrorsLogged = 0;
+
+function viewSum(values) {
+  let s = 0;
+  for (let i = 0; i < values.length; i++) s += values[i];
+  return s;
+}
+function viewLog(msg) {
+  console.error('Log :: ' + (typeof msg === 'string' ? msg : JSON.stringify(msg)));
+}
+function viewEmit(key, value) {
+  if (currentEmits === null) throw new Error('emit() called outside a map function');
+  currentEmits.push([key === undefined ? null : key, value === undefined ? null : value]);
+}
+
+// CouchDB's require() for design documents: paths are relative to the
+// design document ("views/lib/foo"); modules are CommonJS source strings.
+function ddocRequire(ddoc) {
+  const cache = new Map();
+  function resolve(parts, spec) {
+    const path = spec.startsWith('./') || spec.startsWith('../') ? parts.slice(0, -1) : [];
+    for (const p of spec.split('/')) {
+      if (p === '..') path.pop();
+      else if (p !== '.' && p !== '') path.push(p);
+    }
+    return path;
+  }
+  function load(parts, spec) {
+    const path = resolve(parts, spec);
+    const key = path.join('/');
+    if (cache.has(key)) return cache.get(key).exports;
+    let src = ddoc;
+    for (const p of path) {
+      src = src != null && typeof src === 'object' ? src[p] : undefined;
+    }
+    if (typeof src !== 'string') throw new Error('require(\'' + spec + '\'): no module ' + key + ' in the design document');
+    const module = { id: key, exports: {} };
+    cache.set(key, module);
+    const fn = new Function('module', 'exports', 'require', 'emit', 'log', 'sum', 'isArray', 'toJSON', src);
+    fn(module, module.exports, (s) => load(path, s), viewEmit, viewLog, viewSum, Array.isArray, JSON.stringify);
+    return module.exports;
+  }
+  return (spec) => load([], spec);
+}
+
+function compileViewFunction(src, require) {
+  let fn;
+  try {
+    fn = new Function('emit', 'log', 'sum', 'isArray', 'toJSON', 'require',
+                      'return (' + src + '\n);')(viewEmit, viewLog, viewSum, Array.isArray, JSON.stringify, require);
+  } catch (e) {
+    throw new PouchError(400, 'compilation_error', 'Expression does not eval to a function. (' + String(src).slice(0, 200) + ')');
+  }
+  if (typeof fn !== 'function') {
+    throw new PouchError(400, 'compilation_error', 'Expression does not eval to a function. (' + String(src).slice(0, 200) + ')');
+  }
+  return fn;
+}
+
+function compiledMaps(code) {
+  const key = code.maps.join('\u0000') + '\u0001' + code.ddoc;
+  let fns = viewCodeCache.get(key);
+  if (fns) return fns;
+  const ddoc = code.ddoc ? JSON.parse(code.ddoc) : {};
+  const require = ddocRequire(ddoc);
+  fns = code.maps.map((src) => compileViewFunction(src, require));
+  if (viewCodeCache.size > 64) viewCodeCache.clear();
+  viewCodeCache.set(key, fns);
+  return fns;
+}
+
+// code: {language, maps, ddoc}; docs: an array of documents. Returns, per
+// document, per function, its [key, value] emits.
+function viewMap(code, docs) {
+  const fns = compiledMaps(code);
+  const out = new Array(docs.length);
+  for (let i = 0; i < docs.length; i++) {
+    const per = new Array(fns.length);
+    for (let f = 0; f < fns.length; f++) {
+      currentEmits = [];
+      try {
+        fns[f](docs[i]);
+      } catch (e) {
+        currentEmits = [];
+        // CouchDB skips the document for this view and logs it.
+        if (mapErrorsLogged++ < 100) {
+          console.error('map function threw on document ' + JSON.stringify(docs[i]._id) + ': ' + (e && e.name ? e.name + ': ' + e.message : String(e)));
+        }
+      }
+      per[f] = currentEmits;
+    }
+    out[i] = per;
+  }
+  currentEmits = null;
+  return out;
+}
+
+// calls: [[keys, values, rereduce], ...]. Returns the results. CouchDB's
+// reduce_limit: a reduce whose output does not shrink is refused.
+function viewReduce(code, source, calls) {
+  let fn = reduceCache.get(source);
+  if (!fn) {
+    fn = compileViewFunction(source, ddocRequire(code.ddoc ? JSON.parse(code.ddoc) : {}));
+    if (reduceCache.size > 64) reduceCache.clear();
+    reduceCache.set(source, fn);
+  }
+  const out = new Array(calls.length);
+  for (let i = 0; i < calls.length; i++) {
+    const [keys, values, rereduce] = calls[i];
+    const r = fn(keys, values, rereduce);
+    out[i] = r === undefined ? null : r;
+    if (!rereduce && values.length > 1) {
+      const size = JSON.stringify(out[i]).length;
+      if (size > 4096 && size * 2 > JSON.stringify(values).length) {
+        throw new PouchError(500, 'reduce_overflow_error', 'Reduce output must shrink more rapidly: Current output: \'' + JSON.stringify(out[i]).slice(0, 100) + '\'... (first 100 of ' + size + ' bytes)');
+      }
+    }
+  }
+  return out;
+}
+
+// The in-isolate path (native.dbQuery / dbTempQuery): JSON text both ways.
+function viewMapJson(codeJson, docsJson) {
+  return JSON.stringify(viewMap(JSON.parse(codeJson), JSON.parse(docsJson)));
+}
+function viewReduceJson(codeJson, source, callsJson) {
+  return JSON.stringify(viewReduce(JSON.parse(codeJson), source, JSON.parse(callsJson)));
+}
+function fnText(f) { return typeof f === 'function' ? Function.prototype.toString.call(f) : String(f); }
+
+// The pool path (IsolatePool::Run with a task source naming these).
+Object.defineProperty(settee, '_views', {
+  value: Object.freeze({
+    map: (a) => viewMap(a.code, a.docs),
+    reduce: (a) => viewReduce(a.code, a.source, a.calls),
+  }),
+  enumerable: false,
+});

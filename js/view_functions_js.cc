@@ -1,0 +1,127 @@
+#include "js/view_functions_js.h"
+
+#include <algorithm>
+#include <future>
+
+#include "util/json.h"
+
+namespace settee::js {
+
+namespace {
+
+// The tasks: js/prelude/views.js behind the settee object. They return JSON
+// text (JSON.stringify: an emitted NaN is null, as CouchDB's JSON encoder
+// has it) so that the task result is never refused.
+constexpr const char* kMapTask = "(a) => JSON.stringify(settee._views.map(a))";
+constexpr const char* kReduceTask = "(a) => JSON.stringify(settee._views.reduce(a))";
+
+// A JS error's stack text as a Status with CouchDB's kind where the text
+// names one.
+Status FromJsError(const Status& s) {
+  if (s.code() != Status::Code::kInternal) return s;
+  std::string first = s.reason().substr(0, s.reason().find('\n'));
+  if (first.find("Expression does not eval to a function") != std::string::npos) {
+    return Status(Status::Code::kCompilationError, first.substr(first.find("Expression")));
+  }
+  if (auto at = first.find("Reduce output must shrink"); at != std::string::npos) {
+    return Status(Status::Code::kReduceOverflow, first.substr(at));
+  }
+  return Status::Internal(first);
+}
+
+}  // namespace
+
+std::string MapCodeJson(const views::MapCode& code) {
+  std::string out = "{\"language\":";
+  json::AppendQuoted(&out, code.language);
+  out += ",\"maps\":";
+  json::AppendStringArray(&out, code.maps);
+  out += ",\"ddoc\":";
+  json::AppendQuoted(&out, code.ddoc);
+  out += '}';
+  return out;
+}
+
+PoolViewFunctions::PoolViewFunctions(PoolOptions options) : options_(std::move(options)) {}
+
+PoolViewFunctions::~PoolViewFunctions() {
+  if (pool_) pool_->Shutdown();
+}
+
+Result<IsolatePool*> PoolViewFunctions::Pool() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (pool_) return pool_.get();
+  if (!start_error_.ok()) return start_error_;
+  auto p = IsolatePool::Start(options_);
+  if (!p.ok()) {
+    start_error_ = p.status();
+    return start_error_;
+  }
+  pool_ = std::move(p).value();
+  return pool_.get();
+}
+
+Status PoolViewFunctions::Unwrap(Result<std::string> r, std::string* out) {
+  if (!r.ok()) return FromJsError(r.status());
+  json::Document d;
+  Status s = json::Parse(*r, &d);
+  if (!s.ok()) return s;
+  if (!d.IsString()) return Status::Internal("view task did not return JSON text");
+  out->assign(d.GetString(), d.GetStringLength());
+  return Status::OK();
+}
+
+Status PoolViewFunctions::Map(const views::MapCode& code, const std::vector<std::string>& docs,
+                              std::string* out) {
+  auto pool = Pool();
+  if (!pool.ok()) return pool.status();
+  const std::string code_json = MapCodeJson(code);
+  // One share per thread, at least a few hundred documents each (a task
+  // costs a JSON round trip).
+  const size_t threads = static_cast<size_t>((*pool)->size());
+  const size_t shares = std::max<size_t>(1, std::min(threads, docs.size() / 256));
+  const size_t per = (docs.size() + shares - 1) / shares;
+  std::vector<std::future<Result<std::string>>> futures;
+  for (size_t i = 0; i < shares; ++i) {
+    size_t from = i * per, to = std::min(docs.size(), from + per);
+    std::string arg = "{\"code\":" + code_json + ",\"docs\":[";
+    for (size_t d = from; d < to; ++d) {
+      if (d > from) arg += ',';
+      arg += docs[d];
+    }
+    arg += "]}";
+    futures.push_back((*pool)->Run(static_cast<int>(i % threads), kMapTask, std::move(arg)));
+  }
+  out->clear();
+  out->push_back('[');
+  Status first_error;
+  std::string part;
+  for (auto& f : futures) {
+    Status s = Unwrap(f.get(), &part);
+    if (!s.ok()) {
+      if (first_error.ok()) first_error = s;
+      continue;
+    }
+    // Splice the share's array into the whole.
+    if (part.size() > 2) {
+      if (out->size() > 1) out->push_back(',');
+      out->append(part, 1, part.size() - 2);
+    }
+  }
+  out->push_back(']');
+  return first_error;
+}
+
+Status PoolViewFunctions::Reduce(const views::MapCode& code, const std::string& source,
+                                 std::string_view calls_json, std::string* out) {
+  auto pool = Pool();
+  if (!pool.ok()) return pool.status();
+  std::string arg = "{\"code\":" + MapCodeJson(code) + ",\"source\":";
+  json::AppendQuoted(&arg, source);
+  arg += ",\"calls\":";
+  arg.append(calls_json);
+  arg += '}';
+  return Unwrap((*pool)->Run(IsolatePool::kAnyThread, kReduceTask, std::move(arg)).get(), out);
+}
+
+}  // namespace settee::js

@@ -1,0 +1,96 @@
+// Mango (storage/mango.h) over HTTP:
+//   POST   /db/_index                          (db admins: it writes a design doc)
+//   GET    /db/_index
+//   DELETE /db/_index/{ddoc}/json/{name}       (db admins)
+//   POST   /db/_find
+//   POST   /db/_explain
+//   GET|POST /db/_changes?filter=_selector     (the selector in the POST body)
+// Finds run on the worker pool: building an index maps every document.
+#include "runtime/couch_server.h"
+#include "storage/mango.h"
+#include "storage/mango_selector.h"
+
+namespace settee {
+
+namespace {
+
+Status CreateIndex(RequestContext& ctx) {
+  auto db = ctx.OpenDb(/*admin=*/true);
+  if (!db.ok()) return db.status();
+  Status s = ctx.CheckJsonBody();
+  if (!s.ok()) return s;
+  std::string out;
+  Store* store = ctx.server.store();
+  // Building the index maps every document: off the event loop.
+  s = ctx.server.workers().Run([&] { return mango::CreateIndex(*store, **db, ctx.req.body, &out); });
+  if (!s.ok()) return s;
+  return ctx.SendJson(200, out);
+}
+
+Status ListIndexes(RequestContext& ctx) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  std::string out;
+  Status s = mango::ListIndexes(**db, &out);
+  if (!s.ok()) return s;
+  return ctx.SendJson(200, out);
+}
+
+Status DeleteIndex(RequestContext& ctx) {
+  auto db = ctx.OpenDb(/*admin=*/true);
+  if (!db.ok()) return db.status();
+  std::string out;
+  Status s = ctx.server.RunWrite([&] { return mango::DeleteIndex(**db, ctx.params[1], ctx.params[2], &out); });
+  if (!s.ok()) return s;
+  return ctx.SendJson(200, out);
+}
+
+Status Find(RequestContext& ctx, bool explain) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  Status s = ctx.CheckJsonBody();
+  if (!s.ok()) return s;
+  std::string out;
+  Store* store = ctx.server.store();
+  s = ctx.server.workers().Run([&] {
+    return explain ? mango::Explain(*store, **db, ctx.req.body, &out)
+                   : mango::Find(*store, **db, ctx.req.body, &out);
+  });
+  if (!s.ok()) return s;
+  return ctx.SendJson(200, out);
+}
+
+// _changes?filter=_selector with {"selector": {..}} in the POST body: the
+// changes whose winning revision the selector matches.
+Result<ChangesFilter> SelectorFilter(RequestContext&, Database&, const std::string&,
+                                     const json::Value* body) {
+  const json::Value* sel = nullptr;
+  if (body != nullptr && body->IsObject()) {
+    if (auto it = body->FindMember("selector"); it != body->MemberEnd()) sel = &it->value;
+  }
+  if (sel == nullptr) return Status::BadRequest("Selector must be specified in POST payload");
+  auto parsed = mango::Selector::Parse(*sel);
+  if (!parsed.ok()) return parsed.status();
+  ChangesFilter f;
+  f.needs_docs = true;
+  f.accept = [selector = std::move(parsed).value()](const ChangeRow& row) {
+    json::Document doc;
+    return json::Parse(row.doc, &doc).ok() && doc.IsObject() && selector.Matches(doc);
+  };
+  return f;
+}
+
+}  // namespace
+
+void RegisterMangoEndpoints(CouchServer& server) {
+  Router& r = server.router();
+  r.Add("POST", "/{db}/_index", CreateIndex);
+  r.Add("GET,HEAD", "/{db}/_index", ListIndexes);
+  r.Add("DELETE", "/{db}/_index/{ddoc}/json/{name}", DeleteIndex);
+  r.Add("DELETE", "/{db}/_index/_design/{ddoc}/json/{name}", DeleteIndex);
+  r.Add("POST", "/{db}/_find", [](RequestContext& c) { return Find(c, false); });
+  r.Add("POST", "/{db}/_explain", [](RequestContext& c) { return Find(c, true); });
+  server.SetChangesFilter("_selector", SelectorFilter);
+}
+
+}  // namespace settee

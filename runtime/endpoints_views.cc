@@ -1,0 +1,248 @@
+#include "runtime/endpoints_views.h"
+
+#include "storage/views.h"
+#include "util/json.h"
+
+namespace settee {
+
+namespace {
+
+using Functions = std::shared_ptr<views::ViewFunctions>;
+
+// The query string's options, then the members of a POST body over them.
+Status OptionsOf(RequestContext& ctx, const json::Value* body, json::Document* out) {
+  Status s = views::QueryStringToOptions(ctx.req.params, out);
+  if (!s.ok()) return s;
+  if (body != nullptr) {
+    auto& a = out->GetAllocator();
+    for (auto& m : body->GetObject()) {
+      if (auto it = out->FindMember(m.name); it != out->MemberEnd()) {
+        it->value.CopyFrom(m.value, a);
+      } else {
+        out->AddMember(json::Value(m.name, a), json::Value(m.value, a), a);
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status RunQuery(RequestContext& ctx, Database& db, const Functions& fns, const std::string& ddoc,
+                const std::string& view, const json::Value& options, std::string* out) {
+  auto q = views::ParseViewQuery(options);
+  if (!q.ok()) return q.status();
+  Store* store = ctx.server.store();
+  return ctx.server.workers().Run(
+      [&] { return views::Query(*store, db, fns.get(), ddoc, view, *q, out); });
+}
+
+Status QueryView(RequestContext& ctx, const Functions& fns) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  json::Document body;
+  const bool post = ctx.req.method == "POST";
+  if (post) {
+    Status s = ctx.ParseObjectBody(&body);
+    if (!s.ok()) return s;
+  }
+  json::Document options;
+  Status s = OptionsOf(ctx, post ? &body : nullptr, &options);
+  if (!s.ok()) return s;
+  std::string out;
+  s = RunQuery(ctx, **db, fns, ctx.params[1], ctx.params[2], options, &out);
+  if (!s.ok()) return s;
+  return ctx.SendJson(200, out);
+}
+
+// {"queries":[{options}..]} -> {"results":[answer..]}
+Status QueryViewMulti(RequestContext& ctx, const Functions& fns) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  json::Document body;
+  Status s = ctx.ParseObjectBody(&body);
+  if (!s.ok()) return s;
+  auto queries = body.FindMember("queries");
+  if (queries == body.MemberEnd() || !queries->value.IsArray()) {
+    return Status(Status::Code::kQueryParseError, "`queries` member must be an array.");
+  }
+  std::string out = "{\"results\":[";
+  bool first = true;
+  for (auto& q : queries->value.GetArray()) {
+    if (!q.IsObject()) return Status(Status::Code::kQueryParseError, "Each query must be a JSON object");
+    json::Document options;
+    s = OptionsOf(ctx, &q, &options);
+    if (!s.ok()) return s;
+    std::string one;
+    s = RunQuery(ctx, **db, fns, ctx.params[1], ctx.params[2], options, &one);
+    if (!s.ok()) return s;
+    if (!first) out.push_back(',');
+    first = false;
+    out += one;
+  }
+  out += "]}";
+  return ctx.SendJson(200, out);
+}
+
+Status TempView(RequestContext& ctx, const Functions& fns) {
+  auto db = ctx.OpenDb(/*admin=*/true);
+  if (!db.ok()) return db.status();
+  json::Document body;
+  Status s = ctx.ParseObjectBody(&body);
+  if (!s.ok()) return s;
+  auto map = body.FindMember("map");
+  if (map == body.MemberEnd() || !map->value.IsString()) {
+    return Status(Status::Code::kBadRequest, "`map` must be a string");
+  }
+  std::string reduce;
+  if (auto r = body.FindMember("reduce"); r != body.MemberEnd() && !r->value.IsNull()) {
+    if (!r->value.IsString()) return Status(Status::Code::kBadRequest, "`reduce` must be a string");
+    reduce = std::string(json::View(r->value));
+  }
+  std::string language = "javascript";
+  if (auto l = body.FindMember("language"); l != body.MemberEnd() && l->value.IsString()) {
+    language = std::string(json::View(l->value));
+  }
+  if (language != "javascript") {
+    return Status(Status::Code::kBadRequest, "unsupported language: " + language);
+  }
+  json::Document options;
+  s = views::QueryStringToOptions(ctx.req.params, &options);
+  if (!s.ok()) return s;
+  if (auto k = body.FindMember("keys"); k != body.MemberEnd()) {
+    options.AddMember("keys", json::Value(k->value, options.GetAllocator()), options.GetAllocator());
+  }
+  auto q = views::ParseViewQuery(options);
+  if (!q.ok()) return q.status();
+  views::DesignDoc temp =
+      views::TempDesignDoc(language, std::string(json::View(map->value)), std::move(reduce));
+  std::string out;
+  s = ctx.server.workers().Run([&] { return views::TempQuery(**db, fns.get(), temp, *q, &out); });
+  if (!s.ok()) return s;
+  return ctx.SendJson(200, out);
+}
+
+Status ViewCleanup(RequestContext& ctx) {
+  auto db = ctx.OpenDb(/*admin=*/true);
+  if (!db.ok()) return db.status();
+  Status s = ctx.CheckJsonBody(/*require_json_type=*/true);
+  if (!s.ok() && s.code() == Status::Code::kBadContentType) return s;
+  Store* store = ctx.server.store();
+  s = ctx.server.workers().Run([&] { return views::Cleanup(*store, **db); });
+  if (!s.ok()) return s;
+  return ctx.SendJson(202, R"({"ok":true})");
+}
+
+Status DesignInfo(RequestContext& ctx) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  std::string out;
+  Status s = views::Info(*ctx.server.store(), **db, ctx.params[1], &out);
+  if (!s.ok()) return s;
+  return ctx.SendJson(200, out);
+}
+
+// A changes filter that maps each change's document through `code` (one
+// map function) and keeps those that emit: filter=_view runs the view's map,
+// filter=ddoc/name wraps the filter function in a map that emits when it
+// returns true, with the request object CouchDB passes (query, method,
+// headers, body, userCtx, secObj).
+Result<ChangesFilter> MapFilter(const Functions& fns, views::MapCode code) {
+  ChangesFilter f;
+  f.needs_docs = true;
+  f.accept = [fns, code = std::move(code)](const ChangeRow& row) {
+    std::string out;
+    Status s = fns->Map(code, {row.doc}, &out);
+    // [[ [emits..] ]]: anything emitted passes.
+    return s.ok() && out != "[[[]]]";
+  };
+  return f;
+}
+
+Result<ChangesFilter> ViewFilter(RequestContext& ctx, Database& db, const Functions& fns,
+                                 const json::Value* body) {
+  const std::string* view = ctx.Param("view");
+  std::string name;
+  if (view != nullptr) {
+    name = *view;
+  } else if (body != nullptr && body->IsObject() && body->HasMember("view") && (*body)["view"].IsString()) {
+    name = std::string(json::View((*body)["view"]));
+  }
+  size_t slash = name.find('/');
+  if (slash == std::string::npos) {
+    return Status::BadRequest("`view` filter parameter is not provided.");
+  }
+  auto ddoc = db.Get("_design/" + name.substr(0, slash));
+  if (!ddoc.ok()) return ddoc.status();
+  auto parsed = views::ParseDesignDoc("_design/" + name.substr(0, slash), *ddoc);
+  if (!parsed.ok()) return parsed.status();
+  const views::ViewDef* v = parsed->Find(name.substr(slash + 1));
+  if (v == nullptr) return Status::NotFound("missing_named_view");
+  views::MapCode code = parsed->code;
+  code.maps = {parsed->code.maps[v->map_index]};
+  return MapFilter(fns, std::move(code));
+}
+
+Result<ChangesFilter> DesignFilter(RequestContext& ctx, Database& db, const Functions& fns,
+                                   const std::string& filter, const json::Value* body) {
+  size_t slash = filter.find('/');
+  std::string id = "_design/" + filter.substr(0, slash);
+  auto ddoc = db.Get(id);
+  if (!ddoc.ok()) return ddoc.status();
+  json::Document d;
+  Status s = json::Parse(*ddoc, &d);
+  if (!s.ok()) return s;
+  auto filters = d.FindMember("filters");
+  std::string name = filter.substr(slash + 1);
+  if (filters == d.MemberEnd() || !filters->value.IsObject() || !filters->value.HasMember(name.c_str()) ||
+      !filters->value[name.c_str()].IsString()) {
+    return Status::NotFound("missing json key: " + name);
+  }
+  // The request object of CouchDB's filter functions.
+  std::string req = "{\"method\":";
+  json::AppendQuoted(&req, ctx.req.method);
+  req += ",\"query\":{";
+  bool first = true;
+  for (const auto& [k, v] : ctx.req.params) {
+    if (!first) req += ',';
+    first = false;
+    json::AppendQuoted(&req, k);
+    req += ':';
+    json::AppendQuoted(&req, v);
+  }
+  req += "},\"headers\":{},\"body\":";
+  req += body != nullptr ? json::Serialize(*body) : std::string("\"undefined\"");
+  req += ",\"userCtx\":{\"db\":";
+  json::AppendQuoted(&req, db.name());
+  req += ",\"name\":";
+  req += ctx.user.name.empty() ? std::string("null") : json::Quote(ctx.user.name);
+  req += ",\"roles\":";
+  json::AppendStringArray(&req, ctx.user.roles);
+  req += "},\"secObj\":" + db.Security() + "}";
+  views::MapCode code;
+  code.ddoc = *ddoc;
+  code.maps = {"function (doc) { if ((" + std::string(json::View(filters->value[name.c_str()])) +
+               "\n)(doc, " + req + ")) emit(null, null); }"};
+  return MapFilter(fns, std::move(code));
+}
+
+}  // namespace
+
+void RegisterViewEndpoints(CouchServer& server, std::shared_ptr<views::ViewFunctions> functions) {
+  Router& r = server.router();
+  r.Add("GET,HEAD,POST", "/{db}/_design/{ddoc}/_view/{view}",
+        [functions](RequestContext& c) { return QueryView(c, functions); });
+  r.Add("POST", "/{db}/_design/{ddoc}/_view/{view}/queries",
+        [functions](RequestContext& c) { return QueryViewMulti(c, functions); });
+  r.Add("GET,HEAD", "/{db}/_design/{ddoc}/_info", DesignInfo);
+  r.Add("POST", "/{db}/_view_cleanup", ViewCleanup);
+  r.Add("POST", "/{db}/_temp_view", [functions](RequestContext& c) { return TempView(c, functions); });
+  server.SetChangesFilter("_view", [functions](RequestContext& c, Database& db, const std::string&,
+                                               const json::Value* body) {
+    return ViewFilter(c, db, functions, body);
+  });
+  server.SetChangesFilter("*", [functions](RequestContext& c, Database& db, const std::string& filter,
+                                           const json::Value* body) {
+    return DesignFilter(c, db, functions, filter, body);
+  });
+}
+
+}  // namespace settee

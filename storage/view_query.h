@@ -1,0 +1,60 @@
+// ViewQuery: the options of a view query (CouchDB's couch_mrview query
+// args), parsed from a JSON object whose members are the options as JSON
+// values: PouchDB's query() options as they are, or the query string of
+// GET /db/_design/d/_view/v turned into one (runtime/) with the body's
+// "keys" added.
+//
+// Thread safety: a plain value.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "settee/status.h"
+#include "util/json.h"
+
+namespace settee::views {
+
+enum class UpdateMode { kTrue, kFalse, kLazy };
+
+struct ViewQuery {
+  // Owns the JSON values below (key, keys, start/end keys).
+  std::shared_ptr<json::Document> values = std::make_shared<json::Document>();
+  const json::Value* key = nullptr;
+  const json::Value* keys = nullptr;  // an array
+  const json::Value* start_key = nullptr;
+  const json::Value* end_key = nullptr;
+  std::optional<std::string> start_docid;
+  std::optional<std::string> end_docid;
+  bool inclusive_end = true;
+  bool descending = false;
+  uint64_t skip = 0;
+  uint64_t limit = std::numeric_limits<uint64_t>::max();
+  std::optional<bool> reduce;  // unset: reduce when the view has one
+  bool group = false;
+  std::optional<uint64_t> group_level;
+  bool include_docs = false;
+  bool conflicts = false;
+  bool update_seq = false;
+  UpdateMode update = UpdateMode::kTrue;
+};
+
+// Parses `options` (a JSON object; unknown members are ignored, as CouchDB
+// does). kQueryParseError with CouchDB's reason for a value of the wrong
+// type ("Invalid value for boolean: ...", "Invalid value for integer: ..."),
+// a non-array "keys", keys together with key/startkey/endkey, group with
+// group_level conflicts, an unknown stale/update value.
+Result<ViewQuery> ParseViewQuery(const json::Value& options);
+
+// Builds the options object from query-string parameters (name, raw text):
+// key, keys, startkey, endkey and their start_key/end_key spellings are
+// JSON; startkey_docid/endkey_docid, stale and update are strings; the rest
+// booleans or integers as text. Malformed JSON is kQueryParseError
+// ("Invalid JSON: ..."), as CouchDB answers.
+Status QueryStringToOptions(const std::vector<std::pair<std::string, std::string>>& params,
+                            json::Document* out);
+
+}  // namespace settee::views

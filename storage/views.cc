@@ -1,0 +1,839 @@
+#include "storage/views.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <unordered_set>
+
+#include "storage/collation.h"
+#include "storage/database_impl.h"
+#include "storage/keys.h"
+#include "storage/mango.h"
+#include "storage/view_reduce.h"
+#include "util/coding.h"
+#include "util/json.h"
+
+namespace settee::views {
+
+namespace {
+
+// Documents mapped per Map() call and per KV batch of an update.
+constexpr uint64_t kUpdateChunk = 4096;
+// Rows a JavaScript reduce sees per call before a rereduce.
+constexpr size_t kReduceChunk = 1000;
+
+// The keys of one index (docs/index_key_format.md, "Views"), all under
+// `base` = 'D' db_id 'v' signature:
+//   base 'h'                          header: varint seq, varint n, n varint row counts
+//   base 'r' fixed16 view key docid n row: lenpref docid, lenpref key JSON, value JSON
+//   base 'b' docid                    the doc's row keys (lenpref each, after base)
+struct IndexKeys {
+  std::string base;
+  std::string Header() const { return base + 'h'; }
+  std::string Rows(size_t view) const {
+    std::string k = base;
+    k.push_back('r');
+    k.push_back(static_cast<char>((view >> 8) & 0xff));
+    k.push_back(static_cast<char>(view & 0xff));
+    return k;
+  }
+  std::string Back(std::string_view docid) const {
+    std::string k = base;
+    k.push_back('b');
+    k.append(docid);
+    return k;
+  }
+};
+
+struct Header {
+  uint64_t seq = 0;
+  std::vector<uint64_t> counts;
+};
+
+Status ReadHeader(KVStore* kv, const KVReadOptions& ro, const IndexKeys& ik, size_t nviews,
+                  Header* h) {
+  h->seq = 0;
+  h->counts.assign(nviews, 0);
+  std::string v;
+  Status s = kv->Get(ro, ik.Header(), &v);
+  if (s.IsNotFound()) return Status::OK();
+  if (!s.ok()) return s;
+  std::string_view in(v);
+  uint64_t n = 0;
+  if (!coding::GetVarint64(&in, &h->seq) || !coding::GetVarint64(&in, &n) || n != nviews) {
+    return Status::Corruption("bad view index header");
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!coding::GetVarint64(&in, &h->counts[i])) return Status::Corruption("bad view index header");
+  }
+  return Status::OK();
+}
+
+std::string EncodeHeader(const Header& h) {
+  std::string v;
+  coding::PutVarint64(&v, h.seq);
+  coding::PutVarint64(&v, h.counts.size());
+  for (uint64_t c : h.counts) coding::PutVarint64(&v, c);
+  return v;
+}
+
+// One lock per index in the process, so that queries from HTTP fibers and
+// JS isolates share one update instead of racing two.
+std::shared_ptr<std::mutex> IndexLock(KVStore* kv, const std::string& base) {
+  static std::mutex mu;
+  static std::map<std::pair<KVStore*, std::string>, std::weak_ptr<std::mutex>> locks;
+  std::lock_guard<std::mutex> g(mu);
+  auto& slot = locks[{kv, base}];
+  auto lock = slot.lock();
+  if (!lock) {
+    lock = std::make_shared<std::mutex>();
+    slot = lock;
+  }
+  if (locks.size() > 256) {
+    for (auto it = locks.begin(); it != locks.end();) {
+      it = it->second.expired() ? locks.erase(it) : std::next(it);
+    }
+  }
+  return lock;
+}
+
+void AppendDocIdKey(std::string_view id, std::string* out) {
+  json::Value v(rapidjson::StringRef(id.data(), id.size()));
+  collation::AppendIndexKey(v, out);
+}
+
+bool IsDesign(std::string_view id) { return id.rfind("_design/", 0) == 0; }
+
+// Where an index lives: the KV store, write options, key base.
+struct IndexPlace {
+  KVStore* kv = nullptr;
+  KVWriteOptions wo;
+  IndexKeys keys;
+};
+
+Result<IndexPlace> PlaceOf(Store& store, Database& db, const DesignDoc& ddoc) {
+  auto* impl = dynamic_cast<DatabaseImpl*>(&db);
+  if (impl == nullptr) return Status::Internal("views need a settee database");
+  IndexPlace p;
+  p.kv = store.kv();
+  p.wo.sync = false;  // an index is rebuilt from the changes feed if lost
+  p.keys.base = keys::DatabaseKeys(impl->db_id()).KindPrefix(keys::kViewKind);
+  p.keys.base += ddoc.signature;
+  return p;
+}
+
+// ViewFunctions for Mango's language "query", else the caller's.
+Result<ViewFunctions*> FunctionsFor(const MapCode& code, ViewFunctions* js) {
+  if (code.language == "query") return &mango::IndexFunctions();
+  if (code.language != "javascript") {
+    return Status(Status::Code::kInvalidDesignDoc, "unsupported language: " + code.language);
+  }
+  if (js == nullptr) return Status::Internal("JavaScript views need the settee runtime");
+  return js;
+}
+
+Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapCode& code) {
+  auto fns = FunctionsFor(code, js);
+  if (!fns.ok()) return fns.status();
+  auto lock = IndexLock(p.kv, p.keys.base);
+  std::lock_guard<std::mutex> g(*lock);
+  const IndexKeys& ik = p.keys;
+  const size_t nviews = code.maps.size();
+  Header h;
+  Status s = ReadHeader(p.kv, KVReadOptions{}, ik, nviews, &h);
+  if (!s.ok()) return s;
+  if (h.seq >= db.UpdateSeq()) return Status::OK();
+  std::vector<ChangeRow> rows;
+  std::vector<std::string> docs;
+  std::vector<size_t> mapped_row;  // docs[i] is the doc of rows[mapped_row[i]]
+  std::vector<std::string> view_prefix;
+  for (size_t v = 0; v < nviews; ++v) view_prefix.push_back(ik.Rows(v));
+  while (true) {
+    // A fresh index has no back-index entries to read.
+    const bool fresh = h.seq == 0;
+    rows.clear();
+    docs.clear();
+    mapped_row.clear();
+    ChangesOptions co;
+    co.since = h.seq;
+    co.limit = kUpdateChunk;
+    co.include_docs = true;
+    co.conflicts = true;
+    uint64_t last = h.seq;
+    s = db.Changes(co, [&](const ChangeRow& r) {
+      rows.push_back(r);
+      return true;
+    }, &last);
+    if (!s.ok()) return s;
+    if (rows.empty()) break;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].deleted || IsDesign(rows[i].id)) continue;
+      mapped_row.push_back(i);
+      docs.push_back(std::move(rows[i].doc));
+    }
+    json::Document mapped;
+    if (!docs.empty()) {
+      std::string out;
+      s = (*fns)->Map(code, docs, &out);
+      if (!s.ok()) return s;
+      s = json::Parse(out, &mapped);
+      if (!s.ok()) return s;
+      if (!mapped.IsArray() || mapped.Size() != docs.size()) {
+        return Status::Internal("map results do not match the documents");
+      }
+    }
+    KVWriteBatch batch;
+    std::unordered_set<std::string> new_keys;
+    size_t next_mapped = 0;
+    std::string back;
+    std::string old_back;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const std::string& id = rows[i].id;
+      back.clear();
+      new_keys.clear();
+      const json::Value* emits = nullptr;
+      if (next_mapped < mapped_row.size() && mapped_row[next_mapped] == i) {
+        emits = &mapped[static_cast<rapidjson::SizeType>(next_mapped)];
+        ++next_mapped;
+      }
+      if (emits != nullptr && emits->IsArray()) {
+        const size_t nv = std::min<size_t>(emits->Size(), nviews);
+        for (size_t v = 0; v < nv; ++v) {
+          const json::Value& list = (*emits)[static_cast<rapidjson::SizeType>(v)];
+          if (!list.IsArray()) continue;
+          uint32_t n = 0;
+          for (auto& pair : list.GetArray()) {
+            if (!pair.IsArray() || pair.Size() != 2) continue;
+            std::string key = view_prefix[v];
+            collation::AppendIndexKey(pair[0], &key);
+            AppendDocIdKey(id, &key);
+            coding::PutFixed64BE(&key, n++);
+            std::string value;
+            coding::PutLengthPrefixed(&value, id);
+            coding::PutLengthPrefixed(&value, json::Serialize(pair[0]));
+            json::SerializeTo(pair[1], &value);
+            coding::PutLengthPrefixed(&back, std::string_view(key).substr(ik.base.size()));
+            h.counts[v]++;
+            new_keys.insert(key);
+            batch.PutOwned(std::move(key), std::move(value));
+          }
+        }
+      }
+      bool had_back = false;
+      if (!fresh) {
+        s = p.kv->Get(KVReadOptions{}, ik.Back(id), &old_back);
+        if (s.ok()) {
+          had_back = true;
+          std::string_view in(old_back);
+          std::string_view suffix;
+          while (coding::GetLengthPrefixed(&in, &suffix)) {
+            std::string old = ik.base;
+            old.append(suffix);
+            // The view is the two bytes after 'r'.
+            size_t view = (static_cast<unsigned char>(suffix[1]) << 8) | static_cast<unsigned char>(suffix[2]);
+            if (view < nviews && h.counts[view] > 0) h.counts[view]--;
+            if (!new_keys.count(old)) batch.Delete(old);
+          }
+        } else if (!s.IsNotFound()) {
+          return s;
+        }
+      }
+      if (!back.empty()) {
+        batch.Put(ik.Back(id), back);
+      } else if (had_back) {
+        batch.Delete(ik.Back(id));
+      }
+    }
+    h.seq = last;
+    batch.Put(ik.Header(), EncodeHeader(h));
+    s = p.kv->WriteOwned(p.wo, std::move(batch));
+    if (!s.ok()) return s;
+    if (rows.size() < kUpdateChunk) break;
+  }
+  return Status::OK();
+}
+
+//////// Reading rows
+
+struct Row {
+  std::string_view id;
+  std::string_view key;    // JSON
+  std::string_view value;  // JSON
+};
+
+bool DecodeRow(std::string_view v, Row* row) {
+  if (!coding::GetLengthPrefixed(&v, &row->id) || !coding::GetLengthPrefixed(&v, &row->key)) {
+    return false;
+  }
+  row->value = v;
+  return true;
+}
+
+// [lower, upper) of one key range of a view, CouchDB's start/end semantics.
+struct Range {
+  std::string lower, upper;
+};
+
+std::string KeyBound(const std::string& prefix, const json::Value& key,
+                     const std::optional<std::string>& docid) {
+  std::string b = prefix;
+  collation::AppendIndexKey(key, &b);
+  if (docid) AppendDocIdKey(*docid, &b);
+  return b;
+}
+
+Range RangeOf(const std::string& prefix, const ViewQuery& q, const json::Value* start,
+              const json::Value* end, bool inclusive_end) {
+  Range r;
+  const std::string all_end = keys::PrefixEnd(prefix);
+  if (!q.descending) {
+    r.lower = start ? KeyBound(prefix, *start, q.start_docid) : prefix;
+    if (end) {
+      std::string b = KeyBound(prefix, *end, q.end_docid);
+      r.upper = inclusive_end ? keys::PrefixEnd(b) : b;
+    } else {
+      r.upper = all_end;
+    }
+  } else {
+    // Descending: the start key is the high end, the end key the low one.
+    r.upper = start ? keys::PrefixEnd(KeyBound(prefix, *start, q.start_docid)) : all_end;
+    if (end) {
+      std::string b = KeyBound(prefix, *end, q.end_docid);
+      r.lower = inclusive_end ? b : keys::PrefixEnd(b);
+    } else {
+      r.lower = prefix;
+    }
+  }
+  return r;
+}
+
+// Calls `each` for the rows of `r` in the query's direction until it
+// returns false.
+template <typename F>
+Status Scan(KVStore* kv, const KVSnapshot* snap, const Range& r, bool descending, F&& each) {
+  if (r.lower >= r.upper) return Status::OK();
+  KVIteratorOptions io;
+  io.snapshot = snap;
+  io.lower_bound = r.lower;
+  io.upper_bound = r.upper;
+  auto it = kv->NewIterator(io);
+  Row row;
+  for (descending ? it->SeekToLast() : it->SeekToFirst(); it->Valid();
+       descending ? it->Prev() : it->Next()) {
+    if (!DecodeRow(it->value(), &row)) return Status::Corruption("bad view row");
+    if (!each(it->key(), row)) break;
+  }
+  return it->status();
+}
+
+// The key a row is grouped under at `level` (SIZE_MAX: the whole key).
+void GroupKey(const json::Value& key, size_t level, json::Document* out) {
+  if (key.IsArray() && level != SIZE_MAX && key.Size() > level) {
+    out->SetArray();
+    for (size_t i = 0; i < level; ++i) {
+      out->PushBack(json::Value(key[static_cast<rapidjson::SizeType>(i)], out->GetAllocator()),
+                    out->GetAllocator());
+    }
+  } else {
+    out->CopyFrom(key, out->GetAllocator());
+  }
+}
+
+void AppendIncludedDoc(Database& db, const ViewQuery& q, std::string_view row_id,
+                       std::string_view value_json, std::string* out) {
+  std::string id(row_id);
+  GetOptions go;
+  go.conflicts = q.conflicts;
+  // An emitted {"_id": ...} value links another document (CouchDB's
+  // "linked documents").
+  if (!value_json.empty() && value_json.front() == '{') {
+    json::Document v;
+    if (json::Parse(value_json, &v).ok() && v.IsObject()) {
+      if (auto it = v.FindMember("_id"); it != v.MemberEnd() && it->value.IsString()) {
+        id = std::string(json::View(it->value));
+        if (auto r = v.FindMember("_rev"); r != v.MemberEnd() && r->value.IsString()) {
+          go.rev = std::string(json::View(r->value));
+        }
+      }
+    }
+  }
+  auto doc = db.Get(id, go);
+  out->append(",\"doc\":");
+  out->append(doc.ok() ? *doc : std::string("null"));
+}
+
+Status CheckRange(const ViewQuery& q) {
+  if (q.start_key == nullptr || q.end_key == nullptr || q.keys != nullptr) return Status::OK();
+  int c = collation::Compare(*q.start_key, *q.end_key);
+  if (c == 0 && q.start_docid && q.end_docid) c = q.start_docid->compare(*q.end_docid);
+  if (!q.descending && c > 0) {
+    return Status(Status::Code::kQueryParseError,
+                  "No rows can match your key range, reverse your start_key and end_key or set "
+                  "descending=true");
+  }
+  if (q.descending && c < 0) {
+    return Status(Status::Code::kQueryParseError,
+                  "No rows can match your key range, reverse your start_key and end_key or set "
+                  "descending=false");
+  }
+  return Status::OK();
+}
+
+// The ranges a query reads, in order: one per key of `keys`, else one.
+std::vector<Range> RangesOf(const std::string& prefix, const ViewQuery& q) {
+  std::vector<Range> ranges;
+  if (q.keys != nullptr) {
+    for (auto& k : q.keys->GetArray()) {
+      Range r;
+      r.lower = KeyBound(prefix, k, std::nullopt);
+      r.upper = keys::PrefixEnd(r.lower);
+      ranges.push_back(std::move(r));
+    }
+  } else if (q.key != nullptr) {
+    ranges.push_back(RangeOf(prefix, q, q.key, q.key, true));
+  } else {
+    ranges.push_back(RangeOf(prefix, q, q.start_key, q.end_key, q.inclusive_end));
+  }
+  return ranges;
+}
+
+Status MapQuery(const IndexPlace& p, const KVSnapshot* snap, Database& db, size_t view,
+                const Header& h, const ViewQuery& q, std::string* out) {
+  const std::string prefix = p.keys.Rows(view);
+  std::vector<Range> ranges = RangesOf(prefix, q);
+  // offset: the rows before the first one in the query's order.
+  uint64_t offset = 0;
+  if (!ranges.empty() && q.keys == nullptr) {
+    Range before;
+    if (!q.descending) {
+      before.lower = prefix;
+      before.upper = ranges[0].lower;
+    } else {
+      before.lower = ranges[0].upper;
+      before.upper = keys::PrefixEnd(prefix);
+    }
+    Status s = Scan(p.kv, snap, before, false, [&](std::string_view, const Row&) {
+      ++offset;
+      return true;
+    });
+    if (!s.ok()) return s;
+  }
+  out->append("{\"total_rows\":");
+  out->append(std::to_string(h.counts[view]));
+  out->append(",\"offset\":");
+  out->append(std::to_string(std::min(offset + q.skip, h.counts[view])));
+  if (q.update_seq) {
+    out->append(",\"update_seq\":");
+    out->append(std::to_string(h.seq));
+  }
+  out->append(",\"rows\":[");
+  uint64_t skipped = 0, emitted = 0;
+  bool first = true;
+  for (const Range& r : ranges) {
+    if (emitted >= q.limit) break;
+    Status s = Scan(p.kv, snap, r, q.descending, [&](std::string_view, const Row& row) {
+      if (skipped < q.skip) {
+        ++skipped;
+        return true;
+      }
+      if (emitted >= q.limit) return false;
+      ++emitted;
+      if (!first) out->push_back(',');
+      first = false;
+      out->append("{\"id\":");
+      json::AppendQuoted(out, row.id);
+      out->append(",\"key\":");
+      out->append(row.key);
+      out->append(",\"value\":");
+      out->append(row.value);
+      if (q.include_docs) AppendIncludedDoc(db, q, row.id, row.value, out);
+      out->push_back('}');
+      return true;
+    });
+    if (!s.ok()) return s;
+  }
+  out->append("]}");
+  return Status::OK();
+}
+
+// One group of a reduce query: its key and its rows' values.
+struct Group {
+  std::string key;  // JSON
+  std::string encoded;
+  std::vector<std::string> keys;    // [key, id] JSON, for JavaScript
+  std::vector<std::string> values;  // JSON
+  std::string result;               // built-ins: the value
+};
+
+std::string JoinArray(const std::vector<std::string>& items, size_t from, size_t to) {
+  std::string a = "[";
+  for (size_t i = from; i < to; ++i) {
+    if (i > from) a.push_back(',');
+    a.append(items[i]);
+  }
+  a.push_back(']');
+  return a;
+}
+
+// Reduces every group through the JavaScript reduce `source`: each group's
+// rows in chunks of kReduceChunk, then one rereduce of the chunks' results.
+Status ReduceJs(ViewFunctions* fns, const MapCode& code, const std::string& source,
+                std::vector<Group>& groups) {
+  if (fns == nullptr) return Status::Internal("JavaScript reduce needs the settee runtime");
+  std::string calls = "[";
+  std::vector<size_t> chunks_of(groups.size());
+  bool first = true;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const Group& gr = groups[g];
+    size_t n = gr.values.size();
+    for (size_t from = 0; from < n || (from == 0 && n == 0); from += kReduceChunk) {
+      size_t to = std::min(n, from + kReduceChunk);
+      if (!first) calls.push_back(',');
+      first = false;
+      calls += '[';
+      calls += JoinArray(gr.keys, from, to);
+      calls += ',';
+      calls += JoinArray(gr.values, from, to);
+      calls += ",false]";
+      ++chunks_of[g];
+      if (n == 0) break;
+    }
+  }
+  calls.push_back(']');
+  std::string out;
+  Status s = fns->Reduce(code, source, calls, &out);
+  if (!s.ok()) return s;
+  json::Document results;
+  s = json::Parse(out, &results);
+  if (!s.ok()) return s;
+  if (!results.IsArray()) return Status::Internal("reduce results are not an array");
+  size_t k = 0;
+  std::string rereduce = "[";
+  std::vector<size_t> needs;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (k + chunks_of[g] > results.Size()) return Status::Internal("too few reduce results");
+    if (chunks_of[g] == 1) {
+      groups[g].result = json::Serialize(results[static_cast<rapidjson::SizeType>(k)]);
+    } else {
+      if (!needs.empty()) rereduce.push_back(',');
+      rereduce += "[null,[";
+      for (size_t c = 0; c < chunks_of[g]; ++c) {
+        if (c > 0) rereduce.push_back(',');
+        rereduce += json::Serialize(results[static_cast<rapidjson::SizeType>(k + c)]);
+      }
+      rereduce += "],true]";
+      needs.push_back(g);
+    }
+    k += chunks_of[g];
+  }
+  rereduce.push_back(']');
+  if (!needs.empty()) {
+    s = fns->Reduce(code, source, rereduce, &out);
+    if (!s.ok()) return s;
+    s = json::Parse(out, &results);
+    if (!s.ok()) return s;
+    if (!results.IsArray() || results.Size() != needs.size()) {
+      return Status::Internal("rereduce results do not match");
+    }
+    for (size_t i = 0; i < needs.size(); ++i) {
+      groups[needs[i]].result = json::Serialize(results[static_cast<rapidjson::SizeType>(i)]);
+    }
+  }
+  return Status::OK();
+}
+
+Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* fns,
+                   const MapCode& code, size_t view, const std::string& reduce, const Header& h,
+                   const ViewQuery& q, std::string* out) {
+  const Builtin builtin = ParseBuiltin(reduce);
+  const bool grouped = q.group || q.group_level.has_value();
+  const size_t level = q.group_level ? static_cast<size_t>(*q.group_level)
+                                     : (q.group ? SIZE_MAX : 0);
+  const std::string prefix = p.keys.Rows(view);
+  std::vector<Range> ranges = RangesOf(prefix, q);
+  std::vector<Group> groups;
+  BuiltinReducer reducer(builtin);
+  // Groups needed: skip + limit of them (all when ungrouped: one).
+  const uint64_t wanted = q.limit == UINT64_MAX ? UINT64_MAX : q.skip + q.limit;
+  Status err;
+  bool open = false;
+  auto close_group = [&]() {
+    if (open && builtin != Builtin::kNone) groups.back().result = reducer.Finish();
+    open = false;
+  };
+  json::Document key_doc, group_doc;
+  for (size_t ri = 0; ri < ranges.size(); ++ri) {
+    Status s = Scan(p.kv, snap, ranges[ri], q.descending, [&](std::string_view, const Row& row) {
+      std::string encoded;
+      std::string gkey = "null";
+      if (grouped) {
+        err = json::Parse(row.key, &key_doc);
+        if (!err.ok()) return false;
+        GroupKey(key_doc, grouped ? level : SIZE_MAX, &group_doc);
+        collation::AppendIndexKey(group_doc, &encoded);
+        gkey = json::Serialize(group_doc);
+      }
+      if (!open || groups.back().encoded != encoded) {
+        close_group();
+        if (groups.size() >= wanted) return false;
+        groups.emplace_back();
+        groups.back().key = gkey;
+        groups.back().encoded = std::move(encoded);
+        open = true;
+      }
+      Group& g = groups.back();
+      if (builtin != Builtin::kNone) {
+        std::string_view enc_key;
+        std::string full;
+        if (builtin == Builtin::kApproxCountDistinct) {
+          json::Document k;
+          err = json::Parse(row.key, &k);
+          if (!err.ok()) return false;
+          collation::AppendIndexKey(k, &full);
+          enc_key = full;
+        }
+        err = reducer.Add(enc_key, row.value);
+        if (!err.ok()) return false;
+      } else {
+        std::string pair = "[";
+        pair.append(row.key);
+        pair.push_back(',');
+        json::AppendQuoted(&pair, row.id);
+        pair.push_back(']');
+        g.keys.push_back(std::move(pair));
+        g.values.emplace_back(row.value);
+      }
+      return true;
+    });
+    if (!err.ok()) return err;
+    if (!s.ok()) return s;
+  }
+  close_group();
+  if (builtin == Builtin::kNone && !groups.empty()) {
+    Status s = ReduceJs(fns, code, reduce, groups);
+    if (!s.ok()) return s;
+  }
+  out->append("{");
+  if (q.update_seq) {
+    out->append("\"update_seq\":");
+    out->append(std::to_string(h.seq));
+    out->append(",");
+  }
+  out->append("\"rows\":[");
+  bool first = true;
+  for (size_t i = std::min<uint64_t>(q.skip, groups.size()); i < groups.size(); ++i) {
+    if (!first) out->push_back(',');
+    first = false;
+    out->append("{\"key\":");
+    out->append(groups[i].key);
+    out->append(",\"value\":");
+    out->append(groups[i].result);
+    out->push_back('}');
+  }
+  out->append("]}");
+  return Status::OK();
+}
+
+Status QueryAt(const IndexPlace& p, Database& db, ViewFunctions* js, const DesignDoc& ddoc,
+               const ViewDef& view, const ViewQuery& q, std::string* out) {
+  const bool has_reduce = !view.reduce.empty();
+  const bool reduce = q.reduce.value_or(has_reduce);
+  if (reduce && !has_reduce) {
+    if (q.reduce.has_value()) {
+      return Status(Status::Code::kQueryParseError, "Reduce is invalid for map-only views.");
+    }
+  }
+  if (!has_reduce && (q.group || q.group_level.has_value())) {
+    return Status(Status::Code::kQueryParseError, "Invalid use of grouping on a map view.");
+  }
+  if (reduce && has_reduce && q.include_docs) {
+    return Status(Status::Code::kQueryParseError, "`include_docs` is invalid for reduce");
+  }
+  if (reduce && has_reduce && q.keys != nullptr && !q.group && !q.group_level.has_value()) {
+    return Status(Status::Code::kQueryParseError,
+                  "Multi-key fetches for reduce views must use `group=true`");
+  }
+  if (!reduce && (q.group || q.group_level.has_value())) {
+    return Status(Status::Code::kQueryParseError, "Invalid use of grouping when reduce=false");
+  }
+  Status s = CheckRange(q);
+  if (!s.ok()) return s;
+  if (q.update == UpdateMode::kTrue) {
+    s = UpdateAt(p, db, js, ddoc.code);
+    if (!s.ok()) return s;
+  }
+  auto snap = p.kv->GetSnapshot();
+  Header h;
+  s = ReadHeader(p.kv, KVReadOptions{snap.get()}, p.keys, ddoc.code.maps.size(), &h);
+  if (!s.ok()) return s;
+  out->clear();
+  if (reduce && has_reduce) {
+    s = ReduceQuery(p, snap.get(), js, ddoc.code, view.map_index, view.reduce, h, q, out);
+  } else {
+    s = MapQuery(p, snap.get(), db, view.map_index, h, q, out);
+  }
+  if (!s.ok()) return s;
+  if (q.update == UpdateMode::kLazy) {
+    // update=lazy: answered from the index as it was, updated afterwards.
+    snap.reset();
+    s = UpdateAt(p, db, js, ddoc.code);
+    (void)s;  // the answer stands; a later query reports the failure
+  }
+  return Status::OK();
+}
+
+Result<DesignDoc> LoadDesignDoc(Database& db, std::string_view ddoc) {
+  std::string id = "_design/";
+  id.append(ddoc);
+  auto body = db.Get(id);
+  if (!body.ok()) return body.status();
+  return ParseDesignDoc(id, *body);
+}
+
+}  // namespace
+
+Status QueryDesignDoc(Store& store, Database& db, ViewFunctions* functions, const DesignDoc& ddoc,
+                      const ViewDef& view, const ViewQuery& query, std::string* out) {
+  auto place = PlaceOf(store, db, ddoc);
+  if (!place.ok()) return place.status();
+  return QueryAt(*place, db, functions, ddoc, view, query, out);
+}
+
+Status Query(Store& store, Database& db, ViewFunctions* functions, std::string_view ddoc,
+             std::string_view view, const ViewQuery& query, std::string* out) {
+  auto d = LoadDesignDoc(db, ddoc);
+  if (!d.ok()) return d.status();
+  const ViewDef* v = d->Find(view);
+  if (v == nullptr) return Status::NotFound("missing_named_view");
+  return QueryDesignDoc(store, db, functions, *d, *v, query, out);
+}
+
+Status ScanIndex(Store& store, Database& db, ViewFunctions* functions, const DesignDoc& ddoc,
+                 const ViewDef& view, bool update, const std::string& lower,
+                 const std::string& upper, bool descending,
+                 const std::function<bool(const IndexRow&)>& each) {
+  auto place = PlaceOf(store, db, ddoc);
+  if (!place.ok()) return place.status();
+  if (update) {
+    Status s = UpdateAt(*place, db, functions, ddoc.code);
+    if (!s.ok()) return s;
+  }
+  const std::string prefix = place->keys.Rows(view.map_index);
+  Range r;
+  r.lower = prefix + lower;
+  r.upper = upper.empty() ? keys::PrefixEnd(prefix) : prefix + upper;
+  auto snap = place->kv->GetSnapshot();
+  return Scan(place->kv, snap.get(), r, descending, [&](std::string_view, const Row& row) {
+    return each(IndexRow{row.id, row.key, row.value});
+  });
+}
+
+Status UpdateIndex(Store& store, Database& db, ViewFunctions* functions, const DesignDoc& ddoc) {
+  auto place = PlaceOf(store, db, ddoc);
+  if (!place.ok()) return place.status();
+  return UpdateAt(*place, db, functions, ddoc.code);
+}
+
+Status TempQuery(Database& db, ViewFunctions* functions, const DesignDoc& temp,
+                 const ViewQuery& query, std::string* out) {
+  std::unique_ptr<KVStore> kv = NewMemoryStore();
+  IndexPlace p;
+  p.kv = kv.get();
+  p.keys.base = "T";
+  ViewQuery q = query;
+  q.update = UpdateMode::kTrue;
+  return QueryAt(p, db, functions, temp, temp.views[0], q, out);
+}
+
+Status DesignDocs(Database& db, AllDocsResult* out) {
+  AllDocsOptions ao;
+  ao.start_key = "_design/";
+  ao.end_key = "_design0";  // '0' follows '/'
+  ao.inclusive_end = false;
+  ao.include_docs = true;
+  return db.AllDocs(ao, out);
+}
+
+Status Cleanup(Store& store, Database& db) {
+  auto* impl = dynamic_cast<DatabaseImpl*>(&db);
+  if (impl == nullptr) return Status::Internal("views need a settee database");
+  // The signatures still in use.
+  std::unordered_set<std::string> live;
+  AllDocsResult docs;
+  Status s = DesignDocs(db, &docs);
+  if (!s.ok()) return s;
+  for (const AllDocsRow& r : docs.rows) {
+    auto d = ParseDesignDoc(r.id, r.doc);
+    if (d.ok()) live.insert(d->signature);
+  }
+  const std::string base = keys::DatabaseKeys(impl->db_id()).KindPrefix(keys::kViewKind);
+  KVStore* kv = store.kv();
+  KVIteratorOptions io;
+  io.lower_bound = base;
+  io.upper_bound = keys::PrefixEnd(base);
+  auto it = kv->NewIterator(io);
+  constexpr size_t kSigLen = 32;
+  KVWriteBatch batch;
+  std::vector<std::shared_ptr<std::mutex>> held;
+  for (it->SeekToFirst(); it->Valid();) {
+    std::string_view k = it->key();
+    if (k.size() < base.size() + kSigLen) {
+      it->Next();
+      continue;
+    }
+    std::string sig(k.substr(base.size(), kSigLen));
+    std::string sig_base = base + sig;
+    if (live.count(sig)) {
+      it->Seek(keys::PrefixEnd(sig_base));
+      continue;
+    }
+    // A dead index: delete its keys under its lock, so no update is halfway.
+    auto lock = IndexLock(kv, sig_base);
+    std::lock_guard<std::mutex> g(*lock);
+    for (; it->Valid() && it->key().substr(0, sig_base.size()) == sig_base; it->Next()) {
+      batch.Delete(it->key());
+      if (batch.count() >= 10000) {
+        s = kv->Write(KVWriteOptions{}, batch);
+        if (!s.ok()) return s;
+        batch.Clear();
+      }
+    }
+    s = kv->Write(KVWriteOptions{}, batch);
+    if (!s.ok()) return s;
+    batch.Clear();
+  }
+  return it->status();
+}
+
+Status Info(Store& store, Database& db, std::string_view ddoc, std::string* out) {
+  auto d = LoadDesignDoc(db, ddoc);
+  if (!d.ok()) return d.status();
+  auto place = PlaceOf(store, db, *d);
+  if (!place.ok()) return place.status();
+  Header h;
+  Status s = ReadHeader(place->kv, KVReadOptions{}, place->keys, d->code.maps.size(), &h);
+  if (!s.ok()) return s;
+  uint64_t size = place->kv->ApproximateSize(place->keys.base, keys::PrefixEnd(place->keys.base));
+  out->clear();
+  out->append("{\"name\":");
+  json::AppendQuoted(out, ddoc);
+  out->append(",\"view_index\":{\"signature\":\"");
+  out->append(d->signature);
+  out->append("\",\"language\":");
+  json::AppendQuoted(out, d->code.language);
+  out->append(",\"update_seq\":");
+  out->append(std::to_string(h.seq));
+  out->append(",\"purge_seq\":0,\"updater_running\":false,\"compact_running\":false,"
+              "\"waiting_clients\":0,\"waiting_commit\":false,\"sizes\":{\"file\":");
+  out->append(std::to_string(size));
+  out->append(",\"active\":");
+  out->append(std::to_string(size));
+  out->append(",\"external\":");
+  out->append(std::to_string(size));
+  out->append("}}}");
+  return Status::OK();
+}
+
+}  // namespace settee::views

@@ -1,0 +1,94 @@
+// PouchDB's query() and viewCleanup() on the engine: persisted views from
+// design documents, temporary views from functions, built-in and JS reduces,
+// require() of views.lib, and errors in PouchDB's shape. Run by `settee run`.
+'use strict';
+const assert = require('assert');
+const { check, done } = require('./lib/harness');
+
+const db = new PouchDB('views_' + settee.threadId);
+
+check('persisted view: map rows in collation order, ties by doc id', async () => {
+  await db.bulkDocs([
+    { _id: 'a', n: 2, tags: ['x', 'y'] }, { _id: 'b', n: 1, tags: ['y'] },
+    { _id: 'c', n: 2 }, { _id: 'd', name: 'Zed' }, { _id: 'e', name: 'alice' },
+  ]);
+  await db.put({
+    _id: '_design/d',
+    views: {
+      byn: { map: 'function (doc) { if (doc.n) emit(doc.n, doc.n); }', reduce: '_sum' },
+      tags: { map: 'function (doc) { (doc.tags || []).forEach(function (t) { emit([t, doc._id], 1); }); }',
+              reduce: 'function (keys, values, rereduce) { return sum(values); }' },
+      names: { map: 'function (doc) { if (doc.name) emit(doc.name.toLowerCase(), null); }' },
+      lib: { helper: 'exports.double = function (x) { return x * 2; };' },
+      withlib: { map: 'function (doc) { if (doc.n) emit(doc._id, require("views/lib/helper").double(doc.n)); }' },
+    },
+  });
+  const r = await db.query('d/byn', { reduce: false });
+  assert.deepStrictEqual(r.rows.map((x) => [x.id, x.key]), [['b', 1], ['a', 2], ['c', 2]]);
+  assert.strictEqual(r.total_rows, 3);
+  assert.strictEqual(r.offset, 0);
+  const names = await db.query('d/names');
+  assert.deepStrictEqual(names.rows.map((x) => x.key), ['alice', 'zed']);
+  const lib = await db.query('d/withlib', { key: 'a' });
+  assert.deepStrictEqual(lib.rows[0].value, 4);
+});
+
+check('reduce: _sum, group_level, JS reduce with group', async () => {
+  assert.deepStrictEqual(await db.query('d/byn'), { rows: [{ key: null, value: 5 }] });
+  const g = await db.query('d/tags', { group_level: 1 });
+  assert.deepStrictEqual(g.rows, [{ key: ['x'], value: 1 }, { key: ['y'], value: 2 }]);
+  const k = await db.query('d/byn', { keys: [2, 1], group: true });
+  assert.deepStrictEqual(k.rows, [{ key: 2, value: 4 }, { key: 1, value: 1 }]);
+});
+
+check('options: range, descending, skip/limit, include_docs, update_seq', async () => {
+  const r = await db.query('d/byn', { reduce: false, startkey: 2, descending: true, limit: 1, include_docs: true, update_seq: true });
+  assert.strictEqual(r.rows.length, 1);
+  assert.strictEqual(r.rows[0].id, 'c');
+  assert.strictEqual(r.rows[0].doc._id, 'c');
+  assert.strictEqual(r.update_seq, (await db.info()).update_seq);
+});
+
+check('incremental update and stale', async () => {
+  const b = await db.get('b');
+  await db.put(Object.assign(b, { n: 10 }));
+  const stale = await db.query('d/byn', { reduce: false, stale: 'ok' });
+  assert.deepStrictEqual(stale.rows.map((x) => x.key), [1, 2, 2]);
+  const fresh = await db.query('d/byn', { reduce: false });
+  assert.deepStrictEqual(fresh.rows.map((x) => x.key), [2, 2, 10]);
+  await db.remove(await db.get('a'));
+  assert.deepStrictEqual((await db.query('d/byn')).rows[0].value, 12);
+});
+
+check('temporary views: a function, {map, reduce}, strings', async () => {
+  const r = await db.query(function (doc) { if (doc.name) emit(doc.name); });
+  assert.deepStrictEqual(r.rows.map((x) => x.key), ['alice', 'Zed']);
+  const s = await db.query({ map: function (doc) { if (doc.n) emit(null, doc.n); }, reduce: '_count' });
+  assert.deepStrictEqual(s.rows, [{ key: null, value: 2 }]);
+  const j = await db.query({ map: 'function (doc) { emit(doc._id, 1); }', reduce: function (k, v) { return v.length; } });
+  assert.deepStrictEqual(j.rows[0].value, 4);
+});
+
+check('callbacks work too', async () => {
+  const r = await new Promise((resolve, reject) => db.query('d/byn', { reduce: false, limit: 1 }, (e, res) => (e ? reject(e) : resolve(res))));
+  assert.strictEqual(r.rows.length, 1);
+});
+
+check('errors are PouchDB-shaped; a throwing map skips the document', async () => {
+  await assert.rejects(db.query('d/nope'), { status: 404, name: 'not_found', message: 'missing_named_view' });
+  await assert.rejects(db.query('nodoc/v'), { status: 404, name: 'not_found' });
+  await assert.rejects(db.query('d/byn', { startkey: 3, endkey: 1 }), { status: 400, name: 'query_parse_error' });
+  await assert.rejects(db.query('d/byn', { include_docs: true }), { status: 400, name: 'query_parse_error' });
+  await assert.rejects(db.query({ map: 'function (doc) { emit( }' }), { status: 400, name: 'compilation_error' });
+  await assert.rejects(db.query({ map: 'function (doc) { emit(1, 1); }', reduce: 'function (k, v) { throw new Error("boom"); }' }), /boom/);
+  await db.put({ _id: '_design/bad', views: { v: { map: 'function (doc) { emit(doc.n.x.y); }' } } });
+  const r = await db.query('bad/v');
+  assert.strictEqual(r.total_rows, 0);
+});
+
+check('viewCleanup', async () => {
+  assert.deepStrictEqual(await db.viewCleanup(), { ok: true });
+  assert.strictEqual((await db.query('d/byn', { reduce: false })).rows.length, 2);
+});
+
+done();

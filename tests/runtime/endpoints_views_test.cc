@@ -1,0 +1,162 @@
+// The views endpoints (runtime/endpoints_views.h) over real sockets, with the
+// map/reduce functions on a real isolate pool (js/view_functions_js.h), on
+// both backends: CouchDB's shapes and errors, temporary views, /queries,
+// _info, _view_cleanup, and a server that outlives bad view code.
+#include "runtime/endpoints_views.h"
+
+#include <gtest/gtest.h>
+
+#include "js/view_functions_js.h"
+#include "tests/runtime/couch_test_util.h"
+
+namespace settee::testing {
+namespace {
+
+class ViewEndpointsTest : public ::testing::TestWithParam<StoreOptions::Backend> {
+ protected:
+  void SetUp() override {
+    TestServerConfig cfg;
+    cfg.backend = GetParam();
+    cfg.setup = [](CouchServer& server) {
+      js::PoolOptions pool;
+      pool.store = server.store();
+      pool.threads = 2;
+      pool.limits.timeout_ms = 1000;
+      RegisterViewEndpoints(server, std::make_shared<js::PoolViewFunctions>(pool));
+    };
+    server_ = std::make_unique<TestServer>(cfg);
+    client_ = std::make_unique<TestClient>(server_->port());
+    ASSERT_EQ(Req("PUT", "/db").status, 201);
+    std::string docs = R"({"docs":[)";
+    for (int i = 0; i < 600; ++i) {
+      if (i) docs += ',';
+      docs += R"({"_id":"d)" + std::to_string(1000 + i) + R"(","n":)" + std::to_string(i % 7) +
+              R"(,"tag":[)" + std::to_string(i % 2) + "," + std::to_string(i % 3) + "]}";
+    }
+    ASSERT_EQ(Req("POST", "/db/_bulk_docs", docs + "]}").status, 201);
+    ASSERT_EQ(Req("PUT", "/db/_design/d", R"({"views":{
+      "byn":{"map":"function (doc) { if (doc.n !== undefined) emit(doc.n, 1); }","reduce":"_count"},
+      "tags":{"map":"function (doc) { if (doc.tag) emit(doc.tag, doc.n); }",
+              "reduce":"function (k, v, rereduce) { return sum(v); }"},
+      "odd":{"map":"function (doc) { if (doc.n === 6) emit([doc._id, function () {}], undefined); }"}}})")
+                  .status,
+              201);
+  }
+
+  ClientResponse Req(const std::string& method, const std::string& path, const std::string& body = {}) {
+    Headers h;
+    if (!body.empty()) h.emplace_back("Content-Type", "application/json");
+    auto r = client_->Request(method, path, body, h);
+    if (!r.body.empty() && r.body.back() == '\n') r.body.pop_back();  // CouchDB's trailing newline
+    return r;
+  }
+
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<TestClient> client_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, ViewEndpointsTest,
+                         ::testing::Values(StoreOptions::Backend::kMemory, StoreOptions::Backend::kLevelDB),
+                         [](const auto& info) {
+                           return info.param == StoreOptions::Backend::kMemory ? "Memory" : "LevelDB";
+                         });
+
+TEST_P(ViewEndpointsTest, MapAndReduceAnswers) {
+  auto r = Req("GET", "/db/_design/d/_view/byn?reduce=false&key=3&limit=2");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.HeaderOr("content-type"), "application/json");
+  auto d = ParseJson(r.body);
+  EXPECT_EQ(d["total_rows"].GetInt(), 600);
+  EXPECT_EQ(d["offset"].GetInt(), 258);  // 86 rows each for keys 0, 1, 2
+  ASSERT_EQ(d["rows"].Size(), 2u);
+  EXPECT_EQ(Str(d["rows"][0], "id"), "d1003");
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn").body, R"({"rows":[{"key":null,"value":600}]})");
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn?group=true&startkey=5").body,
+            R"({"rows":[{"key":5,"value":85},{"key":6,"value":85}]})");
+  // JS reduce with rereduce across the isolate threads' shares.
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/tags?group_level=1").body,
+            R"({"rows":[{"key":[0],"value":898},{"key":[1],"value":897}]})");
+  // Emitted functions and undefined become null, as JSON.stringify has it.
+  d = ParseJson(Req("GET", "/db/_design/d/_view/odd?limit=1").body);
+  EXPECT_EQ(json::Serialize(d["rows"][0]), R"({"id":"d1006","key":["d1006",null],"value":null})");
+  // POST keys, and /queries.
+  EXPECT_EQ(Req("POST", "/db/_design/d/_view/byn?group=true", R"({"keys":[6,0,6]})").body,
+            R"({"rows":[{"key":6,"value":85},{"key":0,"value":86},{"key":6,"value":85}]})");
+  r = Req("POST", "/db/_design/d/_view/byn/queries",
+          R"({"queries":[{"reduce":false,"limit":1,"descending":true},{"keys":[1],"group":true}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  d = ParseJson(r.body);
+  EXPECT_EQ(d["results"].Size(), 2u);
+  EXPECT_EQ(Str(d["results"][0]["rows"][0], "id"), "d1594");
+  EXPECT_EQ(json::Serialize(d["results"][1]["rows"]), R"([{"key":1,"value":86}])");
+}
+
+TEST_P(ViewEndpointsTest, TempViewInfoAndCleanup) {
+  auto r = Req("POST", "/db/_temp_view?group=true",
+               R"({"map":"function (doc) { emit(doc.n % 2, doc.n); }","reduce":"_stats"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body,
+            R"({"rows":[{"key":0,"value":{"sum":1026,"count":343,"min":0,"max":6,"sumsqr":4780}},)"
+            R"({"key":1,"value":{"sum":769,"count":257,"min":1,"max":5,"sumsqr":2985}}]})");
+  ASSERT_EQ(Req("GET", "/db/_design/d/_view/byn?limit=0").status, 200);
+  auto info = ParseJson(Req("GET", "/db/_design/d/_info").body);
+  EXPECT_EQ(Str(info, "name"), "d");
+  EXPECT_EQ(info["view_index"]["update_seq"].GetInt(), 601);
+  EXPECT_EQ(Str(info["view_index"], "signature").size(), 32u);
+  r = Req("POST", "/db/_view_cleanup", "{}");
+  EXPECT_EQ(r.status, 202);
+  EXPECT_EQ(r.body, R"({"ok":true})");
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn?limit=0&stale=ok").status, 200);
+}
+
+TEST_P(ViewEndpointsTest, BadInputGetsCouchErrors) {
+  auto expect = [&](const std::string& method, const std::string& path, const std::string& body,
+                    int status, const std::string& error) {
+    auto r = Req(method, path, body);
+    EXPECT_EQ(r.status, status) << path << " " << r.body;
+    EXPECT_EQ(Str(ParseJson(r.body), "error"), error) << path << " " << r.body;
+  };
+  expect("GET", "/db/_design/d/_view/nope", "", 404, "not_found");
+  expect("GET", "/db/_design/zz/_view/v", "", 404, "not_found");
+  expect("GET", "/db/_design/d/_view/byn?startkey=3&endkey=1", "", 400, "query_parse_error");
+  expect("GET", "/db/_design/d/_view/byn?include_docs=true", "", 400, "query_parse_error");
+  expect("GET", "/db/_design/d/_view/byn?limit=-1", "", 400, "query_parse_error");
+  expect("GET", "/db/_design/d/_view/byn?descending=maybe", "", 400, "query_parse_error");
+  expect("GET", "/db/_design/d/_view/byn?key=%7Bbad", "", 400, "bad_request");
+  expect("POST", "/db/_design/d/_view/byn", R"({"keys":[1]})", 400, "query_parse_error");
+  expect("POST", "/db/_design/d/_view/byn", R"({"keys":1})", 400, "query_parse_error");
+  expect("POST", "/db/_temp_view", R"({"map":"function (doc) { emit( }"})", 400, "compilation_error");
+  expect("POST", "/db/_temp_view", R"({"map":3})", 400, "bad_request");
+  // Loops forever: stopped by the time budget, 500 timeout, server alive.
+  ASSERT_EQ(Req("PUT", "/db/_design/loop", R"({"views":{"v":{"map":"function (doc) { while (true) {} }"}}})").status, 201);
+  expect("GET", "/db/_design/loop/_view/v", "", 500, "timeout");
+  // A reduce that does not shrink.
+  ASSERT_EQ(Req("PUT", "/db/_design/big", R"({"views":{"v":{"map":"function (doc) { emit(doc._id, doc._id); }","reduce":"function (k, v) { return v.concat(v).concat(v); }"}}})").status, 201);
+  auto r = Req("GET", "/db/_design/big/_view/v");
+  EXPECT_EQ(r.status, 500) << r.body;
+  EXPECT_NE(r.body.find("Reduce output must shrink"), std::string::npos) << r.body;
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn").body, R"({"rows":[{"key":null,"value":600}]})");
+}
+
+TEST_P(ViewEndpointsTest, ChangesFilters) {
+  ASSERT_EQ(Req("PUT", "/db/_design/f", R"({"filters":{"mod":"function (doc, req) { return doc.n === Number(req.query.n); }"}})").status, 201);
+  auto ids = [&](const std::string& path, const std::string& body = {}) {
+    auto r = Req(body.empty() ? "GET" : "POST", path, body);
+    EXPECT_EQ(r.status, 200) << path << " " << r.body;
+    std::string out;
+    auto d = ParseJson(r.body);
+    if (!d.IsObject() || !d.HasMember("results")) return out;
+    for (auto& row : d["results"].GetArray()) out += std::string(out.empty() ? "" : " ") + Str(row, "id");
+    return out;
+  };
+  // n == 6 for d1006, d1013, ... (every 7th of 600): 85 docs; check the first ones.
+  EXPECT_EQ(ids("/db/_changes?filter=f/mod&n=6&limit=2"), "d1006 d1013");
+  EXPECT_EQ(ids("/db/_changes?filter=_view&view=d/odd&limit=2"), "d1006 d1013");
+  EXPECT_EQ(ids("/db/_changes?filter=_selector&limit=2", R"({"selector":{"n":6}})"), "d1006 d1013");
+  EXPECT_EQ(Req("GET", "/db/_changes?filter=f/none").status, 404);
+  EXPECT_EQ(Req("GET", "/db/_changes?filter=_view&view=d/none").status, 404);
+  EXPECT_EQ(Req("POST", "/db/_changes?filter=_selector", R"({"selector":{"n":{"$x":1}}})").status, 400);
+}
+
+}  // namespace
+}  // namespace settee::testing

@@ -1,0 +1,452 @@
+// Views (storage/views.h) against CouchDB's answers, on both backends. The
+// map and reduce functions are run by a small C++ stand-in for JavaScript
+// (FakeFunctions below): the index machinery is what is tested here; the
+// JavaScript implementation has its own tests (tests/js, tests/runtime).
+#include "storage/views.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "settee/store.h"
+#include "tests/storage/store_test_util.h"
+#include "util/json.h"
+
+namespace settee::views {
+namespace {
+
+using Backend = StoreOptions::Backend;
+
+// Map "source" is a JSON spec: {"key": field | [fields], "value": field,
+// "link": field, "twice": true}: emits the doc's fields (skipping docs
+// without the key field). Reduce "sum" adds values (and counts rereduces).
+class FakeFunctions : public ViewFunctions {
+ public:
+  std::atomic<int> map_calls{0};
+  std::atomic<int> mapped_docs{0};
+  std::atomic<int> rereduces{0};
+  Status fail;  // returned by Map when set
+
+  Status Map(const MapCode& code, const std::vector<std::string>& docs, std::string* out) override {
+    if (!fail.ok()) return fail;
+    ++map_calls;
+    mapped_docs += static_cast<int>(docs.size());
+    json::Document result;
+    result.SetArray();
+    auto& a = result.GetAllocator();
+    for (const std::string& text : docs) {
+      json::Document doc;
+      EXPECT_TRUE(json::Parse(text, &doc).ok());
+      json::Value per(rapidjson::kArrayType);
+      for (const std::string& src : code.maps) {
+        json::Document spec;
+        EXPECT_TRUE(json::Parse(src, &spec).ok()) << src;
+        json::Value emits(rapidjson::kArrayType);
+        json::Value key;
+        bool ok = true;
+        const json::Value& ks = spec["key"];
+        if (ks.IsArray()) {
+          key.SetArray();
+          for (auto& f : ks.GetArray()) {
+            auto it = doc.FindMember(f);
+            if (it == doc.MemberEnd()) { ok = false; break; }
+            key.PushBack(json::Value(it->value, a), a);
+          }
+        } else {
+          auto it = doc.FindMember(ks);
+          if (it == doc.MemberEnd()) ok = false; else key.CopyFrom(it->value, a);
+        }
+        if (ok) {
+          json::Value value;
+          if (spec.HasMember("value")) {
+            auto it = doc.FindMember(spec["value"]);
+            if (it != doc.MemberEnd()) value.CopyFrom(it->value, a);
+          }
+          if (spec.HasMember("link")) {
+            value.SetObject();
+            auto it = doc.FindMember(spec["link"]);
+            if (it != doc.MemberEnd()) value.AddMember("_id", json::Value(it->value, a), a);
+          }
+          int times = spec.HasMember("twice") ? 2 : 1;
+          for (int t = 0; t < times; ++t) {
+            json::Value pair(rapidjson::kArrayType);
+            pair.PushBack(json::Value(key, a), a);
+            pair.PushBack(json::Value(value, a), a);
+            emits.PushBack(pair, a);
+          }
+        }
+        per.PushBack(emits, a);
+      }
+      result.PushBack(per, a);
+    }
+    *out = json::Serialize(result);
+    return Status::OK();
+  }
+
+  Status Reduce(const MapCode&, const std::string& source, std::string_view calls_json,
+                std::string* out) override {
+    EXPECT_EQ(source, "sum");
+    json::Document calls;
+    EXPECT_TRUE(json::Parse(calls_json, &calls).ok());
+    std::string r = "[";
+    for (auto& c : calls.GetArray()) {
+      double sum = 0;
+      if (c[2].GetBool()) ++rereduces;
+      for (auto& v : c[1].GetArray()) sum += v.IsNumber() ? v.GetDouble() : 0;
+      if (r.size() > 1) r += ',';
+      r += std::to_string(static_cast<int64_t>(sum));
+    }
+    *out = r + "]";
+    return Status::OK();
+  }
+};
+
+class ViewsTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  ViewsTest() : store_(GetParam()) { Open(true); }
+
+  void Open(bool create) {
+    auto db = create ? store_->CreateDatabase("views") : store_->OpenDatabase("views");
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = *db;
+  }
+
+  std::string Put(const std::string& json) {
+    auto r = db_->Put({}, json);
+    EXPECT_TRUE(r.ok()) << r.status().ToString() << " " << json;
+    return r.ok() ? r->rev : "";
+  }
+
+  // Query with options given as a JSON object.
+  std::string Q(std::string_view ddoc, std::string_view view, const std::string& opts = "{}") {
+    std::string out;
+    Status s = QueryOpts(ddoc, view, opts, &out);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return out;
+  }
+  Status QueryOpts(std::string_view ddoc, std::string_view view, const std::string& opts,
+                   std::string* out) {
+    json::Document o;
+    EXPECT_TRUE(json::Parse(opts, &o).ok()) << opts;
+    auto q = ParseViewQuery(o);
+    if (!q.ok()) return q.status();
+    return Query(*store_.get(), *db_, &fns_, ddoc, view, *q, out);
+  }
+
+  // Only the rows' keys (and values), compactly, for comparison.
+  static std::string Keys(const std::string& answer, bool values = false) {
+    json::Document d;
+    EXPECT_TRUE(json::Parse(answer, &d).ok()) << answer;
+    std::string out;
+    for (auto& r : d["rows"].GetArray()) {
+      if (!out.empty()) out += ' ';
+      out += json::Serialize(r["key"]);
+      if (values) out += "=" + json::Serialize(r["value"]);
+    }
+    return out;
+  }
+
+  testing::TempStore store_;
+  std::shared_ptr<Database> db_;
+  FakeFunctions fns_;
+};
+
+TEST_P(ViewsTest, CollationOfMixedTypeKeys) {
+  // CouchDB's documented order (ddocs/views/collation.rst).
+  const char* keys[] = {R"({"a":1})", R"(["b"])", "[\"a\",1]", "[\"a\"]", "\"b\"", "\"B\"", "\"a\"",
+                        "\"A\"", "\"aa\"", "2", "1.5", "-1", "true", "false", "null", R"({"a":0})"};
+  int i = 0;
+  for (const char* k : keys) Put(std::string(R"({"_id":"d)") + std::to_string(i++) + R"(","k":)" + k + "}");
+  Put(R"({"_id":"_design/t","views":{"by_k":{"map":"{\"key\":\"k\"}"}}})");
+  EXPECT_EQ(Keys(Q("t", "by_k")),
+            R"(null false true -1 1.5 2 "a" "A" "aa" "b" "B" ["a"] ["a",1] ["b"] {"a":0} {"a":1})");
+  json::Document d;
+  ASSERT_TRUE(json::Parse(Q("t", "by_k"), &d).ok());
+  EXPECT_EQ(d["total_rows"].GetInt(), 16);
+  EXPECT_EQ(d["offset"].GetInt(), 0);
+}
+
+TEST_P(ViewsTest, GroupLevelOnArrayKeys) {
+  Put(R"({"date":[2024,1,1],"n":1})");
+  Put(R"({"date":[2024,1,2],"n":2})");
+  Put(R"({"date":[2024,2,1],"n":3})");
+  Put(R"({"date":[2025,1,1],"n":4})");
+  Put(R"({"date":[2025,1,1],"n":5})");
+  Put(R"({"_id":"_design/t","views":{"sum":{"map":"{\"key\":\"date\",\"value\":\"n\"}","reduce":"_sum"},)"
+      R"("count":{"map":"{\"key\":\"date\",\"value\":\"n\"}","reduce":"_count"}}})");
+  EXPECT_EQ(Q("t", "sum"), R"({"rows":[{"key":null,"value":15}]})");
+  EXPECT_EQ(Keys(Q("t", "sum", R"({"group_level":1})"), true), "[2024]=6 [2025]=9");
+  EXPECT_EQ(Keys(Q("t", "sum", R"({"group_level":2})"), true), "[2024,1]=3 [2024,2]=3 [2025,1]=9");
+  EXPECT_EQ(Keys(Q("t", "count", R"({"group":true})"), true),
+            "[2024,1,1]=1 [2024,1,2]=1 [2024,2,1]=1 [2025,1,1]=2");
+  EXPECT_EQ(Keys(Q("t", "count", R"({"group_level":1,"descending":true})"), true), "[2025]=2 [2024]=3");
+  EXPECT_EQ(Keys(Q("t", "sum", R"({"group_level":1,"limit":1,"skip":1})"), true), "[2025]=9");
+  // Both views share one index (identical maps).
+  EXPECT_EQ(fns_.map_calls.load(), 1);
+}
+
+TEST_P(ViewsTest, BuiltinReduces) {
+  for (int v : {4, 2, 9, -1}) Put(R"({"k":"x","v":)" + std::to_string(v) + "}");
+  Put(R"({"k":"y","v":[1,2,3]})");
+  Put(R"({"k":"y","v":[10,20]})");
+  Put(R"({"_id":"_design/t","views":{)"
+      R"("stats":{"map":"{\"key\":\"k\",\"value\":\"v\"}","reduce":"_stats"},)"
+      R"("sum":{"map":"{\"key\":\"k\",\"value\":\"v\"}","reduce":"  _sum "},)"
+      R"("distinct":{"map":"{\"key\":\"v\"}","reduce":"_approx_count_distinct"}}})");
+  EXPECT_EQ(Q("t", "stats", R"({"key":"x"})"),
+            R"({"rows":[{"key":null,"value":{"sum":14,"count":4,"min":-1,"max":9,"sumsqr":102}}]})");
+  EXPECT_EQ(Keys(Q("t", "sum", R"({"group":true})"), true), R"("x"=14 "y"=[11,22,3])");
+  EXPECT_EQ(Keys(Q("t", "distinct"), true), "null=6");
+  Put(R"({"k":"z","v":"text"})");
+  std::string out;
+  Status s = QueryOpts("t", "sum", "{}", &out);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.reason().find("builtin_reduce_error"), std::string::npos) << s.ToString();
+}
+
+TEST_P(ViewsTest, JavaScriptReduceRereducesLargeGroups) {
+  std::string docs = "[";
+  for (int i = 0; i < 2500; ++i) {
+    if (i) docs += ',';
+    docs += R"({"g":)" + std::to_string(i % 2) + R"(,"v":1})";
+  }
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocsArray(docs + "]", {}, &results).ok());
+  Put(R"({"_id":"_design/t","views":{"r":{"map":"{\"key\":\"g\",\"value\":\"v\"}","reduce":"sum"}}})");
+  EXPECT_EQ(Q("t", "r"), R"({"rows":[{"key":null,"value":2500}]})");
+  EXPECT_GT(fns_.rereduces.load(), 0);
+  EXPECT_EQ(Keys(Q("t", "r", R"({"group":true})"), true), "0=1250 1=1250");
+  EXPECT_EQ(Keys(Q("t", "r", R"({"keys":[1],"group":true})"), true), "1=1250");
+  std::string out;
+  EXPECT_EQ(QueryOpts("t", "r", R"({"keys":[1]})", &out).code(), Status::Code::kQueryParseError);
+}
+
+TEST_P(ViewsTest, IncludeDocsWithLinkedDocs) {
+  Put(R"({"_id":"alice","type":"person","name":"Alice"})");
+  Put(R"({"_id":"post1","type":"post","author":"alice"})");
+  Put(R"({"_id":"_design/t","views":{"authors":{"map":"{\"key\":\"author\",\"link\":\"author\"}"},)"
+      R"("names":{"map":"{\"key\":\"name\"}","reduce":"_count"}}})");
+  json::Document d;
+  ASSERT_TRUE(json::Parse(Q("t", "authors", R"({"include_docs":true})"), &d).ok());
+  ASSERT_EQ(d["rows"].Size(), 1u);
+  EXPECT_EQ(std::string(d["rows"][0]["id"].GetString()), "post1");
+  EXPECT_EQ(std::string(d["rows"][0]["doc"]["_id"].GetString()), "alice");
+  EXPECT_EQ(std::string(d["rows"][0]["doc"]["name"].GetString()), "Alice");
+  std::string out;
+  Status s = QueryOpts("t", "names", R"({"include_docs":true})", &out);
+  EXPECT_EQ(s.code(), Status::Code::kQueryParseError);
+  EXPECT_EQ(s.reason(), "`include_docs` is invalid for reduce");
+  ASSERT_TRUE(json::Parse(Q("t", "names", R"({"include_docs":true,"reduce":false})"), &d).ok());
+  EXPECT_EQ(std::string(d["rows"][0]["doc"]["_id"].GetString()), "alice");
+}
+
+TEST_P(ViewsTest, StaleOkReturnsTheOldIndex) {
+  Put(R"({"_id":"a","k":1})");
+  Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\"}"}}})");
+  EXPECT_EQ(Keys(Q("t", "v")), "1");
+  Put(R"({"_id":"b","k":2})");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"stale":"ok"})")), "1");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"update":false})")), "1");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"update":"lazy"})")), "1");  // updated after answering
+  EXPECT_EQ(Keys(Q("t", "v", R"({"stale":"ok"})")), "1 2");
+  Put(R"({"_id":"c","k":3})");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"update_seq":true})")), "1 2 3");
+  json::Document d;
+  ASSERT_TRUE(json::Parse(Q("t", "v", R"({"update_seq":true})"), &d).ok());
+  EXPECT_EQ(d["update_seq"].GetUint64(), db_->UpdateSeq());
+}
+
+TEST_P(ViewsTest, KeysWithDuplicatesAndMissing) {
+  Put(R"({"_id":"a","k":"x"})");
+  Put(R"({"_id":"b","k":"y"})");
+  Put(R"({"_id":"c","k":"x"})");
+  Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\"}"}}})");
+  json::Document d;
+  ASSERT_TRUE(json::Parse(Q("t", "v", R"({"keys":["y","x","nope","y"]})"), &d).ok());
+  std::string ids;
+  for (auto& r : d["rows"].GetArray()) ids += r["id"].GetString();
+  EXPECT_EQ(ids, "bacb");
+  ASSERT_TRUE(json::Parse(Q("t", "v", R"({"keys":["x"],"descending":true})"), &d).ok());
+  EXPECT_EQ(std::string(d["rows"][0]["id"].GetString()), "c");
+}
+
+TEST_P(ViewsTest, DescendingWithStartAndEndKeys) {
+  for (int i = 1; i <= 6; ++i) Put(R"({"_id":"d)" + std::to_string(i) + R"(","k":)" + std::to_string(i) + "}");
+  Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\"}"}}})");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"startkey":2,"endkey":4})")), "2 3 4");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"startkey":2,"endkey":4,"inclusive_end":false})")), "2 3");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"descending":true,"startkey":5,"endkey":2})")), "5 4 3 2");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"descending":true,"startkey":5,"endkey":2,"inclusive_end":false})")),
+            "5 4 3");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"descending":true,"limit":2,"skip":1})")), "5 4");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"start_key":5,"end_key":6})")), "5 6");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"key":3})")), "3");
+  json::Document d;
+  ASSERT_TRUE(json::Parse(Q("t", "v", R"({"descending":true,"startkey":5,"endkey":2})"), &d).ok());
+  EXPECT_EQ(d["offset"].GetInt(), 1);
+  ASSERT_TRUE(json::Parse(Q("t", "v", R"({"startkey":3})"), &d).ok());
+  EXPECT_EQ(d["offset"].GetInt(), 2);
+  std::string out;
+  Status s = QueryOpts("t", "v", R"({"startkey":4,"endkey":2})", &out);
+  EXPECT_EQ(s.code(), Status::Code::kQueryParseError);
+  EXPECT_EQ(s.reason(),
+            "No rows can match your key range, reverse your start_key and end_key or set "
+            "descending=true");
+  s = QueryOpts("t", "v", R"({"descending":true,"startkey":2,"endkey":4})", &out);
+  EXPECT_EQ(s.code(), Status::Code::kQueryParseError);
+}
+
+TEST_P(ViewsTest, DocIdRangesAndTies) {
+  for (const char* id : {"b", "a", "c"}) Put(std::string(R"({"_id":")") + id + R"(","k":1})");
+  Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\"}"}}})");
+  json::Document d;
+  ASSERT_TRUE(json::Parse(Q("t", "v", R"({"startkey":1,"startkey_docid":"b"})"), &d).ok());
+  ASSERT_EQ(d["rows"].Size(), 2u);
+  EXPECT_EQ(std::string(d["rows"][0]["id"].GetString()), "b");
+  ASSERT_TRUE(json::Parse(Q("t", "v", R"({"endkey":1,"endkey_docid":"b"})"), &d).ok());
+  EXPECT_EQ(d["rows"].Size(), 2u);
+}
+
+TEST_P(ViewsTest, IncrementalUpdateAfterEditsDeletesAndConflicts) {
+  std::string ra = Put(R"({"_id":"a","k":1})");
+  std::string rb = Put(R"({"_id":"b","k":2})");
+  Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\",\"twice\":true}"}}})");
+  EXPECT_EQ(Keys(Q("t", "v")), "1 1 2 2");
+  int mapped = fns_.mapped_docs.load();
+  // An edit: only the edited doc is mapped again, its old rows go.
+  ra = db_->Put("a", R"({"_rev":")" + ra + R"(","k":5})")->rev;
+  EXPECT_EQ(Keys(Q("t", "v")), "2 2 5 5");
+  EXPECT_EQ(fns_.mapped_docs.load(), mapped + 1);
+  // A delete removes its rows.
+  ASSERT_TRUE(db_->Delete("b", rb).ok());
+  EXPECT_EQ(Keys(Q("t", "v")), "5 5");
+  // A replicated conflicting branch that wins replaces the rows.
+  UpdateOptions repl;
+  repl.new_edits = false;
+  ASSERT_TRUE(db_->Put("a", R"({"_id":"a","_rev":"9-ffffffffffffffffffffffffffffffff","k":7})", repl).ok());
+  EXPECT_EQ(Keys(Q("t", "v")), "7 7");
+  json::Document d;
+  ASSERT_TRUE(json::Parse(Q("t", "v"), &d).ok());
+  EXPECT_EQ(d["total_rows"].GetInt(), 2);
+  // A doc that stops emitting leaves the index.
+  auto r = db_->Get("a");
+  ASSERT_TRUE(json::Parse(*r, &d).ok());
+  ASSERT_TRUE(db_->Put("a", std::string(R"({"_rev":")") + d["_rev"].GetString() + R"("})").ok());
+  EXPECT_EQ(Keys(Q("t", "v")), "");
+  ASSERT_TRUE(json::Parse(Q("t", "v"), &d).ok());
+  EXPECT_EQ(d["total_rows"].GetInt(), 0);
+}
+
+TEST_P(ViewsTest, SurvivesReopen) {
+  Put(R"({"_id":"a","k":1})");
+  Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\"}"}}})");
+  EXPECT_EQ(Keys(Q("t", "v")), "1");
+  int calls = fns_.map_calls.load();
+  db_.reset();
+  store_.Reopen();
+  if (GetParam() == Backend::kMemory) return;  // nothing survives a memory store
+  Open(false);
+  EXPECT_EQ(Keys(Q("t", "v")), "1");
+  EXPECT_EQ(fns_.map_calls.load(), calls);  // the index was kept, not rebuilt
+  Put(R"({"_id":"b","k":2})");
+  EXPECT_EQ(Keys(Q("t", "v")), "1 2");
+}
+
+TEST_P(ViewsTest, ErrorsLeaveTheIndexIntact) {
+  Put(R"({"_id":"a","k":1})");
+  Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\"}"},"r":{"map":"{\"key\":\"k\"}","reduce":"_count"}}})");
+  EXPECT_EQ(Keys(Q("t", "v")), "1");
+  Put(R"({"_id":"b","k":2})");
+  fns_.fail = Status(Status::Code::kTimeout, "Script execution timed out");
+  std::string out;
+  EXPECT_EQ(QueryOpts("t", "v", "{}", &out).code(), Status::Code::kTimeout);
+  EXPECT_EQ(Keys(Q("t", "v", R"({"stale":"ok"})")), "1");
+  fns_.fail = Status::OK();
+  EXPECT_EQ(Keys(Q("t", "v")), "1 2");
+  EXPECT_EQ(QueryOpts("t", "nope", "{}", &out).reason(), "missing_named_view");
+  EXPECT_EQ(QueryOpts("zz", "v", "{}", &out).code(), Status::Code::kNotFound);
+  EXPECT_EQ(QueryOpts("t", "v", R"({"group":true})", &out).reason(),
+            "Invalid use of grouping on a map view.");
+  EXPECT_EQ(QueryOpts("t", "v", R"({"reduce":true})", &out).reason(),
+            "Reduce is invalid for map-only views.");
+  EXPECT_EQ(QueryOpts("t", "v", R"({"limit":"x"})", &out).code(), Status::Code::kQueryParseError);
+  EXPECT_EQ(QueryOpts("t", "v", R"({"keys":3})", &out).code(), Status::Code::kQueryParseError);
+  EXPECT_EQ(QueryOpts("t", "v", R"({"stale":"no"})", &out).code(), Status::Code::kQueryParseError);
+  Put(R"({"_id":"_design/bad","views":{"v":{"map":3}}})");
+  EXPECT_EQ(QueryOpts("bad", "v", "{}", &out).code(), Status::Code::kInvalidDesignDoc);
+}
+
+TEST_P(ViewsTest, CleanupRemovesUnusedIndexes) {
+  Put(R"({"_id":"a","k":1})");
+  std::string rev = Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\"}"}}})");
+  EXPECT_EQ(Keys(Q("t", "v")), "1");
+  auto size_of_views = [&] {
+    uint64_t n = 0;
+    KVIteratorOptions io;
+    auto it = store_->kv()->NewIterator(io);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string_view k = it->key();
+      if (k.size() > 9 && k[0] == 'D' && k[9] == 'v') ++n;
+    }
+    return n;
+  };
+  EXPECT_GT(size_of_views(), 0u);
+  ASSERT_TRUE(Cleanup(*store_.get(), *db_).ok());
+  EXPECT_GT(size_of_views(), 0u);  // still used
+  // A second design doc with the same code shares the index.
+  Put(R"({"_id":"_design/u","views":{"w":{"map":"{\"key\":\"k\"}"}}})");
+  int calls = fns_.map_calls.load();
+  EXPECT_EQ(Keys(Q("u", "w")), "1");
+  EXPECT_EQ(fns_.map_calls.load(), calls);
+  ASSERT_TRUE(db_->Put("_design/t", R"({"_rev":")" + rev + R"(","views":{"v":{"map":"{\"key\":\"_id\"}"}}})").ok());
+  EXPECT_EQ(Keys(Q("t", "v")), R"("a")");  // new code, new index
+  uint64_t before = size_of_views();
+  auto u = db_->Get("_design/u");
+  json::Document d;
+  ASSERT_TRUE(json::Parse(*u, &d).ok());
+  ASSERT_TRUE(db_->Delete("_design/u", d["_rev"].GetString()).ok());
+  ASSERT_TRUE(Cleanup(*store_.get(), *db_).ok());
+  EXPECT_LT(size_of_views(), before);
+  EXPECT_EQ(Keys(Q("t", "v")), R"("a")");
+}
+
+TEST_P(ViewsTest, TempQueryLeavesNothingBehind) {
+  Put(R"({"_id":"a","k":2})");
+  Put(R"({"_id":"b","k":1})");
+  DesignDoc temp = TempDesignDoc("javascript", R"({"key":"k","value":"k"})", "_sum");
+  json::Document o;
+  o.SetObject();
+  auto q = ParseViewQuery(o);
+  std::string out;
+  ASSERT_TRUE(TempQuery(*db_, &fns_, temp, *q, &out).ok());
+  EXPECT_EQ(out, R"({"rows":[{"key":null,"value":3}]})");
+  ASSERT_TRUE(json::Parse(R"({"reduce":false})", &o).ok());
+  ASSERT_TRUE(TempQuery(*db_, &fns_, temp, *ParseViewQuery(o), &out).ok());
+  EXPECT_EQ(Keys(out), "1 2");
+  KVIteratorOptions io;
+  auto it = store_->kv()->NewIterator(io);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view k = it->key();
+    EXPECT_FALSE(k.size() > 9 && k[0] == 'D' && k[9] == 'v');
+  }
+}
+
+TEST_P(ViewsTest, ConcurrentQueriesShareOneUpdate) {
+  std::string docs = "[";
+  for (int i = 0; i < 3000; ++i) docs += std::string(i ? "," : "") + R"({"k":)" + std::to_string(i) + "}";
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocsArray(docs + "]", {}, &results).ok());
+  Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\"}","reduce":"_count"}}})");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] { EXPECT_EQ(Q("t", "v"), R"({"rows":[{"key":null,"value":3000}]})"); });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(fns_.mapped_docs.load(), 3000);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ViewsTest, ::testing::Values(Backend::kMemory, Backend::kLevelDB),
+                         testing::BackendName);
+
+}  // namespace
+}  // namespace settee::views
