@@ -35,7 +35,7 @@ foreach(dep ${SETTEE_LIBRARY_DEPS})
     string(APPEND SETTEE_PC_LIBS_PRIVATE " ${dep}")
   endif()
 endforeach()
-set(SETTEE_PC_REQUIRES_PRIVATE "icu-i18n icu-uc libcrypto libcurl simdjson")
+set(SETTEE_PC_REQUIRES_PRIVATE "icu-i18n icu-uc libcrypto libcurl zlib simdjson")
 string(APPEND SETTEE_PC_LIBS_PRIVATE " -lleveldb -lstdc++ -lpthread -lm")
 if(SETTEE_WITH_JS)
   # libnode is not on the default search path (scripts/setup.sh).
