@@ -200,7 +200,7 @@ Status HttpEndpoint::FetchWithBulkGet(const std::vector<RevsDiffResult>& missing
     }
   }
   body += "]}";
-  auto r = client_.Request("POST", url_.Join("_bulk_get?revs=true&latest=true"), body);
+  auto r = client_.Request("POST", url_.Join("_bulk_get?revs=true&latest=true&attachments=true"), body);
   if (!r.ok()) return r.status();
   // Servers without _bulk_get (CouchDB 1.x, old pouchdb-server) say so with
   // 404, 405 or 400; only when we have not seen it work yet.
@@ -233,7 +233,7 @@ Status HttpEndpoint::FetchWithOpenRevs(const std::vector<RevsDiffResult>& missin
     if (m.missing.empty()) continue;
     std::string revs;
     json::AppendStringArray(&revs, m.missing);
-    auto r = Call("GET", EscapeDocId(m.id) + "?revs=true&latest=true&open_revs=" +
+    auto r = Call("GET", EscapeDocId(m.id) + "?revs=true&latest=true&attachments=true&open_revs=" +
                              EscapeQuery(revs));
     if (!r.ok()) {
       if (r.status().IsNotFound()) continue;  // gone from the source meanwhile

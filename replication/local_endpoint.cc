@@ -98,6 +98,9 @@ Status LocalEndpoint::FetchRevs(const std::vector<RevsDiffResult>& missing, DocB
   BulkGetOptions options;
   options.revs = true;
   options.latest = true;
+  // Attachment bodies travel inline: the target has no body for a stub of a
+  // revision it never saw (CouchDB would answer missing_stub).
+  options.attachments = true;
   std::vector<BulkGetResult> results;
   Status s = db_->BulkGet(request, options, &results);
   if (!s.ok()) return s;

@@ -1,7 +1,9 @@
 // Local-to-local replication through the Replicator and LocalEndpoint.
 #include "replication/replicator.h"
 
+#include <cstdint>
 #include <thread>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -198,6 +200,43 @@ TEST_P(ReplicatorTest, ContinuousDeliversNewWritesUntilCancelled) {
   EXPECT_EQ(kinds.back(), ReplicationEvent::Kind::kComplete);
   EXPECT_NE(std::find(kinds.begin(), kinds.end(), ReplicationEvent::Kind::kPaused), kinds.end());
   EXPECT_NE(std::find(kinds.begin(), kinds.end(), ReplicationEvent::Kind::kChange), kinds.end());
+}
+
+TEST_P(ReplicatorTest, AttachmentsTravelWithTheirDocuments) {
+  // Every byte value, on a first revision and on one edited after the
+  // attachment was added (the target never saw the revision the stub
+  // would point back to).
+  auto a = Db("a");
+  Db("b");
+  std::string bytes;
+  for (int i = 0; i < 256 * 4; ++i) bytes.push_back(static_cast<char>(i));
+  auto put = a->PutAttachment("with-att", "bin", "", "application/octet-stream", bytes);
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  auto doc = a->Get("with-att");
+  ASSERT_TRUE(doc.ok());
+  json::Document d;
+  ASSERT_TRUE(json::Parse(*doc, &d).ok());
+  d.AddMember("edited", true, d.GetAllocator());
+  ASSERT_TRUE(a->Put("with-att", json::Serialize(d)).ok());
+  ASSERT_TRUE(a->PutAttachment("other", "t.txt", "", "text/plain", "hello").ok());
+
+  auto stats = Replicate("a", "b");
+  EXPECT_EQ(stats.doc_write_failures, 0u);
+  EXPECT_EQ(stats.docs_written, 2u);
+  auto b = *store_->OpenDatabase("b");
+  for (auto [id, name, want] : {std::tuple<std::string, std::string, std::string>{"with-att", "bin", bytes},
+                                {"other", "t.txt", "hello"}}) {
+    auto reader = b->OpenAttachment(id, name);
+    ASSERT_TRUE(reader.ok()) << id << ": " << reader.status().ToString();
+    std::string got;
+    Status read = (*reader)->Read(0, UINT64_MAX, [&](std::string_view piece) {
+      got.append(piece);
+      return true;
+    });
+    ASSERT_TRUE(read.ok()) << read.ToString();
+    EXPECT_EQ(got, want) << id;
+  }
+  ExpectSameDatabases(*a, *b);
 }
 
 TEST_P(ReplicatorTest, BadSinceSeqFailsWithoutRetrying) {
