@@ -15,10 +15,9 @@ packages=(
   build-essential cmake pkg-config git
   libleveldb-dev libsnappy-dev libuv1-dev libboost-fiber-dev libboost-context-dev
   rapidjson-dev libsimdjson-dev libhttp-parser-dev libcli11-dev
-  libicu-dev libssl-dev zlib1g-dev libxxhash-dev libjemalloc-dev libcurl4-openssl-dev
+  libicu-dev libssl-dev zlib1g-dev libxxhash-dev libjemalloc-dev
+  libcurl4-openssl-dev  # the replicator's HTTP client; the http bench suite seeds servers with it
   libgtest-dev libgmock-dev libbenchmark-dev
-  # the http bench suite seeds its servers with libcurl
-  libcurl4-openssl-dev
   # runtime libraries that libnode108 links against
   libbrotli1 libc-ares2 libnghttp2-14 libicu72 libuv1
   # for the compatibility tests and benchmarks
