@@ -232,6 +232,7 @@ class DatabaseImpl final : public Database {
   Status CountChangesIn(const KVSnapshot* snapshot, uint64_t after, uint64_t upto,
                         uint64_t* count);
   Status AllDocsByKeys(const AllDocsOptions& options, AllDocsResult* out);
+  Status LocalDocsByKeys(const AllDocsOptions& options, AllDocsResult* out);
 
   // Constant after construction.
   StoreImpl* const owner_;

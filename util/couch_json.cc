@@ -100,8 +100,10 @@ void AppendBulkGetResult(std::string* out, const BulkGetResult& r) {
     }
     *out += R"({"error":{"id":)";
     json::AppendQuoted(out, r.id);
+    // CouchDB names an item asked without a rev "undefined" (chttpd_db's
+    // bulk_get_rev_error), never an empty string.
     *out += R"(,"rev":)";
-    json::AppendQuoted(out, item.rev);
+    json::AppendQuoted(out, item.rev.empty() ? std::string_view("undefined") : item.rev);
     *out += R"(,"error":)";
     json::AppendQuoted(out, item.status.ErrorName());
     *out += R"(,"reason":)";

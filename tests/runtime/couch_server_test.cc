@@ -335,6 +335,36 @@ TEST_P(CouchServerTest, DesignAndLocalDocumentRoutes) {
   EXPECT_EQ(Req("GET", "/db/_local/cp").status, 404);
 }
 
+// _local_docs takes `keys` as _all_docs does: rows in request order, an
+// unknown or non-local id and a non-string key as not_found rows.
+TEST_P(CouchServerTest, LocalDocsByKeys) {
+  CreateDb("db");
+  ASSERT_EQ(Req("PUT", "/db/_local/a", R"({"v":1})").status, 201);
+  ASSERT_EQ(Req("PUT", "/db/_local/b", R"({"v":2})").status, 201);
+  ASSERT_EQ(Req("PUT", "/db/_local/b", R"({"v":3,"_rev":"0-1"})").status, 201);
+  ASSERT_EQ(Req("PUT", "/db/plain", R"({})").status, 201);
+  auto r = Req("POST", "/db/_local_docs?include_docs=true",
+               R"({"keys":["_local/b","_local/missing","plain",7,"_local/a"]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = J(r);
+  const auto& rows = d["rows"];
+  ASSERT_EQ(rows.Size(), 5u) << r.body;
+  EXPECT_EQ(Str(rows[0], "id"), "_local/b");
+  EXPECT_EQ(Str(rows[0]["value"], "rev"), "0-2");
+  EXPECT_EQ(rows[0]["doc"]["v"].GetInt(), 3);
+  EXPECT_EQ(Str(rows[1], "key"), "_local/missing");
+  EXPECT_EQ(Str(rows[1], "error"), "not_found");
+  EXPECT_EQ(Str(rows[2], "key"), "plain");
+  EXPECT_EQ(Str(rows[2], "error"), "not_found");
+  EXPECT_EQ(rows[3]["key"].GetInt(), 7);
+  EXPECT_EQ(Str(rows[3], "error"), "not_found");
+  EXPECT_EQ(Str(rows[4], "id"), "_local/a");
+  EXPECT_EQ(Str(rows[4]["value"], "rev"), "0-1");
+  d = J(Req("GET", "/db/_local_docs?keys=%5B%22_local%2Fa%22%2C%22_local%2Fb%22%5D&descending=true&limit=1"));
+  ASSERT_EQ(d["rows"].Size(), 1u);
+  EXPECT_EQ(Str(d["rows"][0], "id"), "_local/b");
+}
+
 // ---- _all_docs
 
 // A _local document PUT with a _revisions member (what GET ?revs=true gives
@@ -701,6 +731,8 @@ TEST_P(CouchServerTest, BulkGetShapes) {
   EXPECT_EQ(Str(results[1]["docs"][0]["ok"], "_id"), "a");
   EXPECT_EQ(Str(results[2]["docs"][0]["error"], "error"), "not_found");
   EXPECT_EQ(Str(results[2]["docs"][0]["error"], "id"), "missing");
+  EXPECT_EQ(Str(results[2]["docs"][0]["error"], "rev"), "undefined");  // asked without a rev
+  EXPECT_EQ(Str(results[2]["docs"][0]["error"], "reason"), "missing");
   EXPECT_EQ(Str(results[3]["docs"][0]["error"], "error"), "bad_request");
 }
 
