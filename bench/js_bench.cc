@@ -29,6 +29,7 @@
 #include <v8-isolate.h>
 #include <v8-json.h>
 #include <v8-local-handle.h>
+#include <v8-script.h>
 
 #include "js/convert.h"
 #include "js/isolate_pool.h"
@@ -282,6 +283,56 @@ void JsonStringifySmallDoc(benchmark::State& state) {
   });
 }
 BENCHMARK(JsonStringifySmallDoc);
+
+// The documents of PouchDB's bulk-inserts-large-docs (100 string members,
+// added one by one: a dictionary-mode object) and bulk-inserts-massive-docs
+// (5,461 nested objects), built by the same JS as bench/workload/basics.js.
+constexpr const char* kLargeDocJs =
+    "(() => { const d = {}; for (let i = 0; i < 100; i++) d['hello' + i] = 'hey' + i; return d; })()";
+constexpr const char* kMassiveDocJs =
+    "(() => { const m = (depth) => { const o = {};"
+    " if (depth === 7) { for (let i = 0; i < 10; i++) o['sovery' + i] = i === 3 ? false : i + 'cool';"
+    " o.sovery3 = '3cool'; return o; }"
+    " for (let i = 0; i < 4; i++) o['sovery' + i] = m(depth + 1); return o; }; return m(1); })()";
+
+template <typename Fn>
+void WithScriptDoc(benchmark::State& state, const char* js, Fn fn) {
+  v8::Isolate* isolate = Convert().isolate();
+  v8::Isolate::Scope is(isolate);
+  v8::HandleScope hs(isolate);
+  v8::Local<v8::Context> ctx = v8::Context::New(isolate);
+  v8::Context::Scope cs(ctx);
+  v8::Local<v8::Script> script =
+      v8::Script::Compile(ctx, v8::String::NewFromUtf8(isolate, js).ToLocalChecked()).ToLocalChecked();
+  v8::Local<v8::Value> doc = script->Run(ctx).ToLocalChecked();
+  for (auto _ : state) {
+    v8::HandleScope inner(isolate);
+    fn(ctx, doc);
+  }
+}
+
+void V8ToJsonScript(benchmark::State& state, const char* js) {
+  std::string out;
+  WithScriptDoc(state, js, [&](v8::Local<v8::Context> ctx, v8::Local<v8::Value> doc) {
+    out.clear();
+    auto s = settee::js::V8ToJson(ctx, doc, &out);
+    benchmark::DoNotOptimize(s);
+  });
+  state.SetBytesProcessed(state.iterations() * out.size());
+}
+void JsonStringifyScript(benchmark::State& state, const char* js) {
+  std::string out;
+  WithScriptDoc(state, js, [&](v8::Local<v8::Context> ctx, v8::Local<v8::Value> doc) {
+    v8::Local<v8::String> s = v8::JSON::Stringify(ctx, doc).ToLocalChecked();
+    out = settee::js::ToUtf8(ctx->GetIsolate(), s);
+    benchmark::DoNotOptimize(out);
+  });
+  state.SetBytesProcessed(state.iterations() * out.size());
+}
+BENCHMARK_CAPTURE(V8ToJsonScript, LargeDoc, kLargeDocJs);
+BENCHMARK_CAPTURE(JsonStringifyScript, LargeDoc, kLargeDocJs);
+BENCHMARK_CAPTURE(V8ToJsonScript, MassiveDoc, kMassiveDocJs);
+BENCHMARK_CAPTURE(JsonStringifyScript, MassiveDoc, kMassiveDocJs);
 
 void JsonToV8SmallDoc(benchmark::State& state) {
   WithDoc(state, [&](v8::Local<v8::Context> ctx, v8::Local<v8::Value>) {

@@ -13,11 +13,13 @@
 #include <v8-template.h>
 
 #include "js/convert.h"
+#include "js/doc_split.h"
 #include "js/isolate_thread.h"
 #include "util/couch_json.h"
 #include "util/digest.h"
 #include "util/http_status.h"
 #include "settee/store.h"
+#include "storage/document.h"
 #include "util/json.h"
 
 namespace settee::js {
@@ -519,6 +521,29 @@ void DbBulkDocs(const Args& args) {
   ReturnBulkResults(args, results, opts.new_edits);
 }
 
+// dbBulkDocsSplit(h, docs, replicator_mode): bulkDocs of an array of plain
+// JSON objects, split by js/doc_split.h without JSON text. Returns undefined,
+// having written nothing, when some document is not plain: the caller then
+// takes dbBulkDocs.
+void DbBulkDocsSplit(const Args& args) {
+  auto db = DbArg(args);
+  if (!db || !args[1]->IsArray()) return;
+  auto parsed = std::make_unique<BulkDocsBody::Parsed>();
+  if (SplitPlainDocs(args.GetIsolate()->GetCurrentContext(), args[1].As<v8::Array>(), &parsed->docs,
+                     &parsed->statuses) != SplitOutcome::kDone) {
+    return;  // not plain, or a getter threw (its exception is pending)
+  }
+  UpdateOptions opts;
+  opts.new_edits = !args[2]->IsTrue();
+  std::vector<DocUpdateResult> results;
+  Status s = db->BulkDocs(BulkDocsBody(std::move(parsed)), opts, &results);
+  if (!s.ok()) {
+    Fail(args, s);
+    return;
+  }
+  ReturnBulkResults(args, results, opts.new_edits);
+}
+
 //////// queries
 
 // dbAllDocs(h, optsJson) -> {total_rows, offset, rows}
@@ -773,6 +798,7 @@ void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "dbGet", DbGet);
   SetFn(ctx, native, "dbOpenRevs", DbOpenRevs);
   SetFn(ctx, native, "dbBulkDocs", DbBulkDocs);
+  SetFn(ctx, native, "dbBulkDocsSplit", DbBulkDocsSplit);
   SetFn(ctx, native, "dbAllDocs", DbAllDocs);
   SetFn(ctx, native, "dbChanges", DbChanges);
   SetFn(ctx, native, "dbRevsDiff", DbRevsDiff);

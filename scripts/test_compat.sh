@@ -5,7 +5,9 @@
 #
 # The binary defaults to $SETTEE_BIN, then build/settee. Node packages are
 # installed into tests/compat/node_modules on first use (npm ci when a
-# lockfile exists). Each test file starts its own
+# lockfile exists), and again when the lockfile is newer than the install
+# (a merge that adds a package would otherwise fail every test on a stale
+# node_modules). Each test file starts its own
 # `settee serve --port 0`, on each backend in turn.
 set -euo pipefail
 
@@ -18,7 +20,8 @@ fi
 bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
 
 cd "$root/tests/compat"
-if [ ! -d node_modules/pouchdb-core ]; then
+if [ ! -d node_modules/pouchdb-core ] ||
+   { [ -f package-lock.json ] && [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
   if [ -f package-lock.json ]; then
     npm ci --no-audit --no-fund
   else

@@ -53,13 +53,6 @@ namespace settee {
 
 class StoreImpl;
 
-// The storage engine's side of a BulkDocsBody.
-struct BulkDocsBody::Parsed {
-  BulkDocsBodyInfo info;
-  std::vector<IncomingDoc> docs;
-  std::vector<Status> statuses;  // per document: parse errors
-};
-
 class DatabaseImpl final : public Database {
  public:
   // Loads counters and properties of database `db_id`; the catalog entry must

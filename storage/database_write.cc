@@ -552,6 +552,13 @@ Status DatabaseImpl::BulkDocs(BulkDocsBody body, const UpdateOptions& options,
                               std::vector<DocUpdateResult>* results) {
   BulkDocsBody::Parsed* parsed = body.parsed();
   if (parsed == nullptr) return Status(Status::Code::kInvalidOperation, "bulk docs body already used");
+  // A body split outside the parsers (js/doc_split.h) was not measured yet.
+  const size_t max_size = owner_->options().max_document_size;
+  for (size_t i = 0; i < parsed->docs.size(); ++i) {
+    if (parsed->statuses[i].ok() && parsed->docs[i].body.size() > max_size) {
+      parsed->statuses[i] = Status(Status::Code::kDocumentTooLarge, "Document exceeds max_document_size");
+    }
+  }
   return WriteParsed(parsed->docs, parsed->statuses, options, results);
 }
 

@@ -21,7 +21,7 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
 }
 
-enum class SpecialMember { kId, kRev, kDeleted, kRevisions, kIgnored, kKept, kAttachments, kBad };
+}  // namespace
 
 SpecialMember Classify(std::string_view name) {
   if (name == "_id") return SpecialMember::kId;
@@ -36,6 +36,8 @@ SpecialMember Classify(std::string_view name) {
   if (name == "_access" || StartsWith(name, "_replication_")) return SpecialMember::kKept;
   return SpecialMember::kBad;
 }
+
+namespace {
 
 // couch_doc:validate_docid's answer to an _id of another type.
 Status IdNotAString() { return {Status::Code::kIllegalDocId, "Document id must be a string"}; }
@@ -344,6 +346,14 @@ Status FinishIncomingDoc(std::string_view id_override, bool saw_id,
   }
   return Status::OK();
 }
+
+}  // namespace
+
+Status FinishSplitDoc(bool saw_id, const std::optional<std::string>& rev_text, IncomingDoc* out) {
+  return FinishIncomingDoc({}, saw_id, rev_text, out);
+}
+
+namespace {
 
 // The fast path: simdjson validates the whole text (structure, UTF-8) with
 // SIMD and builds a tape, from which the body is written out. It takes only

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "settee/database.h"
 #include "settee/status.h"
 #include "storage/rev_tree.h"
 #include "util/json.h"
@@ -47,6 +48,12 @@ struct IncomingAttachment {
   uint64_t length = 0;       // as given: the decoded length (follows)
 };
 
+// The kinds of top-level members whose name starts with '_' (see the top of
+// this file): kIgnored ones are dropped, kKept ones stay in the body, kBad
+// ones are refused.
+enum class SpecialMember { kId, kRev, kDeleted, kRevisions, kIgnored, kKept, kAttachments, kBad };
+SpecialMember Classify(std::string_view name);
+
 struct IncomingDoc {
   std::string id;                       // empty when the client gave none
   std::string rev_text;                 // _rev as given ("" if none)
@@ -71,6 +78,15 @@ Status ParseAttachmentsJson(const json::Value& value, std::vector<IncomingAttach
 // none is given (the caller generates one).
 Status ParseIncomingDoc(std::string_view json, std::string_view id_override, size_t max_size,
                         IncomingDoc* out);
+
+// Completes a document that a caller split into `out` itself from
+// something other than JSON text (js/doc_split.h walks V8 objects): `out`
+// holds the id (if the document had one: `saw_id`), `deleted` and the
+// stored body, written exactly as the parsers here write it (compact,
+// members in order, RapidJSON's number formatting, json::AppendQuoted's
+// escapes). Checks the id and parses `rev_text` (the _rev, if any) as
+// ParseIncomingDoc does; the size limit is the caller's.
+Status FinishSplitDoc(bool saw_id, const std::optional<std::string>& rev_text, IncomingDoc* out);
 
 // Parses a JSON array of documents (the "docs" of _bulk_docs, or what JS
 // JSON.stringify gives for an array) in one pass: out[i] and statuses[i] are
@@ -111,5 +127,14 @@ Status ValidateDocId(std::string_view id);
 // retried writes are idempotent. Like CouchDB (which hashes the EJSON term)
 // and PouchDB (which hashes JSON.stringify of the doc), member order counts.
 std::string ComputeRevHash(std::string_view parent_rev, bool deleted, std::string_view body);
+
+// The storage engine's side of a BulkDocsBody: the documents parsed from
+// a _bulk_docs body, or split by the caller (FinishSplitDoc). Documents whose
+// body exceeds the store's max_document_size are refused when written.
+struct BulkDocsBody::Parsed {
+  BulkDocsBodyInfo info;
+  std::vector<IncomingDoc> docs;
+  std::vector<Status> statuses;  // per document: parse errors
+};
 
 }  // namespace settee

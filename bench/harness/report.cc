@@ -429,6 +429,10 @@ std::vector<CompareRow> CompareReports(const Report& a, const Report& b) {
       CompareRow row{ca.suite, ca.name, ca.runtime, Summarize(ca.samples_ms).median,
                      Summarize(cb.samples_ms).median, 0};
       if (row.a_median > 0 && row.b_median > 0) row.ratio = row.b_median / row.a_median;
+      // http rows carry wrk's ops/s; workload rows are counted here.
+      row.a_ops = ca.metrics.count("ops_per_sec") ? ca.metrics.at("ops_per_sec") : Throughput(ca);
+      row.b_ops = cb.metrics.count("ops_per_sec") ? cb.metrics.at("ops_per_sec") : Throughput(cb);
+      if (row.a_ops > 0 && row.b_ops > 0) row.ops_ratio = row.b_ops / row.a_ops;
       rows.push_back(row);
       break;
     }
@@ -445,20 +449,27 @@ std::string FormatCompare(const Report& a, const Report& b) {
   };
   out += describe("A", a);
   out += describe("B", b);
-  out += "medians per iteration in ms; B/A = B's time relative to A's (below 1: B is faster)\n\n";
-  out += Line("%-34s %-8s %10s %10s %8s\n", "case", "runtime", "A", "B", "B/A");
+  out += "medians per iteration in ms; B/A = B's time relative to A's (below 1: B is faster);\n"
+         "ops/s over all threads; ops B/A = B's aggregate throughput over A's (above 1: B does more)\n\n";
+  out += Line("%-34s %-8s %10s %10s %8s %11s %11s %8s\n", "case", "runtime", "A", "B", "B/A", "A ops/s",
+              "B ops/s", "ops B/A");
   auto rows = CompareReports(a, b);
-  std::map<std::string, std::vector<double>> by_runtime;
+  std::map<std::string, std::vector<double>> by_runtime, ops_by_runtime;
   for (const auto& r : rows) {
-    out += Line("%-34s %-8s %10s %10s %8s\n", Shorten(r.suite + "/" + r.name, 34).c_str(), r.runtime.c_str(),
-                Ms(r.a_median).c_str(), Ms(r.b_median).c_str(), Factor(r.ratio).c_str());
+    out += Line("%-34s %-8s %10s %10s %8s %11.1f %11.1f %8s\n", Shorten(r.suite + "/" + r.name, 34).c_str(),
+                r.runtime.c_str(), Ms(r.a_median).c_str(), Ms(r.b_median).c_str(), Factor(r.ratio).c_str(),
+                r.a_ops, r.b_ops, Factor(r.ops_ratio).c_str());
     by_runtime[r.runtime].push_back(r.ratio);
+    if (r.ops_ratio > 0) ops_by_runtime[r.runtime].push_back(r.ops_ratio);
   }
   if (rows.empty()) out += "(no case ran ok in both reports)\n";
   out += "\n";
   for (const auto& [runtime, ratios] : by_runtime) {
-    out += Line("geometric mean B/A for %s over %zu cases: %s\n", runtime.c_str(), ratios.size(),
+    out += Line("geometric mean B/A for %s over %zu cases: %s", runtime.c_str(), ratios.size(),
                 Factor(GeometricMean(ratios)).c_str());
+    const auto& ops = ops_by_runtime[runtime];
+    if (!ops.empty()) out += Line("; ops B/A over %zu: %s", ops.size(), Factor(GeometricMean(ops)).c_str());
+    out += "\n";
   }
   return out;
 }

@@ -64,6 +64,11 @@ struct CompareRow {
   std::string suite, name, runtime;
   double a_median = 0, b_median = 0;
   double ratio = 0;  // b_median / a_median: below 1 when B is faster
+  // Aggregate throughput over all threads (iterations or requests per
+  // second) and B's over A's: how `--threads 2` scales against
+  // `--threads 1`. 0 when a report lacks it.
+  double a_ops = 0, b_ops = 0;
+  double ops_ratio = 0;
 };
 std::vector<CompareRow> CompareReports(const Report& a, const Report& b);
 std::string FormatCompare(const Report& a, const Report& b);

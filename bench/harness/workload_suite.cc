@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -91,14 +92,27 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
     auto t0 = std::chrono::steady_clock::now();
     auto timed = OnAll(pool, kTimed, [&](int) { return runner_arg; });
     r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    // The threads' own bounds of their loops (one clock for all isolates):
+    // from the first one's start to the last one's end. Waking the threads
+    // and collecting their answers is not the workload's time.
+    double first_start = 0, last_end = 0;
+    int bounded = 0;
     for (int t = 0; t < n; ++t) {
       rapidjson::Document d;
       std::string err = ErrorOf(timed[t], &d);
       if (!err.empty() && failed.empty()) failed = Prefix(t, n) + FirstLine(err);
-      if (timed[t].ok() && d.IsObject() && d.HasMember("samples") && d["samples"].IsArray()) {
+      if (!timed[t].ok() || !d.IsObject()) continue;
+      if (d.HasMember("samples") && d["samples"].IsArray()) {
         for (const auto& v : d["samples"].GetArray()) if (v.IsNumber()) r.samples_ms.push_back(v.GetDouble());
       }
+      if (d.HasMember("start_ms") && d["start_ms"].IsNumber() && d.HasMember("end_ms") && d["end_ms"].IsNumber()) {
+        const double start = d["start_ms"].GetDouble(), end = d["end_ms"].GetDouble();
+        first_start = bounded == 0 ? start : std::min(first_start, start);
+        last_end = bounded == 0 ? end : std::max(last_end, end);
+        ++bounded;
+      }
     }
+    if (bounded == n && last_end > first_start) r.wall_ms = last_end - first_start;
   }
   // Always: checks after the loop (when it ran), teardown and destroy.
   auto finished = OnAll(pool, kFinish, [&](int) { return runner_arg; });

@@ -224,7 +224,6 @@ class PouchDB extends EventEmitter {
         docs = req.docs;
         if (req.new_edits !== undefined) newEdits = req.new_edits;
       }
-      let plain = true;
       for (let i = 0; i < docs.length; i++) {
         let d = docs[i];
         if (d !== null && typeof d === 'object' && d._attachments) {
@@ -234,14 +233,21 @@ class PouchDB extends EventEmitter {
         if (d === null || typeof d !== 'object' || Array.isArray(d)) {
           throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
         }
-        if (plain && !plainJson(d, 0, [])) plain = false;
       }
-      // All plain JSON (the usual case): one JSON.stringify and one engine
-      // parse for the whole batch. Otherwise each document crosses on its
-      // own, so that the odd one gets its precise error.
-      const r = plain
-        ? native.dbBulkDocs(this._handle(), JSON.stringify(docs), newEdits === false)
-        : native.dbBulkDocs(this._handle(), docs.map(docArg), newEdits === false);
+      // Plain JSON (the usual case): the engine reads the objects as they
+      // are (js/doc_split.h), no JSON text. Otherwise (undefined back,
+      // nothing written) plain documents cross as one JSON.stringify and
+      // one engine parse, and others each on its own, so that the odd one
+      // gets its precise error.
+      const h = this._handle();
+      let r = native.dbBulkDocsSplit(h, docs, newEdits === false);
+      if (r === undefined) {
+        let plain = true;
+        for (let i = 0; plain && i < docs.length; i++) plain = plainJson(docs[i], 0, []);
+        r = plain
+          ? native.dbBulkDocs(h, JSON.stringify(docs), newEdits === false)
+          : native.dbBulkDocs(h, docs.map(docArg), newEdits === false);
+      }
       if (r.length === 0 || typeof r[0] !== 'string') return r;
       const out = new Array(r.length >> 1);  // all succeeded: [id, rev, ...]
       for (let i = 0; i < out.length; i++) out[i] = { ok: true, id: r[2 * i], rev: r[2 * i + 1] };

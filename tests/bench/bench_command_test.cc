@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -15,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/harness/report.h"
+#include "bench/harness/stats.h"
 
 namespace settee::bench {
 namespace {
@@ -116,6 +118,17 @@ TEST(BenchCommand, ThreadsRunTogetherAndCountEveryThreadsIterations) {
     EXPECT_EQ(c.threads, 2);
     EXPECT_EQ(c.samples_ms.size(), 10u) << c.name;  // 5 per thread
     EXPECT_DOUBLE_EQ(c.operations, 10);
+    // The throughput's base is the span of the threads' loops, which holds
+    // at least the slowest iteration and at least half of all the samples'
+    // time (two threads, each running its iterations one after another).
+    double sum = 0, slowest = 0;
+    for (double v : c.samples_ms) {
+      sum += v;
+      slowest = std::max(slowest, v);
+    }
+    EXPECT_GE(c.wall_ms, slowest) << c.name;
+    EXPECT_GE(c.wall_ms, sum / 2) << c.name;
+    EXPECT_DOUBLE_EQ(Throughput(c), 10 * 1000.0 / c.wall_ms) << c.name;
   }
   EXPECT_THAT(r.out, HasSubstr("2 threads"));
 }

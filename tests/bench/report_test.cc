@@ -164,7 +164,42 @@ TEST(Compare, GivesBTimeRelativeToAPerCaseAndRuntime) {
   EXPECT_THAT(text, HasSubstr("A: Test CPU"));
   EXPECT_THAT(text, HasSubstr("B: ARM phone"));
   EXPECT_THAT(text, HasSubstr("geometric mean B/A for settee over 1 cases: 2.00x"));
+  EXPECT_THAT(text, HasSubstr("ops B/A"));
   EXPECT_THAT(text, HasSubstr("geometric mean B/A for pouchdb over 3 cases: 0.63x"));  // (0.25*1*1)^(1/3)
+}
+
+TEST(Compare, GivesTheAggregateThroughputOfBOverA) {
+  // One thread against two: each thread ran 3 iterations of basic-gets.
+  Report a = Sample();
+  Report b = Sample();
+  b.options.threads = 2;
+  a.results[0].operations = 3;
+  a.results[0].wall_ms = 30;  // 100 ops/s
+  b.results[0].threads = 2;
+  b.results[0].samples_ms = {0.002, 0.002, 0.002, 0.003, 0.003, 0.003};
+  b.results[0].operations = 6;
+  b.results[0].wall_ms = 37.5;  // 160 ops/s over both threads
+  auto rows = CompareReports(a, b);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0].name, "basic-gets");
+  EXPECT_DOUBLE_EQ(rows[0].a_ops, 100);
+  EXPECT_DOUBLE_EQ(rows[0].b_ops, 160);
+  EXPECT_DOUBLE_EQ(rows[0].ops_ratio, 1.6);
+  EXPECT_THAT(FormatCompare(a, b), HasSubstr("1.60x"));
+  // http rows compare wrk's ops/s.
+  Report ha, hb;
+  for (Report* r : {&ha, &hb}) {
+    r->results.emplace_back();
+    r->results.back().suite = "http";
+    r->results.back().name = "get-doc c=10 loops=1";
+    r->results.back().runtime = "settee";
+    r->results.back().samples_ms = {0.5};
+  }
+  ha.results[0].metrics["ops_per_sec"] = 1000;
+  hb.results[0].metrics["ops_per_sec"] = 2500;
+  rows = CompareReports(ha, hb);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(rows[0].ops_ratio, 2.5);
 }
 
 TEST(Compare, ReportsWithNothingInCommonSaySo) {

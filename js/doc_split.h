@@ -1,0 +1,53 @@
+// Documents from V8 objects straight into the storage engine's split form
+// (storage/document.h's IncomingDoc), without JSON text in between.
+//
+// The other way a JS document reaches the engine is JSON.stringify and a
+// split or parse of its text (js/prelude/pouchdb.js). For big documents that
+// costs more than the walk itself: V8's stringifier builds its result as a
+// tree of heap strings that scavenges copy and a flatten copies again, and
+// the prelude's plainJson check walks the document once more. SplitPlainDocs
+// walks the objects once, with the special members (_id, _rev, _deleted)
+// taken out at the top level and the body written straight into a reused
+// buffer, byte for byte what the parsers would have written for
+// JSON.stringify's text (so a document's revision id does not depend on the
+// path it took).
+//
+// It takes only plain JSON: objects and arrays whose prototype is
+// Object.prototype / Array.prototype (neither carrying a toJSON), strings
+// without lone surrogates, finite numbers, booleans and null, nesting at most
+// 500 deep, no cycles, and at the top level no special member other than a
+// string _id, a string _rev, a boolean _deleted and the ones the engine
+// drops or keeps. For anything else it answers kNotPlain, having written
+// nothing, and the caller takes the JSON-text path, which gives such
+// documents their exact treatment (toJSON, errors naming the bad value,
+// _attachments, ...).
+//
+// Thread safety: call only on the thread that owns the context's isolate,
+// inside a HandleScope.
+#pragma once
+
+#include <vector>
+
+#include <v8-container.h>
+#include <v8-context.h>
+#include <v8-local-handle.h>
+#include <v8-value.h>
+
+#include "settee/status.h"
+#include "storage/document.h"
+
+namespace settee::js {
+
+enum class SplitOutcome {
+  kDone,      // *docs and *statuses hold one entry per element
+  kNotPlain,  // some element is not plain JSON (see above); outputs cleared
+  kThrew,     // a getter threw: its exception is pending; outputs cleared
+};
+
+// Splits every element of `array` (each must be an object, else kNotPlain).
+// statuses[i] is what the engine's parser would report for element i's id
+// and _rev (FinishSplitDoc); the size limit is applied when it is written.
+SplitOutcome SplitPlainDocs(v8::Local<v8::Context> context, v8::Local<v8::Array> array,
+                            std::vector<IncomingDoc>* docs, std::vector<Status>* statuses);
+
+}  // namespace settee::js
