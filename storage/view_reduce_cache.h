@@ -37,7 +37,7 @@ struct BlockSummary {
 class ReduceCache {
  public:
   // Rows per block when a scanned block is cut.
-  static constexpr uint64_t kBlockRows = 256;
+  static constexpr uint64_t kBlockRows = 64;
 
   // `prefix`: the view's row key prefix (every row key starts with it).
   explicit ReduceCache(std::string prefix);
