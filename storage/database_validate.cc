@@ -206,9 +206,11 @@ Status DatabaseImpl::ValidateWrite(std::vector<IncomingDoc>& docs, std::vector<b
     const size_t i = which[k];
     valid[i] = false;
     results[i].id = docs[i].id;
-    if (!options.new_edits) results[i].rev = docs[i].rev_text.empty() && docs[i].revisions
-                                                  ? HistoryRevs(docs[i]).front()
-                                                  : docs[i].rev_text;
+    if (!options.new_edits) {
+      // The refused revision, as a replicator's _bulk_docs result names it.
+      const std::vector<std::string> history = HistoryRevs(docs[i]);
+      results[i].rev = history.empty() ? docs[i].rev_text : history.front();
+    }
     results[i].status = std::move(outcomes[k]);
   }
   return Status::OK();
