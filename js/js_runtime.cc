@@ -10,6 +10,7 @@
 #include <shared_mutex>
 
 #include "js/isolate_pool.h"
+#include "js/view_functions_js.h"
 
 namespace settee {
 
@@ -121,6 +122,7 @@ Result<std::unique_ptr<JsRuntime>> JsRuntime::Start(Store* store, const JsRuntim
   p.argv.insert(p.argv.end(), options.args.begin(), options.args.end());
   auto pool = js::IsolatePool::Start(p);
   if (!pool.ok()) return pool.status();
+  if (store != nullptr) js::InstallPoolValidateFunctions(store, p.limits);
   return std::unique_ptr<JsRuntime>(new JsRuntimeImpl(std::move(*pool)));
 }
 

@@ -14,6 +14,7 @@ namespace {
 // has it) so that the task result is never refused.
 constexpr const char* kMapTask = "(a) => JSON.stringify(settee._views.map(a))";
 constexpr const char* kReduceTask = "(a) => JSON.stringify(settee._views.reduce(a))";
+constexpr const char* kValidateTask = "(a) => JSON.stringify(settee._views.validate(a))";
 
 // A JS error's stack text as a Status with CouchDB's kind where the text
 // names one.
@@ -122,6 +123,72 @@ Status PoolViewFunctions::Reduce(const views::MapCode& code, const std::string& 
   arg.append(calls_json);
   arg += '}';
   return Unwrap((*pool)->Run(IsolatePool::kAnyThread, kReduceTask, std::move(arg)).get(), out);
+}
+
+Status PoolViewFunctions::Validate(const validation::ValidatorSet& set,
+                                   const std::vector<validation::ValidateCall>& calls,
+                                   std::string_view user_ctx, std::string_view sec_obj,
+                                   std::vector<Status>* results) {
+  auto pool = Pool();
+  if (!pool.ok()) return pool.status();
+  std::string arg = "{\"set\":{\"signature\":";
+  json::AppendQuoted(&arg, set.signature);
+  arg += ",\"validators\":[";
+  for (size_t i = 0; i < set.validators.size(); ++i) {
+    if (i) arg += ',';
+    arg += "{\"source\":";
+    json::AppendQuoted(&arg, set.validators[i].source);
+    arg += ",\"ddoc\":";
+    json::AppendQuoted(&arg, set.validators[i].ddoc);
+    arg += '}';
+  }
+  arg += "]},\"calls\":[";
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (i) arg += ',';
+    arg += '[';
+    arg += calls[i].new_doc;
+    arg += ',';
+    arg += calls[i].old_doc;
+    arg += ']';
+  }
+  arg += "],\"userCtx\":";
+  arg.append(user_ctx);
+  arg += ",\"secObj\":";
+  arg.append(sec_obj);
+  arg += '}';
+  std::string out;
+  Status s = Unwrap((*pool)->Run(IsolatePool::kAnyThread, kValidateTask, std::move(arg)).get(), &out);
+  if (!s.ok()) return s;
+  json::Document d;
+  s = json::Parse(out, &d);
+  if (!s.ok()) return s;
+  if (!d.IsArray() || d.Size() != calls.size()) return Status::Internal("validate task gave no outcome per document");
+  results->clear();
+  for (const auto& r : d.GetArray()) {
+    if (r.IsNull()) {
+      results->push_back(Status::OK());
+      continue;
+    }
+    auto message = [&](const char* key) {
+      auto m = r.FindMember(key);
+      return m != r.MemberEnd() && m->value.IsString() ? std::string(json::View(m->value)) : std::string();
+    };
+    if (r.IsObject() && r.HasMember("forbidden")) {
+      results->push_back(Status::Forbidden(message("forbidden")));
+    } else if (r.IsObject() && r.HasMember("unauthorized")) {
+      results->push_back(Status::Unauthorized(message("unauthorized")));
+    } else {
+      results->push_back(Status::Internal(r.IsObject() ? message("error") : "validate_doc_update threw"));
+    }
+  }
+  return Status::OK();
+}
+
+void InstallPoolValidateFunctions(Store* store, const IsolateLimits& limits) {
+  PoolOptions options;
+  options.threads = 1;
+  options.limits = limits;
+  validation::SetValidateFunctions(*store, std::make_shared<PoolViewFunctions>(options));
 }
 
 }  // namespace settee::js

@@ -1,6 +1,8 @@
-// The JavaScript side of views: storage/view_functions.h implemented on
-// settee's V8 isolates (js/prelude/views.js compiles and runs the design
-// document's functions, with CouchDB's emit/log/sum/isArray/toJSON/require).
+// The JavaScript side of design documents: storage/view_functions.h and
+// storage/validate_functions.h implemented on settee's V8 isolates
+// (js/prelude/views.js compiles and runs the design document's functions,
+// with CouchDB's emit/log/sum/isArray/toJSON/require; compiled functions
+// are cached per isolate, validators under their set's signature).
 //
 // PoolViewFunctions runs them on an IsolatePool's threads, fanning the
 // documents of one Map() call out over every thread (each maps a contiguous
@@ -8,8 +10,11 @@
 // Each share is one task, so the pool's time budget (--timeout-ms) stops a
 // map function that loops, and the index is left as it was.
 //
-// Thread safety: Map() and Reduce() may be called from any thread except
-// the pool's own isolate threads (they wait for those threads).
+// Validate() runs a write's documents as one task on any one thread.
+//
+// Thread safety: Map(), Reduce() and Validate() may be called from any
+// thread except the pool's own isolate threads (they wait for those
+// threads).
 #pragma once
 
 #include <memory>
@@ -18,6 +23,7 @@
 #include <vector>
 
 #include "js/isolate_pool.h"
+#include "storage/validate_functions.h"
 #include "storage/view_functions.h"
 
 namespace settee::js {
@@ -25,7 +31,7 @@ namespace settee::js {
 // {"language":..,"maps":[..],"ddoc":"<json>"}: how code crosses to JS.
 std::string MapCodeJson(const views::MapCode& code);
 
-class PoolViewFunctions final : public views::ViewFunctions {
+class PoolViewFunctions final : public views::ViewFunctions, public validation::ValidateFunctions {
  public:
   // The pool is started on first use with `options` (a server that never
   // queries a view starts no isolate).
@@ -36,6 +42,9 @@ class PoolViewFunctions final : public views::ViewFunctions {
              std::string* out) override;
   Status Reduce(const views::MapCode& code, const std::string& source,
                 std::string_view calls_json, std::string* out) override;
+  Status Validate(const validation::ValidatorSet& set,
+                  const std::vector<validation::ValidateCall>& calls, std::string_view user_ctx,
+                  std::string_view sec_obj, std::vector<Status>* results) override;
 
  private:
   Result<IsolatePool*> Pool();
@@ -48,5 +57,12 @@ class PoolViewFunctions final : public views::ViewFunctions {
   std::unique_ptr<IsolatePool> pool_;  // guarded by mu_ until set
   Status start_error_;
 };
+
+// Installs on `store` a PoolViewFunctions of one isolate thread, started at
+// the first write that needs it, to run validate_doc_update for writes made
+// through the JS API (whose own isolate is busy in the write) and for other
+// non-HTTP writers (a local replication's thread). Each call is held to
+// `limits`. The store keeps it until replaced.
+void InstallPoolValidateFunctions(Store* store, const IsolateLimits& limits);
 
 }  // namespace settee::js

@@ -133,7 +133,7 @@ Result<UserCtx> Authenticator::CheckPassword(std::string_view name,
   std::string hash = PasswordHash(password);
   for (const Admin& a : admins_) {
     if (a.name == name && ConstantTimeEquals(a.hash, hash)) {
-      return UserCtx{std::string(name), {"_admin"}, false};
+      return UserCtx{{std::string(name), {"_admin"}}, false};
     }
   }
   if (users_ != nullptr) return users_->CheckPassword(name, password);
@@ -144,7 +144,7 @@ Result<UserCtx> Authenticator::SessionUser(std::string_view name, std::string* s
   for (const Admin& a : admins_) {
     if (a.name == name) {
       *salt = "admin";
-      return UserCtx{std::string(name), {"_admin"}, true};
+      return UserCtx{{std::string(name), {"_admin"}}, true};
     }
   }
   if (users_ == nullptr) return Status::NotFound("no such user");
@@ -195,7 +195,7 @@ bool Authenticator::VerifyCookie(std::string_view value, UserCtx* user,
 
 Result<UserCtx> Authenticator::Authenticate(const http::HttpRequest& req,
                                             std::string* refreshed_cookie) const {
-  if (admin_party()) return UserCtx{"", {"_admin"}, false};
+  if (admin_party()) return UserCtx{{"", {"_admin"}}, false};
   if (const std::string* auth = req.Header("authorization")) {
     std::string_view v(*auth);
     if (v.size() > 6 && http::EqualsIgnoreCase(v.substr(0, 6), "basic ")) {

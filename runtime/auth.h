@@ -23,13 +23,14 @@
 #include <vector>
 
 #include "runtime/http_message.h"
+#include "settee/database.h"
 #include "settee/status.h"
 
 namespace settee {
 
-struct UserCtx {
-  std::string name;  // empty: anonymous
-  std::vector<std::string> roles;
+// The requester. Its name and roles (UserContext, settee/database.h) are
+// what a write passes to validate_doc_update.
+struct UserCtx : UserContext {
   bool authenticated_by_cookie = false;
 
   bool IsAdmin() const;

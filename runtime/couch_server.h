@@ -48,6 +48,12 @@ struct CouchServerOptions {
   bool log_requests = true;
   // Largest count accepted by /_uuids.
   int max_uuids = 1000;
+  // Design-document code (views' map/reduce, filters, validate_doc_update),
+  // for the serve extension that runs it (runtime/main.cc): isolate
+  // threads (0: one per core, at most 16) and the time budget of one call
+  // (CouchDB's os_process_timeout).
+  int view_threads = 0;
+  int view_timeout_ms = 5000;
 };
 
 class CouchServer;
@@ -98,9 +104,13 @@ class RequestContext {
 // Mango, filter=_view and filter=ddoc/name from the JS views). Built once per
 // request; accept() sees each row, with the winner's body in row.doc when
 // needs_docs (the endpoint strips it again unless the client asked for docs).
+// A filter that runs code elsewhere (JavaScript on isolate threads) gives
+// accept_batch instead: the endpoint hands it the rows a chunk at a time on
+// the server's worker pool, and it sets (*pass)[i] for rows[i].
 struct ChangesFilter {
   bool needs_docs = false;
   std::function<bool(const ChangeRow& row)> accept;
+  std::function<Status(const std::vector<ChangeRow>& rows, std::vector<bool>* pass)> accept_batch;
 };
 // `filter` is the filter= value; `body` the POST body (nullptr for GET).
 // Errors are answered as-is (404 for a missing design doc, 400 ...).

@@ -203,8 +203,11 @@ Status PutAttachment(RequestContext& ctx, std::string_view prefix) {
   const std::string* type = ctx.req.Header("content-type");
   const std::string content_type = type != nullptr && !type->empty() ? *type : "application/octet-stream";
   const std::string rev = RequestedRev(ctx);
-  auto r = ctx.server.RunWrite(
-      [&] { return (*db)->PutAttachment(docid, name, rev, content_type, std::move(ctx.req.body)); });
+  UpdateOptions opts;
+  opts.user = &ctx.user;
+  auto r = ctx.server.RunWrite([&] {
+    return (*db)->PutAttachment(docid, name, rev, content_type, std::move(ctx.req.body), opts);
+  });
   if (!r.ok()) return r.status();
   ctx.res.AddHeader("Location",
                     AbsoluteUrl(ctx, "/" + http::PercentEncode(ctx.params[0]) + "/" +
@@ -217,8 +220,10 @@ Status DeleteAttachment(RequestContext& ctx, std::string_view prefix) {
   auto db = ctx.OpenDb(IsDesignId(docid));
   if (!db.ok()) return db.status();
   const std::string rev = RequestedRev(ctx);
+  UpdateOptions opts;
+  opts.user = &ctx.user;
   auto r = ctx.server.RunWrite(
-      [&] { return (*db)->DeleteAttachment(docid, ctx.params.at(2), rev); });
+      [&] { return (*db)->DeleteAttachment(docid, ctx.params.at(2), rev, opts); });
   if (!r.ok()) return r.status();
   return SendAttachmentWritten(ctx, *r, 200);
 }
@@ -369,8 +374,10 @@ Status PutDocMultipart(RequestContext& ctx, Database& db, const std::string& doc
   std::vector<std::string> bodies;
   for (size_t i = 1; i < parts.size(); ++i) bodies.emplace_back(parts[i].body);
   const std::string doc_json(parts[0].body);
+  UpdateOptions with_user = opts;
+  with_user.user = &ctx.user;
   auto r = ctx.server.RunWrite(
-      [&] { return db.PutWithBodies(docid, doc_json, std::move(bodies), opts); });
+      [&] { return db.PutWithBodies(docid, doc_json, std::move(bodies), with_user); });
   if (!r.ok()) return r.status();
   *result = std::move(*r);
   return Status::OK();

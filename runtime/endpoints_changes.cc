@@ -26,6 +26,9 @@ using Clock = std::chrono::steady_clock;
 
 // CouchDB's chttpd changes_timeout default.
 constexpr std::chrono::milliseconds kDefaultTimeout{60000};
+// Rows per call of a batch filter (ChangesFilter::accept_batch): one hop to
+// a worker and one Map() over the isolate threads per chunk.
+constexpr size_t kFilterChunk = 512;
 
 enum class Feed { kNormal, kLongpoll, kContinuous, kEventSource };
 
@@ -280,27 +283,60 @@ Status Changes(RequestContext& ctx) {
     opts.since = since;
     // The engine's limit counts the rows it hands over; when this endpoint
     // filters some out, the callback counts and stops the scan instead.
-    const bool filtering = p.design_only || custom.accept;
+    const bool filtering = p.design_only || custom.accept || custom.accept_batch;
     opts.limit = filtering && limit > 0 ? UINT64_MAX : limit - emitted;
     uint64_t observed = db->UpdateSeq();
     uint64_t last_seq = since;
     uint64_t batch = 0;
-    s = db->Changes(
-        opts,
-        [&](const ChangeRow& row) {
-          if (p.design_only && row.id.compare(0, 8, "_design/") != 0) return true;
-          if (custom.accept && !custom.accept(row)) return true;
-          if (custom.needs_docs && !client_wants_docs) {
-            ChangeRow bare = row;
-            bare.doc.clear();
-            writer.Row(bare);
-          } else {
-            writer.Row(row);
+    auto write_row = [&](const ChangeRow& row) {
+      if (custom.needs_docs && !client_wants_docs) {
+        ChangeRow bare = row;
+        bare.doc.clear();
+        writer.Row(bare);
+      } else {
+        writer.Row(row);
+      }
+      ++batch;
+      return emitted + batch < limit;
+    };
+    // Rows read but not yet run through a batch filter; a full chunk means
+    // more may follow at once.
+    bool chunk_full = false;
+    if (custom.accept_batch) {
+      // A descending feed is read whole (it is one pass, never resumed).
+      opts.limit = p.opts.descending ? UINT64_MAX : kFilterChunk;
+      std::vector<ChangeRow> chunk;
+      s = db->Changes(
+          opts,
+          [&](const ChangeRow& row) {
+            chunk.push_back(row);
+            return true;
+          },
+          &last_seq);
+      chunk_full = chunk.size() == kFilterChunk;
+      std::vector<bool> pass;
+      if (s.ok() && !chunk.empty()) {
+        s = ctx.server.workers().Run([&] { return custom.accept_batch(chunk, &pass); });
+      }
+      if (s.ok()) {
+        for (size_t i = 0; i < chunk.size(); ++i) {
+          if (pass[i] && !write_row(chunk[i])) {
+            last_seq = chunk[i].seq;  // the feed resumes after this row
+            chunk_full = false;
+            break;
           }
-          ++batch;
-          return emitted + batch < limit;
-        },
-        &last_seq);
+        }
+      }
+    } else {
+      s = db->Changes(
+          opts,
+          [&](const ChangeRow& row) {
+            if (p.design_only && row.id.compare(0, 8, "_design/") != 0) return true;
+            if (custom.accept && !custom.accept(row)) return true;
+            return write_row(row);
+          },
+          &last_seq);
+    }
     if (!s.ok()) {
       if (!stream && writer.rows() == 0) return s;
       break;
@@ -309,8 +345,9 @@ Status Changes(RequestContext& ctx) {
     limited = emitted >= limit;
     // Without a limit cut the scan covered everything up to `observed`; a
     // filtered feed must not re-scan those non-matching changes forever.
-    since = (limited || p.opts.descending) ? last_seq : std::max(last_seq, observed);
+    since = (limited || p.opts.descending || chunk_full) ? last_seq : std::max(last_seq, observed);
     if (!writer.Flush()) return Status::OK();
+    if (chunk_full && !limited) continue;  // the rest of the scan, at once
     if (limited || p.feed == Feed::kNormal) break;
     if (p.feed == Feed::kLongpoll && writer.rows() > 0) break;
     if (deleted->load()) break;

@@ -98,7 +98,9 @@ Status PostDb(RequestContext& ctx) {
     s = PrepareUserDoc(docid, &text);
     if (!s.ok()) return s;
   }
-  auto r = ctx.server.RunWrite([&] { return (*db)->Put("", text); });
+  UpdateOptions opts;
+  opts.user = &ctx.user;
+  auto r = ctx.server.RunWrite([&] { return (*db)->Put("", text, opts); });
   if (!r.ok()) return r.status();
   if (!r->status.ok()) return r->status;
   std::string out;
@@ -259,6 +261,7 @@ Status BulkDocsToUsers(RequestContext& ctx, Database& db) {
   }
   std::vector<DocUpdateResult> results;
   std::vector<std::string_view> views(texts.begin(), texts.end());
+  opts.user = &ctx.user;
   s = ctx.server.RunWrite([&] { return db.BulkDocs(views, opts, &results); });
   if (!s.ok()) return s;
   return SendBulkDocsResults(ctx, results, opts);
@@ -282,6 +285,7 @@ Status BulkDocs(RequestContext& ctx) {
     if (!s.ok()) return s;
   }
   std::vector<DocUpdateResult> results;
+  opts.user = &ctx.user;
   s = ctx.server.RunWrite([&] { return (*db)->BulkDocs(std::move(*body), opts, &results); });
   if (!s.ok()) return s;
   return SendBulkDocsResults(ctx, results, opts);

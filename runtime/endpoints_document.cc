@@ -204,6 +204,7 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
   Status s = ctx.BoolParam("new_edits", &new_edits);
   if (!s.ok()) return s;
   opts.new_edits = new_edits;
+  opts.user = &ctx.user;
   auto r = ctx.server.RunWrite([&] { return (*db)->Put(docid, body, opts); });
   if (!r.ok()) return r.status();
   if (!r->status.ok()) return r->status;
@@ -216,7 +217,9 @@ Status DeleteDoc(RequestContext& ctx, std::string_view prefix) {
   auto db = ctx.OpenDb(IsDesignId(docid));
   if (!db.ok()) return db.status();
   std::string rev = RequestedRev(ctx);
-  auto r = ctx.server.RunWrite([&] { return (*db)->Delete(docid, rev); });
+  UpdateOptions opts;
+  opts.user = &ctx.user;
+  auto r = ctx.server.RunWrite([&] { return (*db)->Delete(docid, rev, opts); });
   if (!r.ok()) return r.status();
   if (!r->status.ok()) return r->status;
   std::string out;
@@ -267,7 +270,9 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
     s = PrepareUserDoc(dest, &body);
     if (!s.ok()) return s;
   }
-  auto r = ctx.server.RunWrite([&] { return (*db)->Put(dest, body); });
+  UpdateOptions opts;
+  opts.user = &ctx.user;
+  auto r = ctx.server.RunWrite([&] { return (*db)->Put(dest, body, opts); });
   if (!r.ok()) return r.status();
   if (!r->status.ok()) return r->status;
   return SendWritten(ctx, *r, 201);

@@ -148,11 +148,28 @@ Status DesignInfo(RequestContext& ctx) {
 Result<ChangesFilter> MapFilter(const Functions& fns, views::MapCode code) {
   ChangesFilter f;
   f.needs_docs = true;
-  f.accept = [fns, code = std::move(code)](const ChangeRow& row) {
+  // One Map() per chunk of rows (the pool splits it over its threads), run
+  // by the changes endpoint on a worker, never per row on the loop thread.
+  f.accept_batch = [fns, code = std::move(code)](const std::vector<ChangeRow>& rows,
+                                                 std::vector<bool>* pass) {
+    pass->assign(rows.size(), false);
+    std::vector<std::string> docs;
+    docs.reserve(rows.size());
+    for (const ChangeRow& r : rows) docs.push_back(r.doc);
     std::string out;
-    Status s = fns->Map(code, {row.doc}, &out);
-    // [[ [emits..] ]]: anything emitted passes.
-    return s.ok() && out != "[[[]]]";
+    Status s = fns->Map(code, docs, &out);
+    if (!s.ok()) return s;
+    json::Document d;
+    s = json::Parse(out, &d);
+    if (!s.ok()) return s;
+    if (!d.IsArray() || d.Size() != rows.size()) return Status::Internal("filter results do not match");
+    // Per document [[emits..]]: anything emitted passes; a deleted
+    // document (no body) has no emits.
+    for (rapidjson::SizeType i = 0; i < d.Size(); ++i) {
+      const json::Value& per = d[i];
+      (*pass)[i] = per.IsArray() && per.Size() > 0 && per[0].IsArray() && per[0].Size() > 0;
+    }
+    return Status::OK();
   };
   return f;
 }
@@ -225,6 +242,33 @@ Result<ChangesFilter> DesignFilter(RequestContext& ctx, Database& db, const Func
 }
 
 }  // namespace
+
+namespace {
+
+class OffLoopValidate final : public validation::ValidateFunctions {
+ public:
+  OffLoopValidate(WorkerPool& workers, std::shared_ptr<validation::ValidateFunctions> inner)
+      : workers_(workers), inner_(std::move(inner)) {}
+
+  Status Validate(const validation::ValidatorSet& set,
+                  const std::vector<validation::ValidateCall>& calls, std::string_view user_ctx,
+                  std::string_view sec_obj, std::vector<Status>* results) override {
+    if (WorkerPool::OnWorkerThread()) return inner_->Validate(set, calls, user_ctx, sec_obj, results);
+    return workers_.Run([&] { return inner_->Validate(set, calls, user_ctx, sec_obj, results); });
+  }
+
+ private:
+  WorkerPool& workers_;
+  const std::shared_ptr<validation::ValidateFunctions> inner_;
+};
+
+}  // namespace
+
+void InstallValidateFunctions(CouchServer& server,
+                              std::shared_ptr<validation::ValidateFunctions> functions) {
+  validation::SetValidateFunctions(
+      *server.store(), std::make_shared<OffLoopValidate>(server.workers(), std::move(functions)));
+}
 
 void RegisterViewEndpoints(CouchServer& server, std::shared_ptr<views::ViewFunctions> functions) {
   Router& r = server.router();

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "runtime/couch_server.h"
+#include "storage/validate_functions.h"
 #include "storage/view_functions.h"
 
 namespace settee {
@@ -21,5 +22,13 @@ namespace settee {
 // `functions` runs JavaScript (shared by every route; nullptr serves
 // Mango "query" indexes only).
 void RegisterViewEndpoints(CouchServer& server, std::shared_ptr<views::ViewFunctions> functions);
+
+// Installs `functions` on the server's store to run validate_doc_update for
+// every write. A write validated on an event-loop thread (HTTP endpoints
+// write inline) waits for the functions on the server's worker pool, so
+// the loop serves other connections meanwhile; elsewhere (a worker, a
+// replication thread) the functions are called directly.
+void InstallValidateFunctions(CouchServer& server,
+                              std::shared_ptr<validation::ValidateFunctions> functions);
 
 }  // namespace settee

@@ -26,14 +26,19 @@ int main(int argc, char** argv) {
   // subcommand ([serve] port = 5984, admin = ["admin:secret"], ...).
   app.set_config("--config", "", "Read options from a TOML/INI file ([serve] section, ...)");
 #if SETTEE_WITH_HTTP && SETTEE_WITH_JS
-  // Views: map/reduce on isolate threads started at the first view query,
-  // one per core, each call held to CouchDB's os_process_timeout (5 s).
+  // Design-document code (views' map/reduce, validate_doc_update) on
+  // isolate threads started at first use, one per core, each call held to
+  // CouchDB's os_process_timeout (5 s).
   settee::AddServeExtension([](settee::CouchServer& server) {
     settee::js::PoolOptions pool;
     pool.store = server.store();
-    pool.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
-    pool.limits.timeout_ms = 5000;
-    settee::RegisterViewEndpoints(server, std::make_shared<settee::js::PoolViewFunctions>(pool));
+    const int threads = server.options().view_threads;
+    pool.threads = threads > 0 ? threads
+                               : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
+    pool.limits.timeout_ms = server.options().view_timeout_ms;
+    auto functions = std::make_shared<settee::js::PoolViewFunctions>(pool);
+    settee::RegisterViewEndpoints(server, functions);
+    settee::InstallValidateFunctions(server, functions);
   });
 #endif
 #if SETTEE_WITH_HTTP

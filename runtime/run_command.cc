@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "js/isolate_pool.h"
+#include "js/view_functions_js.h"
 #include "runtime/commands_js.h"
 #include "settee/store.h"
 
@@ -113,6 +114,7 @@ int Run(const JsCommandArgs& a) {
     return 2;
   }
   js::PoolOptions p = PoolOptionsFor(a, store->get());
+  js::InstallPoolValidateFunctions(store->get(), p.limits);
   p.argv.push_back(ExecPath());
   p.argv.push_back(filename);
   p.argv.insert(p.argv.end(), a.positional.begin() + 1, a.positional.end());
@@ -139,6 +141,7 @@ int Eval(const JsCommandArgs& a) {
     return 2;
   }
   js::PoolOptions p = PoolOptionsFor(a, store->get());
+  js::InstallPoolValidateFunctions(store->get(), p.limits);
   p.threads = 1;
   p.argv.push_back(ExecPath());
   p.argv.insert(p.argv.end(), a.positional.begin() + 1, a.positional.end());

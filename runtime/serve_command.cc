@@ -37,6 +37,8 @@ struct ServeConfig {
   bool sync = false;
   size_t max_document_size = 8u << 20;
   uint64_t max_request_size = 64u << 20;
+  int view_threads = 0;
+  int view_timeout_ms = 5000;
 };
 
 bool IsLoopback(const std::string& addr) {
@@ -95,6 +97,8 @@ int RunServe(ServeConfig cfg) {
   }
   if (const char* secret = std::getenv("SETTEE_COOKIE_SECRET")) server_opts.cookie_secret = secret;
   server_opts.cors_origins = SplitList(cfg.cors_origins);
+  server_opts.view_threads = cfg.view_threads;
+  server_opts.view_timeout_ms = cfg.view_timeout_ms;
 
   StoreOptions store_opts;
   if (cfg.backend == "memory") {
@@ -180,6 +184,15 @@ void RegisterServeCommand(CLI::App& app) {
   serve->add_option("--max-document-size", cfg->max_document_size, "Largest document, bytes")
       ->capture_default_str();
   serve->add_option("--max-request-size", cfg->max_request_size, "Largest request body, bytes")
+      ->capture_default_str();
+  serve->add_option("--view-threads", cfg->view_threads,
+                    "Isolate threads for design-document code: views, filters, validate_doc_update "
+                    "(0 = one per core, at most 16)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  serve->add_option("--view-timeout-ms", cfg->view_timeout_ms,
+                    "Time budget of one map/reduce/validate call, ms (CouchDB's os_process_timeout)")
+      ->check(CLI::Range(1, 3600000))
       ->capture_default_str();
   // Every option can also come from the TOML/INI file given to the root
   // app's --config (main.cc), in a [serve] section, so credentials need not

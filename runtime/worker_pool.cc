@@ -24,7 +24,14 @@ void WorkerPool::Post(std::function<void()> task) {
   cv_.notify_one();
 }
 
+namespace {
+thread_local bool on_worker = false;
+}  // namespace
+
+bool WorkerPool::OnWorkerThread() { return on_worker; }
+
 void WorkerPool::WorkerMain() {
+  on_worker = true;
   for (;;) {
     std::function<void()> task;
     {

@@ -52,6 +52,10 @@ class WorkerPool {
   // Queues `task` without waiting for it (fire and forget). It must not throw.
   void Post(std::function<void()> task);
 
+  // True on a thread of any WorkerPool (where Run() must not be called: a
+  // worker waiting for a worker can wait forever).
+  static bool OnWorkerThread();
+
  private:
   void WorkerMain();
 

@@ -286,7 +286,8 @@ Status LoadForEdit(Database& db, std::string_view docid, std::string_view rev, s
 Result<DocUpdateResult> DatabaseImpl::PutAttachment(std::string_view docid, std::string_view name,
                                                     std::string_view rev,
                                                     std::string_view content_type,
-                                                    std::string data) {
+                                                    std::string data,
+                                                    const UpdateOptions& options) {
   Status s = CheckAlive();
   if (!s.ok()) return s;
   s = ValidateDocId(docid);
@@ -315,12 +316,15 @@ Result<DocUpdateResult> DatabaseImpl::PutAttachment(std::string_view docid, std:
   it->name.assign(name);
   it->content_type.assign(content_type.empty() ? kDefaultContentType : content_type);
   it->data = std::move(data);
-  return WriteOneDoc(std::move(doc), UpdateOptions());
+  UpdateOptions edit;
+  edit.user = options.user;
+  return WriteOneDoc(std::move(doc), edit);
 }
 
 Result<DocUpdateResult> DatabaseImpl::DeleteAttachment(std::string_view docid,
                                                        std::string_view name,
-                                                       std::string_view rev) {
+                                                       std::string_view rev,
+                                                       const UpdateOptions& options) {
   Status s = CheckAlive();
   if (!s.ok()) return s;
   if (rev.empty()) return Status::Conflict();
@@ -332,7 +336,9 @@ Result<DocUpdateResult> DatabaseImpl::DeleteAttachment(std::string_view docid,
                          [&](const IncomingAttachment& a) { return a.name == name; });
   if (it == atts.end()) return MissingAttachment();
   atts.erase(it);
-  return WriteOneDoc(std::move(doc), UpdateOptions());
+  UpdateOptions edit;
+  edit.user = options.user;
+  return WriteOneDoc(std::move(doc), edit);
 }
 
 Result<DocUpdateResult> DatabaseImpl::PutWithBodies(std::string_view docid, std::string_view json,

@@ -48,6 +48,8 @@
 #include "storage/doc_record.h"
 #include "storage/document.h"
 #include "storage/keys.h"
+#include "storage/validate_functions.h"
+#include "storage/view_reduce_cache.h"
 
 namespace settee {
 
@@ -72,7 +74,8 @@ class DatabaseImpl final : public Database {
   const std::string& name() const override { return name_; }
   Result<DocUpdateResult> Put(std::string_view docid, std::string_view json,
                               const UpdateOptions& options) override;
-  Result<DocUpdateResult> Delete(std::string_view docid, std::string_view rev) override;
+  Result<DocUpdateResult> Delete(std::string_view docid, std::string_view rev,
+                                 const UpdateOptions& options) override;
   Status BulkDocs(const std::vector<std::string_view>& docs, const UpdateOptions& options,
                   std::vector<DocUpdateResult>* results) override;
   Result<BulkDocsBody> ParseBulkDocsBody(std::string_view body) override;
@@ -104,15 +107,20 @@ class DatabaseImpl final : public Database {
   Status SetSecurity(std::string_view json) override;
   Result<DocUpdateResult> PutAttachment(std::string_view docid, std::string_view name,
                                         std::string_view rev, std::string_view content_type,
-                                        std::string data) override;
+                                        std::string data, const UpdateOptions& options) override;
   Result<DocUpdateResult> DeleteAttachment(std::string_view docid, std::string_view name,
-                                           std::string_view rev) override;
+                                           std::string_view rev,
+                                           const UpdateOptions& options) override;
   Result<std::unique_ptr<AttachmentReader>> OpenAttachment(std::string_view docid,
                                                            std::string_view name,
                                                            std::string_view rev) override;
   Result<DocUpdateResult> PutWithBodies(std::string_view docid, std::string_view json,
                                         std::vector<std::string> bodies,
                                         const UpdateOptions& options) override;
+
+  // The cached reductions of this database's view indexes
+  // (storage/views.cc), dropped with the database.
+  views::ReduceCaches& reduce_caches() { return reduce_caches_; }
 
   // The attachment bodies of this database (for tests and sizes).
   AttachmentStore& attachment_store() { return attachment_store_; }
@@ -171,6 +179,22 @@ class DatabaseImpl final : public Database {
   // Commits ctx as one atomic batch, then publishes counters and notifies.
   Status Commit(WriteContext& ctx);
   void NotifyListeners(uint64_t seq);
+
+  //////// validate_doc_update (database_validate.cc)
+  // Before a write queues, outside every lock: runs the database's
+  // validate_doc_update functions on docs[i] for each valid[i] (not design
+  // or _local documents); a refused one gets valid[i] = false and its id and
+  // error in results[i]. Gives documents without an id their generated id
+  // (the functions see it). Non-OK only when the functions could not run
+  // (nothing may be written then).
+  Status ValidateWrite(std::vector<IncomingDoc>& docs, std::vector<bool>& valid,
+                       std::vector<DocUpdateResult>& results, const UpdateOptions& options);
+  // The validators as of the latest design-document write, loaded again
+  // when one was written since.
+  Result<std::shared_ptr<const validation::ValidatorSet>> Validators();
+  // After a commit that wrote a design document: the validators are stale.
+  void NoteDesignWrite();
+  static bool IsDesignDoc(std::string_view id);
 
   //////// Attachments (database_attachments.cc)
   // Digests whose bodies a write has stored (or found) and whose revisions
@@ -258,9 +282,20 @@ class DatabaseImpl final : public Database {
   std::atomic<uint32_t> revs_limit_{1000};
 
   AttachmentStore attachment_store_;
+  views::ReduceCaches reduce_caches_;
   // Taken alone, or inside write_mu_ (compaction), never the other way.
   std::mutex att_mu_;
   std::unordered_multiset<std::string> pending_digests_;  // GUARDED_BY(att_mu_)
+
+  // The validate_doc_update functions of the design documents: design_gen_
+  // counts commits that wrote a design document; validators_ was loaded at
+  // validators_gen_. A write with both equal and no validator costs two
+  // atomic loads.
+  std::atomic<uint64_t> design_gen_{1};
+  std::atomic<uint64_t> validators_gen_{0};
+  std::atomic<bool> has_validators_{false};
+  std::mutex validators_mu_;
+  std::shared_ptr<const validation::ValidatorSet> validators_;  // GUARDED_BY(validators_mu_)
 
   mutable std::mutex security_mu_;
   std::string security_;  // GUARDED_BY(security_mu_)

@@ -198,6 +198,7 @@ class DatabaseImpl::WriteContext {
 
  public:
   Counters counters;  // as they will be after this batch
+  bool design_changed = false;  // a design document was written
 };
 
 struct DatabaseImpl::Writer {
@@ -266,6 +267,8 @@ void DatabaseImpl::ApplyDoc(IncomingDoc& doc, bool new_edits, WriteContext& ctx,
   if (!s.ok()) {
     result->rev.clear();
     result->status = std::move(s);
+  } else if (IsDesignDoc(doc.id)) {
+    ctx.design_changed = true;
   }
 }
 
@@ -498,6 +501,7 @@ Status DatabaseImpl::Commit(WriteContext& ctx) {
   Status s = kv_->WriteOwned(owner_->write_options(), std::move(ctx.Finish()));
   if (!s.ok()) return s;
   NoteWrittenDocIds(ctx);
+  if (ctx.design_changed) NoteDesignWrite();
   const bool seq_changed = ctx.counters.update_seq != counters_.update_seq;
   counters_ = ctx.counters;
   doc_count_.store(counters_.doc_count, std::memory_order_relaxed);
@@ -577,13 +581,15 @@ Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<S
   }
   results->resize(parsed.size());
   std::vector<bool> valid(parsed.size(), true);
+  Status s = ValidateWrite(parsed, valid, *results, options);
+  if (!s.ok()) return s;
   // Attachment bodies are stored before the queue (a body that cannot be
   // stored refuses the request like a document that does not parse); the
   // pins keep compaction off them until the revisions naming them commit.
   AttachmentPins pins(this);
   for (size_t i = 0; i < parsed.size(); ++i) {
-    if (!parsed[i].attachments) continue;
-    Status s = StageAttachments(parsed[i], options.new_edits, &pins);
+    if (!valid[i] || !parsed[i].attachments) continue;
+    s = StageAttachments(parsed[i], options.new_edits, &pins);
     if (!s.ok()) return s;
   }
   Writer w(&parsed, &valid, options.new_edits, results);
@@ -730,6 +736,9 @@ Result<DocUpdateResult> DatabaseImpl::Put(std::string_view docid, std::string_vi
   if (docs[0].attachments) return WriteOneDoc(std::move(docs[0]), options);
   std::vector<bool> valid{true};
   std::vector<DocUpdateResult> results(1);
+  s = ValidateWrite(docs, valid, results, options);
+  if (!s.ok()) return s;
+  if (!valid[0]) return results[0].status;
   Writer w(&docs, &valid, options.new_edits, &results);
   s = WriteGrouped(&w);
   if (!s.ok()) return s;
@@ -737,8 +746,11 @@ Result<DocUpdateResult> DatabaseImpl::Put(std::string_view docid, std::string_vi
   return std::move(results[0]);
 }
 
-Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string_view rev) {
-  IncomingDoc doc;
+Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string_view rev,
+                                             const UpdateOptions& options) {
+  if (!options.new_edits) return Status::BadRequest("a deletion is an edit (new_edits=true)");
+  std::vector<IncomingDoc> docs(1);
+  IncomingDoc& doc = docs[0];
   Status s = ValidateDocId(docid);
   if (!s.ok()) return s;
   doc.id.assign(docid);
@@ -749,6 +761,13 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
     RevId r;
     if (!RevId::Parse(rev, &r)) return Status::BadRequest("Invalid rev format");
     doc.rev = std::move(r);
+  }
+  if (!rev.empty()) {
+    std::vector<bool> valid{true};
+    std::vector<DocUpdateResult> refused(1);
+    s = ValidateWrite(docs, valid, refused, options);
+    if (!s.ok()) return s;
+    if (!valid[0]) return refused[0].status;
   }
   std::lock_guard<std::mutex> lock(write_mu_);
   s = CheckAlive();

@@ -179,9 +179,22 @@ struct FindRequest {
   bool execution_stats = false;
   bool conflicts = false;
   bool update = true;
-  uint64_t bookmark_skip = 0;
+  // Where the previous page ended (a bookmark): its last row's index key
+  // (JSON; empty for an _all_docs scan) and document id. The next page
+  // starts strictly after that row, so documents written between pages do
+  // not shift it (a skip count would).
+  std::string bookmark_key;
+  std::string bookmark_id;
   bool has_bookmark = false;
 };
+
+// A bookmark: base64 of {"id": docid} or {"key": key, "id": docid}.
+std::string EncodeBookmark(const std::string& key_json, const std::string& id) {
+  std::string b = "{";
+  if (!key_json.empty()) b += "\"key\":" + key_json + ",";
+  b += "\"id\":" + json::Quote(id) + "}";
+  return Base64Encode(b);
+}
 
 Status ParseFind(std::string_view body, FindRequest* r) {
   Status s = json::Parse(body, &r->body);
@@ -241,10 +254,11 @@ Status ParseFind(std::string_view body, FindRequest* r) {
         std::string raw;
         json::Document b;
         if (!Base64Decode(json::View(v), &raw) || !json::Parse(raw, &b).ok() || !b.IsObject() ||
-            !b.HasMember("skip") || !b["skip"].IsUint64()) {
+            !b.HasMember("id") || !b["id"].IsString()) {
           return Bad("Invalid bookmark value: " + std::string(json::View(v)));
         }
-        r->bookmark_skip = b["skip"].GetUint64();
+        r->bookmark_id.assign(json::View(b["id"]));
+        if (auto k = b.FindMember("key"); k != b.MemberEnd()) r->bookmark_key = json::Serialize(k->value);
         r->has_bookmark = true;
       }
     }
@@ -599,8 +613,10 @@ Status Find(Store& store, Database& db, std::string_view body, std::string* out)
   Plan plan;
   Status s = Prepare(db, body, &r, &indexes, &plan);
   if (!s.ok()) return s;
-  const uint64_t skip = r.has_bookmark ? r.bookmark_skip : r.skip;
+  // A bookmark replaces skip: the page starts after the bookmarked row.
+  const uint64_t skip = r.has_bookmark ? 0 : r.skip;
   uint64_t keys_examined = 0, docs_examined = 0, matched = 0;
+  std::string last_key, last_id;  // the last kept row, for the bookmark
   std::vector<std::string> docs;
   GetOptions go;
   go.conflicts = r.conflicts;
@@ -618,13 +634,35 @@ Status Find(Store& store, Database& db, std::string_view body, std::string* out)
   if (r.limit > 0) {
     if (plan.index != nullptr) {
       const views::ViewDef* view = plan.index->ddoc.Find(plan.index->name);
-      std::string last_id;
-      s = views::ScanIndex(store, db, &IndexFunctions(), plan.index->ddoc, *view, r.update, plan.lower,
-                           plan.upper, plan.descending, [&](const views::IndexRow& row) {
+      std::string lower = plan.lower, upper = plan.upper;
+      if (r.has_bookmark && !r.bookmark_key.empty()) {
+        json::Document k;
+        s = json::Parse(r.bookmark_key, &k);
+        if (!s.ok()) return Bad("Invalid bookmark value");
+        // The bookmarked row's encoded key and id: rows sort by both.
+        std::string at;
+        collation::AppendIndexKey(k, &at);
+        json::Value id(rapidjson::StringRef(r.bookmark_id.data(), r.bookmark_id.size()));
+        collation::AppendIndexKey(id, &at);
+        if (!plan.descending) {
+          std::string after = keys::PrefixEnd(at);
+          if (after > lower) lower = std::move(after);
+        } else if (upper.empty() || at < upper) {
+          upper = std::move(at);
+        }
+      }
+      s = views::ScanIndex(store, db, &IndexFunctions(), plan.index->ddoc, *view, r.update, lower,
+                           upper, plan.descending, [&](const views::IndexRow& row) {
                              ++keys_examined;
                              auto d = db.Get(row.id, go);
                              if (!d.ok()) return true;  // deleted since indexed
-                             return consider(*d);
+                             const size_t kept = docs.size();
+                             bool more = consider(*d);
+                             if (docs.size() > kept) {
+                               last_key.assign(row.key);
+                               last_id.assign(row.id);
+                             }
+                             return more;
                            });
       if (!s.ok()) return s;
     } else {
@@ -636,6 +674,8 @@ Status Find(Store& store, Database& db, std::string_view body, std::string* out)
       ao.limit = 1000;
       bool more = true;
       std::optional<std::string> after;
+      // After a bookmark: from its id on, that id itself left out.
+      if (r.has_bookmark) ao.start_key = r.bookmark_id;
       while (more) {
         AllDocsResult page;
         if (after) {
@@ -646,9 +686,13 @@ Status Find(Store& store, Database& db, std::string_view body, std::string* out)
         if (!s.ok()) return s;
         if (page.rows.empty()) break;
         for (const AllDocsRow& row : page.rows) {
+          if (r.has_bookmark && row.id == r.bookmark_id) continue;
           ++keys_examined;
           if (row.id.rfind("_design/", 0) == 0) continue;
-          if (!consider(row.doc)) {
+          const size_t kept = docs.size();
+          const bool go_on = consider(row.doc);
+          if (docs.size() > kept) last_id = row.id;
+          if (!go_on) {
             more = false;
             break;
           }
@@ -668,7 +712,7 @@ Status Find(Store& store, Database& db, std::string_view body, std::string* out)
   if (docs.empty()) {
     *out += "\"nil\"";
   } else {
-    *out += json::Quote(Base64Encode("{\"skip\":" + std::to_string(skip + docs.size()) + "}"));
+    *out += json::Quote(EncodeBookmark(last_key, last_id));
   }
   if (!plan.warning.empty()) *out += ",\"warning\":" + json::Quote(plan.warning);
   if (r.execution_stats) {

@@ -31,6 +31,16 @@ class StoreImpl final : public Store {
 
   KVWriteOptions write_options() const { return KVWriteOptions{options_.sync}; }
 
+  // What runs validate_doc_update (storage/validate_functions.h).
+  void set_validate_functions(std::shared_ptr<validation::ValidateFunctions> f) {
+    std::lock_guard<std::mutex> lock(validate_mu_);
+    validate_ = std::move(f);
+  }
+  std::shared_ptr<validation::ValidateFunctions> validate_functions() {
+    std::lock_guard<std::mutex> lock(validate_mu_);
+    return validate_;
+  }
+
  private:
   StoreImpl(const StoreOptions& options, std::unique_ptr<KVStore> kv);
   Status Initialize();
@@ -48,6 +58,9 @@ class StoreImpl final : public Store {
   // Open databases by name. Readers (OpenDatabase, on every request) share.
   std::shared_mutex open_mu_;
   std::unordered_map<std::string, std::shared_ptr<DatabaseImpl>> open_;  // GUARDED_BY(open_mu_)
+
+  std::mutex validate_mu_;
+  std::shared_ptr<validation::ValidateFunctions> validate_;  // GUARDED_BY(validate_mu_)
 };
 
 }  // namespace settee

@@ -156,6 +156,25 @@ Status BuiltinReducer::Add(std::string_view encoded_key, std::string_view value_
   return Status::Internal("not a built-in reduce");
 }
 
+Status BuiltinReducer::AddReduced(std::string_view reduced_json) {
+  switch (kind_) {
+    case Builtin::kCount: {
+      json::Document v;
+      Status s = json::Parse(reduced_json, &v);
+      if (!s.ok()) return s;
+      if (!v.IsUint64()) return Status::Internal("bad _count reduction");
+      count_ += v.GetUint64();
+      return Status::OK();
+    }
+    case Builtin::kSum:
+    case Builtin::kStats:
+      // A sum adds as a value does; a stats object is taken as one.
+      return Add({}, reduced_json);
+    default:
+      return Status::Internal("no rereduce for this built-in");
+  }
+}
+
 std::string BuiltinReducer::Finish() {
   std::string out;
   json::StringOutput sink(&out);

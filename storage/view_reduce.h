@@ -32,6 +32,10 @@ class BuiltinReducer {
   // Errors: CouchDB's builtin_reduce_error reasons (kBadRequest) for a
   // value _sum or _stats cannot take.
   Status Add(std::string_view encoded_key, std::string_view value_json);
+  // Adds the reduction of some of the group's rows (Finish() of another
+  // reducer of the same kind): CouchDB's rereduce. Not for
+  // _approx_count_distinct (its value is a count, not its set).
+  Status AddReduced(std::string_view reduced_json);
   // The group's value as JSON text; the reducer starts a new group.
   std::string Finish();
 

@@ -12,6 +12,7 @@
 #include "storage/keys.h"
 #include "storage/mango.h"
 #include "storage/view_reduce.h"
+#include "storage/view_reduce_cache.h"
 #include "util/coding.h"
 #include "util/json.h"
 
@@ -111,6 +112,7 @@ struct IndexPlace {
   KVStore* kv = nullptr;
   KVWriteOptions wo;
   IndexKeys keys;
+  ReduceCaches* caches = nullptr;  // the database's; nullptr: no caching
 };
 
 Result<IndexPlace> PlaceOf(Store& store, Database& db, const DesignDoc& ddoc) {
@@ -121,6 +123,7 @@ Result<IndexPlace> PlaceOf(Store& store, Database& db, const DesignDoc& ddoc) {
   p.wo.sync = false;  // an index is rebuilt from the changes feed if lost
   p.keys.base = keys::DatabaseKeys(impl->db_id()).KindPrefix(keys::kViewKind);
   p.keys.base += ddoc.signature;
+  p.caches = &impl->reduce_caches();
   return p;
 }
 
@@ -150,9 +153,15 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
   std::vector<size_t> mapped_row;  // docs[i] is the doc of rows[mapped_row[i]]
   std::vector<std::string> view_prefix;
   for (size_t v = 0; v < nviews; ++v) view_prefix.push_back(ik.Rows(v));
+  // Row keys this update writes or deletes, for the cached reductions
+  // (view_reduce_cache.h). A cache is only created under this index's lock,
+  // so none appears while this update runs.
+  const bool note_changes = p.caches != nullptr && p.caches->Any(ik.base);
+  std::vector<std::string> changed;
   while (true) {
     // A fresh index has no back-index entries to read.
     const bool fresh = h.seq == 0;
+    changed.clear();
     rows.clear();
     docs.clear();
     mapped_row.clear();
@@ -217,6 +226,7 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
             coding::PutLengthPrefixed(&back, std::string_view(key).substr(ik.base.size()));
             h.counts[v]++;
             new_keys.insert(key);
+            if (note_changes) changed.push_back(key);
             batch.PutOwned(std::move(key), std::move(value));
           }
         }
@@ -234,7 +244,10 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
             // The view is the two bytes after 'r'.
             size_t view = (static_cast<unsigned char>(suffix[1]) << 8) | static_cast<unsigned char>(suffix[2]);
             if (view < nviews && h.counts[view] > 0) h.counts[view]--;
-            if (!new_keys.count(old)) batch.Delete(old);
+            if (!new_keys.count(old)) {
+              batch.Delete(old);
+              if (note_changes) changed.push_back(old);
+            }
           }
         } else if (!s.IsNotFound()) {
           return s;
@@ -247,6 +260,7 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
       }
     }
     h.seq = last;
+    if (note_changes) p.caches->NoteChanges(ik.base, changed, last);
     batch.Put(ik.Header(), EncodeHeader(h));
     s = p.kv->WriteOwned(p.wo, std::move(batch));
     if (!s.ok()) return s;
@@ -544,9 +558,16 @@ Status ReduceJs(ViewFunctions* fns, const MapCode& code, const std::string& sour
   return Status::OK();
 }
 
+// Built-ins whose reductions combine (a block's value stands for its rows).
+bool Cacheable(Builtin b) { return b == Builtin::kSum || b == Builtin::kCount || b == Builtin::kStats; }
+
+// A reduce query. With `cache` (ascending, a cacheable built-in), a block
+// of rows that lies wholly inside a range and inside one group adds its
+// cached value instead of its rows, and every block read whole leaves its
+// summary for the next query.
 Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* fns,
                    const MapCode& code, size_t view, const std::string& reduce, const Header& h,
-                   const ViewQuery& q, std::string* out) {
+                   const ViewQuery& q, ReduceCache* cache, std::string* out) {
   const Builtin builtin = ParseBuiltin(reduce);
   const bool grouped = q.group || q.group_level.has_value();
   const size_t level = q.group_level ? static_cast<size_t>(*q.group_level)
@@ -564,51 +585,133 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
     open = false;
   };
   json::Document key_doc, group_doc;
-  for (size_t ri = 0; ri < ranges.size(); ++ri) {
-    Status s = Scan(p.kv, snap, ranges[ri], q.descending, [&](std::string_view, const Row& row) {
-      std::string encoded;
-      std::string gkey = "null";
-      if (grouped) {
-        err = json::Parse(row.key, &key_doc);
-        if (!err.ok()) return false;
-        GroupKey(key_doc, grouped ? level : SIZE_MAX, &group_doc);
-        collation::AppendIndexKey(group_doc, &encoded);
-        gkey = json::Serialize(group_doc);
-      }
-      if (!open || groups.back().encoded != encoded) {
-        close_group();
-        if (groups.size() >= wanted) return false;
-        groups.emplace_back();
-        groups.back().key = gkey;
-        groups.back().encoded = std::move(encoded);
-        open = true;
-      }
-      Group& g = groups.back();
-      if (builtin != Builtin::kNone) {
-        std::string_view enc_key;
-        std::string full;
-        if (builtin == Builtin::kApproxCountDistinct) {
-          json::Document k;
-          err = json::Parse(row.key, &k);
-          if (!err.ok()) return false;
-          collation::AppendIndexKey(k, &full);
-          enc_key = full;
-        }
-        err = reducer.Add(enc_key, row.value);
-        if (!err.ok()) return false;
-      } else {
-        std::string pair = "[";
-        pair.append(row.key);
-        pair.push_back(',');
-        json::AppendQuoted(&pair, row.id);
-        pair.push_back(']');
-        g.keys.push_back(std::move(pair));
-        g.values.emplace_back(row.value);
-      }
-      return true;
-    });
-    if (!err.ok()) return err;
+  // The group key (JSON) and its encoding of a row's key.
+  auto group_of = [&](std::string_view key_json, std::string* gkey, std::string* encoded) -> Status {
+    encoded->clear();
+    *gkey = "null";
+    if (!grouped) return Status::OK();
+    Status s = json::Parse(key_json, &key_doc);
     if (!s.ok()) return s;
+    GroupKey(key_doc, level, &group_doc);
+    collation::AppendIndexKey(group_doc, encoded);
+    *gkey = json::Serialize(group_doc);
+    return Status::OK();
+  };
+  // Opens the group of `encoded` unless it is the open one; false once
+  // enough groups are done.
+  auto enter_group = [&](std::string gkey, std::string encoded) {
+    if (open && groups.back().encoded == encoded) return true;
+    close_group();
+    if (groups.size() >= wanted) return false;
+    groups.emplace_back();
+    groups.back().key = std::move(gkey);
+    groups.back().encoded = std::move(encoded);
+    open = true;
+    return true;
+  };
+  auto add_row = [&](const Row& row) {
+    std::string gkey, encoded;
+    err = group_of(row.key, &gkey, &encoded);
+    if (!err.ok()) return false;
+    if (!enter_group(std::move(gkey), std::move(encoded))) return false;
+    Group& g = groups.back();
+    if (builtin != Builtin::kNone) {
+      std::string_view enc_key;
+      std::string full;
+      if (builtin == Builtin::kApproxCountDistinct) {
+        json::Document k;
+        err = json::Parse(row.key, &k);
+        if (!err.ok()) return false;
+        collation::AppendIndexKey(k, &full);
+        enc_key = full;
+      }
+      err = reducer.Add(enc_key, row.value);
+      if (!err.ok()) return false;
+    } else {
+      std::string pair = "[";
+      pair.append(row.key);
+      pair.push_back(',');
+      json::AppendQuoted(&pair, row.id);
+      pair.push_back(']');
+      g.keys.push_back(std::move(pair));
+      g.values.emplace_back(row.value);
+    }
+    return true;
+  };
+  bool stopped = false;
+  for (size_t ri = 0; ri < ranges.size() && !stopped; ++ri) {
+    const Range& r = ranges[ri];
+    if (cache == nullptr) {
+      Status s = Scan(p.kv, snap, r, q.descending,
+                      [&](std::string_view, const Row& row) { return (stopped = !add_row(row)) == false; });
+      if (!err.ok()) return err;
+      if (!s.ok()) return s;
+      continue;
+    }
+    std::string cur = r.lower;
+    while (cur < r.upper && !stopped) {
+      ReduceCache::Lookup b = cache->Find(cur, h.seq);
+      const bool whole = cur == b.start && b.end <= r.upper;
+      if (whole && b.summary) {
+        const BlockSummary& sum = *b.summary;
+        if (sum.rows == 0) {
+          cur = b.end;
+          continue;
+        }
+        std::string gfirst, efirst, glast, elast;
+        err = group_of(sum.first_key, &gfirst, &efirst);
+        if (err.ok()) err = group_of(sum.last_key, &glast, &elast);
+        if (!err.ok()) return err;
+        if (efirst == elast) {
+          if (!enter_group(std::move(gfirst), std::move(efirst))) break;
+          err = reducer.AddReduced(sum.value);
+          if (!err.ok()) return err;
+          cur = b.end;
+          continue;
+        }
+      }
+      // Read the rows up to the block's end; a block read whole is cut
+      // into parts of kBlockRows rows, each summarized.
+      Range seg{cur, std::min(b.end, r.upper)};
+      std::vector<std::pair<std::string, BlockSummary>> parts;
+      BuiltinReducer part_reducer(builtin);
+      auto close_part = [&]() {
+        if (!parts.empty()) parts.back().second.value = part_reducer.Finish();
+      };
+      bool complete = true;
+      Status s = Scan(p.kv, snap, seg, false, [&](std::string_view kv_key, const Row& row) {
+        if (whole) {
+          if (parts.empty() || parts.back().second.rows == ReduceCache::kBlockRows) {
+            close_part();
+            parts.emplace_back(parts.empty() ? b.start : std::string(kv_key), BlockSummary());
+            parts.back().second.first_key.assign(row.key);
+          }
+          BlockSummary& part = parts.back().second;
+          ++part.rows;
+          part.last_key.assign(row.key);
+          err = part_reducer.Add({}, row.value);
+          if (!err.ok()) return false;
+        }
+        if (!add_row(row)) {
+          stopped = true;
+          complete = false;
+          return false;
+        }
+        return true;
+      });
+      if (!err.ok()) return err;
+      if (!s.ok()) return s;
+      if (whole && complete) {
+        if (parts.empty()) {
+          parts.emplace_back(b.start, BlockSummary());
+          parts.back().second.value = part_reducer.Finish();
+        } else {
+          close_part();
+        }
+        cache->Store(b.start, h.seq, std::move(parts));
+      }
+      cur = seg.upper;
+    }
   }
   close_group();
   if (builtin == Builtin::kNone && !groups.empty()) {
@@ -634,6 +737,20 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
   }
   out->append("]}");
   return Status::OK();
+}
+
+// The cache of a view's reductions. A new one is made under the index's
+// lock, so an update either runs before it (and the caller's snapshot, taken
+// after, sees that update) or after it (and notes its changes to it).
+// A query that finds the index being updated goes without (stale=ok must
+// not wait for the update).
+std::shared_ptr<ReduceCache> CacheFor(const IndexPlace& p, const std::string& prefix, int kind) {
+  if (p.caches == nullptr) return nullptr;
+  if (auto cache = p.caches->Find(prefix, kind)) return cache;
+  auto lock = IndexLock(p.kv, p.keys.base);
+  std::unique_lock<std::mutex> g(*lock, std::try_to_lock);
+  if (!g.owns_lock()) return nullptr;
+  return p.caches->Get(prefix, kind);
 }
 
 Status QueryAt(const IndexPlace& p, Database& db, ViewFunctions* js, const DesignDoc& ddoc,
@@ -664,13 +781,19 @@ Status QueryAt(const IndexPlace& p, Database& db, ViewFunctions* js, const Desig
     s = UpdateAt(p, db, js, ddoc.code);
     if (!s.ok()) return s;
   }
+  // The cached reductions, taken before the snapshot (see
+  // CacheFor): ascending reduces of the built-ins that combine.
+  std::shared_ptr<ReduceCache> cache;
+  if (reduce && has_reduce && !q.descending && Cacheable(ParseBuiltin(view.reduce))) {
+    cache = CacheFor(p, p.keys.Rows(view.map_index), static_cast<int>(ParseBuiltin(view.reduce)));
+  }
   auto snap = p.kv->GetSnapshot();
   Header h;
   s = ReadHeader(p.kv, KVReadOptions{snap.get()}, p.keys, ddoc.code.maps.size(), &h);
   if (!s.ok()) return s;
   out->clear();
   if (reduce && has_reduce) {
-    s = ReduceQuery(p, snap.get(), js, ddoc.code, view.map_index, view.reduce, h, q, out);
+    s = ReduceQuery(p, snap.get(), js, ddoc.code, view.map_index, view.reduce, h, q, cache.get(), out);
   } else {
     s = MapQuery(p, snap.get(), db, view.map_index, h, q, out);
   }

@@ -17,6 +17,7 @@
 #include "bench/harness/pouchdb_baseline.h"
 #include "bench/harness/registry.h"
 #include "js/isolate_pool.h"
+#include "js/view_functions_js.h"
 #include "settee/store.h"
 #include "util/json.h"
 
@@ -202,6 +203,8 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
   js::PoolOptions po;
   po.threads = o.threads;
   po.store = store->get();
+  // Writes check for validate_doc_update functions as in `settee run`.
+  js::InstallPoolValidateFunctions(store->get(), po.limits);
   // V8's flags are the process's: the first pool decides (one bench run, one setting).
   if (o.jitless) po.v8_flags = "--jitless --no-expose-wasm";
   po.on_message = [&](int, const std::string& json) {

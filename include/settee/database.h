@@ -35,11 +35,22 @@ namespace settee {
 ////////////////////////////////////////////////////////////////////////////////
 // Writing
 
+// Who writes, as CouchDB's validate_doc_update functions see it (their
+// userCtx argument, with the database's name added as "db").
+struct UserContext {
+  std::string name;  // empty: anonymous (null)
+  std::vector<std::string> roles;
+};
+
 struct UpdateOptions {
   // true: normal edits; _rev must name the current leaf (else kConflict).
   // false: replicator mode; the doc's _revisions (or _rev) history is merged
   // into the tree as given and conflicts are never an error.
   bool new_edits = true;
+  // The writer, for the database's validate_doc_update functions; must
+  // outlive the call. nullptr: the embedding application itself, which
+  // CouchDB's functions see as a server admin ({"name":null,"roles":["_admin"]}).
+  const UserContext* user = nullptr;
 };
 
 // The outcome for one document of a write.
@@ -272,6 +283,16 @@ class Database {
   virtual const std::string& name() const = 0;
 
   //////// Writing:
+  //
+  // Every write of a document that is neither a design nor a _local
+  // document runs the validate_doc_update functions of the database's
+  // design documents first (CouchDB's semantics: newDoc, oldDoc, userCtx
+  // from options.user, secObj from Security()), through the functions the
+  // embedder installed on the Store (storage/validate_functions.h). A
+  // refused document fails with kForbidden or kUnauthorized (the thrown
+  // message as reason), or kInternal for any other throw; in a bulk write
+  // that is its own result, the others are written. A database with no such
+  // function pays one atomic load per write for the check.
 
   // Creates or updates one document. `docid`, when non-empty, overrides the
   // body's _id (PUT /db/docid); with neither, a UUID is generated (POST).
@@ -282,7 +303,9 @@ class Database {
                                       const UpdateOptions& options = {}) = 0;
 
   // Deletes `docid` at leaf `rev` (a tombstone revision is added).
-  virtual Result<DocUpdateResult> Delete(std::string_view docid, std::string_view rev) = 0;
+  // `options.user` is for validate_doc_update; new_edits must be true.
+  virtual Result<DocUpdateResult> Delete(std::string_view docid, std::string_view rev,
+                                         const UpdateOptions& options = {}) = 0;
 
   // Applies many documents (each a JSON object) in order, as one atomic batch
   // for the database. Every document is parsed and checked first, as CouchDB
@@ -321,11 +344,13 @@ class Database {
   virtual Result<DocUpdateResult> PutAttachment(std::string_view docid, std::string_view name,
                                                 std::string_view rev,
                                                 std::string_view content_type,
-                                                std::string data) = 0;
+                                                std::string data,
+                                                const UpdateOptions& options = {}) = 0;
   // Removes attachment `name` at leaf `rev`: kConflict for a rev that is
   // not a leaf (or none), kNotFound when the revision lacks the attachment.
   virtual Result<DocUpdateResult> DeleteAttachment(std::string_view docid, std::string_view name,
-                                                   std::string_view rev) = 0;
+                                                   std::string_view rev,
+                                                   const UpdateOptions& options = {}) = 0;
   // Opens attachment `name` of revision `rev` (empty: the winner) for
   // reading. kNotFound "missing"/"deleted" for the document, kNotFound
   // "Document is missing attachment" for the name.

@@ -140,11 +140,64 @@ function viewReduceJson(codeJson, source, callsJson) {
 }
 function fnText(f) { return typeof f === 'function' ? Function.prototype.toString.call(f) : String(f); }
 
+// ---------------------------------------------------------------------------
+// validate_doc_update (storage/validate_functions.h)
+
+const validateCache = new Map();  // set signature -> [{fn, ddoc}]
+
+function compiledValidators(set) {
+  let fns = validateCache.get(set.signature);
+  if (fns) return fns;
+  fns = set.validators.map((v) => {
+    const ddoc = JSON.parse(v.ddoc);
+    return { fn: compileViewFunction(v.source, ddocRequire(ddoc)), ddoc };
+  });
+  if (validateCache.size > 64) validateCache.clear();
+  validateCache.set(set.signature, fns);
+  return fns;
+}
+
+// What a validate function threw, as CouchDB's couch_query_servers reads
+// it: {forbidden: msg} and {unauthorized: msg} as such; any other object's
+// first value, a string, or an Error's text as {error: msg}.
+function validateRefusal(e) {
+  if (e !== null && typeof e === 'object' && !(e instanceof Error)) {
+    if ('forbidden' in e) return { forbidden: String(e.forbidden) };
+    if ('unauthorized' in e) return { unauthorized: String(e.unauthorized) };
+    const keys = Object.keys(e);
+    return { error: keys.length ? String(e[keys[0]]) : JSON.stringify(e) };
+  }
+  if (e instanceof Error) return { error: e.name + ': ' + e.message };
+  return { error: String(e) };
+}
+
+// a: {set: {signature, validators: [{source, ddoc}]}, calls: [[newDoc,
+// oldDoc], ...], userCtx, secObj}. Returns, per call, null (accepted) or
+// the first refusal; every function runs with its design document as this.
+function validateDocs(a) {
+  const fns = compiledValidators(a.set);
+  const out = new Array(a.calls.length);
+  for (let i = 0; i < a.calls.length; i++) {
+    const [newDoc, oldDoc] = a.calls[i];
+    let refusal = null;
+    for (let f = 0; f < fns.length && refusal === null; f++) {
+      try {
+        fns[f].fn.call(fns[f].ddoc, newDoc, oldDoc, a.userCtx, a.secObj);
+      } catch (e) {
+        refusal = validateRefusal(e);
+      }
+    }
+    out[i] = refusal;
+  }
+  return out;
+}
+
 // The pool path (IsolatePool::Run with a task source naming these).
 Object.defineProperty(settee, '_views', {
   value: Object.freeze({
     map: (a) => viewMap(a.code, a.docs),
     reduce: (a) => viewReduce(a.code, a.source, a.calls),
+    validate: (a) => validateDocs(a),
   }),
   enumerable: false,
 });

@@ -75,3 +75,23 @@ test('find without and with an index, sort, fields, explain', async () => {
   assert.deepEqual(await db.deleteIndex({ ddoc: '_design/ages', name: 'age' }), { ok: true });
   assert.equal((await db.getIndexes()).total_rows, 1);
 });
+
+test('validate_doc_update refuses writes from the PouchDB client, and replication counts them', async () => {
+  const v = new PouchDB(`${server.url}/views-vdu`);
+  await v.put({
+    _id: '_design/guard',
+    validate_doc_update: 'function (newDoc, oldDoc, userCtx) { if (newDoc.bad) throw({forbidden: "bad " + newDoc._id}); }',
+  });
+  await assert.rejects(v.put({ _id: 'x', bad: true }), (e) => e.status === 403 && e.name === 'forbidden' && e.message === 'bad x');
+  const r = await v.bulkDocs([{ _id: 'a' }, { _id: 'b', bad: true }]);
+  assert.equal(r[0].ok, true);
+  assert.equal(r[1].error === true ? r[1].name : r[1].error, 'forbidden');
+  const local = new PouchDB('vdu-source', { adapter: 'memory' });
+  await local.bulkDocs([{ _id: 'ok1' }, { _id: 'no1', bad: true }, { _id: 'ok2' }]);
+  const result = await local.replicate.to(v);
+  assert.equal(result.docs_written, 2);
+  assert.equal(result.doc_write_failures, 1);
+  await assert.rejects(v.get('no1'), (e) => e.status === 404);
+  await v.destroy();
+  await local.destroy();
+});

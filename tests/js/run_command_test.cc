@@ -255,11 +255,11 @@ TEST(JsScripts, Replication) {
 TEST(JsScripts, ViewsOnBothBackends) {
   auto o = Settee({"run", kScripts + "/views.js"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 8 passed"));
+  EXPECT_THAT(o.out, HasSubstr("all 9 passed"));
   std::string dir = testing::TempDir() + "/settee_js_views_" + std::to_string(getpid());
   o = Settee({"run", "--threads", "2", "--backend", "leveldb", "--data", dir, kScripts + "/views.js"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
-  for (int t = 0; t < 2; ++t) EXPECT_THAT(o.out, HasSubstr("[thread " + std::to_string(t) + "] all 8 passed"));
+  for (int t = 0; t < 2; ++t) EXPECT_THAT(o.out, HasSubstr("[thread " + std::to_string(t) + "] all 9 passed"));
   std::system(("rm -rf " + Quote(dir)).c_str());
 }
 

@@ -6,8 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "js/view_functions_js.h"
 #include "tests/runtime/couch_test_util.h"
+#include "util/json.h"
 
 namespace settee::testing {
 namespace {
@@ -153,9 +156,165 @@ TEST_P(ViewEndpointsTest, ChangesFilters) {
   EXPECT_EQ(ids("/db/_changes?filter=f/mod&n=6&limit=2"), "d1006 d1013");
   EXPECT_EQ(ids("/db/_changes?filter=_view&view=d/odd&limit=2"), "d1006 d1013");
   EXPECT_EQ(ids("/db/_changes?filter=_selector&limit=2", R"({"selector":{"n":6}})"), "d1006 d1013");
+  // Past one filter chunk (512 changes): all 85, the last ones too, and a
+  // limit that ends inside the second chunk resumes after its last row.
+  auto all = ids("/db/_changes?filter=f/mod&n=6");
+  EXPECT_EQ(std::count(all.begin(), all.end(), ' ') + 1, 85);
+  EXPECT_EQ(all.substr(all.size() - 5), "d1594");
+  auto r = Req("GET", "/db/_changes?filter=_view&view=d/odd&limit=80");
+  auto d = ParseJson(r.body);
+  ASSERT_EQ(d["results"].Size(), 80u);
+  EXPECT_EQ(Str(d["results"][79], "id"), "d1559");
+  EXPECT_EQ(ids("/db/_changes?filter=_view&view=d/odd&since=" + std::to_string(d["last_seq"].GetUint64())),
+            "d1566 d1573 d1580 d1587 d1594");
   EXPECT_EQ(Req("GET", "/db/_changes?filter=f/none").status, 404);
   EXPECT_EQ(Req("GET", "/db/_changes?filter=_view&view=d/none").status, 404);
   EXPECT_EQ(Req("POST", "/db/_changes?filter=_selector", R"({"selector":{"n":{"$x":1}}})").status, 400);
+}
+
+
+// validate_doc_update over HTTP (runtime/endpoints_views.h,
+// InstallValidateFunctions): the functions on a real isolate pool, with
+// CouchDB's arguments, statuses and _bulk_docs results, and replicated
+// writes refused and counted.
+class ValidateEndpointsTest : public ::testing::TestWithParam<StoreOptions::Backend> {
+ protected:
+  void SetUp() override {
+    TestServerConfig cfg;
+    cfg.backend = GetParam();
+    cfg.couch.admins = {{"admin", "s3cret"}};
+    cfg.setup = [](CouchServer& server) {
+      js::PoolOptions pool;
+      pool.store = server.store();
+      pool.threads = 1;
+      pool.limits.timeout_ms = 1000;
+      auto functions = std::make_shared<js::PoolViewFunctions>(pool);
+      RegisterViewEndpoints(server, functions);
+      InstallValidateFunctions(server, functions);
+    };
+    server_ = std::make_unique<TestServer>(cfg);
+    client_ = std::make_unique<TestClient>(server_->port());
+    ASSERT_EQ(Admin("PUT", "/db").status, 201);
+    // Public, so that anonymous writers reach the function.
+    ASSERT_EQ(Admin("PUT", "/db/_security", R"({"members":{"names":[],"roles":[]},"admins":{"names":["boss"],"roles":[]}})").status, 200);
+    ASSERT_EQ(Admin("PUT", "/db/_design/v", R"({"validate_doc_update":)" + json::Quote(kValidate) + "}").status, 201);
+  }
+
+  static constexpr const char* kValidate = R"(function (newDoc, oldDoc, userCtx, secObj) {
+    if (newDoc.forbid) throw({forbidden: 'no ' + newDoc._id});
+    if (!userCtx.name && userCtx.roles.indexOf('_admin') < 0) throw({unauthorized: 'log in'});
+    if (oldDoc && oldDoc.locked && !newDoc.unlock) throw({forbidden: 'locked at ' + oldDoc._rev});
+    if (newDoc.boom) throw new TypeError('kaboom');
+    if (newDoc.who !== undefined && newDoc.who !== [userCtx.db, userCtx.name, secObj.admins.names[0], this._id].join()) {
+      throw({forbidden: 'who'});
+    }
+  })";
+
+  ClientResponse Req(const std::string& method, const std::string& path, const std::string& body = {},
+                     Headers h = {}) {
+    if (!body.empty()) h.emplace_back("Content-Type", "application/json");
+    auto r = client_->Request(method, path, body, h);
+    if (!r.body.empty() && r.body.back() == '\n') r.body.pop_back();
+    return r;
+  }
+  ClientResponse Admin(const std::string& method, const std::string& path, const std::string& body = {}) {
+    return Req(method, path, body, {{"Authorization", BasicAuth("admin", "s3cret")}});
+  }
+
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<TestClient> client_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, ValidateEndpointsTest,
+                         ::testing::Values(StoreOptions::Backend::kMemory, StoreOptions::Backend::kLevelDB),
+                         [](const auto& info) {
+                           return info.param == StoreOptions::Backend::kMemory ? "Memory" : "LevelDB";
+                         });
+
+TEST_P(ValidateEndpointsTest, RefusalsAreCouchErrors) {
+  auto r = Admin("PUT", "/db/a", R"({"forbid":true})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(r.body, R"({"error":"forbidden","reason":"no a"})");
+  r = Req("PUT", "/db/a", R"({"x":1})");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(r.body, R"({"error":"unauthorized","reason":"log in"})");
+  r = Admin("POST", "/db", R"({"forbid":true})");  // the generated id is the function's
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Str(ParseJson(r.body), "reason").size(), 3 + 32u) << r.body;  // "no " and a uuid
+  r = Admin("PUT", "/db/a", R"({"boom":true})");
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.body, R"({"error":"unknown_error","reason":"TypeError: kaboom"})");
+  // userCtx {db, name, roles}, secObj and `this` (the design document).
+  EXPECT_EQ(Admin("PUT", "/db/w", R"({"who":"db,admin,boss,_design/v"})").status, 201);
+  EXPECT_EQ(Admin("PUT", "/db/w2", R"({"who":"someone else"})").status, 403);
+  // Design documents are not validated (only db admins may write them).
+  EXPECT_EQ(Admin("PUT", "/db/_design/x", R"({"forbid":true})").status, 201);
+  EXPECT_EQ(Admin("GET", "/db/a").status, 404);
+}
+
+TEST_P(ValidateEndpointsTest, OldDocGuardsEditsDeletesAndAttachments) {
+  auto r = Admin("PUT", "/db/l", R"({"locked":true})");
+  ASSERT_EQ(r.status, 201);
+  std::string rev = ParseJson(r.body)["rev"].GetString();
+  r = Admin("PUT", "/db/l", R"({"_rev":")" + rev + R"(","x":2})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(r.body, R"({"error":"forbidden","reason":"locked at )" + rev + R"("})");
+  EXPECT_EQ(Admin("DELETE", "/db/l?rev=" + rev).status, 403);
+  EXPECT_EQ(client_->Request("PUT", "/db/l/f.txt?rev=" + rev, "hi",
+                             {{"Content-Type", "text/plain"},
+                              {"Authorization", BasicAuth("admin", "s3cret")}})
+                .status,
+            403);
+  r = Admin("PUT", "/db/l", R"({"_rev":")" + rev + R"(","unlock":true})");
+  EXPECT_EQ(r.status, 201) << r.body;
+}
+
+TEST_P(ValidateEndpointsTest, BulkDocsAnswersPerDocument) {
+  auto r = Admin("POST", "/db/_bulk_docs", R"({"docs":[{"_id":"a"},{"_id":"b","forbid":true},{"_id":"c"}]})");
+  ASSERT_EQ(r.status, 201);
+  auto d = ParseJson(r.body);
+  ASSERT_EQ(d.Size(), 3u);
+  EXPECT_TRUE(d[0]["ok"].GetBool());
+  EXPECT_EQ(Str(d[1], "id"), "b");
+  EXPECT_EQ(Str(d[1], "error"), "forbidden");
+  EXPECT_EQ(Str(d[1], "reason"), "no b");
+  EXPECT_TRUE(d[2]["ok"].GetBool());
+  // Replicated writes answer their refusals only.
+  r = Admin("POST", "/db/_bulk_docs",
+            R"({"new_edits":false,"docs":[{"_id":"r1","_rev":"1-aa"},{"_id":"r2","_rev":"1-bb","forbid":true}]})");
+  ASSERT_EQ(r.status, 201);
+  d = ParseJson(r.body);
+  ASSERT_EQ(d.Size(), 1u) << r.body;
+  EXPECT_EQ(Str(d[0], "id"), "r2");
+  EXPECT_EQ(Str(d[0], "rev"), "1-bb");
+  EXPECT_EQ(Str(d[0], "error"), "forbidden");
+  EXPECT_EQ(Admin("GET", "/db/r1").status, 200);
+  EXPECT_EQ(Admin("GET", "/db/r2").status, 404);
+}
+
+TEST_P(ValidateEndpointsTest, ReplicationCountsRefusedWrites) {
+  ASSERT_EQ(Admin("PUT", "/src").status, 201);
+  ASSERT_EQ(Admin("POST", "/src/_bulk_docs",
+                  R"({"docs":[{"_id":"ok1"},{"_id":"bad","forbid":true},{"_id":"ok2"}]})")
+                .status,
+            201);
+  // Into db (which has the function): locally, then over HTTP.
+  auto r = Admin("POST", "/_replicate", R"({"source":"src","target":"db"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = ParseJson(r.body);
+  EXPECT_EQ(d["history"][0]["docs_written"].GetInt(), 2);
+  EXPECT_EQ(d["history"][0]["doc_write_failures"].GetInt(), 1);
+  EXPECT_EQ(Admin("GET", "/db/bad").status, 404);
+  EXPECT_EQ(Admin("GET", "/db/ok2").status, 200);
+  ASSERT_EQ(Admin("PUT", "/db2").status, 201);
+  ASSERT_EQ(Admin("PUT", "/db2/_design/v", R"({"validate_doc_update":)" + json::Quote(kValidate) + "}").status, 201);
+  std::string url = "http://admin:s3cret@127.0.0.1:" + std::to_string(server_->port()) + "/db2";
+  r = Admin("POST", "/_replicate", R"({"source":"src","target":")" + url + R"("})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  d = ParseJson(r.body);
+  EXPECT_EQ(d["history"][0]["doc_write_failures"].GetInt(), 1);
+  EXPECT_EQ(Admin("GET", "/db2/bad").status, 404);
+  EXPECT_EQ(Admin("GET", "/db2/ok1").status, 200);
 }
 
 }  // namespace

@@ -91,4 +91,24 @@ check('viewCleanup', async () => {
   assert.strictEqual((await db.query('d/byn', { reduce: false })).rows.length, 2);
 });
 
+check('validate_doc_update refuses JS API writes', async () => {
+  const v = new PouchDB('vdu_' + settee.threadId);
+  await v.put({
+    _id: '_design/v',
+    validate_doc_update: 'function (newDoc, oldDoc, userCtx, secObj) {' +
+      ' if (newDoc.forbid) throw({forbidden: "no " + newDoc._id + " " + userCtx.roles.join() + " " + userCtx.db});' +
+      ' if (oldDoc && oldDoc.locked) throw({unauthorized: "locked"}); }',
+  });
+  await assert.rejects(v.put({ _id: 'a', forbid: true }),
+                       { status: 403, name: 'forbidden', message: 'no a _admin vdu_' + settee.threadId });
+  const r = await v.bulkDocs([{ _id: 'b' }, { _id: 'c', forbid: true }]);
+  assert.ok(r[0].ok);
+  assert.strictEqual(r[1].name || r[1].error, 'forbidden');
+  const l = await v.put({ _id: 'l', locked: true });
+  await assert.rejects(v.remove('l', l.rev), { status: 401, name: 'unauthorized' });
+  await assert.rejects(v.putAttachment('l', 'f.txt', l.rev, 'aGk=', 'text/plain'), { status: 401 });
+  await assert.rejects(v.get('a'), { status: 404 });
+  await v.destroy();
+});
+
 done();

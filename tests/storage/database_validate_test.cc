@@ -1,0 +1,289 @@
+// validate_doc_update in the engine (storage/database_validate.cc), with a
+// C++ ValidateFunctions standing in for JavaScript: which writes run the
+// functions, with which arguments, and what a refusal does to each write
+// path. The JavaScript side is tested over HTTP and in JS
+// (tests/runtime/endpoints_validate_test.cc).
+#include <mutex>
+
+#include <gtest/gtest.h>
+
+#include "settee/database.h"
+#include "storage/validate_functions.h"
+#include "store_test_util.h"
+#include "util/json.h"
+
+namespace settee {
+namespace {
+
+using testing::BackendName;
+using testing::TempStore;
+
+// Interprets a validator's "source" as a rule:
+//   "forbid-bad": refuses (forbidden) a newDoc with "bad":true;
+//   "need-login": refuses (unauthorized) an anonymous userCtx without roles;
+//   "no-compile": the run fails with kCompilationError.
+// Records every call's arguments.
+class FakeFunctions final : public validation::ValidateFunctions {
+ public:
+  struct Seen {
+    std::string new_doc, old_doc, user_ctx, sec_obj;
+  };
+
+  Status Validate(const validation::ValidatorSet& set,
+                  const std::vector<validation::ValidateCall>& calls, std::string_view user_ctx,
+                  std::string_view sec_obj, std::vector<Status>* results) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++runs_;
+    last_signature_ = set.signature;
+    results->assign(calls.size(), Status::OK());
+    for (size_t i = 0; i < calls.size(); ++i) {
+      seen_.push_back({calls[i].new_doc, calls[i].old_doc, std::string(user_ctx), std::string(sec_obj)});
+      json::Document doc, user;
+      EXPECT_TRUE(json::Parse(calls[i].new_doc, &doc).ok()) << calls[i].new_doc;
+      EXPECT_TRUE(json::Parse(user_ctx, &user).ok());
+      for (const validation::Validator& v : set.validators) {
+        if (v.source == "no-compile") return Status(Status::Code::kCompilationError, "nope");
+        if (v.source == "forbid-bad" && doc.HasMember("bad") && doc["bad"].IsTrue()) {
+          (*results)[i] = Status::Forbidden("bad doc (" + v.ddoc_id + ")");
+          break;
+        }
+        if (v.source == "need-login" && user["name"].IsNull() &&
+            user["roles"].GetArray().Empty()) {
+          (*results)[i] = Status::Unauthorized("log in");
+          break;
+        }
+      }
+    }
+    return Status::OK();
+  }
+
+  std::vector<Seen> seen() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return seen_;
+  }
+  int runs() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return runs_;
+  }
+  void Clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    seen_.clear();
+    runs_ = 0;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<Seen> seen_;
+  int runs_ = 0;
+  std::string last_signature_;
+};
+
+class DatabaseValidateTest : public ::testing::TestWithParam<StoreOptions::Backend> {
+ protected:
+  void SetUp() override {
+    store_ = std::make_unique<TempStore>(GetParam());
+    fns_ = std::make_shared<FakeFunctions>();
+    validation::SetValidateFunctions(*store_->get(), fns_);
+    db_ = (*store_)->CreateDatabase("db").value();
+  }
+
+  std::string PutOk(std::string_view id, std::string_view json, const UpdateOptions& o = {}) {
+    auto r = db_->Put(id, json, o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->rev : "";
+  }
+
+  void AddValidator(std::string_view ddoc, std::string_view rule) {
+    PutOk(ddoc, std::string("{\"validate_doc_update\":\"") + std::string(rule) + "\"}");
+  }
+
+  std::unique_ptr<TempStore> store_;
+  std::shared_ptr<FakeFunctions> fns_;
+  std::shared_ptr<Database> db_;
+};
+
+TEST_P(DatabaseValidateTest, NoValidatorNoCall) {
+  PutOk("a", R"({"bad":true})");
+  PutOk("_design/views", R"({"views":{}})");
+  PutOk("b", R"({"bad":true})");
+  EXPECT_EQ(fns_->runs(), 0);
+}
+
+TEST_P(DatabaseValidateTest, RefusesPutAndKeepsNothing) {
+  AddValidator("_design/v", "forbid-bad");
+  auto r = db_->Put("a", R"({"bad":true})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kForbidden);
+  EXPECT_EQ(r.status().reason(), "bad doc (_design/v)");
+  EXPECT_TRUE(db_->Get("a").status().IsNotFound());
+  PutOk("b", R"({"bad":false})");
+  EXPECT_EQ(fns_->runs(), 2);
+}
+
+TEST_P(DatabaseValidateTest, ArgumentsAreCouchDbs) {
+  AddValidator("_design/v", "forbid-bad");
+  ASSERT_TRUE(db_->SetSecurity(R"({"admins":{"names":["boss"],"roles":[]}})").ok());
+  UserContext bob{"bob", {"writer"}};
+  UpdateOptions o;
+  o.user = &bob;
+  std::string rev1 = PutOk("a", R"({"n":1})", o);
+  std::string rev2 = PutOk("a", R"({"_rev":")" + rev1 + R"(","n":2})", o);
+  auto seen = fns_->seen();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].old_doc, "null");
+  EXPECT_EQ(seen[0].user_ctx, R"({"db":"db","name":"bob","roles":["writer"]})");
+  EXPECT_EQ(seen[0].sec_obj, R"({"admins":{"names":["boss"],"roles":[]}})");
+  json::Document n, old;
+  ASSERT_TRUE(json::Parse(seen[1].new_doc, &n).ok());
+  ASSERT_TRUE(json::Parse(seen[1].old_doc, &old).ok());
+  EXPECT_EQ(json::View(n["_id"]), "a");
+  EXPECT_EQ(json::View(n["_rev"]), rev1);
+  EXPECT_EQ(n["n"].GetInt(), 2);
+  EXPECT_EQ(n["_revisions"]["start"].GetInt(), 1);
+  EXPECT_EQ(json::View(old["_rev"]), rev1);
+  EXPECT_EQ(old["n"].GetInt(), 1);
+  // No user: the embedding application, an admin to the functions.
+  fns_->Clear();
+  PutOk("c", "{}");
+  EXPECT_EQ(fns_->seen().at(0).user_ctx, R"({"db":"db","name":null,"roles":["_admin"]})");
+  (void)rev2;
+}
+
+TEST_P(DatabaseValidateTest, DeleteSeesDeletedNewDocAndOldDoc) {
+  AddValidator("_design/v", "need-login");
+  std::string rev = PutOk("a", "{\"x\":1}");
+  UserContext anon;
+  UpdateOptions o;
+  o.user = &anon;
+  auto r = db_->Delete("a", rev, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kUnauthorized);
+  auto seen = fns_->seen();
+  json::Document n, old;
+  ASSERT_TRUE(json::Parse(seen.back().new_doc, &n).ok());
+  ASSERT_TRUE(json::Parse(seen.back().old_doc, &old).ok());
+  EXPECT_TRUE(n["_deleted"].IsTrue());
+  EXPECT_EQ(old["x"].GetInt(), 1);
+  EXPECT_TRUE(db_->Get("a").ok());
+  EXPECT_TRUE(db_->Delete("a", rev).ok());  // an admin may
+}
+
+TEST_P(DatabaseValidateTest, BulkDocsRefusesPerDocument) {
+  AddValidator("_design/v", "forbid-bad");
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocsArray(R"([{"_id":"a"},{"_id":"b","bad":true},{"bad":true},{"_id":"c"}])",
+                                 {}, &results)
+                  .ok());
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_TRUE(results[0].status.ok());
+  EXPECT_EQ(results[1].id, "b");
+  EXPECT_EQ(results[1].status.code(), Status::Code::kForbidden);
+  EXPECT_EQ(results[2].status.code(), Status::Code::kForbidden);
+  EXPECT_FALSE(results[2].id.empty());  // the generated id the function saw
+  EXPECT_TRUE(results[3].status.ok());
+  EXPECT_EQ(fns_->runs(), 1);  // one run for the batch
+  EXPECT_TRUE(db_->Get("a").ok());
+  EXPECT_TRUE(db_->Get("b").status().IsNotFound());
+  EXPECT_TRUE(db_->Get("c").ok());
+}
+
+TEST_P(DatabaseValidateTest, ReplicatedWritesAreValidated) {
+  AddValidator("_design/v", "forbid-bad");
+  std::string rev1 = PutOk("a", R"({"n":1})");
+  std::string hash1 = rev1.substr(2);
+  UpdateOptions repl;
+  repl.new_edits = false;
+  std::vector<DocUpdateResult> results;
+  std::string docs = R"([{"_id":"a","_rev":"2-aa","bad":true,"_revisions":{"start":2,"ids":["aa",")" +
+                     hash1 + R"("]}},{"_id":"b","_rev":"1-bb","n":1}])";
+  ASSERT_TRUE(db_->BulkDocsArray(docs, repl, &results).ok());
+  EXPECT_EQ(results[0].status.code(), Status::Code::kForbidden);
+  EXPECT_EQ(results[0].rev, "2-aa");
+  EXPECT_TRUE(results[1].status.ok());
+  auto seen = fns_->seen();
+  json::Document old;
+  ASSERT_TRUE(json::Parse(seen.back().old_doc == "null" ? seen[seen.size() - 2].old_doc : seen.back().old_doc, &old).ok());
+  EXPECT_EQ(json::View(old["_rev"]), rev1);  // the nearest stored ancestor
+  auto a = db_->Get("a");
+  ASSERT_TRUE(a.ok());
+  EXPECT_NE(a->find(rev1), std::string::npos);
+  // Sending a stored revision again is no write: not validated.
+  fns_->Clear();
+  ASSERT_TRUE(db_->BulkDocsArray(R"([{"_id":"b","_rev":"1-bb","n":1,"bad":true}])", repl, &results).ok());
+  EXPECT_TRUE(results[0].status.ok());
+  EXPECT_EQ(fns_->runs(), 0);
+}
+
+TEST_P(DatabaseValidateTest, DesignAndLocalDocsAreNotValidated) {
+  AddValidator("_design/v", "forbid-bad");
+  PutOk("_design/w", R"({"bad":true})");
+  PutOk("_local/x", R"({"bad":true})");
+  EXPECT_EQ(fns_->runs(), 0);
+}
+
+TEST_P(DatabaseValidateTest, EditingDesignDocsChangesTheValidators) {
+  AddValidator("_design/a", "forbid-bad");
+  AddValidator("_design/b", "need-login");
+  UserContext anon;
+  UpdateOptions o;
+  o.user = &anon;
+  EXPECT_EQ(db_->Put("x", "{}", o).status().code(), Status::Code::kUnauthorized);
+  EXPECT_EQ(db_->Put("x", R"({"bad":true})", o).status().code(), Status::Code::kForbidden);
+  std::string rev = db_->Get("_design/b").value();
+  json::Document d;
+  ASSERT_TRUE(json::Parse(rev, &d).ok());
+  ASSERT_TRUE(db_->Delete("_design/b", json::View(d["_rev"])).ok());
+  EXPECT_TRUE(db_->Put("x", "{}", o).ok());
+  // A replicated design document counts too.
+  UpdateOptions repl;
+  repl.new_edits = false;
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocsArray(R"([{"_id":"_design/c","_rev":"1-cc","validate_doc_update":"need-login"}])",
+                                 repl, &results)
+                  .ok());
+  EXPECT_EQ(db_->Put("y", "{}", o).status().code(), Status::Code::kUnauthorized);
+}
+
+TEST_P(DatabaseValidateTest, AttachmentWritesAreValidated) {
+  AddValidator("_design/v", "need-login");
+  UserContext anon;
+  UpdateOptions o;
+  o.user = &anon;
+  auto r = db_->PutAttachment("a", "f.txt", "", "text/plain", "hello", o);
+  EXPECT_EQ(r.status().code(), Status::Code::kUnauthorized);
+  std::string rev = db_->PutAttachment("a", "f.txt", "", "text/plain", "hello").value().rev;
+  EXPECT_EQ(db_->DeleteAttachment("a", "f.txt", rev, o).status().code(),
+            Status::Code::kUnauthorized);
+  auto seen = fns_->seen();
+  EXPECT_NE(seen.back().new_doc.find("\"_attachments\":{}"), std::string::npos) << seen.back().new_doc;
+  EXPECT_NE(seen.back().old_doc.find("f.txt"), std::string::npos);
+}
+
+TEST_P(DatabaseValidateTest, FunctionsThatCannotRunRefuseTheWrite) {
+  AddValidator("_design/v", "no-compile");
+  std::vector<DocUpdateResult> results;
+  Status s = db_->BulkDocsArray(R"([{"_id":"a"}])", {}, &results);
+  EXPECT_EQ(s.code(), Status::Code::kCompilationError);
+  EXPECT_TRUE(db_->Get("a").status().IsNotFound());
+  // With nothing installed to run them, writes are refused, not let through.
+  validation::SetValidateFunctions(*store_->get(), nullptr);
+  EXPECT_EQ(db_->Put("b", "{}").status().code(), Status::Code::kInternal);
+}
+
+TEST_P(DatabaseValidateTest, ConflictsStayConflicts) {
+  AddValidator("_design/v", "forbid-bad");
+  PutOk("a", "{}");
+  fns_->Clear();
+  EXPECT_EQ(db_->Put("a", R"({"bad":true})").status().code(), Status::Code::kConflict);
+  EXPECT_EQ(db_->Put("a", R"({"_rev":"1-00000000000000000000000000000000","bad":true})").status().code(),
+            Status::Code::kConflict);
+  EXPECT_EQ(fns_->runs(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, DatabaseValidateTest,
+                         ::testing::Values(StoreOptions::Backend::kMemory,
+                                           StoreOptions::Backend::kLevelDB),
+                         BackendName);
+
+}  // namespace
+}  // namespace settee
