@@ -48,6 +48,7 @@
 #include "storage/doc_record.h"
 #include "storage/document.h"
 #include "storage/keys.h"
+#include "storage/spin_wait.h"
 
 namespace settee {
 
@@ -246,7 +247,8 @@ class DatabaseImpl final : public Database {
   std::string largest_doc_id_;         // GUARDED_BY(write_mu_)
   bool largest_doc_id_known_ = false;  // GUARDED_BY(write_mu_)
 
-  // The group-commit queue; the front writer is the leader.
+  // The group-commit queue; the front writer is the leader. Held for a
+  // push or a pop only, so contenders spin instead of sleeping.
   std::mutex queue_mu_;
   std::deque<Writer*> writers_;  // GUARDED_BY(queue_mu_)
 

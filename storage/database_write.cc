@@ -591,7 +591,8 @@ Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<S
 }
 
 Status DatabaseImpl::WriteGrouped(Writer* w) {
-  std::unique_lock<std::mutex> queue_lock(queue_mu_);
+  LockSpinning(queue_mu_);
+  std::unique_lock<std::mutex> queue_lock(queue_mu_, std::adopt_lock);
   writers_.push_back(w);
   if (writers_.front() != w) {
     // Another writer leads: wait until it commits our documents or hands us
@@ -602,7 +603,7 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
     while (w->state.load(std::memory_order_acquire) == Writer::kWaiting && !backoff.Exhausted()) {
       backoff.Pause();
     }
-    queue_lock.lock();
+    RelockSpinning(queue_lock);
     if (w->state.load(std::memory_order_acquire) == Writer::kWaiting) {
       w->sleeping = true;
       w->cv.wait(queue_lock,
@@ -648,7 +649,7 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
     }
   }
 
-  queue_lock.lock();
+  RelockSpinning(queue_lock);
   // A writer that sees its new state may return at once and destroy itself:
   // read `sleeping` before the store, and notify only a sleeper (which
   // cannot return before this thread releases queue_mu_).

@@ -194,7 +194,8 @@ void AppendTo(const KVWriteBatch& batch, leveldb::WriteBatch* wb) {
 Status LevelDBStore::Write(const KVWriteOptions& options, const KVWriteBatch& batch) {
   if (batch.empty()) return Status::OK();
   Writer w(&batch, options.sync);
-  std::unique_lock<std::mutex> queue_lock(queue_mu_);
+  LockSpinning(queue_mu_);
+  std::unique_lock<std::mutex> queue_lock(queue_mu_, std::adopt_lock);
   writers_.push_back(&w);
   if (writers_.front() != &w) {
     queue_lock.unlock();
@@ -202,7 +203,7 @@ Status LevelDBStore::Write(const KVWriteOptions& options, const KVWriteBatch& ba
     while (w.state.load(std::memory_order_acquire) == Writer::kWaiting && !backoff.Exhausted()) {
       backoff.Pause();
     }
-    queue_lock.lock();
+    RelockSpinning(queue_lock);
     if (w.state.load(std::memory_order_acquire) == Writer::kWaiting) {
       w.sleeping = true;
       w.cv.wait(queue_lock,
@@ -231,7 +232,7 @@ Status LevelDBStore::Write(const KVWriteOptions& options, const KVWriteBatch& ba
   wo.sync = sync;
   const Status s = FromLevelDBStatus(db_->Write(wo, &wb));
 
-  queue_lock.lock();
+  RelockSpinning(queue_lock);
   auto hand_off = [](Writer* x, Writer::State state) {
     const bool sleeping = x->sleeping;  // x may be gone once its state is set
     x->state.store(state, std::memory_order_release);

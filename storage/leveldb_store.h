@@ -38,6 +38,7 @@
 #include <string_view>
 
 #include "settee/kv.h"
+#include "storage/spin_wait.h"
 
 namespace leveldb {
 class Cache;
@@ -77,7 +78,8 @@ class LevelDBStore final : public KVStore {
   std::unique_ptr<const leveldb::FilterPolicy> filter_;
   std::unique_ptr<leveldb::DB> db_;
 
-  // The group-commit queue; the front writer is the leader.
+  // The group-commit queue; the front writer is the leader. Held for a
+  // push or a pop only, so contenders spin instead of sleeping.
   std::mutex queue_mu_;
   std::deque<Writer*> writers_;  // GUARDED_BY(queue_mu_)
 };
