@@ -57,13 +57,19 @@ class StoreImpl;
 class DatabaseImpl final : public Database {
  public:
   // Loads counters and properties of database `db_id`; the catalog entry must
-  // already exist. `owner` must outlive this object.
+  // already exist. `owner` must outlive this object. The database's keys are
+  // in `own_kv` (a KV store of its own, which it then owns) or, if that is
+  // null, in the owner's.
   static Result<std::shared_ptr<DatabaseImpl>> Load(StoreImpl* owner, std::string name,
-                                                    uint64_t db_id);
+                                                    uint64_t db_id,
+                                                    std::unique_ptr<KVStore> own_kv);
   // Writes the initial counters and properties of a new database into `batch`.
   static void InitializeNew(uint64_t db_id, uint32_t revs_limit, KVWriteBatch* batch);
 
   uint64_t db_id() const { return db_id_; }
+  // The KV store that holds this database's keys (keys::DatabaseKeys), for
+  // modules that keep data beside its documents (views) and for tests.
+  KVStore* kv() const { return kv_; }
 
   // Makes every later call fail with kNotFound and wakes waiting readers.
   // Waits for an in-flight write to finish first.
@@ -128,7 +134,8 @@ class DatabaseImpl final : public Database {
     uint64_t external_size = 0;
   };
 
-  DatabaseImpl(StoreImpl* owner, std::string name, uint64_t db_id);
+  DatabaseImpl(StoreImpl* owner, std::string name, uint64_t db_id,
+               std::unique_ptr<KVStore> own_kv);
 
   Status CheckAlive() const;
 
@@ -230,7 +237,8 @@ class DatabaseImpl final : public Database {
 
   // Constant after construction.
   StoreImpl* const owner_;
-  KVStore* const kv_;
+  const std::unique_ptr<KVStore> own_kv_;  // null: the keys are in the owner's
+  KVStore* const kv_;                      // own_kv_ or the owner's
   const std::string name_;
   const uint64_t db_id_;
   const keys::DatabaseKeys keys_;

@@ -143,7 +143,7 @@ class LevelDBStore::Iter final : public KVIterator {
 
 //////// Store:
 
-LevelDBStore::LevelDBStore(leveldb::DB* db, std::unique_ptr<leveldb::Cache> cache,
+LevelDBStore::LevelDBStore(leveldb::DB* db, std::shared_ptr<leveldb::Cache> cache,
                            std::unique_ptr<const leveldb::FilterPolicy> filter)
     : cache_(std::move(cache)), filter_(std::move(filter)), db_(db) {}
 
@@ -284,7 +284,20 @@ void LevelDBStore::CompactRange(std::string_view begin, std::string_view end) {
   db_->CompactRange(begin.empty() ? nullptr : &b, end.empty() ? nullptr : &e);
 }
 
+std::shared_ptr<leveldb::Cache> NewLevelDBBlockCache(size_t bytes) {
+  return std::shared_ptr<leveldb::Cache>(leveldb::NewLRUCache(bytes));
+}
+
 Status OpenLevelDBStore(const std::string& path, const LevelDBOptions& options,
+                        std::unique_ptr<KVStore>* store) {
+  // LevelDB's own default bound on open table files.
+  constexpr int kDefaultMaxOpenFiles = 1000;
+  return OpenLevelDBStore(path, options, NewLevelDBBlockCache(options.block_cache_bytes),
+                          kDefaultMaxOpenFiles, store);
+}
+
+Status OpenLevelDBStore(const std::string& path, const LevelDBOptions& options,
+                        std::shared_ptr<leveldb::Cache> cache, int max_open_files,
                         std::unique_ptr<KVStore>* store) {
   store->reset();
   if (!options.create_if_missing) {
@@ -293,7 +306,6 @@ Status OpenLevelDBStore(const std::string& path, const LevelDBOptions& options,
       return Status::NotFound("no LevelDB database at " + path);
     }
   }
-  std::unique_ptr<leveldb::Cache> cache(leveldb::NewLRUCache(options.block_cache_bytes));
   std::unique_ptr<const leveldb::FilterPolicy> filter(
       options.bloom_filter ? leveldb::NewBloomFilterPolicy(kBloomBitsPerKey) : nullptr);
   leveldb::Options lo;
@@ -301,6 +313,7 @@ Status OpenLevelDBStore(const std::string& path, const LevelDBOptions& options,
   lo.block_cache = cache.get();
   lo.write_buffer_size = options.write_buffer_bytes;
   lo.filter_policy = filter.get();
+  lo.max_open_files = max_open_files;
   leveldb::DB* db = nullptr;
   leveldb::Status s = leveldb::DB::Open(lo, path, &db);
   if (!s.ok()) return FromLevelDBStatus(s);

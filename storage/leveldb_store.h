@@ -52,10 +52,21 @@ namespace settee {
 // Converts a LevelDB status to a settee Status (see the mapping above).
 Status FromLevelDBStatus(const leveldb::Status& s);
 
+// An LRU block cache of `bytes` that several LevelDBStores may share (the
+// store's own and one per database, see store_impl.h), so their cached
+// blocks stay within one budget.
+std::shared_ptr<leveldb::Cache> NewLevelDBBlockCache(size_t bytes);
+
+// OpenLevelDBStore() with a shared block cache and a bound on the table
+// files this LevelDB keeps open (LevelDB raises it to at least 74).
+Status OpenLevelDBStore(const std::string& path, const LevelDBOptions& options,
+                        std::shared_ptr<leveldb::Cache> cache, int max_open_files,
+                        std::unique_ptr<KVStore>* store);
+
 class LevelDBStore final : public KVStore {
  public:
   // Use OpenLevelDBStore().
-  LevelDBStore(leveldb::DB* db, std::unique_ptr<leveldb::Cache> cache,
+  LevelDBStore(leveldb::DB* db, std::shared_ptr<leveldb::Cache> cache,
                std::unique_ptr<const leveldb::FilterPolicy> filter);
   ~LevelDBStore() override;
 
@@ -73,8 +84,8 @@ class LevelDBStore final : public KVStore {
   struct Writer;  // one caller's batch waiting in writers_
 
   // Constant after construction. db_ is destroyed before cache_ and filter_,
-  // which it uses.
-  std::unique_ptr<leveldb::Cache> cache_;
+  // which it uses. The cache may be shared with other stores.
+  std::shared_ptr<leveldb::Cache> cache_;
   std::unique_ptr<const leveldb::FilterPolicy> filter_;
   std::unique_ptr<leveldb::DB> db_;
 
