@@ -597,11 +597,15 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
   if (writers_.front() != w) {
     // Another writer leads: wait until it commits our documents or hands us
     // the front. Its commit takes microseconds, so spin first; sleep only
-    // if it is slow (a large batch, fsync, a descheduled leader).
+    // if it is slow (a large batch, a descheduled leader), and at once if
+    // it fsyncs (milliseconds: a spin would only burn a core).
     queue_lock.unlock();
-    SpinBackoff backoff;
-    while (w->state.load(std::memory_order_acquire) == Writer::kWaiting && !backoff.Exhausted()) {
-      backoff.Pause();
+    if (!owner_->options().sync) {
+      SpinBackoff backoff;
+      while (w->state.load(std::memory_order_acquire) == Writer::kWaiting &&
+             !backoff.Exhausted()) {
+        backoff.Pause();
+      }
     }
     RelockSpinning(queue_lock);
     if (w->state.load(std::memory_order_acquire) == Writer::kWaiting) {

@@ -199,9 +199,13 @@ Status LevelDBStore::Write(const KVWriteOptions& options, const KVWriteBatch& ba
   writers_.push_back(&w);
   if (writers_.front() != &w) {
     queue_lock.unlock();
-    SpinBackoff backoff;
-    while (w.state.load(std::memory_order_acquire) == Writer::kWaiting && !backoff.Exhausted()) {
-      backoff.Pause();
+    // A sync write's group fsyncs (milliseconds): sleep at once.
+    if (!w.sync) {
+      SpinBackoff backoff;
+      while (w.state.load(std::memory_order_acquire) == Writer::kWaiting &&
+             !backoff.Exhausted()) {
+        backoff.Pause();
+      }
     }
     RelockSpinning(queue_lock);
     if (w.state.load(std::memory_order_acquire) == Writer::kWaiting) {

@@ -1,7 +1,8 @@
 // LevelDBStore: the on-disk KVStore backend (OpenLevelDBStore()).
 //
 // Wraps one leveldb::DB opened with a bytewise comparator, an LRU block cache
-// and (optionally) a 10-bits-per-key Bloom filter, both owned by the store.
+// (possibly shared with other stores) and (optionally) a 10-bits-per-key
+// Bloom filter, owned by the store.
 // The leveldb::DB is shared by every thread and lets readers run
 // concurrently. Writers are group-committed here, in front of LevelDB's own
 // writer queue: a writer that finds another writing queues its batch and
@@ -10,8 +11,11 @@
 // status. LevelDB's queue does the same but parks each follower on a
 // condition variable, so two threads writing (to any databases: there is one
 // log) paid a futex sleep and wake-up per write; here the handoff is a spin
-// (SpinBackoff) and only a slow write (fsync, a memtable switch) makes
-// followers sleep. LevelDB's queue then always sees one writer.
+// (SpinBackoff) and only a slow write (a memtable switch) makes followers
+// sleep, or a sync one (fsync: they sleep at once). LevelDB's queue then
+// always sees one writer. Each database has a LevelDB of its own
+// (store_impl.h), so this queue is shared by one database's writes and its
+// views' and attachments' batches.
 //
 // Mapping of the KVStore contract onto LevelDB:
 //   - KVWriteBatch -> one leveldb::WriteBatch (atomic); sync -> WriteOptions::sync.
