@@ -14,9 +14,12 @@
 // the documents of every writer queued behind it (in queue order, so the
 // result equals applying them one by one) in one WriteContext, commits once
 // (one fsync with sync on) and hands each its results. Under contention this
-// turns N commits into one. A queued writer spins on its state before it
-// sleeps (the leader's commit takes microseconds), and the leader wakes only
-// sleepers, so a handoff between writers on two cores costs no futex call.
+// turns N commits into one. A leader also commits the groups that queued
+// during its commit (a few, bounded), so the database's state stays in one
+// core's cache instead of moving with the lead at every commit. A queued
+// writer spins on its state before it sleeps (the leader's commit takes
+// microseconds; spin_wait.h), and the leader wakes only sleepers, so a
+// handoff between writers on two cores costs no futex call.
 // Writers of different databases share no lock here (see docs/architecture.md,
 // "What blocks what").
 //
@@ -147,6 +150,10 @@ class DatabaseImpl final : public Database {
   // Queues `w` and returns once its documents are applied and committed.
   // REQUIRES: write_mu_ and queue_mu_ not held.
   Status WriteGrouped(Writer* w);
+  // Applies and commits the documents of `group` as one batch, under
+  // write_mu_, and moves their ids into their results.
+  // REQUIRES: write_mu_ and queue_mu_ not held; the caller leads.
+  Status CommitGroup(const std::vector<Writer*>& group);
   // The rest REQUIRE write_mu_ held.
   // Loads the records the group's documents name, in one ordered pass, and
   // marks those past largest_doc_id_ as new without reading anything.
