@@ -344,6 +344,68 @@ struct Series {
   std::vector<double> base, other;  // the two sides, for the printout
 };
 
+// "1.23 0.98 0.71" (1, 5 and 15 minutes), or "?".
+std::string LoadAverage() {
+  double avg[3];
+  if (getloadavg(avg, 3) != 3) return "?";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f %.2f %.2f", avg[0], avg[1], avg[2]);
+  return buf;
+}
+
+// Issue 14's targets against the medians: one line per case that ran.
+void PrintSummary(const std::map<std::string, Series>& series, const std::string& load_at_start) {
+  struct Target {
+    const char* name;  // a series name
+    const char* what;
+    double bound;
+    bool at_least;  // ratio >= bound (else <=)
+  };
+  static const Target kTargets[] = {
+      {"memory own_db 2t/1t", "2 threads, own databases, memory", 1.8, true},
+      {"memory shared_db 2t/1t", "2 threads, one database, memory", 1.3, true},
+      {"leveldb own_db 2t/1t", "2 threads, own databases, LevelDB", 1.6, true},
+      {"leveldb shared_db 2t/1t", "2 threads, one database, LevelDB", 1.3, true},
+      {"memory get_storm ns storm/idle", "get during a write storm, memory", 1.5, false},
+      {"leveldb get_storm ns storm/idle", "get during a write storm, LevelDB", 1.5, false},
+  };
+  auto median_ratio = [&](const std::string& name) -> const Series* {
+    auto it = series.find(name);
+    return it == series.end() || it->second.ratios.empty() ? nullptr : &it->second;
+  };
+  std::printf("\nsummary against issue 14's targets (medians; load average %s at start, %s at end):\n",
+              load_at_start.c_str(), LoadAverage().c_str());
+  std::printf("  %-36s %8s  %-8s %s\n", "case", "ratio", "target", "met");
+  for (const Target& t : kTargets) {
+    const Series* s = median_ratio(t.name);
+    if (s == nullptr) continue;
+    const double r = Median(s->ratios);
+    const bool met = t.at_least ? r >= t.bound : r <= t.bound;
+    char target[16];
+    std::snprintf(target, sizeof target, "%s%.1fx", t.at_least ? ">=" : "<=", t.bound);
+    std::printf("  %-36s %7.2fx  %-8s %s\n", t.what, r, target, met ? "yes" : "NO");
+  }
+  for (const char* b : {"memory", "leveldb"}) {
+    const Series* s = median_ratio(std::string(b) + " idle_put ns doc/raw");
+    if (s == nullptr) continue;
+    std::printf("  %-36s %7.2f us%s\n", (std::string("idle awaited put, ") + b).c_str(),
+                Median(s->other) / 1000,
+                std::string(b) == "memory" ? " (issue 14: no slower than ~1.4 us)" : "");
+  }
+  const Series* cpu = median_ratio("cpu 2t/1t (ops/s)");
+  const Series* map = median_ratio("cpu_map 2t/1t (ops/s)");
+  if (cpu != nullptr || map != nullptr) {
+    std::printf("  controls (the parallelism the machine gave):");
+    if (cpu != nullptr) std::printf(" cpu %.2fx", Median(cpu->ratios));
+    if (map != nullptr) std::printf(" cpu_map %.2fx", Median(map->ratios));
+    std::printf("\n");
+    if (cpu != nullptr && Median(cpu->ratios) < 1.8) {
+      std::printf("  the cpu control is below 1.8x: other processes held a core, so the 2t/1t rows "
+                  "cannot be judged in this run\n");
+    }
+  }
+}
+
 int Main(int argc, char** argv) {
   Config cfg;
   for (int i = 1; i < argc; ++i) {
@@ -384,6 +446,7 @@ int Main(int argc, char** argv) {
     }
   }
   auto want = [&](const char* c) { return cfg.cases.count(c) > 0; };
+  const std::string load_at_start = LoadAverage();
 
   std::map<std::string, Series> series;  // insertion order is not needed: names sort well
   // The cpu case's ratio this round: a 2t/1t ratio divided by it is the
@@ -473,6 +536,7 @@ int Main(int argc, char** argv) {
                   Median(s.ratios));
     }
   }
+  PrintSummary(series, load_at_start);
   return 0;
 }
 

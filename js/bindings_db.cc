@@ -31,7 +31,8 @@ using Args = v8::FunctionCallbackInfo<v8::Value>;
 IsolateThread* Self(const Args& args) { return IsolateThread::From(args.GetIsolate()); }
 
 // The database behind handle args[0], or nullptr with a JS error thrown.
-std::shared_ptr<Database> DbArg(const Args& args) {
+// Borrowed for this call (IsolateThread::Db).
+Database* DbArg(const Args& args) {
   IsolateThread* t = Self(args);
   int h = args[0]->IsInt32() ? args[0].As<v8::Int32>()->Value() : -1;
   auto db = t->Db(h);
@@ -775,7 +776,7 @@ void DbListen(const Args& args) {
   auto db = DbArg(args);
   if (!db) return;
   uint64_t feed = static_cast<uint64_t>(args[1]->NumberValue(args.GetIsolate()->GetCurrentContext()).FromMaybe(0));
-  Self(args)->Listen(db, feed);
+  Self(args)->Listen(Self(args)->SharedDb(args[0].As<v8::Int32>()->Value()), feed);
 }
 
 void DbUnlisten(const Args& args) {

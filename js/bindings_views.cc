@@ -86,7 +86,9 @@ class LocalViewFunctions final : public views::ViewFunctions {
 
 IsolateThread* Self(const Args& args) { return IsolateThread::From(args.GetIsolate()); }
 
-std::shared_ptr<Database> DbArg(const Args& args) {
+// The database behind handle args[0], or nullptr with a JS error thrown.
+// Borrowed for this call (IsolateThread::Db).
+Database* DbArg(const Args& args) {
   IsolateThread* t = Self(args);
   int h = args[0]->IsInt32() ? args[0].As<v8::Int32>()->Value() : -1;
   auto db = t->Db(h);

@@ -427,6 +427,7 @@ bool IsolateThread::MakeCallback(Hook h, int argc, v8::Local<v8::Value>* argv) {
   if (ok && outer) AfterCallback();
   --call_depth_;
   if (outer) {
+    closed_dbs_.clear();  // no binding is running any more
     ExitCall();
     OnTermination();
   }
@@ -673,14 +674,22 @@ int IsolateThread::OpenDb(std::shared_ptr<Database> db) {
   return free_slot;
 }
 
-std::shared_ptr<Database> IsolateThread::Db(int handle) {
+Database* IsolateThread::Db(int handle) {
+  if (handle < 0 || static_cast<size_t>(handle) >= dbs_.size()) return nullptr;
+  return dbs_[handle].db.get();
+}
+
+std::shared_ptr<Database> IsolateThread::SharedDb(int handle) {
   if (handle < 0 || static_cast<size_t>(handle) >= dbs_.size()) return nullptr;
   return dbs_[handle].db;
 }
 
 void IsolateThread::CloseDb(int handle) {
   if (handle < 0 || static_cast<size_t>(handle) >= dbs_.size() || !dbs_[handle].db) return;
-  if (--dbs_[handle].refs == 0) dbs_[handle].db.reset();
+  if (--dbs_[handle].refs > 0) return;
+  // A binding up the stack may still use it (Db() is borrowed).
+  if (call_depth_ > 0) closed_dbs_.push_back(std::move(dbs_[handle].db));
+  dbs_[handle].db.reset();
 }
 
 IsolateThread::Feed* IsolateThread::NewFeed(uint64_t feed_id, std::shared_ptr<Database> db) {

@@ -177,7 +177,14 @@ class IsolateThread {
   // Databases opened by this isolate: small integer handles for JS,
   // reference-counted per database (OpenDb/CloseDb pair up).
   int OpenDb(std::shared_ptr<Database> db);
-  std::shared_ptr<Database> Db(int handle);
+  // The database behind `handle` (nullptr if closed), borrowed: it stays
+  // alive until the outermost JS call on this thread returns, even if JS
+  // closes the handle meanwhile (CloseDb defers the release), so a binding
+  // needs no shared_ptr copy per call, whose reference count would bounce
+  // between the cores of isolates writing to one database.
+  Database* Db(int handle);
+  // Db() as an owning reference, for what outlives the call (a feed).
+  std::shared_ptr<Database> SharedDb(int handle);
   void CloseDb(int handle);
 
   // Live change feeds: `feed_id` is chosen by JS; hooks.onFeed(feed_id) runs
@@ -280,6 +287,9 @@ class IsolateThread {
     int refs = 0;                  // PouchDB objects holding this handle
   };
   std::vector<DbSlot> dbs_;
+  // Databases whose last handle closed during a JS call: released when the
+  // outermost call returns (see Db()).
+  std::vector<std::shared_ptr<Database>> closed_dbs_;
   std::vector<std::pair<v8::Global<v8::Promise>, v8::Global<v8::Value>>> rejections_;
 };
 

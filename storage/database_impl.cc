@@ -17,9 +17,11 @@ constexpr size_t kCompactionChunk = 256;
 
 }  // namespace
 
-DatabaseImpl::DatabaseImpl(StoreImpl* owner, std::string name, uint64_t db_id)
+DatabaseImpl::DatabaseImpl(StoreImpl* owner, std::string name, uint64_t db_id,
+                           std::unique_ptr<KVStore> own_kv)
     : owner_(owner),
-      kv_(owner->kv()),
+      own_kv_(std::move(own_kv)),
+      kv_(own_kv_ ? own_kv_.get() : owner->kv()),
       name_(std::move(name)),
       db_id_(db_id),
       keys_(db_id),
@@ -36,8 +38,10 @@ void DatabaseImpl::InitializeNew(uint64_t db_id, uint32_t revs_limit, KVWriteBat
 }
 
 Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::string name,
-                                                         uint64_t db_id) {
-  std::shared_ptr<DatabaseImpl> db(new DatabaseImpl(owner, std::move(name), db_id));
+                                                         uint64_t db_id,
+                                                         std::unique_ptr<KVStore> own_kv) {
+  std::shared_ptr<DatabaseImpl> db(
+      new DatabaseImpl(owner, std::move(name), db_id, std::move(own_kv)));
   KVReadOptions ro;
   std::string bytes;
   Status s = db->kv_->Get(ro, db->keys_.Counters(), &bytes);

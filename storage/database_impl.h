@@ -14,9 +14,12 @@
 // the documents of every writer queued behind it (in queue order, so the
 // result equals applying them one by one) in one WriteContext, commits once
 // (one fsync with sync on) and hands each its results. Under contention this
-// turns N commits into one. A queued writer spins on its state before it
-// sleeps (the leader's commit takes microseconds), and the leader wakes only
-// sleepers, so a handoff between writers on two cores costs no futex call.
+// turns N commits into one. A leader also commits the groups that queued
+// during its commit (a few, bounded), so the database's state stays in one
+// core's cache instead of moving with the lead at every commit. A queued
+// writer spins on its state before it sleeps (the leader's commit takes
+// microseconds; spin_wait.h), and the leader wakes only sleepers, so a
+// handoff between writers on two cores costs no futex call.
 // Writers of different databases share no lock here (see docs/architecture.md,
 // "What blocks what").
 //
@@ -48,6 +51,7 @@
 #include "storage/doc_record.h"
 #include "storage/document.h"
 #include "storage/keys.h"
+#include "storage/spin_wait.h"
 #include "storage/validate_functions.h"
 #include "storage/view_reduce_cache.h"
 
@@ -58,13 +62,19 @@ class StoreImpl;
 class DatabaseImpl final : public Database {
  public:
   // Loads counters and properties of database `db_id`; the catalog entry must
-  // already exist. `owner` must outlive this object.
+  // already exist. `owner` must outlive this object. The database's keys are
+  // in `own_kv` (a KV store of its own, which it then owns) or, if that is
+  // null, in the owner's.
   static Result<std::shared_ptr<DatabaseImpl>> Load(StoreImpl* owner, std::string name,
-                                                    uint64_t db_id);
+                                                    uint64_t db_id,
+                                                    std::unique_ptr<KVStore> own_kv);
   // Writes the initial counters and properties of a new database into `batch`.
   static void InitializeNew(uint64_t db_id, uint32_t revs_limit, KVWriteBatch* batch);
 
   uint64_t db_id() const { return db_id_; }
+  // The KV store that holds this database's keys (keys::DatabaseKeys), for
+  // modules that keep data beside its documents (views) and for tests.
+  KVStore* kv() const { return kv_; }
 
   // Makes every later call fail with kNotFound and wakes waiting readers.
   // Waits for an in-flight write to finish first.
@@ -135,7 +145,8 @@ class DatabaseImpl final : public Database {
     uint64_t external_size = 0;
   };
 
-  DatabaseImpl(StoreImpl* owner, std::string name, uint64_t db_id);
+  DatabaseImpl(StoreImpl* owner, std::string name, uint64_t db_id,
+               std::unique_ptr<KVStore> own_kv);
 
   Status CheckAlive() const;
 
@@ -147,6 +158,10 @@ class DatabaseImpl final : public Database {
   // Queues `w` and returns once its documents are applied and committed.
   // REQUIRES: write_mu_ and queue_mu_ not held.
   Status WriteGrouped(Writer* w);
+  // Applies and commits the documents of `group` as one batch, under
+  // write_mu_, and moves their ids into their results.
+  // REQUIRES: write_mu_ and queue_mu_ not held; the caller leads.
+  Status CommitGroup(const std::vector<Writer*>& group);
   // The rest REQUIRE write_mu_ held.
   // Loads the records the group's documents name, in one ordered pass, and
   // marks those past largest_doc_id_ as new without reading anything.
@@ -253,7 +268,8 @@ class DatabaseImpl final : public Database {
 
   // Constant after construction.
   StoreImpl* const owner_;
-  KVStore* const kv_;
+  const std::unique_ptr<KVStore> own_kv_;  // null: the keys are in the owner's
+  KVStore* const kv_;                      // own_kv_ or the owner's
   const std::string name_;
   const uint64_t db_id_;
   const keys::DatabaseKeys keys_;
@@ -270,7 +286,8 @@ class DatabaseImpl final : public Database {
   std::string largest_doc_id_;         // GUARDED_BY(write_mu_)
   bool largest_doc_id_known_ = false;  // GUARDED_BY(write_mu_)
 
-  // The group-commit queue; the front writer is the leader.
+  // The group-commit queue; the front writer is the leader. Held for a
+  // push or a pop only, so contenders spin instead of sleeping.
   std::mutex queue_mu_;
   std::deque<Writer*> writers_;  // GUARDED_BY(queue_mu_)
 

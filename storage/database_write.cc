@@ -230,6 +230,10 @@ namespace {
 // A leader stops adding writers to its group past this many documents, so one
 // commit (and the memory of one WriteContext) stays bounded.
 constexpr size_t kMaxGroupDocs = 4096;
+// A leader commits at most this many groups, and stops once the groups after
+// its own held this many documents, so its own caller's wait stays bounded.
+constexpr int kMaxCombinedGroups = 4;
+constexpr size_t kMaxCombinedDocs = 256;
 
 constexpr const char* kNeedsRevReason =
     "When `new_edits: false`, the document needs `_rev` or `_revisions` specified";
@@ -597,18 +601,23 @@ Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<S
 }
 
 Status DatabaseImpl::WriteGrouped(Writer* w) {
-  std::unique_lock<std::mutex> queue_lock(queue_mu_);
+  LockSpinning(queue_mu_);
+  std::unique_lock<std::mutex> queue_lock(queue_mu_, std::adopt_lock);
   writers_.push_back(w);
   if (writers_.front() != w) {
     // Another writer leads: wait until it commits our documents or hands us
     // the front. Its commit takes microseconds, so spin first; sleep only
-    // if it is slow (a large batch, fsync, a descheduled leader).
+    // if it is slow (a large batch, a descheduled leader), and at once if
+    // it fsyncs (milliseconds: a spin would only burn a core).
     queue_lock.unlock();
-    SpinBackoff backoff;
-    while (w->state.load(std::memory_order_acquire) == Writer::kWaiting && !backoff.Exhausted()) {
-      backoff.Pause();
+    if (!owner_->options().sync) {
+      SpinBackoff backoff;
+      while (w->state.load(std::memory_order_acquire) == Writer::kWaiting &&
+             !backoff.Exhausted()) {
+        backoff.Pause();
+      }
     }
-    queue_lock.lock();
+    RelockSpinning(queue_lock);
     if (w->state.load(std::memory_order_acquire) == Writer::kWaiting) {
       w->sleeping = true;
       w->cv.wait(queue_lock,
@@ -618,16 +627,55 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
     if (w->state.load(std::memory_order_acquire) == Writer::kDone) return w->status;
   }
 
-  // Leader: the group is a prefix of the queue.
+  // Leader: it commits the group at the front of the queue (a prefix,
+  // starting with its own writer), then the groups of writers that queued
+  // meanwhile, up to kMaxCombinedGroups groups or kMaxCombinedDocs more
+  // documents, before it hands the front on. Handing the lead to the next
+  // writer each time would move the database's state (its records, the
+  // store's map nodes) to the other core at every commit and leave every
+  // group a single writer; a leader that carries on keeps that state in its
+  // cache while the others spend their time parsing their next documents.
+  //
+  // A writer that sees its new state may return at once and destroy itself:
+  // read `sleeping` before the store, and notify only a sleeper (which
+  // cannot return before this thread releases queue_mu_).
+  auto hand_off = [](Writer* x, Writer::State state) {
+    const bool sleeping = x->sleeping;
+    x->state.store(state, std::memory_order_release);
+    if (sleeping) x->cv.notify_one();
+  };
+  Status own;
   std::vector<Writer*> group;
-  size_t group_docs = 0;
-  for (Writer* x : writers_) {
-    if (!group.empty() && group_docs + x->docs->size() > kMaxGroupDocs) break;
-    group.push_back(x);
-    group_docs += x->docs->size();
+  size_t combined_docs = 0;
+  for (int round = 0;; ++round) {
+    group.clear();
+    size_t group_docs = 0;
+    for (Writer* x : writers_) {
+      if (!group.empty() && group_docs + x->docs->size() > kMaxGroupDocs) break;
+      group.push_back(x);
+      group_docs += x->docs->size();
+    }
+    queue_lock.unlock();
+    const Status s = CommitGroup(group);
+    if (round == 0) own = s;
+    else combined_docs += group_docs;
+    RelockSpinning(queue_lock);
+    for (Writer* x : group) {
+      writers_.pop_front();
+      if (x == w) continue;
+      x->status = s;
+      hand_off(x, Writer::kDone);
+    }
+    if (writers_.empty()) break;
+    if (round + 1 >= kMaxCombinedGroups || combined_docs >= kMaxCombinedDocs) {
+      hand_off(writers_.front(), Writer::kLeader);
+      break;
+    }
   }
-  queue_lock.unlock();
+  return own;
+}
 
+Status DatabaseImpl::CommitGroup(const std::vector<Writer*>& group) {
   Status s;
   {
     std::lock_guard<std::mutex> lock(write_mu_);
@@ -653,23 +701,6 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
       if ((*x->valid)[i]) (*x->results)[i].id = std::move((*x->docs)[i].id);
     }
   }
-
-  queue_lock.lock();
-  // A writer that sees its new state may return at once and destroy itself:
-  // read `sleeping` before the store, and notify only a sleeper (which
-  // cannot return before this thread releases queue_mu_).
-  auto hand_off = [](Writer* x, Writer::State state) {
-    const bool sleeping = x->sleeping;
-    x->state.store(state, std::memory_order_release);
-    if (sleeping) x->cv.notify_one();
-  };
-  for (Writer* x : group) {
-    writers_.pop_front();
-    if (x == w) continue;
-    x->status = s;
-    hand_off(x, Writer::kDone);
-  }
-  if (!writers_.empty()) hand_off(writers_.front(), Writer::kLeader);
   return s;
 }
 

@@ -143,7 +143,7 @@ class LevelDBStore::Iter final : public KVIterator {
 
 //////// Store:
 
-LevelDBStore::LevelDBStore(leveldb::DB* db, std::unique_ptr<leveldb::Cache> cache,
+LevelDBStore::LevelDBStore(leveldb::DB* db, std::shared_ptr<leveldb::Cache> cache,
                            std::unique_ptr<const leveldb::FilterPolicy> filter)
     : cache_(std::move(cache)), filter_(std::move(filter)), db_(db) {}
 
@@ -194,15 +194,20 @@ void AppendTo(const KVWriteBatch& batch, leveldb::WriteBatch* wb) {
 Status LevelDBStore::Write(const KVWriteOptions& options, const KVWriteBatch& batch) {
   if (batch.empty()) return Status::OK();
   Writer w(&batch, options.sync);
-  std::unique_lock<std::mutex> queue_lock(queue_mu_);
+  LockSpinning(queue_mu_);
+  std::unique_lock<std::mutex> queue_lock(queue_mu_, std::adopt_lock);
   writers_.push_back(&w);
   if (writers_.front() != &w) {
     queue_lock.unlock();
-    SpinBackoff backoff;
-    while (w.state.load(std::memory_order_acquire) == Writer::kWaiting && !backoff.Exhausted()) {
-      backoff.Pause();
+    // A sync write's group fsyncs (milliseconds): sleep at once.
+    if (!w.sync) {
+      SpinBackoff backoff;
+      while (w.state.load(std::memory_order_acquire) == Writer::kWaiting &&
+             !backoff.Exhausted()) {
+        backoff.Pause();
+      }
     }
-    queue_lock.lock();
+    RelockSpinning(queue_lock);
     if (w.state.load(std::memory_order_acquire) == Writer::kWaiting) {
       w.sleeping = true;
       w.cv.wait(queue_lock,
@@ -231,7 +236,7 @@ Status LevelDBStore::Write(const KVWriteOptions& options, const KVWriteBatch& ba
   wo.sync = sync;
   const Status s = FromLevelDBStatus(db_->Write(wo, &wb));
 
-  queue_lock.lock();
+  RelockSpinning(queue_lock);
   auto hand_off = [](Writer* x, Writer::State state) {
     const bool sleeping = x->sleeping;  // x may be gone once its state is set
     x->state.store(state, std::memory_order_release);
@@ -283,7 +288,20 @@ void LevelDBStore::CompactRange(std::string_view begin, std::string_view end) {
   db_->CompactRange(begin.empty() ? nullptr : &b, end.empty() ? nullptr : &e);
 }
 
+std::shared_ptr<leveldb::Cache> NewLevelDBBlockCache(size_t bytes) {
+  return std::shared_ptr<leveldb::Cache>(leveldb::NewLRUCache(bytes));
+}
+
 Status OpenLevelDBStore(const std::string& path, const LevelDBOptions& options,
+                        std::unique_ptr<KVStore>* store) {
+  // LevelDB's own default bound on open table files.
+  constexpr int kDefaultMaxOpenFiles = 1000;
+  return OpenLevelDBStore(path, options, NewLevelDBBlockCache(options.block_cache_bytes),
+                          kDefaultMaxOpenFiles, store);
+}
+
+Status OpenLevelDBStore(const std::string& path, const LevelDBOptions& options,
+                        std::shared_ptr<leveldb::Cache> cache, int max_open_files,
                         std::unique_ptr<KVStore>* store) {
   store->reset();
   if (!options.create_if_missing) {
@@ -292,7 +310,6 @@ Status OpenLevelDBStore(const std::string& path, const LevelDBOptions& options,
       return Status::NotFound("no LevelDB database at " + path);
     }
   }
-  std::unique_ptr<leveldb::Cache> cache(leveldb::NewLRUCache(options.block_cache_bytes));
   std::unique_ptr<const leveldb::FilterPolicy> filter(
       options.bloom_filter ? leveldb::NewBloomFilterPolicy(kBloomBitsPerKey) : nullptr);
   leveldb::Options lo;
@@ -300,6 +317,7 @@ Status OpenLevelDBStore(const std::string& path, const LevelDBOptions& options,
   lo.block_cache = cache.get();
   lo.write_buffer_size = options.write_buffer_bytes;
   lo.filter_policy = filter.get();
+  lo.max_open_files = max_open_files;
   leveldb::DB* db = nullptr;
   leveldb::Status s = leveldb::DB::Open(lo, path, &db);
   if (!s.ok()) return FromLevelDBStatus(s);

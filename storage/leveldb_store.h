@@ -1,7 +1,8 @@
 // LevelDBStore: the on-disk KVStore backend (OpenLevelDBStore()).
 //
 // Wraps one leveldb::DB opened with a bytewise comparator, an LRU block cache
-// and (optionally) a 10-bits-per-key Bloom filter, both owned by the store.
+// (possibly shared with other stores) and (optionally) a 10-bits-per-key
+// Bloom filter, owned by the store.
 // The leveldb::DB is shared by every thread and lets readers run
 // concurrently. Writers are group-committed here, in front of LevelDB's own
 // writer queue: a writer that finds another writing queues its batch and
@@ -10,8 +11,11 @@
 // status. LevelDB's queue does the same but parks each follower on a
 // condition variable, so two threads writing (to any databases: there is one
 // log) paid a futex sleep and wake-up per write; here the handoff is a spin
-// (SpinBackoff) and only a slow write (fsync, a memtable switch) makes
-// followers sleep. LevelDB's queue then always sees one writer.
+// (SpinBackoff) and only a slow write (a memtable switch) makes followers
+// sleep, or a sync one (fsync: they sleep at once). LevelDB's queue then
+// always sees one writer. Each database has a LevelDB of its own
+// (store_impl.h), so this queue is shared by one database's writes and its
+// views' and attachments' batches.
 //
 // Mapping of the KVStore contract onto LevelDB:
 //   - KVWriteBatch -> one leveldb::WriteBatch (atomic); sync -> WriteOptions::sync.
@@ -38,6 +42,7 @@
 #include <string_view>
 
 #include "settee/kv.h"
+#include "storage/spin_wait.h"
 
 namespace leveldb {
 class Cache;
@@ -51,10 +56,21 @@ namespace settee {
 // Converts a LevelDB status to a settee Status (see the mapping above).
 Status FromLevelDBStatus(const leveldb::Status& s);
 
+// An LRU block cache of `bytes` that several LevelDBStores may share (the
+// store's own and one per database, see store_impl.h), so their cached
+// blocks stay within one budget.
+std::shared_ptr<leveldb::Cache> NewLevelDBBlockCache(size_t bytes);
+
+// OpenLevelDBStore() with a shared block cache and a bound on the table
+// files this LevelDB keeps open (LevelDB raises it to at least 74).
+Status OpenLevelDBStore(const std::string& path, const LevelDBOptions& options,
+                        std::shared_ptr<leveldb::Cache> cache, int max_open_files,
+                        std::unique_ptr<KVStore>* store);
+
 class LevelDBStore final : public KVStore {
  public:
   // Use OpenLevelDBStore().
-  LevelDBStore(leveldb::DB* db, std::unique_ptr<leveldb::Cache> cache,
+  LevelDBStore(leveldb::DB* db, std::shared_ptr<leveldb::Cache> cache,
                std::unique_ptr<const leveldb::FilterPolicy> filter);
   ~LevelDBStore() override;
 
@@ -72,12 +88,13 @@ class LevelDBStore final : public KVStore {
   struct Writer;  // one caller's batch waiting in writers_
 
   // Constant after construction. db_ is destroyed before cache_ and filter_,
-  // which it uses.
-  std::unique_ptr<leveldb::Cache> cache_;
+  // which it uses. The cache may be shared with other stores.
+  std::shared_ptr<leveldb::Cache> cache_;
   std::unique_ptr<const leveldb::FilterPolicy> filter_;
   std::unique_ptr<leveldb::DB> db_;
 
-  // The group-commit queue; the front writer is the leader.
+  // The group-commit queue; the front writer is the leader. Held for a
+  // push or a pop only, so contenders spin instead of sleeping.
   std::mutex queue_mu_;
   std::deque<Writer*> writers_;  // GUARDED_BY(queue_mu_)
 };

@@ -61,7 +61,8 @@ class ShardedRWLock {
   void UnlockShared(size_t slot) { slots_[slot].count.fetch_sub(1, std::memory_order_release); }
 
   void Lock() {
-    writer_mu_.lock();
+    // Two writers of one partition meet only briefly: spin, do not sleep.
+    LockSpinning(writer_mu_);
     writer_.store(true, std::memory_order_seq_cst);
     for (Slot& s : slots_) {
       // Readers hold the lock only for a short, non-blocking step, so a brief

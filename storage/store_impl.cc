@@ -1,9 +1,11 @@
 #include "storage/store_impl.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "storage/keys.h"
+#include "storage/leveldb_store.h"
 #include "storage/memory_store.h"
 #include "util/coding.h"
 #include "util/digest.h"
@@ -21,6 +23,13 @@ constexpr size_t kPurgeBatchKeys = 1000;
 // shared by databases round-robin by id. 64 keeps the memory of idle
 // partitions (about 4 KiB each) small while databases rarely share one.
 constexpr size_t kMemoryPartitions = 65;
+// A database's own LevelDB: a smaller memtable than the store-wide one (a
+// store may hold many databases, each with its own), and a bound on the
+// table files each keeps open, so many databases stay within the process's
+// file descriptors.
+constexpr size_t kDatabaseWriteBufferBytes = 4u << 20;
+constexpr int kDatabaseMaxOpenFiles = 100;
+constexpr int kStoreMaxOpenFiles = 1000;  // LevelDB's default
 // CouchDB's limit on database name length.
 constexpr size_t kMaxDatabaseNameLength = 238;
 
@@ -50,6 +59,7 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
 
 Result<std::unique_ptr<Store>> StoreImpl::Open(const StoreOptions& options) {
   std::unique_ptr<KVStore> kv;
+  std::shared_ptr<leveldb::Cache> leveldb_cache;
   if (options.kv_factory) {
     kv = options.kv_factory();
     if (!kv) return Status::Internal("the custom KVStore factory returned nothing");
@@ -64,17 +74,20 @@ Result<std::unique_ptr<Store>> StoreImpl::Open(const StoreOptions& options) {
     std::error_code ec;
     std::filesystem::create_directories(options.path, ec);
     if (ec) return Status::IOError("cannot create " + options.path + ": " + ec.message());
-    Status s = OpenLevelDBStore(options.path, options.leveldb, &kv);
+    leveldb_cache = NewLevelDBBlockCache(options.leveldb.block_cache_bytes);
+    Status s = OpenLevelDBStore(options.path, options.leveldb, leveldb_cache,
+                                kStoreMaxOpenFiles, &kv);
     if (!s.ok()) return s;
   }
-  std::unique_ptr<StoreImpl> store(new StoreImpl(options, std::move(kv)));
+  std::unique_ptr<StoreImpl> store(new StoreImpl(options, std::move(kv), std::move(leveldb_cache)));
   Status s = store->Initialize();
   if (!s.ok()) return s;
   return std::unique_ptr<Store>(std::move(store));
 }
 
-StoreImpl::StoreImpl(const StoreOptions& options, std::unique_ptr<KVStore> kv)
-    : options_(options), kv_(std::move(kv)) {}
+StoreImpl::StoreImpl(const StoreOptions& options, std::unique_ptr<KVStore> kv,
+                     std::shared_ptr<leveldb::Cache> leveldb_cache)
+    : options_(options), kv_(std::move(kv)), leveldb_cache_(std::move(leveldb_cache)) {}
 
 StoreImpl::~StoreImpl() = default;
 
@@ -132,15 +145,26 @@ Result<std::shared_ptr<Database>> StoreImpl::CreateDatabase(std::string_view nam
   if (!s.IsNotFound()) return s;
 
   uint64_t id = next_db_id_;
+  auto own_kv = OpenDatabaseKV(id, /*create=*/true);
+  if (!own_kv.ok()) return own_kv.status();
   KVWriteBatch batch;
   batch.Put(keys::Catalog(name), EncodeU64(id));
   batch.Put(keys::Meta(kNextDbIdMeta), EncodeU64(id + 1));
-  DatabaseImpl::InitializeNew(id, options_.default_revs_limit, &batch);
+  if (*own_kv) {
+    // The database's keys first: until the catalog names it, a crash leaves
+    // only a directory the next create of this id clears.
+    KVWriteBatch init;
+    DatabaseImpl::InitializeNew(id, options_.default_revs_limit, &init);
+    s = (*own_kv)->Write(KVWriteOptions{options_.sync}, init);
+    if (!s.ok()) return s;
+  } else {
+    DatabaseImpl::InitializeNew(id, options_.default_revs_limit, &batch);
+  }
   s = kv_->Write(KVWriteOptions{options_.sync}, batch);
   if (!s.ok()) return s;
   next_db_id_ = id + 1;
 
-  auto db = DatabaseImpl::Load(this, std::string(name), id);
+  auto db = DatabaseImpl::Load(this, std::string(name), id, std::move(*own_kv));
   if (!db.ok()) return db.status();
   std::unique_lock<std::shared_mutex> open_lock(open_mu_);
   open_[std::string(name)] = *db;
@@ -166,7 +190,10 @@ Result<std::shared_ptr<Database>> StoreImpl::OpenDatabase(std::string_view name)
   if (s.IsNotFound()) return Status::NotFound("Database does not exist.");
   if (!s.ok()) return s;
   if (id_bytes.size() != 8) return Status::Corruption("bad catalog entry for " + std::string(name));
-  auto db = DatabaseImpl::Load(this, std::string(name), coding::DecodeFixed64BE(id_bytes));
+  const uint64_t id = coding::DecodeFixed64BE(id_bytes);
+  auto own_kv = OpenDatabaseKV(id, /*create=*/false);
+  if (!own_kv.ok()) return own_kv.status();
+  auto db = DatabaseImpl::Load(this, std::string(name), id, std::move(*own_kv));
   if (!db.ok()) return db.status();
   std::unique_lock<std::shared_mutex> open_lock(open_mu_);
   open_[std::string(name)] = *db;
@@ -192,7 +219,41 @@ Status StoreImpl::DeleteDatabase(std::string_view name) {
   return PurgeDatabaseKeys(impl->db_id());
 }
 
+std::string StoreImpl::DatabaseDir(uint64_t db_id) const {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(db_id));
+  return (std::filesystem::path(options_.path) / "dbs" / hex).string();
+}
+
+Result<std::unique_ptr<KVStore>> StoreImpl::OpenDatabaseKV(uint64_t db_id, bool create) {
+  std::unique_ptr<KVStore> kv;
+  if (!OwnDatabaseStores()) return kv;
+  const std::string dir = DatabaseDir(db_id);
+  std::error_code ec;
+  if (create) {
+    std::filesystem::remove_all(dir, ec);
+    if (!ec) std::filesystem::create_directories(dir, ec);
+    if (ec) return Status::IOError("cannot create " + dir + ": " + ec.message());
+  } else if (!std::filesystem::exists(dir, ec)) {
+    return kv;  // created before databases had stores of their own
+  }
+  LevelDBOptions lo = options_.leveldb;
+  lo.create_if_missing = create;
+  lo.write_buffer_bytes = std::min(lo.write_buffer_bytes, kDatabaseWriteBufferBytes);
+  Status s = OpenLevelDBStore(dir, lo, leveldb_cache_, kDatabaseMaxOpenFiles, &kv);
+  if (!s.ok()) return s;
+  return kv;
+}
+
 Status StoreImpl::PurgeDatabaseKeys(uint64_t db_id) {
+  if (OwnDatabaseStores()) {
+    // Open handles may still hold the LevelDB open: its files go with the
+    // directory, and it fails nothing but writes, which MarkDeleted stopped.
+    std::error_code ec;
+    std::filesystem::remove_all(DatabaseDir(db_id), ec);
+    if (ec) return Status::IOError("cannot remove " + DatabaseDir(db_id) + ": " + ec.message());
+  }
+  // Keys in kv_: the database's own (an older layout) or none.
   const std::string prefix = keys::DatabasePrefix(db_id);
   const std::string end = keys::PrefixEnd(prefix);
   for (;;) {

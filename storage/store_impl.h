@@ -3,6 +3,15 @@
 // Database handles are shared: the first OpenDatabase/CreateDatabase of a
 // name creates one DatabaseImpl, which stays cached until the database is
 // deleted, so every handle to a database shares its writer lock.
+//
+// Where keys live: the catalog, metadata and purge markers always in kv_.
+// On the LevelDB backend (opened by path) each database has a LevelDB of its
+// own, in <path>/dbs/<16 hex digits of its id>, as CouchDB keeps a file per
+// database: writers of different databases then share no log, no LevelDB
+// writer and no memtable. All of them share one block cache. A database
+// created before that layout has no directory and keeps its keys in kv_.
+// The memory backend (partitioned per database already, memory_store.h)
+// and a custom kv_factory keep every key in kv_.
 #pragma once
 
 #include <memory>
@@ -13,6 +22,10 @@
 
 #include "settee/store.h"
 #include "storage/database_impl.h"
+
+namespace leveldb {
+class Cache;
+}  // namespace leveldb
 
 namespace settee {
 
@@ -42,13 +55,25 @@ class StoreImpl final : public Store {
   }
 
  private:
-  StoreImpl(const StoreOptions& options, std::unique_ptr<KVStore> kv);
+  StoreImpl(const StoreOptions& options, std::unique_ptr<KVStore> kv,
+            std::shared_ptr<leveldb::Cache> leveldb_cache);
   Status Initialize();
-  // Deletes every key of database `db_id`, then its purge marker.
+  // Deletes every key of database `db_id` (its directory too), then its
+  // purge marker.
   Status PurgeDatabaseKeys(uint64_t db_id);
+  // Databases have KV stores of their own (see above).
+  bool OwnDatabaseStores() const { return leveldb_cache_ != nullptr; }
+  std::string DatabaseDir(uint64_t db_id) const;
+  // The KV store of database `db_id` for DatabaseImpl::Load: null when its
+  // keys are in kv_. `create`: a new database (a directory left by a create
+  // that failed before its catalog entry is cleared first).
+  Result<std::unique_ptr<KVStore>> OpenDatabaseKV(uint64_t db_id, bool create);
 
   const StoreOptions options_;
   const std::unique_ptr<KVStore> kv_;
+  // The block cache every LevelDB of this store shares; null unless
+  // OwnDatabaseStores().
+  const std::shared_ptr<leveldb::Cache> leveldb_cache_;
   std::string uuid_;  // constant after Initialize()
 
   // Serializes catalog changes (create, delete) and guards next_db_id_.

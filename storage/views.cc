@@ -119,7 +119,7 @@ Result<IndexPlace> PlaceOf(Store& store, Database& db, const DesignDoc& ddoc) {
   auto* impl = dynamic_cast<DatabaseImpl*>(&db);
   if (impl == nullptr) return Status::Internal("views need a settee database");
   IndexPlace p;
-  p.kv = store.kv();
+  p.kv = impl->kv();
   p.wo.sync = false;  // an index is rebuilt from the changes feed if lost
   p.keys.base = keys::DatabaseKeys(impl->db_id()).KindPrefix(keys::kViewKind);
   p.keys.base += ddoc.signature;
@@ -892,7 +892,7 @@ Status Cleanup(Store& store, Database& db) {
     if (d.ok()) live.insert(d->signature);
   }
   const std::string base = keys::DatabaseKeys(impl->db_id()).KindPrefix(keys::kViewKind);
-  KVStore* kv = store.kv();
+  KVStore* kv = impl->kv();
   KVIteratorOptions io;
   io.lower_bound = base;
   io.upper_bound = keys::PrefixEnd(base);

@@ -76,8 +76,10 @@ class Store {
   // A stable 32-hex id for this store, created once and kept (GET / "uuid").
   virtual const std::string& uuid() const = 0;
 
-  // The backend, for modules that keep their own data beside the documents
-  // (they must use key prefixes from docs/storage_format.md).
+  // The store's own KV store: the catalog and store-wide metadata, and data
+  // a module keeps beside the databases (with key prefixes from
+  // docs/storage_format.md). A database's own keys are here on the memory
+  // backend; on LevelDB each database has a LevelDB of its own.
   virtual KVStore* kv() = 0;
 
   virtual const StoreOptions& options() const = 0;

@@ -79,7 +79,7 @@ class DatabaseAttachmentsTest : public ::testing::TestWithParam<Backend> {
     KVIteratorOptions io;
     io.lower_bound = keys.KindPrefix(keys::kAttachmentKind);
     io.upper_bound = keys::PrefixEnd(io.lower_bound);
-    auto it = store_->kv()->NewIterator(io);
+    auto it = db->kv()->NewIterator(io);
     uint64_t total = 0;
     for (it->SeekToFirst(); it->Valid(); it->Next()) total += it->key().size() + it->value().size();
     return total;

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include "storage/database_impl.h"
 #include "storage/keys.h"
 #include "tests/storage/store_test_util.h"
 
@@ -15,12 +18,12 @@ class StoreTest : public ::testing::TestWithParam<Backend> {
  protected:
   StoreTest() : store_(GetParam()) {}
 
-  // Number of keys in the store under `prefix`.
-  size_t CountKeys(const std::string& prefix) {
+  // Number of keys under `prefix` in `kv` (default: the store's own).
+  size_t CountKeys(const std::string& prefix, KVStore* kv = nullptr) {
     KVIteratorOptions io;
     io.lower_bound = prefix;
     io.upper_bound = keys::PrefixEnd(prefix);
-    auto it = store_->kv()->NewIterator(io);
+    auto it = (kv != nullptr ? kv : store_->kv())->NewIterator(io);
     size_t n = 0;
     for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
     return n;
@@ -70,9 +73,15 @@ TEST_P(StoreTest, DeletingADatabaseLeavesNothingBehind) {
     ASSERT_TRUE((*db)->Put("doc" + std::to_string(i), R"({"v":1})").ok());
   }
   ASSERT_TRUE((*db)->Put("_local/x", "{}").ok());
-  ASSERT_GT(CountKeys(std::string(1, keys::kDatabasePrefix)), 5000u);
+  KVStore* db_kv = static_cast<DatabaseImpl*>(db->get())->kv();
+  ASSERT_GT(CountKeys(std::string(1, keys::kDatabasePrefix), db_kv), 5000u);
+  db->reset();
   ASSERT_TRUE(store_->DeleteDatabase("gone").ok());
   EXPECT_EQ(0u, CountKeys(std::string(1, keys::kDatabasePrefix)));
+  if (GetParam() == Backend::kLevelDB) {
+    // Its own LevelDB went with its directory.
+    EXPECT_TRUE(std::filesystem::is_empty(std::filesystem::path(store_.options().path) / "dbs"));
+  }
   EXPECT_EQ(0u, CountKeys(std::string(1, keys::kCatalogPrefix)));
   EXPECT_EQ(0u, CountKeys(std::string(1, keys::kPurgePrefix)));
 
@@ -114,6 +123,79 @@ TEST_P(StoreTest, DataSurvivesReopenOnLevelDB) {
   auto q = store_->CreateDatabase("q");
   ASSERT_TRUE(q.ok());
   EXPECT_TRUE((*q)->Get("a").status().IsNotFound());
+}
+
+// On LevelDB each database keeps its keys in a LevelDB of its own (writers
+// of different databases share no log); the store's keeps only the catalog.
+TEST_P(StoreTest, LevelDBDatabasesHaveStoresOfTheirOwn) {
+  if (GetParam() != Backend::kLevelDB) GTEST_SKIP() << "one partitioned store on memory";
+  auto a = store_->CreateDatabase("a");
+  auto b = store_->CreateDatabase("b");
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*a)->Put("x", R"({"v":1})").ok());
+  ASSERT_TRUE((*b)->Put("y", R"({"v":2})").ok());
+  KVStore* a_kv = static_cast<DatabaseImpl*>(a->get())->kv();
+  KVStore* b_kv = static_cast<DatabaseImpl*>(b->get())->kv();
+  EXPECT_NE(a_kv, b_kv);
+  EXPECT_NE(a_kv, store_->kv());
+  const std::string d(1, keys::kDatabasePrefix);
+  EXPECT_EQ(0u, CountKeys(d));
+  EXPECT_GT(CountKeys(d, a_kv), 0u);
+  EXPECT_EQ(2u, CountKeys(std::string(1, keys::kCatalogPrefix)));
+  a->reset();
+  b->reset();
+  store_.Reopen();
+  auto a2 = store_->OpenDatabase("a");
+  ASSERT_TRUE(a2.ok()) << a2.status().ToString();
+  EXPECT_TRUE((*a2)->Get("x").ok());
+  EXPECT_TRUE((*a2)->Get("y").status().IsNotFound());
+}
+
+// A database created before databases had stores of their own keeps its
+// keys in the store's, and still opens, reads and writes there.
+TEST_P(StoreTest, LevelDBDatabaseInTheStoresOwnKeysStillOpens) {
+  if (GetParam() != Backend::kLevelDB) GTEST_SKIP() << "a LevelDB layout";
+  const uint64_t id = 1000;  // beyond next_db_id: no directory
+  KVWriteBatch batch;
+  std::string id_bytes;
+  for (int shift = 56; shift >= 0; shift -= 8) id_bytes.push_back(static_cast<char>(id >> shift));
+  batch.Put(keys::Catalog("old"), id_bytes);
+  DatabaseImpl::InitializeNew(id, 1000, &batch);
+  ASSERT_TRUE(store_->kv()->Write({}, batch).ok());
+  store_.Reopen();
+  auto db = store_->OpenDatabase("old");
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_EQ(store_->kv(), static_cast<DatabaseImpl*>(db->get())->kv());
+  ASSERT_TRUE((*db)->Put("x", R"({"v":1})").ok());
+  EXPECT_TRUE((*db)->Get("x").ok());
+  db->reset();
+  ASSERT_TRUE(store_->DeleteDatabase("old").ok());
+  EXPECT_EQ(0u, CountKeys(std::string(1, keys::kDatabasePrefix)));
+}
+
+// A create that failed between making the database's directory and writing
+// its catalog entry leaves a directory the next create of that id clears.
+TEST_P(StoreTest, LevelDBCreateClearsALeftoverDirectory) {
+  if (GetParam() != Backend::kLevelDB) GTEST_SKIP() << "a LevelDB layout";
+  {
+    auto db = store_->CreateDatabase("first");
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Put("ghost", R"({"v":1})").ok());
+  }
+  // Forget the catalog entry and the id it took, as if never written.
+  std::string next_id;
+  ASSERT_TRUE(store_->kv()->Get({}, keys::Meta("next_db_id"), &next_id).ok());
+  std::string id_bytes;
+  ASSERT_TRUE(store_->kv()->Get({}, keys::Catalog("first"), &id_bytes).ok());
+  KVWriteBatch undo;
+  undo.Delete(keys::Catalog("first"));
+  undo.Put(keys::Meta("next_db_id"), id_bytes);
+  ASSERT_TRUE(store_->kv()->Write({}, undo).ok());
+  store_.Reopen();
+  auto db = store_->CreateDatabase("second");
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_TRUE((*db)->Get("ghost").status().IsNotFound());
+  EXPECT_EQ(0u, (*db)->Info()->doc_count);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest,

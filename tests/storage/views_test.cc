@@ -11,6 +11,7 @@
 #include <random>
 
 #include "settee/store.h"
+#include "storage/database_impl.h"
 #include "tests/storage/store_test_util.h"
 #include "util/json.h"
 
@@ -385,7 +386,7 @@ TEST_P(ViewsTest, CleanupRemovesUnusedIndexes) {
   auto size_of_views = [&] {
     uint64_t n = 0;
     KVIteratorOptions io;
-    auto it = store_->kv()->NewIterator(io);
+    auto it = static_cast<DatabaseImpl*>(db_.get())->kv()->NewIterator(io);
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       std::string_view k = it->key();
       if (k.size() > 9 && k[0] == 'D' && k[9] == 'v') ++n;
@@ -426,7 +427,7 @@ TEST_P(ViewsTest, TempQueryLeavesNothingBehind) {
   ASSERT_TRUE(TempQuery(*db_, &fns_, temp, *ParseViewQuery(o), &out).ok());
   EXPECT_EQ(Keys(out), "1 2");
   KVIteratorOptions io;
-  auto it = store_->kv()->NewIterator(io);
+  auto it = static_cast<DatabaseImpl*>(db_.get())->kv()->NewIterator(io);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     std::string_view k = it->key();
     EXPECT_FALSE(k.size() > 9 && k[0] == 'D' && k[9] == 'v');
