@@ -227,6 +227,7 @@ Result<ChangesFilter> DesignFilter(RequestContext& ctx, Database& db, const Func
 }  // namespace
 
 void RegisterViewEndpoints(CouchServer& server, std::shared_ptr<views::ViewFunctions> functions) {
+  server.SetViewFunctions(functions);
   Router& r = server.router();
   r.Add("GET,HEAD,POST", "/{db}/_design/{ddoc}/_view/{view}",
         [functions](RequestContext& c) { return QueryView(c, functions); });
