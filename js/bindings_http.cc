@@ -222,7 +222,7 @@ void HttpResult(const Args& args) {
   const HttpResponse& r = *slot->response;
   v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
   v8::Local<v8::Array> out = v8::Array::New(isolate, 2);
-  (void)out->Set(ctx, 0, v8::Number::New(isolate, static_cast<double>(r.status)));
+  if (out->Set(ctx, 0, v8::Number::New(isolate, static_cast<double>(r.status))).IsNothing()) return;
   v8::Local<v8::String> body;
   if (!v8::String::NewFromUtf8(isolate, r.body.data(), v8::NewStringType::kNormal,
                                static_cast<int>(r.body.size()))
@@ -230,7 +230,7 @@ void HttpResult(const Args& args) {
     t->ThrowStatus(Status(Status::Code::kTooLarge, "response body too large for a JS string"));
     return;
   }
-  (void)out->Set(ctx, 1, body);
+  if (out->Set(ctx, 1, body).IsNothing()) return;
   args.GetReturnValue().Set(out);
 }
 
