@@ -4,7 +4,8 @@
 // the target). Prints docs/s for each and the ratio
 //   replication time / bulk-write time
 // for 100,000 small documents, with the replicator's default batch size
-// (100, PouchDB's) and CouchDB's (500).
+// (100, PouchDB's) and CouchDB's (500), reading _changes ahead
+// (batches_limit 10) and, for comparison, not (batches_limit 1).
 //
 //   build/bench/replication_bench [docs]
 //   build/bench/replication_bench --pull URL [runs]
@@ -52,9 +53,11 @@ double BulkWrite(Database& db, int docs) {
   return Seconds(start);
 }
 
-double Replicate(Store* store, const char* target, uint64_t batch_size) {
+double Replicate(Store* store, const char* target, uint64_t batch_size,
+                 uint64_t batches_limit = 10) {
   replication::ReplicationOptions options;
   options.batch_size = batch_size;
+  options.batches_limit = batches_limit;
   options.create_target = true;
   options.server_uuid = store->uuid();
   replication::Replicator r(std::make_unique<replication::LocalEndpoint>(store, "source"),
@@ -123,11 +126,14 @@ int main(int argc, char** argv) {
   double baseline = BulkWrite(**baseline_db, docs);
   double r100 = Replicate(store->get(), "target100", 100);
   double r500 = Replicate(store->get(), "target500", 500);
+  double serial = Replicate(store->get(), "target100serial", 100, 1);
   std::printf("%d small docs, memory backend, one run:\n", docs);
   std::printf("  bulk write baseline (100/batch)  %8.0f docs/s\n", docs / baseline);
   std::printf("  replicate, batch_size 100        %8.0f docs/s  (%.2fx the baseline's time)\n",
               docs / r100, r100 / baseline);
   std::printf("  replicate, batch_size 500        %8.0f docs/s  (%.2fx the baseline's time)\n",
               docs / r500, r500 / baseline);
+  std::printf("  replicate, 100, batches_limit 1  %8.0f docs/s  (%.2fx the baseline's time; no read-ahead)\n",
+              docs / serial, serial / baseline);
   return 0;
 }

@@ -675,7 +675,14 @@ void DbBulkGet(const Args& args) {
       Fail(args, Status::BadRequest("bulkGet items need a string id"));
       return;
     }
-    req.push_back({std::string(json::View(d["id"])), String(d, "rev")});
+    BulkGetRequest& r = req.emplace_back();
+    r.id = json::View(d["id"]);
+    r.rev = String(d, "rev");
+    if (d.HasMember("atts_since") && d["atts_since"].IsArray()) {
+      for (const auto& a : d["atts_since"].GetArray()) {
+        if (a.IsString()) r.atts_since.emplace_back(json::View(a));
+      }
+    }
   }
   BulkGetOptions opts;
   opts.revs = Bool(o, "revs");

@@ -195,6 +195,7 @@ bool IsolateThread::CreateIsolate() {
   InstallNodeBindings(this, native);
   InstallDbBindings(this, native);
   InstallReplicationBindings(this, native);
+  InstallHttpBindings(this, native);
   InstallViewBindings(this, native);
 
   v8::ScriptOrigin origin(isolate, Str(isolate, "settee:prelude.js"));

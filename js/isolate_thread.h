@@ -302,6 +302,7 @@ void SetFn(v8::Local<v8::Context> ctx, v8::Local<v8::Object> obj, const char* na
 void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native);
 void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native);
 void InstallReplicationBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_replication.cc
+void InstallHttpBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_http.cc
 void InstallViewBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_views.cc
 
 // The prelude source (generated from js/prelude/*.js at build time).

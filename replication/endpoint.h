@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,10 +31,19 @@ struct EndpointInfo {
   std::string update_seq;  // JSON text
 };
 
+// A filtered feed, as CouchDB's replication options `filter` (with
+// `query_params`) and `selector` ask for it.
+struct ChangesFilterSpec {
+  std::string filter;              // "ddoc/name": a design document's filter function
+  std::string query_params = "{}"; // JSON object text: the filter's req.query
+  std::string selector;            // JSON text of a Mango selector (filter=_selector)
+};
+
 struct ChangesRequest {
   std::string since = "0";  // JSON text of a seq from this endpoint
   uint64_t limit = 100;
   const std::vector<std::string>* doc_ids = nullptr;  // filter=_doc_ids
+  const ChangesFilterSpec* filter = nullptr;          // filter=ddoc/name or _selector
   // > 0: when nothing is pending, wait up to this long for a change
   // (feed=longpoll); 0: answer at once (feed=normal).
   std::chrono::milliseconds wait{0};
@@ -95,7 +105,10 @@ class Endpoint {
 
   // Fetches each missing revision with its history (`_revisions`), the
   // latest leaf when the revision has descendants, appending them to *out.
-  // A revision the source no longer has is skipped.
+  // Attachment bodies come inline, except those unchanged since one of the
+  // result's possible_ancestors (CouchDB's atts_since): the target has
+  // those and takes a stub for them. A revision the source no longer has is
+  // skipped.
   virtual Status FetchRevs(const std::vector<RevsDiffResult>& missing, DocBatch* out) = 0;
 
   // Writes `docs` with new_edits=false. *failures gets only the documents
@@ -109,6 +122,11 @@ class Endpoint {
 
   // Wakes a Changes() call waiting for changes; it returns an empty batch.
   virtual void Interrupt() {}
+
+  // Another endpoint on the same database, not opened yet: the changes
+  // reader's (changes_reader.h), so that reading ahead and fetching can run
+  // on two threads.
+  virtual std::unique_ptr<Endpoint> Clone() const = 0;
 };
 
 }  // namespace settee::replication

@@ -1,5 +1,7 @@
 #include "replication/erlang_term.h"
 
+#include <cstring>
+
 namespace settee::replication {
 
 namespace {
@@ -73,6 +75,16 @@ ErlTerm ErlTerm::Integer(int64_t value) {
     t.bytes_.push_back(value < 0 ? 1 : 0);
     t.bytes_ += digits;
   }
+  return t;
+}
+
+ErlTerm ErlTerm::Float(double value) {
+  // NEW_FLOAT_EXT: the IEEE 754 bits, big-endian.
+  ErlTerm t;
+  t.bytes_.push_back(static_cast<char>(70));
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  PutBE(&t.bytes_, bits, 8);
   return t;
 }
 

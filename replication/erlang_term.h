@@ -25,6 +25,7 @@ class ErlTerm {
   // A string as Erlang lists of bytes are encoded ("" is the empty list).
   static ErlTerm String(std::string_view chars);
   static ErlTerm Integer(int64_t value);
+  static ErlTerm Float(double value);  // NEW_FLOAT_EXT, as OTP 17+ writes
   static ErlTerm Nil();
   // Start a tuple or list; add elements with Add(), in order.
   static ErlTerm Tuple();

@@ -45,6 +45,7 @@ void AppendStrings(const json::Value& v, std::vector<std::string>* out) {
 
 HttpEndpoint::HttpEndpoint(Url url, HttpEndpointOptions options)
     : url_(std::move(url)),
+      options_(options),
       client_([&] {
         HttpClientOptions http = options.http;
         if (!url_.user.empty()) {
@@ -109,7 +110,22 @@ Status HttpEndpoint::Changes(const ChangesRequest& request, ChangesBatch* out) {
     timeout = request.wait + kLongpollSlack;
   }
   Result<std::string> body = std::string();
-  if (request.doc_ids) {
+  const ChangesFilterSpec* filter = request.filter;
+  if (filter != nullptr && !filter->selector.empty()) {
+    body = Call("POST", rel + "&filter=_selector", "{\"selector\":" + filter->selector + "}", timeout);
+  } else if (filter != nullptr && !filter->filter.empty()) {
+    // The filter's req.query: query_params as query string parameters, as
+    // CouchDB's replicator sends them.
+    rel += "&filter=" + EscapeQuery(filter->filter);
+    json::Document params;
+    if (json::Parse(filter->query_params, &params).ok() && params.IsObject()) {
+      for (const auto& m : params.GetObject()) {
+        std::string value = m.value.IsString() ? std::string(json::View(m.value)) : json::Serialize(m.value);
+        rel += "&" + EscapeQuery(json::View(m.name)) + "=" + EscapeQuery(value);
+      }
+    }
+    body = Call("GET", rel, {}, timeout);
+  } else if (request.doc_ids) {
     std::string filter = "{\"doc_ids\":";
     json::AppendStringArray(&filter, *request.doc_ids);
     filter += '}';
@@ -196,6 +212,11 @@ Status HttpEndpoint::FetchWithBulkGet(const std::vector<RevsDiffResult>& missing
       json::AppendQuoted(&body, m.id);
       body += ",\"rev\":";
       json::AppendQuoted(&body, rev);
+      if (!m.possible_ancestors.empty()) {
+        // Bodies the target has (CouchDB's replicator sends the same).
+        body += ",\"atts_since\":";
+        json::AppendStringArray(&body, m.possible_ancestors);
+      }
       body += '}';
     }
   }
@@ -233,8 +254,14 @@ Status HttpEndpoint::FetchWithOpenRevs(const std::vector<RevsDiffResult>& missin
     if (m.missing.empty()) continue;
     std::string revs;
     json::AppendStringArray(&revs, m.missing);
-    auto r = Call("GET", EscapeDocId(m.id) + "?revs=true&latest=true&attachments=true&open_revs=" +
-                             EscapeQuery(revs));
+    std::string rel = EscapeDocId(m.id) + "?revs=true&latest=true&attachments=true&open_revs=" +
+                      EscapeQuery(revs);
+    if (!m.possible_ancestors.empty()) {
+      std::string since;
+      json::AppendStringArray(&since, m.possible_ancestors);
+      rel += "&atts_since=" + EscapeQuery(since);
+    }
+    auto r = Call("GET", rel);
     if (!r.ok()) {
       if (r.status().IsNotFound()) continue;  // gone from the source meanwhile
       return r.status();

@@ -40,6 +40,9 @@ class HttpEndpoint : public Endpoint {
   Result<std::string> GetLocal(std::string_view id) override;
   Status PutLocal(std::string_view id, std::string_view json) override;
   void Interrupt() override { client_.Interrupt(); }
+  std::unique_ptr<Endpoint> Clone() const override {
+    return std::make_unique<HttpEndpoint>(url_, options_);
+  }
 
   // Whether the last FetchRevs used _bulk_get (for tests).
   bool used_bulk_get() const { return bulk_get_.value_or(false); }
@@ -54,6 +57,7 @@ class HttpEndpoint : public Endpoint {
   Status FetchWithOpenRevs(const std::vector<RevsDiffResult>& missing, DocBatch* out);
 
   Url url_;
+  HttpEndpointOptions options_;
   HttpClient client_;
   std::optional<bool> bulk_get_;
 };

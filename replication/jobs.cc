@@ -3,6 +3,8 @@
 #include <ctime>
 
 #include "replication/local_endpoint.h"
+#include "replication/replication_id.h"
+#include "storage/mango_selector.h"
 #include "util/digest.h"
 #include "util/json.h"
 
@@ -97,17 +99,46 @@ Result<ReplicationRequest> ParseReplicationRequest(std::string_view json_text) {
     }
     r.options.batch_size = d[name].GetUint64();
   }
+  if (d.HasMember("batches_limit")) {
+    if (!d["batches_limit"].IsUint64() || d["batches_limit"].GetUint64() == 0) {
+      return Status::BadRequest("`batches_limit` must be a positive integer");
+    }
+    r.options.batches_limit = d["batches_limit"].GetUint64();
+  }
   if (d.HasMember("retries_per_request")) {
     if (!d["retries_per_request"].IsInt() || d["retries_per_request"].GetInt() < 0) {
       return Status::BadRequest("`retries_per_request` must be a non-negative integer");
     }
     r.options.retries = d["retries_per_request"].GetInt();
   }
-  for (const char* unsupported : {"filter", "selector"}) {
-    if (d.HasMember(unsupported) && !d[unsupported].IsNull()) {
-      return Status::BadRequest(std::string("`") + unsupported +
-                                "` replications are not supported by settee yet");
+  // CouchDB's couch_replicator_filters:parse: one of filter, doc_ids and
+  // selector; filter is "ddoc/name" (settee runs no _view filters here).
+  auto has = [&](const char* name) { return d.HasMember(name) && !d[name].IsNull(); };
+  if (has("filter") + has("selector") + has("doc_ids") > 1) {
+    return Status::BadRequest("`selector`, `filter` and `doc_ids` fields are mutually exclusive");
+  }
+  if (has("filter")) {
+    if (!d["filter"].IsString()) return Status::BadRequest("`filter` must be a string");
+    std::string filter(json::View(d["filter"]));
+    size_t slash = filter.find('/');
+    if (filter.starts_with("_") || slash == std::string::npos || slash == 0 || slash + 1 == filter.size()) {
+      return Status::BadRequest("Invalid filter. Must match `ddocname/filtername` or `_design/ddocname/filtername`");
     }
+    if (filter.starts_with("_design/")) filter = filter.substr(8);
+    ChangesFilterSpec spec;
+    spec.filter = std::move(filter);
+    if (has("query_params")) {
+      if (!d["query_params"].IsObject()) return Status::BadRequest("`query_params` should be an object");
+      spec.query_params = json::Serialize(d["query_params"]);
+    }
+    r.options.filter = std::move(spec);
+  } else if (has("selector")) {
+    if (!d["selector"].IsObject()) return Status::BadRequest("`selector` must be a JSON object");
+    auto valid = mango::Selector::Parse(d["selector"]);  // bad operators fail now, not in the job
+    if (!valid.ok()) return valid.status();
+    ChangesFilterSpec spec;
+    spec.selector = json::Serialize(d["selector"]);
+    r.options.filter = std::move(spec);
   }
   return r;
 }
@@ -187,6 +218,26 @@ ReplicationJobs::~ReplicationJobs() {
   }
 }
 
+Result<std::string> FetchFilterCode(const Endpoint& source, const std::string& filter) {
+  size_t slash = filter.find('/');
+  std::string ddoc_id = "_design/" + filter.substr(0, slash);
+  std::string name = filter.substr(slash + 1);
+  auto reader = source.Clone();
+  auto opened = reader->Open(false);
+  if (!opened.ok()) return opened.status();
+  auto ddoc = reader->GetLocal(ddoc_id);
+  if (!ddoc.ok()) {
+    return Status(ddoc.status().code(), "Couldn't fetch the filter " + filter + " from the source: " +
+                                            ddoc.status().reason());
+  }
+  json::Document d;
+  if (!json::Parse(*ddoc, &d).ok() || !d.IsObject() || !d.HasMember("filters") || !d["filters"].IsObject() ||
+      !d["filters"].HasMember(name.c_str()) || !d["filters"][name.c_str()].IsString()) {
+    return Status::NotFound("Couldn't find the filter " + filter + " in the source's " + ddoc_id);
+  }
+  return TrimFilterCode(json::View(d["filters"][name.c_str()]));
+}
+
 Result<std::unique_ptr<Endpoint>> ReplicationJobs::MakeEndpoint(const EndpointSpec& spec,
                                                                 const HttpEndpointOptions& http) {
   if (IsRemote(spec.name)) {
@@ -204,7 +255,8 @@ Result<std::unique_ptr<Endpoint>> ReplicationJobs::MakeEndpoint(const EndpointSp
                       "'. Only lowercase characters (a-z), digits (0-9), and any of the "
                       "characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.");
   }
-  return std::unique_ptr<Endpoint>(std::make_unique<LocalEndpoint>(store_, spec.name));
+  return std::unique_ptr<Endpoint>(
+      std::make_unique<LocalEndpoint>(store_, spec.name, view_functions_ ? view_functions_() : nullptr));
 }
 
 Result<std::unique_ptr<Replicator>> ReplicationJobs::MakeReplicator(
@@ -215,6 +267,13 @@ Result<std::unique_ptr<Replicator>> ReplicationJobs::MakeReplicator(
   if (!target.ok()) return target.status();
   ReplicationOptions options = request.options;
   options.server_uuid = store_->uuid();
+  if (options.filter && !options.filter->filter.empty()) {
+    // The filter's code is part of the replication id (CouchDB fetches it
+    // from the source the same way, before the job starts).
+    auto code = FetchFilterCode(**source, options.filter->filter);
+    if (!code.ok()) return code.status();
+    options.filter_code = std::move(*code);
+  }
   return std::make_unique<Replicator>(std::move(*source), std::move(*target), options);
 }
 

@@ -21,6 +21,7 @@
 #include "replication/http_endpoint.h"
 #include "replication/replicator.h"
 #include "settee/store.h"
+#include "storage/view_functions.h"
 
 namespace settee::replication {
 
@@ -85,6 +86,11 @@ class ReplicationJob {
   std::thread thread_;
 };
 
+// The source of design-document filter `filter` ("ddoc/name") as
+// `source`'s database has it, trimmed (TrimFilterCode); kNotFound when the
+// design document or the filter is missing.
+Result<std::string> FetchFilterCode(const Endpoint& source, const std::string& filter);
+
 class ReplicationJobs {
  public:
   explicit ReplicationJobs(Store* store);
@@ -92,6 +98,14 @@ class ReplicationJobs {
   ~ReplicationJobs();
   ReplicationJobs(const ReplicationJobs&) = delete;
   ReplicationJobs& operator=(const ReplicationJobs&) = delete;
+
+  // What runs design-document filter functions for local sources (the
+  // server's JS view runtime); asked each time a local endpoint is made.
+  // Set before the first Start(). Without it, such filters on a local
+  // source are a kBadRequest.
+  void SetViewFunctionsProvider(std::function<std::shared_ptr<views::ViewFunctions>()> provider) {
+    view_functions_ = std::move(provider);
+  }
 
   // An endpoint for `spec`: an http(s) URL or a database of the store.
   Result<std::unique_ptr<Endpoint>> MakeEndpoint(const EndpointSpec& spec,
@@ -118,6 +132,7 @@ class ReplicationJobs {
   void ReapLocked();  // joins the threads of ended jobs
 
   Store* const store_;
+  std::function<std::shared_ptr<views::ViewFunctions>()> view_functions_;  // set up front
   std::mutex mu_;
   std::vector<std::shared_ptr<ReplicationJob>> jobs_;  // guarded by mu_
 };

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "replication/replication_id.h"
+#include "util/json.h"
 
 namespace settee::replication {
 
@@ -26,8 +27,9 @@ Result<uint64_t> ParseLocalSeq(std::string_view text) {
   return seq;
 }
 
-LocalEndpoint::LocalEndpoint(Store* store, std::string db_name)
-    : store_(store), name_(std::move(db_name)) {}
+LocalEndpoint::LocalEndpoint(Store* store, std::string db_name,
+                             std::shared_ptr<views::ViewFunctions> functions)
+    : store_(store), name_(std::move(db_name)), functions_(std::move(functions)) {}
 
 ErlTerm LocalEndpoint::IdTerm() const { return LocalEndpointTerm(name_); }
 
@@ -49,6 +51,58 @@ Result<EndpointInfo> LocalEndpoint::Open(bool create) {
   return info;
 }
 
+Result<bool> LocalEndpoint::Passes(const ChangesFilterSpec& filter, const ChangeRow& row) {
+  if (parsed_for_ != &filter) {
+    // Parse once per job: the selector, or the filter function wrapped in
+    // a map that emits when it returns true (as the server's
+    // _changes?filter=ddoc/name does), with CouchDB's request object.
+    selector_.reset();
+    if (!filter.selector.empty()) {
+      json::Document d;
+      Status s = json::Parse(filter.selector, &d);
+      if (!s.ok()) return s;
+      auto parsed = mango::Selector::Parse(d);
+      if (!parsed.ok()) return parsed.status();
+      selector_ = std::move(*parsed);
+    } else {
+      if (!functions_) {
+        return Status::BadRequest("filter `" + filter.filter +
+                                  "`: design-document filters on a local source need the JS view "
+                                  "runtime of `settee serve`; replicate from the database's URL instead");
+      }
+      size_t slash = filter.filter.find('/');
+      std::string ddoc_id = "_design/" + filter.filter.substr(0, slash);
+      auto ddoc = db_->Get(ddoc_id);
+      if (!ddoc.ok()) return ddoc.status();
+      json::Document d;
+      Status s = json::Parse(*ddoc, &d);
+      if (!s.ok()) return s;
+      std::string name = filter.filter.substr(slash + 1);
+      if (!d.IsObject() || !d.HasMember("filters") || !d["filters"].IsObject() ||
+          !d["filters"].HasMember(name.c_str()) || !d["filters"][name.c_str()].IsString()) {
+        return Status::NotFound("missing json key: " + name);
+      }
+      std::string req = "{\"method\":\"GET\",\"query\":" + filter.query_params +
+                        ",\"headers\":{},\"body\":\"undefined\",\"userCtx\":{\"db\":";
+      json::AppendQuoted(&req, name_);
+      req += ",\"name\":null,\"roles\":[\"_admin\"]},\"secObj\":" + db_->Security() + "}";
+      filter_code_ = {};
+      filter_code_.ddoc = *ddoc;
+      filter_code_.maps = {"function (doc) { if ((" + std::string(json::View(d["filters"][name.c_str()])) +
+                           "\n)(doc, " + req + ")) emit(null, null); }"};
+    }
+    parsed_for_ = &filter;
+  }
+  if (selector_) {
+    json::Document doc;
+    return json::Parse(row.doc, &doc).ok() && doc.IsObject() && selector_->Matches(doc);
+  }
+  std::string out;
+  Status s = functions_->Map(filter_code_, {row.doc}, &out);
+  if (!s.ok()) return s;
+  return out != "[[[]]]";  // anything emitted passes
+}
+
 Status LocalEndpoint::Changes(const ChangesRequest& request, ChangesBatch* out) {
   out->rows.clear();
   auto since = ParseLocalSeq(request.since);
@@ -58,21 +112,43 @@ Status LocalEndpoint::Changes(const ChangesRequest& request, ChangesBatch* out) 
   options.limit = request.limit;
   options.all_docs_style = true;
   if (request.doc_ids) options.doc_ids = *request.doc_ids;
+  const ChangesFilterSpec* filter = request.filter;
+  if (filter != nullptr) {
+    // The limit counts the changes that pass: the scan stops itself.
+    options.limit = UINT64_MAX;
+    options.include_docs = true;
+  }
   auto deadline = std::chrono::steady_clock::now() + request.wait;
   for (;;) {
     uint64_t last = 0;
+    uint64_t observed = db_->UpdateSeq();
+    Status failed;
+    bool limited = false;
     Status s = db_->Changes(
         options,
-        [out](const ChangeRow& row) {
+        [&](const ChangeRow& row) {
+          if (filter != nullptr) {
+            auto passes = Passes(*filter, row);
+            if (!passes.ok()) {
+              failed = passes.status();
+              return false;
+            }
+            if (!*passes) return true;
+          }
           Change& c = out->rows.emplace_back();
           c.seq = std::to_string(row.seq);
           c.id = row.id;
           c.revs = row.revs;
           c.deleted = row.deleted;
-          return true;
+          limited = out->rows.size() >= request.limit;
+          return !limited;
         },
         &last);
     if (!s.ok()) return s;
+    if (!failed.ok()) return failed;
+    // A filtered scan that ran to the end covered everything up to
+    // `observed`: the next one starts there, not at the last match.
+    if (filter != nullptr && !limited) last = std::max(last, observed);
     out->last_seq = std::to_string(last);
     if (!out->rows.empty() || request.wait.count() == 0) return Status::OK();
     // Nothing yet: wait in slices so Interrupt() is noticed.
@@ -80,6 +156,7 @@ Status LocalEndpoint::Changes(const ChangesRequest& request, ChangesBatch* out) 
     if (now >= deadline || interrupted_.exchange(false)) return Status::OK();
     auto slice = std::min<std::chrono::milliseconds>(
         kWaitSlice, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now));
+    options.since = last;  // a filtered scan need not cover that stretch again
     uint64_t seq = db_->WaitForChange(last, slice);
     if (seq == UINT64_MAX) return Status::NotFound("Database does not exist.");
   }
@@ -93,13 +170,18 @@ Status LocalEndpoint::RevsDiff(const std::vector<RevsDiffRequest>& request,
 Status LocalEndpoint::FetchRevs(const std::vector<RevsDiffResult>& missing, DocBatch* out) {
   std::vector<BulkGetRequest> request;
   for (const RevsDiffResult& m : missing) {
-    for (const std::string& rev : m.missing) request.push_back(BulkGetRequest{m.id, rev});
+    // The target's possible ancestors as atts_since: bodies it already has
+    // travel as stubs, which it resolves from those ancestors.
+    for (const std::string& rev : m.missing) {
+      request.push_back(BulkGetRequest{m.id, rev, m.possible_ancestors});
+    }
   }
   BulkGetOptions options;
   options.revs = true;
   options.latest = true;
-  // Attachment bodies travel inline: the target has no body for a stub of a
-  // revision it never saw (CouchDB would answer missing_stub).
+  // Attachment bodies travel inline, except those atts_since leaves as
+  // stubs: the target has no body for a stub of a revision it never saw
+  // (CouchDB would answer missing_stub).
   options.attachments = true;
   std::vector<BulkGetResult> results;
   Status s = db_->BulkGet(request, options, &results);

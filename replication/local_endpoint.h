@@ -7,16 +7,22 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "replication/endpoint.h"
 #include "settee/store.h"
+#include "storage/mango_selector.h"
+#include "storage/view_functions.h"
 
 namespace settee::replication {
 
 class LocalEndpoint : public Endpoint {
  public:
-  LocalEndpoint(Store* store, std::string db_name);
+  // `functions` runs design-document filter functions (filter=ddoc/name);
+  // without it such a feed is kBadRequest. Selectors need none.
+  LocalEndpoint(Store* store, std::string db_name,
+                std::shared_ptr<views::ViewFunctions> functions = nullptr);
 
   std::string Describe() const override { return name_; }
   ErlTerm IdTerm() const override;
@@ -29,11 +35,23 @@ class LocalEndpoint : public Endpoint {
   Result<std::string> GetLocal(std::string_view id) override;
   Status PutLocal(std::string_view id, std::string_view json) override;
   void Interrupt() override;
+  std::unique_ptr<Endpoint> Clone() const override {
+    return std::make_unique<LocalEndpoint>(store_, name_, functions_);
+  }
 
  private:
+  // Whether a filtered feed (request.filter) passes `row` (row.doc set).
+  Result<bool> Passes(const ChangesFilterSpec& filter, const ChangeRow& row);
+
   Store* store_;
   std::string name_;
+  std::shared_ptr<views::ViewFunctions> functions_;
   std::shared_ptr<Database> db_;
+  // The parsed filter of the last filtered request (the spec's address is
+  // stable for a job's life).
+  const ChangesFilterSpec* parsed_for_ = nullptr;
+  std::optional<mango::Selector> selector_;
+  views::MapCode filter_code_;
   std::atomic<bool> interrupted_{false};
 };
 

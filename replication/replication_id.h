@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "replication/endpoint.h"
 #include "replication/erlang_term.h"
 #include "replication/url.h"
 
@@ -28,10 +29,29 @@ ErlTerm RemoteEndpointTerm(const Url& url);
 // in does not make a new replication). `since_seq` (JSON text) is hashed
 // when given, so a replication that starts elsewhere keeps its own
 // checkpoints.
+//
+// A filtered replication appends what CouchDB 3's maybe_append_filters
+// does: for a design-document filter its code (`filter_code`, the
+// function's source trimmed, as fetched from the source) and query_params;
+// for a selector the selector. JSON crosses as jiffy's EJSON terms
+// ({[{Key, Value}]} objects with keys sorted for selectors, as ejsort
+// does). CouchDB hashes the selector after mango's normalisation, which
+// settee does not reproduce: a selector replication's id agrees with
+// CouchDB's only for selectors already in normal form.
 std::string ReplicationId(std::string_view server_uuid, const ErlTerm& source,
                           const ErlTerm& target,
                           const std::optional<std::vector<std::string>>& doc_ids,
-                          const std::optional<std::string>& since_seq);
+                          const std::optional<std::string>& since_seq,
+                          const ChangesFilterSpec* filter = nullptr,
+                          std::string_view filter_code = {});
+
+// JSON text as the EJSON term jiffy decodes it to (object members sorted
+// by key when `sort_keys`). kBadRequest for text that is not JSON.
+Result<ErlTerm> EjsonTerm(std::string_view json_text, bool sort_keys);
+
+// A design document's filter function source as CouchDB hashes it: with
+// leading and trailing whitespace removed.
+std::string TrimFilterCode(std::string_view code);
 
 std::string JobId(std::string_view replication_id, bool continuous, bool create_target);
 

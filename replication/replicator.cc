@@ -13,8 +13,15 @@ namespace {
 
 int64_t NowSeconds() { return static_cast<int64_t>(std::time(nullptr)); }
 
-// Errors no retry can fix.
-bool IsFatal(const Status& s) {
+// Errors no retry can fix. A continuous job, like one of CouchDB 3's
+// scheduler, keeps retrying with backoff ("crashing") through a missing
+// database, refused credentials or an unreachable peer, which an operator
+// may fix while it waits; only a request that can never work (a bad
+// filter, seq or name) ends it.
+bool IsFatal(const Status& s, bool continuous) {
+  if (continuous) {
+    return s.code() == Status::Code::kBadRequest || s.code() == Status::Code::kIllegalDatabaseName;
+  }
   switch (s.code()) {
     case Status::Code::kNotFound:  // a database that does not exist
     case Status::Code::kUnauthorized:
@@ -57,7 +64,8 @@ Replicator::Replicator(std::unique_ptr<Endpoint> source, std::unique_ptr<Endpoin
     : source_(std::move(source)), target_(std::move(target)), options_(std::move(options)) {
   if (options_.batch_size == 0) options_.batch_size = 1;
   id_ = ReplicationId(options_.server_uuid, source_->IdTerm(), target_->IdTerm(),
-                      options_.doc_ids, options_.since_seq);
+                      options_.doc_ids, options_.since_seq,
+                      options_.filter ? &*options_.filter : nullptr, options_.filter_code);
   stats_.started_on = stats_.updated_on = NowSeconds();
 }
 
@@ -76,6 +84,7 @@ void Replicator::Cancel() {
   {
     std::lock_guard<std::mutex> lock(cancel_mu_);
     cancelled_ = true;
+    if (reader_) reader_->Interrupt();
   }
   cancel_cv_.notify_all();
   source_->Interrupt();
@@ -125,7 +134,7 @@ Status Replicator::Run() {
       retries = ++stats_.retries;
     }
     if (progressed) backoff = options_.initial_backoff;
-    if (IsFatal(s) || (!options_.continuous && retries > static_cast<uint64_t>(options_.retries))) {
+    if (IsFatal(s, options_.continuous) || (!options_.continuous && retries > static_cast<uint64_t>(options_.retries))) {
       SetState(ReplicationState::kFailed);
       Emit(ReplicationEvent::Kind::kError, {}, s);
       return s;
@@ -169,17 +178,38 @@ Status Replicator::Attempt(bool* progressed) {
   SetState(ReplicationState::kRunning);
   Emit(ReplicationEvent::Kind::kActive);
 
+  // The changes feed is read ahead on a second endpoint and thread.
+  std::unique_ptr<Endpoint> feed_source = source_->Clone();
+  auto feed_info = feed_source->Open(false);
+  if (!feed_info.ok()) return feed_info.status();
+  ChangesReaderOptions feed;
+  feed.since = since;
+  feed.batch_size = options_.batch_size;
+  feed.limit = options_.batches_limit;
+  if (options_.doc_ids) feed.doc_ids = &*options_.doc_ids;
+  if (options_.filter) feed.filter = &*options_.filter;
+  feed.continuous = options_.continuous;
+  feed.wait = options_.feed_wait;
+  ChangesReader reader(std::move(feed_source), feed);
+  {
+    std::lock_guard<std::mutex> lock(cancel_mu_);
+    if (cancelled_) return Status::OK();
+    reader_ = &reader;
+  }
+  struct Unregister {
+    Replicator* r;
+    ~Unregister() {
+      std::lock_guard<std::mutex> lock(r->cancel_mu_);
+      r->reader_ = nullptr;
+    }
+  } unregister{this};
+
   bool caught_up = false;
   while (!cancelled_) {
-    ChangesRequest request;
-    request.since = since;
-    request.limit = options_.batch_size;
-    if (options_.doc_ids) request.doc_ids = &*options_.doc_ids;
-    if (options_.continuous && caught_up) request.wait = options_.feed_wait;
     ChangesBatch batch;
-    Status s = source_->Changes(request, &batch);
-    if (!s.ok()) return s;
+    Status s = reader.Next(&batch);
     if (cancelled_) break;
+    if (!s.ok()) return s;
     if (!batch.rows.empty()) {
       if (caught_up) {
         caught_up = false;

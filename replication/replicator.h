@@ -10,8 +10,11 @@
 // One-shot replications end when the source has nothing more; continuous
 // ones then wait on the source's changes feed until cancelled. Failed
 // requests are retried from the last checkpoint with exponential backoff
-// (bounded for one-shot jobs by `retries`); errors that no retry can fix
-// (a missing database, bad credentials, a bad request) end the job.
+// (bounded for one-shot jobs by `retries`). For a one-shot job, errors no
+// retry can fix (a missing database, bad credentials, a bad request) end
+// it; a continuous job retries through all but a bad request, as CouchDB
+// 3's scheduler does. A document the target refuses (403/401) is counted
+// in doc_write_failures and reported (kDenied), never retried.
 //
 // Thread safety: Run() is called once, on the thread that is to do the work
 // (it blocks); Cancel() and Stats() may be called from any thread at any
@@ -29,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "replication/changes_reader.h"
 #include "replication/endpoint.h"
 #include "settee/status.h"
 
@@ -38,8 +42,19 @@ struct ReplicationOptions {
   bool continuous = false;
   bool create_target = false;
   uint64_t batch_size = 100;  // _changes rows per batch (PouchDB's default)
+  // Batches read from the source and not yet written, at most (PouchDB's
+  // batches_limit, default 10): the source's _changes is read ahead by
+  // that many batches while earlier ones are fetched and written. 1: no
+  // read-ahead.
+  uint64_t batches_limit = 10;
   std::optional<std::string> since_seq;  // JSON text; overrides the checkpoints
   std::optional<std::vector<std::string>> doc_ids;
+  // Only the changes a design-document filter ("ddoc/name", with
+  // query_params) or a Mango selector passes (one of doc_ids, filter and
+  // selector at most). `filter_code` is the filter function's source as
+  // the source has it (ReplicationJobs fetches it): part of the id.
+  std::optional<ChangesFilterSpec> filter;
+  std::string filter_code;
   // One-shot: failed attempts in a row before the job fails. Continuous
   // jobs retry for ever.
   int retries = 5;
@@ -148,6 +163,7 @@ class Replicator {
 
   std::atomic<bool> cancelled_{false};
   std::mutex cancel_mu_;
+  ChangesReader* reader_ = nullptr;  // the attempt's, under cancel_mu_ (Cancel wakes it)
   std::condition_variable cancel_cv_;
 
   mutable std::mutex stats_mu_;

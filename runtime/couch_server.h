@@ -32,6 +32,10 @@
 #include "settee/store.h"
 #include "util/json.h"
 
+namespace settee::views {
+class ViewFunctions;
+}  // namespace settee::views
+
 namespace settee {
 
 struct CouchServerOptions {
@@ -155,6 +159,14 @@ class CouchServer final : public http::HttpHandler {
   using TaskSource = std::function<std::vector<std::string>()>;
   void AddTaskSource(TaskSource source);
 
+  // The JS view runtime, once RegisterViewEndpoints has one (setup time
+  // only): filtered replications from local databases run design-document
+  // filters with it. Null without the JS runtime.
+  void SetViewFunctions(std::shared_ptr<views::ViewFunctions> functions) {
+    view_functions_ = std::move(functions);
+  }
+  const std::shared_ptr<views::ViewFunctions>& view_functions() const { return view_functions_; }
+
   // http::HttpHandler
   void Handle(http::HttpRequest& request, http::HttpResponse& response) override;
   void HandleParseError(int status, const std::string& reason,
@@ -175,6 +187,7 @@ class CouchServer final : public http::HttpHandler {
   uint64_t next_task_id_ = 1;                                  // guarded by tasks_mu_
   std::vector<std::pair<uint64_t, std::string>> tasks_;         // guarded by tasks_mu_
   std::vector<TaskSource> task_sources_;                        // setup only
+  std::shared_ptr<views::ViewFunctions> view_functions_;        // setup only
   // Last, so it is destroyed (its queued work finished) before everything
   // that work may touch.
   WorkerPool workers_;

@@ -344,6 +344,14 @@ Status BulkGet(RequestContext& ctx) {
       BulkGetRequest r;
       r.id = std::string(json::View(id->value));
       if (rev_value != nullptr) r.rev = std::string(json::View(*rev_value));
+      // CouchDB's per-item atts_since (chttpd_db:bulk_get_open_doc_revs1);
+      // non-strings are ignored, as the replicator only sends revs.
+      auto since = d.FindMember("atts_since");
+      if (since != d.MemberEnd() && since->value.IsArray()) {
+        for (const auto& a : since->value.GetArray()) {
+          if (a.IsString()) r.atts_since.emplace_back(json::View(a));
+        }
+      }
       request.push_back(std::move(r));
       refused.emplace_back();
     }

@@ -115,7 +115,9 @@ Status PostReplicate(ReplicationService& service, RequestContext& ctx) {
   if (request->cancel) {
     std::string id = request->replication_id;
     if (id.empty()) {
-      auto r = service.jobs.MakeReplicator(*request);
+      // Off the loop: a filtered replication fetches its filter's code from
+      // the source, which may be this very server.
+      auto r = ctx.server.workers().Run([&] { return service.jobs.MakeReplicator(*request); });
       if (!r.ok()) return r.status();
       id = (*r)->job_id();
     }
@@ -123,7 +125,7 @@ Status PostReplicate(ReplicationService& service, RequestContext& ctx) {
     if (!s.ok()) return s;
     return ctx.SendJson(200, "{\"ok\":true,\"_local_id\":" + json::Quote(id) + "}");
   }
-  auto job = service.jobs.Start(*request);
+  auto job = ctx.server.workers().Run([&] { return service.jobs.Start(*request); });
   if (!job.ok()) return job.status();
   if (request->options.continuous) {
     return ctx.SendJson(202, "{\"ok\":true,\"_local_id\":" + json::Quote((*job)->job_id()) + "}");
@@ -188,6 +190,8 @@ Status GetSchedulerDocs(ReplicationService& service, RequestContext& ctx) {
 
 void RegisterReplicationEndpoints(CouchServer& server) {
   auto service = std::make_shared<ReplicationService>(server.store());
+  // Registered later (RegisterViewEndpoints), so asked for at each job.
+  service->jobs.SetViewFunctionsProvider([&server] { return server.view_functions(); });
   service->replicator_db.Start();
   Router& r = server.router();
   r.Add("POST", "/_replicate",

@@ -271,6 +271,7 @@ void InstallValidateFunctions(CouchServer& server,
 }
 
 void RegisterViewEndpoints(CouchServer& server, std::shared_ptr<views::ViewFunctions> functions) {
+  server.SetViewFunctions(functions);
   Router& r = server.router();
   r.Add("GET,HEAD,POST", "/{db}/_design/{ddoc}/_view/{view}",
         [functions](RequestContext& c) { return QueryView(c, functions); });

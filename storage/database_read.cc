@@ -743,8 +743,16 @@ Status DatabaseImpl::BulkGet(const std::vector<BulkGetRequest>& request,
     if (!exists) {
       revs.push_back(OpenRevResult{req.rev, false, {}});
     } else {
-      s = OpenRevsOf(ro, req.id, record, {req.rev.empty() ? record.winner_rev : req.rev},
-                     get_options, &revs);
+      if (req.atts_since.empty()) {
+        s = OpenRevsOf(ro, req.id, record, {req.rev.empty() ? record.winner_rev : req.rev},
+                       get_options, &revs);
+      } else {
+        GetOptions with_since = get_options;
+        with_since.atts_since = req.atts_since;
+        with_since.attachments = true;  // CouchDB: atts_since implies attachments
+        s = OpenRevsOf(ro, req.id, record, {req.rev.empty() ? record.winner_rev : req.rev},
+                       with_since, &revs);
+      }
       if (!s.ok()) return s;
     }
     for (OpenRevResult& r : revs) {

@@ -150,6 +150,7 @@ int Run(Args& a) {
   report.options = o;
   report.versions = facts.versions();
   report.peak_rss_mb = facts.peak_rss_mb();
+  report.remotes = facts.remotes();
   if (report.results.empty()) {
     std::fprintf(stderr, "settee bench: --grep '%s' selects no case of the suites %s\n", o.grep.c_str(),
                  Join(o.suites).c_str());

@@ -14,6 +14,7 @@
 #include <rapidjson/document.h>
 
 #include "bench/harness/child_process.h"
+#include "bench/harness/replication_remote.h"
 #include "util/json.h"
 
 namespace settee::bench {
@@ -69,34 +70,6 @@ Status EnsurePouchDb(const std::string& bench_dir, const std::string& scratch) {
     return Status::Internal("`npm ci` in " + bench_dir + " failed: " + LastLines(e.stderr_tail, 3));
   }
   return Status::OK();
-}
-
-// A `settee serve` on a free loopback port, for the replication cases.
-struct Server {
-  std::unique_ptr<Child> child;
-  std::string url;
-};
-Result<Server> StartServer(const BenchOptions& o) {
-  auto child = Child::Spawn({o.settee_binary, "serve", "--port", "0", "--bind", "127.0.0.1", "--backend", "memory"},
-                            o.scratch_dir, o.scratch_dir + "/serve.log");
-  if (!child.ok()) return child.status();
-  std::string line;
-  while ((*child)->ReadLine(&line)) {
-    size_t at = line.find("http://");
-    if (at != std::string::npos) {
-      size_t end = line.find('/', at + 7);
-      return Server{std::move(*child), line.substr(at, end == std::string::npos ? std::string::npos : end - at)};
-    }
-  }
-  ChildExit e = (*child)->Wait();
-  return Status::Internal("`settee serve` for the replication cases did not start: " + LastLines(e.stderr_tail, 2));
-}
-
-bool NeedsRemote(const std::vector<WorkloadCase>& cases) {
-  for (const auto& c : cases) {
-    if (c.name == "pull-replication-one-generation" || c.name == "pull-replication-two-generation") return true;
-  }
-  return false;
 }
 
 std::string SpecJson(const std::vector<WorkloadCase>& cases, const std::string& backend, const std::string& remote) {
@@ -157,18 +130,18 @@ std::vector<CaseResult> RunPouchDbBaseline(const std::vector<WorkloadCase>& case
   }
   if (Status s = EnsurePouchDb(bench_dir, o.scratch_dir); !s.ok()) return AllSkipped(cases, s.reason());
 
-  Server server;
-  std::string remote = o.remote;
-  if (NeedsRemote(cases)) {
-    if (remote.empty()) {
-      auto started = StartServer(o);
-      if (started.ok()) {
-        server = std::move(*started);
-        remote = server.url;
-      } else {
-        std::fprintf(stderr, "settee bench: %s\n", started.status().reason().c_str());
-      }
-    }  // a --remote given was checked once, before the run (bench_command.cc)
+  // PouchDB pulls from pouchdb-server, as PouchDB's suite pulls from a
+  // CouchDB-compatible server (--remote: that one).
+  ReplicationRemote server;
+  std::string remote;
+  if (NeedsReplicationRemote(cases)) {
+    auto started = StartReplicationRemote("pouchdb", o);
+    if (started.ok()) {
+      server = std::move(*started);
+      remote = server.url;
+    } else {
+      std::fprintf(stderr, "settee bench: %s\n", started.status().reason().c_str());
+    }
   }
 
   std::string work = o.scratch_dir + "/pouchdb-" + (cases.empty() ? "none" : cases[0].suite);
@@ -233,10 +206,7 @@ std::vector<CaseResult> RunPouchDbBaseline(const std::vector<WorkloadCase>& case
       results.push_back(r);
     }
   }
-  if (server.child) {
-    server.child->Signal(SIGTERM);
-    server.child->Wait();
-  }
+  if (server.process) server.process->Stop();
   return results;
 }
 

@@ -10,7 +10,8 @@
 // - bench/node_modules: installed with `npm ci` on first use (a message
 //   says so); if that fails every case is kSkipped with npm's complaint;
 // - an HTTP remote for the replication cases: --remote (the command checks
-//   that it answers), else a `settee serve --port 0` started for the run.
+//   that it answers), else pouchdb-server 4.2 started for the run
+//   (replication_remote.h).
 #pragma once
 
 #include <vector>

@@ -164,6 +164,10 @@ std::string ToJson(const Report& r) {
   w.StartObject();
   for (const auto& [k, v] : r.peak_rss_mb) Num(w, k.c_str(), v);
   w.EndObject();
+  w.Key("remotes");
+  w.StartObject();
+  for (const auto& [k, v] : r.remotes) Str(w, k.c_str(), v);
+  w.EndObject();
   w.Key("cases");
   w.StartArray();
   for (const auto& c : r.results) {
@@ -240,6 +244,11 @@ Result<Report> ParseReport(const std::string& text) {
     r.options.remote = GetStr(o, "remote");
     if (o.HasMember("suites") && o["suites"].IsArray()) {
       for (const auto& s : o["suites"].GetArray()) if (s.IsString()) r.options.suites.push_back(s.GetString());
+    }
+  }
+  if (d.HasMember("remotes") && d["remotes"].IsObject()) {
+    for (const auto& m : d["remotes"].GetObject()) {
+      if (m.value.IsString()) r.remotes[m.name.GetString()] = m.value.GetString();
     }
   }
   if (d.HasMember("peak_rss_mb") && d["peak_rss_mb"].IsObject()) {
@@ -367,6 +376,9 @@ std::string FormatTable(const Report& r) {
   if (baseline) {
     out += Line("baseline: PouchDB %s on node %s, %s adapter, same run\n", version("pouchdb").c_str(),
                 version("node").c_str(), o.backend == "memory" ? "memory" : "LevelDB");
+  }
+  for (const auto& [runtime, remote] : r.remotes) {
+    out += Line("replication remote of %s: %s\n", runtime.c_str(), remote.c_str());
   }
   bool workload = false;
   for (const auto& c : r.results) workload |= !HasOwnTable(c.suite);

@@ -8,6 +8,7 @@
 //    "versions": {"settee", "v8", "pouchdb", "node", ...},
 //    "options": {"threads", "backend", "suites": [...], "grep", "iterations", "baseline", "remote"},
 //    "peak_rss_mb": {"settee": 180.5, "pouchdb": 1020.1},
+//    "remotes": {"settee": "settee serve http://...", "pouchdb": "pouchdb-server 4.2.0 http://..."},
 //    "cases": [{"suite", "name", "runtime", "outcome": "ok|failed|unsupported|skipped", "error",
 //               "threads", "operations", "wall_ms", "median_ms", "min_ms", "max_ms", "mean_ms",
 //               "ops_per_sec", "samples_ms": [...], "metrics": {...}}],
@@ -32,6 +33,8 @@ struct Report {
   std::map<std::string, std::string> versions;
   BenchOptions options;  // only the command-line fields are kept in JSON
   std::map<std::string, double> peak_rss_mb;
+  // The replication cases' remote per runtime (RunFacts::SetRemote).
+  std::map<std::string, std::string> remotes;
   std::vector<CaseResult> results;
 };
 

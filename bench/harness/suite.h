@@ -47,11 +47,22 @@ class RunFacts {
     std::lock_guard<std::mutex> lock(mu_);
     return peak_rss_mb_;
   }
+  // The server `runtime`'s replication cases pulled from ("settee" ->
+  // "settee serve http://127.0.0.1:40123 (memory)").
+  void SetRemote(const std::string& runtime, const std::string& description) {
+    std::lock_guard<std::mutex> lock(mu_);
+    remotes_[runtime] = description;
+  }
+  std::map<std::string, std::string> remotes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return remotes_;
+  }
 
  private:
   mutable std::mutex mu_;
   std::map<std::string, std::string> versions_;
   std::map<std::string, double> peak_rss_mb_;
+  std::map<std::string, std::string> remotes_;
 };
 
 struct BenchOptions {

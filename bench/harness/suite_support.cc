@@ -1,6 +1,15 @@
 #include "bench/harness/suite_support.h"
 
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <fstream>
 #include <sstream>
 
@@ -74,6 +83,72 @@ Status InstallBaselines(const BenchOptions& options, const std::string& which) {
   return Status::IOError(script + " " + which + " failed (" +
                          (code.ok() ? "exit " + std::to_string(*code) : code.status().reason()) +
                          "; log " + log + "): " + TailLines(ReadFile(log), 3));
+}
+
+// One request with libcurl, loopback only (no proxy). Returns the status.
+Result<long> HttpCall(const std::string& method, const std::string& url, const std::string& body) {
+  static std::once_flag init;
+  std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::unique_ptr<CURL, void (*)(CURL*)> curl(curl_easy_init(), curl_easy_cleanup);
+  if (!curl) return Status::Internal("curl_easy_init failed");
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> header_guard(headers, curl_slist_free_all);
+  curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl.get(), CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(curl.get(), CURLOPT_NOSIGNAL, 1L);  // threads beside us: no SIGALRM timeouts
+  curl_easy_setopt(curl.get(), CURLOPT_CUSTOMREQUEST, method.c_str());
+  curl_easy_setopt(curl.get(), CURLOPT_TIMEOUT_MS, 10000L);
+  curl_easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
+  if (!body.empty()) {
+    curl_easy_setopt(curl.get(), CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(curl.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  }
+  std::string sink;
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION,
+                   +[](char* p, size_t size, size_t n, void* out) {
+                     static_cast<std::string*>(out)->append(p, size * n);
+                     return size * n;
+                   });
+  curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &sink);
+  CURLcode rc = curl_easy_perform(curl.get());
+  if (rc != CURLE_OK) return Status::IOError(method + " " + url + ": " + curl_easy_strerror(rc));
+  long status = 0;
+  curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+  return status;
+}
+
+// Polls GET / until the server answers 200.
+Status WaitUntilUp(int port, Subprocess* server, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string url = "http://127.0.0.1:" + std::to_string(port) + "/";
+  for (;;) {
+    auto status = HttpCall("GET", url, "");
+    if (status.ok() && *status == 200) return Status::OK();
+    if (server->Wait(std::chrono::milliseconds(0)).ok())
+      return Status::Internal("the server exited with status " + std::to_string(server->Wait(std::chrono::milliseconds(0)).value()));
+    if (std::chrono::steady_clock::now() > deadline)
+      return Status(Status::Code::kTimeout, "no answer on port " + std::to_string(port) + " after " +
+                                                std::to_string(timeout.count()) + " s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+// A port nobody listens on right now (for pouchdb-server, which cannot be
+// asked which port it took).
+Result<int> FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::IOError("socket failed");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  close(fd);
+  if (port <= 0) return Status::IOError("no free port");
+  return port;
 }
 
 }  // namespace settee::bench

@@ -13,6 +13,8 @@
 #include "bench/harness/suite.h"
 #include "settee/status.h"
 
+#include <chrono>
+
 namespace settee::bench {
 
 // options.grep (an ECMAScript regex searched in "suite/case") compiled once.
@@ -37,6 +39,19 @@ CaseResult RowWithOutcome(const std::string& suite, const std::string& name, con
 // output going to a log under options.scratch_dir (or /tmp). kIOError with
 // the log's last lines if it fails.
 Status InstallBaselines(const BenchOptions& options, const std::string& which);
+
+class Subprocess;
+
+// One request with libcurl to a loopback server (no proxy); its status.
+Result<long> HttpCall(const std::string& method, const std::string& url, const std::string& body);
+
+// Polls GET http://127.0.0.1:port/ until it answers 200: kInternal when
+// `server` exits first, kTimeout after `timeout`.
+Status WaitUntilUp(int port, Subprocess* server, std::chrono::seconds timeout);
+
+// A loopback port nobody listens on right now (for servers that cannot be
+// asked which port they took).
+Result<int> FreePort();
 
 // The contents of the file at `path`; empty if it cannot be read.
 std::string ReadFile(const std::string& path);

@@ -16,6 +16,7 @@
 #include "bench/harness/machine.h"
 #include "bench/harness/pouchdb_baseline.h"
 #include "bench/harness/registry.h"
+#include "bench/harness/replication_remote.h"
 #include "js/isolate_pool.h"
 #include "js/view_functions_js.h"
 #include "settee/store.h"
@@ -225,6 +226,21 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
   auto cases = ListCases(**pool, runner, group, o);
   if (!cases.ok()) return {SuiteFailure(group, cases.status().reason())};
 
+  // The replication cases pull from a server of settee's own on loopback
+  // unless --remote names one.
+  BenchOptions run_options = o;
+  ReplicationRemote remote;
+  std::string remote_error;
+  if (NeedsReplicationRemote(*cases)) {
+    auto started = StartReplicationRemote("settee", o);
+    if (started.ok()) {
+      remote = std::move(*started);
+      run_options.remote = remote.url;
+    } else {
+      remote_error = started.status().reason();
+    }
+  }
+
   std::vector<CaseResult> results;
   for (size_t i = 0; i < cases->size(); ++i) {
     const WorkloadCase& c = (*cases)[i];
@@ -234,7 +250,17 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
                          c.iterations, "settee"};
       if (progress) progress(current);
     }
-    results.push_back(RunCase(**pool, runner, c, o));
+    if (!remote_error.empty() && NeedsReplicationRemote({c})) {
+      CaseResult failed;
+      failed.suite = c.suite;
+      failed.name = c.name;
+      failed.runtime = "settee";
+      failed.outcome = Outcome::kFailed;
+      failed.error = remote_error;
+      results.push_back(std::move(failed));
+      continue;
+    }
+    results.push_back(RunCase(**pool, runner, c, run_options));
     std::lock_guard<std::mutex> lock(mu);
     if (!uncaught.empty() && results.back().outcome == Outcome::kOk) {
       results.back().outcome = Outcome::kFailed;
@@ -242,6 +268,7 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
     }
     uncaught.clear();
   }
+  if (remote.process) remote.process->Stop();
   (*pool)->Shutdown();
   pool->reset();
   store->reset();

@@ -45,9 +45,8 @@ function bulkInsertCase(name, iterations, count, make) {
 
 // The replication cases need PouchDB.replicate, a remote database object
 // (their setup writes the remote through `new PouchDB(url)`: PouchDB's http
-// adapter, which settee's JS runtime does not have yet; its replicator takes
-// URLs directly) and an HTTP remote (--remote, else a `settee serve` the
-// harness starts).
+// adapter) and an HTTP remote (--remote, else one the harness starts:
+// settee serve for settee, pouchdb-server for the PouchDB baseline).
 function needsReplication(db, PouchDB, env) {
   if (typeof PouchDB.replicate !== 'function') return 'replication (PouchDB.replicate) is not built yet';
   if (!PouchDB.adapters || !PouchDB.adapters.http) {

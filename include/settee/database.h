@@ -185,6 +185,10 @@ struct RevsDiffResult {
 struct BulkGetRequest {
   std::string id;
   std::string rev;  // empty = winner
+  // Attachment bodies inline except those unchanged since the newest of
+  // these revisions, which stay stubs (GetOptions::atts_since; implies
+  // attachments), per document as in CouchDB's _bulk_get items.
+  std::vector<std::string> atts_since;
 };
 struct BulkGetOptions {
   bool revs = false;

@@ -100,10 +100,14 @@ class PouchDB extends EventEmitter {
     super();
     if (typeof name === 'object' && name !== null) { opts = name; name = opts.name; }
     if (typeof name !== 'string' || !name) throw new PouchError(400, 'bad_request', 'Missing/invalid DB name');
+    // An http(s) URL is a remote database (http_adapter.js).
+    if (isRemoteName(name) && !(this instanceof RemotePouchDB)) return new RemotePouchDB(name, opts);
     this.name = name;
     this.__opts = opts || {};
     this.adapter = 'settee';
     this._openError = null;
+    this._h = -1;
+    if (this instanceof RemotePouchDB) return;
     try {
       this._h = native.dbOpen(name);
       dbHandles.register(this, this._h, this);

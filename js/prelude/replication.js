@@ -5,6 +5,7 @@
 // http(s) URLs (or {url, headers}). A fragment sharing the prelude's scope.
 
 function replicationEndpoint(x) {
+  if (x instanceof RemotePouchDB) return x._replicationUrl();
   if (x instanceof PouchDB) return x.name;
   if (typeof x === 'string' && x !== '') return x;
   if (x !== null && typeof x === 'object' && typeof x.url === 'string') {
@@ -43,9 +44,19 @@ class Replication extends EventEmitter {
     // replications here always retry with backoff.
     if (!o.live && !o.retry) req.retries_per_request = 0;
     if (o.batch_size !== undefined) req.batch_size = Number(o.batch_size);
+    if (o.batches_limit !== undefined) req.batches_limit = Number(o.batches_limit);
     if (Array.isArray(o.doc_ids)) req.doc_ids = o.doc_ids;
     if (o.since !== undefined && o.since !== 0) req.since_seq = o.since;
-    if (o.filter !== undefined || o.selector !== undefined) req.filter = 'unsupported';
+    // A design-document filter by name, or a selector, runs in settee's
+    // replicator; a JS filter function would have to run on this isolate
+    // for every change, which the replicator's threads cannot do.
+    if (typeof o.filter === 'function') {
+      throw new PouchError(400, 'bad_request', 'filter functions are not supported by settee\'s replicator: ' +
+        'use a design document filter (\'ddoc/name\') or a selector');
+    }
+    if (o.filter !== undefined) req.filter = o.filter;
+    if (o.query_params !== undefined) req.query_params = o.query_params;
+    if (o.selector !== undefined) req.selector = o.selector;
     // A local source named by string is created, as new PouchDB(name) would.
     if (typeof source === 'string' && !/^https?:\/\//.test(source)) new PouchDB(source).close();
     nextTick(() => {

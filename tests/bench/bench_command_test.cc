@@ -56,7 +56,7 @@ const std::vector<std::string> kCases = {
     "basics/basic-inserts", "basics/bulk-inserts", "basics/bulk-inserts-large-docs",
     "basics/bulk-inserts-massive-docs", "basics/basic-updates", "basics/basic-gets",
     "basics/all-docs-skip-limit", "basics/all-docs-startkey-endkey", "basics/all-docs-keys",
-    "basics/all-docs-include-docs", "basics/pull-replication-perf-skimdb",
+    "basics/all-docs-include-docs",
     "basics/pull-replication-one-generation", "basics/pull-replication-two-generation",
     "views/temp-views", "views/build-secondary-index", "views/persisted-views",
     "views/persisted-views-stale-ok", "find/create-index", "find/simple-find-query",
@@ -68,8 +68,11 @@ const std::vector<std::string> kCases = {
 // workload's checks, or `unsupported` with the missing feature named.
 void RunEveryCaseOnce(const std::string& backend) {
   std::string json = Temp(backend + ".json");
-  Ran r = Bench("--backend " + backend + " --iterations 1 --baseline none --suite basics,views,find,attachments --json " +
-                json);
+  // Not pull-replication-perf-skimdb: --iterations 1 turns it on, and its
+  // public remote (skimdb.iriscouch.com) is gone, so it can only fail.
+  Ran r = Bench("--backend " + backend +
+                " --iterations 1 --baseline none --suite basics,views,find,attachments"
+                " --grep '^(?!basics/pull-replication-perf-skimdb)' --json " + json);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   auto report = ParseReport(Slurp(json));
   ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -93,9 +96,10 @@ void RunEveryCaseOnce(const std::string& backend) {
   }
   EXPECT_EQ(seen, std::set<std::string>(kCases.begin(), kCases.end()));
   EXPECT_EQ(report->results.size(), kCases.size());
-  // What settee builds today runs: the basics but replication.
+  // What settee builds today runs: every basic, the replication cases (from
+  // a settee serve on loopback) included.
   for (const auto& c : report->results) {
-    if (c.suite == "basics" && c.name.rfind("pull-replication", 0) != 0) {
+    if (c.suite == "basics") {
       EXPECT_EQ(c.outcome, Outcome::kOk) << c.name << ": " << c.error;
     }
   }

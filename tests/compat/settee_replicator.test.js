@@ -103,6 +103,33 @@ test('continuous _replicate delivers a PouchDB write within a second', async () 
   assert.equal(cancel.status, 200);
 });
 
+test('filtered _replicate: a design-doc filter with query_params, a selector', async () => {
+  const src = new PouchDB(`${server.url}/filter-src`);
+  await src.put({ _id: '_design/app', filters: {
+    by_kind: 'function (doc, req) { return doc.kind === req.query.kind; }' } });
+  const docs = [];
+  for (let i = 0; i < 30; i++) docs.push({ _id: `f${String(i).padStart(2, '0')}`, kind: i % 3 ? 'b' : 'a' });
+  await src.bulkDocs(docs);
+  // Local to local, with the server's JS view runtime, and over HTTP.
+  for (const source of ['filter-src', `${server.url}/filter-src`]) {
+    const target = `filtered-${source.length}`;
+    const r = await replicate({ source, target, create_target: true, filter: 'app/by_kind',
+                                query_params: { kind: 'a' } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.history[0].docs_written, 10);
+    const ids = (await new PouchDB(`${server.url}/${target}`).allDocs()).rows.map((row) => row.id);
+    assert.deepEqual(ids, docs.filter((d) => d.kind === 'a').map((d) => d._id));
+  }
+  const r = await replicate({ source: 'filter-src', target: 'selected-local', create_target: true,
+                              selector: { kind: 'b' } });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body.history[0].docs_written, 20);
+  // PouchDB 9 pulling from settee with the same design-doc filter agrees.
+  const copy = local();
+  await PouchDB.replicate(src, copy, { filter: 'app/by_kind', query_params: { kind: 'a' } });
+  assert.equal((await copy.allDocs()).rows.length, 10);
+});
+
 function freePort() {
   return new Promise((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {
@@ -138,6 +165,29 @@ test('settee replicates to and from pouchdb-server 4.2', async (t) => {
     r = await replicate({ source: 'origin', target: `${peer}/fromsettee` });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.no_changes, true);
+    // atts_since: an edit that keeps a 256 KiB attachment goes to
+    // pouchdb-server with the attachment as a stub, which it accepts under
+    // new_edits=false; the body there stays the same bytes.
+    const src = new PouchDB(`${server.url}/atts-src`);
+    const bytes = Buffer.alloc(256 * 1024, 0);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7919) >> 3;
+    await src.putAttachment('doc', 'big.bin', bytes, 'application/octet-stream');
+    r = await replicate({ source: 'atts-src', target: `${peer}/atts`, create_target: true });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const doc = await src.get('doc');
+    await src.put({ ...doc, edited: true });
+    r = await replicate({ source: 'atts-src', target: `${peer}/atts` });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.history[0].doc_write_failures, 0);
+    const remote = new PouchDB(`${peer}/atts`);
+    assert.equal((await remote.get('doc')).edited, true);
+    assert.ok(Buffer.compare(await remote.getAttachment('doc', 'big.bin'), bytes) === 0);
+    // A selector-filtered replication to pouchdb-server.
+    r = await replicate({ source: 'origin', target: `${peer}/selected`, create_target: true,
+                          selector: { i: { $lt: 10 } } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const selected = await new PouchDB(`${peer}/selected`).allDocs();
+    assert.equal(selected.rows.length, 9);  // doc000..doc009 less the deleted doc002
   } finally {
     child.kill('SIGKILL');
     fs.rmSync(cwd, { recursive: true, force: true });

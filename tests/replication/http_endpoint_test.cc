@@ -11,6 +11,7 @@
 #include "tests/replication/replication_test_util.h"
 #include "tests/runtime/couch_test_util.h"
 #include "tests/storage/store_test_util.h"
+#include "util/json.h"
 
 namespace settee::replication {
 namespace {
@@ -144,6 +145,83 @@ TEST_F(HttpEndpointTest, OpenRevsFallbackGivesTheSameResult) {
   auto stats = Run(Remote("remote", no_bulk_get), Local("b"), options);
   EXPECT_EQ(stats.docs_written, 125u);
   ExpectSameDatabases(*LocalDb("a"), *LocalDb("b"));
+}
+
+// A 1 MB attachment replicated, its document edited without touching it,
+// replicated again: the second run fetches no attachment body, whether it
+// pulls with _bulk_get or open_revs, or pushes (the server takes the stub
+// under new_edits=false), and both sides end identical.
+TEST_F(HttpEndpointTest, AttsSinceKeepsKnownAttachmentBodiesOffTheWire) {
+  StartServer();
+  std::string big(1 << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 7919) >> 3);
+  auto edit = [](Database& db) {
+    auto doc = db.Get("doc");
+    ASSERT_TRUE(doc.ok());
+    json::Document d;
+    ASSERT_TRUE(json::Parse(*doc, &d).ok());
+    d.AddMember("edited", d.HasMember("edited") ? d["edited"].GetInt() + 1 : 1, d.GetAllocator());
+    ASSERT_TRUE(db.Put("doc", json::Serialize(d)).ok());
+  };
+  auto replicate = [&](std::unique_ptr<Endpoint> from, std::unique_ptr<Endpoint> to) {
+    auto options = Options();
+    options.create_target = true;
+    Replicator r(std::move(from), std::move(to), options);
+    size_t fetched = 0;
+    r.SetListener([&](const ReplicationEvent& e) {
+      if (e.kind == ReplicationEvent::Kind::kChange) fetched += e.docs_json.size();
+    });
+    EXPECT_TRUE(r.Run().ok());
+    EXPECT_EQ(r.Stats().doc_write_failures, 0u);
+    EXPECT_EQ(r.Stats().docs_written, 1u);
+    return fetched;
+  };
+  // Push: the server is the target.
+  auto a = LocalDb("a");
+  ASSERT_TRUE(a->PutAttachment("doc", "big.bin", "", "application/octet-stream", big).ok());
+  EXPECT_GT(replicate(Local("a"), Remote("remote")), big.size());
+  edit(*a);
+  EXPECT_LT(replicate(Local("a"), Remote("remote")), 2000u);
+  ExpectSameDatabases(*a, *RemoteDb("remote"));
+  // Pull with _bulk_get, then with open_revs.
+  EXPECT_GT(replicate(Remote("remote"), Local("b")), big.size());
+  edit(*RemoteDb("remote"));
+  EXPECT_LT(replicate(Remote("remote"), Local("b")), 2000u);
+  ExpectSameDatabases(*RemoteDb("remote"), *LocalDb("b"));
+  HttpEndpointOptions no_bulk_get;
+  no_bulk_get.bulk_get = false;
+  edit(*RemoteDb("remote"));
+  EXPECT_LT(replicate(Remote("remote", no_bulk_get), Local("b")), 2000u);
+  ExpectSameDatabases(*RemoteDb("remote"), *LocalDb("b"));
+  auto reader = LocalDb("b")->OpenAttachment("doc", "big.bin");
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::string got;
+  ASSERT_TRUE((*reader)->Read(0, UINT64_MAX, [&](std::string_view piece) {
+    got.append(piece);
+    return true;
+  }).ok());
+  EXPECT_EQ(got, big);
+}
+
+TEST_F(HttpEndpointTest, SelectorFiltersBothWaysOverHttp) {
+  StartServer();
+  auto a = LocalDb("a");
+  for (int i = 0; i < 60; ++i) Put(*a, "d" + std::to_string(i), i % 2 ? R"({"n":1})" : R"({"n":2})");
+  auto options = Options();
+  options.create_target = true;
+  options.batch_size = 7;
+  ChangesFilterSpec spec;
+  spec.selector = R"({"n":{"$gt":1}})";
+  options.filter = spec;
+  auto pushed = Run(Local("a"), Remote("remote"), options);
+  EXPECT_EQ(pushed.docs_written, 30u);
+  EXPECT_EQ(RemoteDb("remote")->Info()->doc_count, 30u);
+  // Pulled back through the server's _changes?filter=_selector.
+  RemoteDb("remote")->Put("odd", R"({"n":1})").ok();
+  auto pulled = Run(Remote("remote"), Local("b"), options);
+  EXPECT_EQ(pulled.docs_written, 30u);
+  EXPECT_EQ(LocalDb("b")->Info()->doc_count, 30u);
+  EXPECT_TRUE(LocalDb("b")->Get("odd").status().IsNotFound());
 }
 
 TEST_F(HttpEndpointTest, CredentialsInTheUrlOpenASession) {

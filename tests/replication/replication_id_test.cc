@@ -49,6 +49,46 @@ TEST(ReplicationIdTest, DocIdsAreASortedSetAndChangeTheId) {
   EXPECT_EQ(plain.size(), 32u);
 }
 
+// CouchDB 3 appends [Code, QueryParams] for a design-document filter and
+// [Selector] for a selector: the same term, hashed.
+TEST(ReplicationIdTest, FiltersAppendCouchDbsTerms) {
+  ErlTerm a = LocalEndpointTerm("a"), b = LocalEndpointTerm("b");
+  ChangesFilterSpec user;
+  user.filter = "app/f";
+  user.query_params = R"({"k":"v","n":2})";
+  ErlTerm params = ErlTerm::List();
+  params.Add(ErlTerm::Tuple().Add(ErlTerm::Binary("k")).Add(ErlTerm::Binary("v")));
+  params.Add(ErlTerm::Tuple().Add(ErlTerm::Binary("n")).Add(ErlTerm::Integer(2)));
+  ErlTerm base = ErlTerm::List();
+  base.Add(ErlTerm::Binary("u")).Add(a).Add(b).Add(ErlTerm::Binary("function(doc){return true}"))
+      .Add(ErlTerm::Tuple().Add(params));
+  EXPECT_EQ(ReplicationId("u", a, b, std::nullopt, std::nullopt, &user, "function(doc){return true}"),
+            Md5Hex(ErlTerm::Encode(base)));
+  // The code, not the filter's name, tells replications apart.
+  EXPECT_NE(ReplicationId("u", a, b, std::nullopt, std::nullopt, &user, "function(doc){return false}"),
+            ReplicationId("u", a, b, std::nullopt, std::nullopt, &user, "function(doc){return true}"));
+  EXPECT_EQ(TrimFilterCode("  function(doc){return true}\n\t"), "function(doc){return true}");
+
+  ChangesFilterSpec selector;
+  selector.selector = R"({"z":{"$gt":1.5},"a":[true,null]})";
+  ErlTerm gt = ErlTerm::List();
+  gt.Add(ErlTerm::Tuple().Add(ErlTerm::Binary("$gt")).Add(ErlTerm::Float(1.5)));
+  ErlTerm arr = ErlTerm::List();
+  arr.Add(ErlTerm::Atom("true")).Add(ErlTerm::Atom("null"));
+  ErlTerm members = ErlTerm::List();  // sorted by key, as ejsort does
+  members.Add(ErlTerm::Tuple().Add(ErlTerm::Binary("a")).Add(arr));
+  members.Add(ErlTerm::Tuple().Add(ErlTerm::Binary("z")).Add(ErlTerm::Tuple().Add(gt)));
+  ErlTerm base2 = ErlTerm::List();
+  base2.Add(ErlTerm::Binary("u")).Add(a).Add(b).Add(ErlTerm::Tuple().Add(members));
+  EXPECT_EQ(ReplicationId("u", a, b, std::nullopt, std::nullopt, &selector),
+            Md5Hex(ErlTerm::Encode(base2)));
+}
+
+TEST(ReplicationIdTest, FloatsAreNewFloatExt) {
+  std::string bytes = ErlTerm::Encode(ErlTerm::Float(1.5));
+  EXPECT_EQ(bytes, std::string("\x83\x46\x3f\xf8\x00\x00\x00\x00\x00\x00", 10));
+}
+
 TEST(ReplicationIdTest, JobIdAppendsOptions) {
   EXPECT_EQ(JobId("abc", false, false), "abc");
   EXPECT_EQ(JobId("abc", true, false), "abc+continuous");

@@ -239,6 +239,150 @@ TEST_P(ReplicatorTest, AttachmentsTravelWithTheirDocuments) {
   ExpectSameDatabases(*a, *b);
 }
 
+// Edits one field of `id` without touching its attachments.
+void EditKeepingAttachments(Database& db, const std::string& id) {
+  auto doc = db.Get(id);
+  ASSERT_TRUE(doc.ok());
+  json::Document d;
+  ASSERT_TRUE(json::Parse(*doc, &d).ok());
+  d.AddMember("edited", true, d.GetAllocator());
+  ASSERT_TRUE(db.Put(id, json::Serialize(d)).ok());
+}
+
+TEST_P(ReplicatorTest, AttsSinceSendsBodiesTheTargetHasAsStubs) {
+  // 1 MB attachment replicated; the doc edited without touching it and
+  // replicated again: the second run carries no attachment body (the
+  // fetched documents are what the kChange event reports).
+  auto a = Db("a");
+  Db("b");
+  std::string big(1 << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 7919) >> 3);
+  ASSERT_TRUE(a->PutAttachment("doc", "big.bin", "", "application/octet-stream", big).ok());
+  size_t fetched = 0;
+  auto count = [&](const ReplicationEvent& e) {
+    if (e.kind == ReplicationEvent::Kind::kChange) fetched += e.docs_json.size();
+  };
+  auto r = Make("a", "b");
+  r->SetListener(count);
+  ASSERT_TRUE(r->Run().ok());
+  EXPECT_GT(fetched, big.size());  // base64 inline the first time
+  EditKeepingAttachments(*a, "doc");
+  fetched = 0;
+  r = Make("a", "b");
+  r->SetListener(count);
+  ASSERT_TRUE(r->Run().ok());
+  EXPECT_EQ(r->Stats().docs_written, 1u);
+  EXPECT_EQ(r->Stats().doc_write_failures, 0u);
+  EXPECT_GT(fetched, 0u);
+  EXPECT_LT(fetched, 2000u) << "the attachment body was sent again";
+  auto b = *store_->OpenDatabase("b");
+  auto reader = b->OpenAttachment("doc", "big.bin");
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::string got;
+  ASSERT_TRUE((*reader)->Read(0, UINT64_MAX, [&](std::string_view piece) {
+    got.append(piece);
+    return true;
+  }).ok());
+  EXPECT_EQ(got, big);
+  ExpectSameDatabases(*a, *b);
+}
+
+TEST_P(ReplicatorTest, EveryBatchesLimitGivesTheSameDatabase) {
+  auto a = Db("a");
+  for (int i = 0; i < 230; ++i) Put(*a, "d" + std::to_string(i), R"({"v":1})");
+  for (uint64_t limit : {1u, 2u, 10u}) {
+    std::string target = "b" + std::to_string(limit);
+    Db(target);
+    ReplicationOptions o;
+    o.batch_size = 20;
+    o.batches_limit = limit;
+    std::vector<size_t> batches;
+    auto r = Make("a", target, o);
+    r->SetListener([&](const ReplicationEvent& e) {
+      if (e.kind == ReplicationEvent::Kind::kChange) batches.push_back(e.doc_ids.size());
+    });
+    ASSERT_TRUE(r->Run().ok());
+    EXPECT_EQ(r->Stats().docs_written, 230u) << limit;
+    EXPECT_EQ(batches.size(), 12u) << limit;  // checkpointed batch by batch, in order
+    ExpectSameDatabases(*a, **store_->OpenDatabase(target));
+  }
+}
+
+TEST_P(ReplicatorTest, SelectorReplicatesOnlyWhatMatches) {
+  auto a = Db("a");
+  Db("b");
+  for (int i = 0; i < 150; ++i) {
+    Put(*a, "d" + std::to_string(i), R"({"kind":")" + std::string(i % 3 == 0 ? "keep" : "drop") + "\"}");
+  }
+  ReplicationOptions o;
+  o.batch_size = 20;
+  ChangesFilterSpec spec;
+  spec.selector = R"({"kind":"keep"})";
+  o.filter = spec;
+  auto r = Make("a", "b", o);
+  ASSERT_TRUE(r->Run().ok());
+  EXPECT_EQ(r->Stats().docs_written, 50u);
+  auto b = *store_->OpenDatabase("b");
+  EXPECT_EQ(b->Info()->doc_count, 50u);
+  EXPECT_TRUE(b->Get("d3").ok());
+  EXPECT_TRUE(b->Get("d4").status().IsNotFound());
+  // The checkpoint reached the end of the source, so a later match (and
+  // only it) is what the next run brings.
+  Put(*a, "late", R"({"kind":"keep"})");
+  Put(*a, "late2", R"({"kind":"drop"})");
+  auto again = Make("a", "b", o);
+  ASSERT_TRUE(again->Run().ok());
+  EXPECT_EQ(again->Stats().docs_written, 1u);
+  EXPECT_EQ(again->Stats().missing_checked, 1u);
+  // The selector is part of the id; so is its absence.
+  EXPECT_EQ(again->id(), r->id());
+  EXPECT_NE(Make("a", "b")->id(), r->id());
+  ReplicationOptions other = o;
+  other.filter->selector = R"({"kind":"drop"})";
+  EXPECT_NE(Make("a", "b", other)->id(), r->id());
+}
+
+TEST_P(ReplicatorTest, DesignFilterWithoutAViewRuntimeIsABadRequest) {
+  auto a = Db("a");
+  Db("b");
+  Put(*a, "_design/app", R"({"filters":{"even":"function(doc, req) { return true; }"}})");
+  ReplicationOptions o;
+  ChangesFilterSpec spec;
+  spec.filter = "app/even";
+  o.filter = spec;
+  o.filter_code = "function(doc, req) { return true; }";
+  auto r = Make("a", "b", o);
+  Status s = r->Run();
+  EXPECT_EQ(s.code(), Status::Code::kBadRequest) << s.ToString();
+  EXPECT_EQ(r->Stats().retries, 1u);  // not retried
+}
+
+TEST_P(ReplicatorTest, ContinuousRetriesThroughAMissingSourceWithBackoff) {
+  Db("b");
+  ReplicationOptions o;
+  o.continuous = true;
+  o.max_backoff = std::chrono::milliseconds(40);
+  auto r = Make("not-yet", "b", o);  // Make() sets a 10 ms initial backoff
+  std::thread job([&] { EXPECT_TRUE(r->Run().ok()); });
+  for (int i = 0; i < 200 && r->Stats().retries < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_GE(r->Stats().retries, 3u);
+  EXPECT_EQ(r->Stats().state, ReplicationState::kRetrying);
+  EXPECT_TRUE(r->Stats().error.IsNotFound());
+  // The source appears: the next attempt replicates it.
+  auto a = Db("not-yet");
+  Put(*a, "x", "{}");
+  auto b = *store_->OpenDatabase("b");
+  bool arrived = false;
+  for (int i = 0; i < 300 && !arrived; ++i) {
+    arrived = b->Get("x").ok();
+    if (!arrived) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(arrived);
+  r->Cancel();
+  job.join();
+  EXPECT_EQ(r->Stats().state, ReplicationState::kCancelled);
+}
+
 TEST_P(ReplicatorTest, BadSinceSeqFailsWithoutRetrying) {
   Db("a");
   Db("b");

@@ -109,7 +109,15 @@ TEST_F(ReplicationEndpointsTest, BadRequestsGetCouchDbErrors) {
   auto r = Req("POST", "/_replicate", R"({"target":"b"})");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(Str(ParseJson(r.body), "error"), "bad_request");
+  // A filter whose design document is missing; filters that cannot be.
   EXPECT_EQ(Req("POST", "/_replicate", R"({"source":"a","target":"b","filter":"d/f"})").status,
+            404);
+  EXPECT_EQ(Req("POST", "/_replicate", R"({"source":"a","target":"b","filter":"nofilter"})").status,
+            400);
+  EXPECT_EQ(Req("POST", "/_replicate",
+                R"({"source":"a","target":"b","selector":{"x":1},"doc_ids":["y"]})").status,
+            400);
+  EXPECT_EQ(Req("POST", "/_replicate", R"({"source":"a","target":"b","selector":{"x":{"$bad":1}}})").status,
             400);
   EXPECT_EQ(Req("POST", "/_replicate", "[]").status, 400);
   r = Req("POST", "/_replicate", R"({"source":"nope","target":"a"})");

@@ -107,7 +107,8 @@ check('errors: unreachable peers and bad arguments', async () => {
   await assert.rejects(rep, (e) => e.status === 500 && e.name === 'io_error');
   assert.ok(errorEvent);
   assert.throws(() => PouchDB.replicate(a, 42), (e) => e.status === 400);
-  await assert.rejects(PouchDB.replicate(a, tag + 'j', { filter: 'ddoc/f' }), (e) => e.status === 400);
+  await assert.rejects(PouchDB.replicate(a, tag + 'j', { filter: 'ddoc/f' }), (e) => e.status === 404);
+  assert.throws(() => PouchDB.replicate(a, tag + 'j', { filter: () => true }), (e) => e.status === 400);
 });
 
 done();

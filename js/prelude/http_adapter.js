@@ -1,0 +1,320 @@
+// Part of the isolate prelude (js/prelude/begin.js): PouchDB's http adapter.
+// `new PouchDB('http://host:port/db')` (or https) is a RemotePouchDB: the
+// same API, each call a CouchDB REST request sent by native.httpRequest
+// (js/bindings_http.cc: the replicator's libcurl client on a worker thread,
+// so the loop never waits on the network). Replicating to or from one hands
+// its URL to settee's replicator (replication.js), which speaks HTTP itself.
+// A fragment sharing the prelude's scope.
+
+function isRemoteName(name) { return typeof name === 'string' && /^https?:\/\//i.test(name); }
+
+function encodeDocId(id) {
+  for (const prefix of ['_design/', '_local/']) {
+    if (id.startsWith(prefix)) return prefix + encodeURIComponent(id.slice(prefix.length));
+  }
+  return encodeURIComponent(id);
+}
+
+// CouchDB's query string: keys and ranges as JSON, the rest as text.
+const kJsonParams = new Set(['key', 'keys', 'startkey', 'endkey', 'start_key', 'end_key', 'open_revs', 'atts_since']);
+function queryString(params) {
+  const parts = [];
+  for (const k of Object.keys(params)) {
+    let v = params[k];
+    if (v === undefined || typeof v === 'function') continue;
+    if (kJsonParams.has(k) && !(k === 'open_revs' && v === 'all')) v = JSON.stringify(v);
+    else if (typeof v === 'object' && v !== null) v = JSON.stringify(v);
+    parts.push(encodeURIComponent(k) + '=' + encodeURIComponent(String(v)));
+  }
+  return parts.length ? '?' + parts.join('&') : '';
+}
+function pick(opts, names) {
+  const out = {};
+  for (const k of names) if (opts[k] !== undefined) out[k] = opts[k];
+  return out;
+}
+
+// One request in flight: hooks.onFeed(id) calls _poll once it is answered.
+class HttpCall {
+  constructor(h, method, rel, body, resolve, reject) {
+    this.resolve = resolve;
+    this.reject = reject;
+    this.id = nextFeedId++;
+    feeds.set(this.id, this);
+    try {
+      native.httpRequest(h, this.id, method, rel, body === undefined ? undefined : body);
+    } catch (e) {
+      feeds.delete(this.id);
+      reject(e);
+    }
+  }
+  _poll() {
+    let r;
+    try {
+      r = native.httpResult(this.id);
+    } catch (e) {
+      feeds.delete(this.id);
+      this.reject(e);
+      return;
+    }
+    if (r === undefined) return;
+    feeds.delete(this.id);
+    const status = r[0], text = r[1];
+    let body;
+    try { body = text === '' ? {} : JSON.parse(text); } catch (e) { body = { error: 'bad_response', reason: text }; }
+    if (status >= 400) {
+      this.reject(new PouchError(status, (body && body.error) || 'unknown_error', (body && body.reason) || ('HTTP ' + status)));
+    } else {
+      this.resolve(body);
+    }
+  }
+  cancel() {}
+}
+function httpCall(h, method, rel, body) {
+  return new Promise((resolve, reject) => new HttpCall(h, method, rel,
+    body === undefined || typeof body === 'string' ? body : JSON.stringify(body, optsReplacer), resolve, reject));
+}
+
+const remoteHandles = new FinalizationRegistry((h) => native.httpClose(h));
+const kRemoteOnly = 'not supported on a remote (http) database in settee yet: replicate it to a local one';
+
+class RemotePouchDB extends PouchDB {
+  constructor(name, opts) {
+    super(name, opts);
+    opts = this.__opts;
+    this.adapter = 'http';
+    this._openError = new PouchError(501, 'not_implemented', kRemoteOnly);
+    const auth = opts.auth || {};
+    this._user = typeof auth.username === 'string' ? auth.username : undefined;
+    this._password = typeof auth.password === 'string' ? auth.password : undefined;
+    this._setup = null;
+    try {
+      this._rh = native.httpOpen(name, this._user, this._password);
+      remoteHandles.register(this, this._rh, this);
+    } catch (e) {
+      this._rh = -1;
+      this._remoteError = e;
+    }
+  }
+  // The URL the replicator is given: with the credentials of opts.auth.
+  _replicationUrl() {
+    if (this._user === undefined || /^https?:\/\/[^/]*@/i.test(this.name)) return this.name;
+    return this.name.replace(/^(https?:\/\/)/i, '$1' + encodeURIComponent(this._user) + ':' +
+      encodeURIComponent(this._password || '') + '@');
+  }
+  // PouchDB creates the remote database on first use (skip_setup: not).
+  _call(method, rel, body, setup) {
+    if (this._remoteError) return Promise.reject(this._remoteError);
+    if (this._rh < 0) return Promise.reject(new PouchError(404, 'not_found', kNoDb));
+    if (setup === false || this.__opts.skip_setup) return httpCall(this._rh, method, rel, body);
+    if (!this._setup) {
+      this._setup = httpCall(this._rh, 'GET', '').catch((e) => {
+        if (e.status !== 404) throw e;
+        return httpCall(this._rh, 'PUT', '').catch((e2) => { if (e2.status !== 412) throw e2; });
+      });
+      this._setup.catch(() => { this._setup = null; });
+    }
+    return this._setup.then(() => httpCall(this._rh, method, rel, body));
+  }
+  info(cb) {
+    return settle(this._call('GET', '').then((i) => Object.assign(i, { host: this.name, adapter: 'http' })), cb);
+  }
+  get(id, opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    if (typeof id !== 'string' || id === '') return settle(Promise.reject(new PouchError(412, 'missing_id', 'docid is required')), cb);
+    const q = pick(opts, ['rev', 'revs', 'revs_info', 'open_revs', 'conflicts', 'attachments', 'latest',
+      'local_seq', 'deleted_conflicts', 'att_encoding_info', 'atts_since']);
+    const p = this._call('GET', encodeDocId(id) + queryString(q)).then((doc) => {
+      if (opts.binary && opts.attachments && doc && doc._attachments) {
+        for (const name in doc._attachments) {
+          const a = doc._attachments[name];
+          if (typeof a.data === 'string') a.data = Buffer.from(a.data, 'base64');
+        }
+      }
+      return doc;
+    });
+    return settle(p, cb);
+  }
+  put(doc, opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
+      return settle(Promise.reject(new PouchError(400, 'bad_request', 'Document must be a JSON object')), cb);
+    }
+    if (typeof doc._id !== 'string' || doc._id === '') {
+      return settle(Promise.reject(new PouchError(412, 'missing_id', '_id is required for puts')), cb);
+    }
+    const q = opts.new_edits === false ? '?new_edits=false' : '';
+    return settle(this._call('PUT', encodeDocId(doc._id) + q, withBase64Atts(doc)), cb);
+  }
+  post(doc, opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
+      return settle(Promise.reject(new PouchError(400, 'bad_request', 'Document must be a JSON object')), cb);
+    }
+    return settle(this._call('POST', '', withBase64Atts(doc)), cb);
+  }
+  remove(docOrId, revOrOpts, opts, cb) {
+    let id, rev;
+    if (typeof docOrId === 'string') {
+      id = docOrId;
+      if (typeof revOrOpts === 'string') { rev = revOrOpts; } else { cb = opts; opts = revOrOpts; }
+    } else {
+      cb = opts; opts = revOrOpts;
+      id = docOrId && docOrId._id;
+      rev = docOrId && docOrId._rev;
+    }
+    if (typeof opts === 'function') cb = opts;
+    if (typeof id !== 'string' || id === '') return settle(Promise.reject(new PouchError(412, 'missing_id', 'docid is required')), cb);
+    return settle(this._call('DELETE', encodeDocId(id) + queryString({ rev })), cb);
+  }
+  bulkDocs(req, opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    let docs = req, newEdits = opts.new_edits;
+    if (!Array.isArray(req)) {
+      if (req === null || typeof req !== 'object' || !Array.isArray(req.docs)) {
+        return settle(Promise.reject(new PouchError(400, 'bad_request', 'Missing JSON list of \'docs\'')), cb);
+      }
+      docs = req.docs;
+      if (req.new_edits !== undefined) newEdits = req.new_edits;
+    }
+    const body = { docs: docs.map((d) => (d !== null && typeof d === 'object' && d._attachments ? withBase64Atts(d) : d)) };
+    if (newEdits === false) body.new_edits = false;
+    return settle(this._call('POST', '_bulk_docs', body), cb);
+  }
+  allDocs(opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    const q = Object.assign({}, opts);
+    delete q.binary;
+    if (Array.isArray(q.keys)) {
+      const keys = q.keys;
+      delete q.keys;
+      return settle(this._call('POST', '_all_docs' + queryString(q), { keys }), cb);
+    }
+    return settle(this._call('GET', '_all_docs' + queryString(q)), cb);
+  }
+  revsDiff(req, opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    return settle(this._call('POST', '_revs_diff', req), cb);
+  }
+  bulkGet(opts, cb) {
+    if (!opts || !Array.isArray(opts.docs)) {
+      return settle(Promise.reject(new PouchError(400, 'bad_request', 'Missing JSON list of \'docs\'')), cb);
+    }
+    const q = pick(opts, ['revs', 'latest', 'attachments']);
+    return settle(this._call('POST', '_bulk_get' + queryString(q), { docs: opts.docs }), cb);
+  }
+  query(fun, opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    if (typeof fun !== 'string') {
+      return settle(Promise.reject(new PouchError(501, 'not_implemented', 'temporary views on a remote database: ' + kRemoteOnly)), cb);
+    }
+    const slash = fun.indexOf('/');
+    const ddoc = slash < 0 ? fun : fun.slice(0, slash);
+    const view = slash < 0 ? fun : fun.slice(slash + 1);
+    const rel = '_design/' + encodeURIComponent(ddoc) + '/_view/' + encodeURIComponent(view);
+    const q = Object.assign({}, opts);
+    if (Array.isArray(q.keys)) {
+      const keys = q.keys;
+      delete q.keys;
+      return settle(this._call('POST', rel + queryString(q), { keys }), cb);
+    }
+    return settle(this._call('GET', rel + queryString(q)), cb);
+  }
+  createIndex(req, cb) { return settle(this._call('POST', '_index', req), cb); }
+  getIndexes(opts, cb) { [opts, cb] = argsOf(opts, cb); return settle(this._call('GET', '_index'), cb); }
+  find(req, cb) { return settle(this._call('POST', '_find', req), cb); }
+  explain(req, cb) { return settle(this._call('POST', '_explain', req), cb); }
+  compact(opts, cb) { [opts, cb] = argsOf(opts, cb); return settle(this._call('POST', '_compact', {}), cb); }
+  viewCleanup(opts, cb) { [opts, cb] = argsOf(opts, cb); return settle(this._call('POST', '_view_cleanup', {}), cb); }
+  changes(opts, cb) {
+    if (typeof opts === 'function') { cb = opts; opts = {}; }
+    opts = Object.assign({}, opts || {});
+    if (cb) opts.complete = cb;
+    return new RemoteChanges(this, opts);
+  }
+  destroy(opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    const p = this._call('DELETE', '', undefined, false).then((r) => {
+      this._closeRemote();
+      this.emit('destroyed');
+      return r;
+    });
+    return settle(p, cb);
+  }
+  close(cb) {
+    return run(cb, () => {
+      this._closeRemote();
+      this.emit('closed');
+    });
+  }
+  _closeRemote() {
+    if (this._rh >= 0) {
+      remoteHandles.unregister(this);
+      native.httpClose(this._rh);
+    }
+    this._rh = -1;
+  }
+}
+
+// A remote changes feed: one request for a one-shot feed; for a live one,
+// long polls on a handle of its own, closed (interrupting the poll) by
+// cancel(). Events, promise and cancel() are the local feed's (Changes).
+class RemoteChanges extends Changes {
+  _request(since, h) {
+    const o = this.opts;
+    const q = pick(o, ['include_docs', 'conflicts', 'attachments', 'descending', 'limit', 'style', 'view', 'seq_interval']);
+    if (typeof o.filter === 'string') q.filter = o.filter;
+    if (o.query_params) Object.assign(q, o.query_params);
+    q.since = since;
+    let body;
+    if (Array.isArray(o.doc_ids)) { q.filter = '_doc_ids'; body = { doc_ids: o.doc_ids }; }
+    if (o.selector) { q.filter = '_selector'; body = { selector: o.selector }; }
+    if (o.live) { q.feed = 'longpoll'; q.timeout = o.timeout || 10000; }
+    const rel = '_changes' + queryString(q);
+    if (h !== undefined) return httpCall(h, body ? 'POST' : 'GET', rel, body);
+    return this.db._call(body ? 'POST' : 'GET', rel, body);
+  }
+  _start() {
+    if (this.isCancelled) return;
+    if (typeof this.opts.filter === 'function') {
+      this._fail(new PouchError(501, 'not_implemented', 'a filter function on a remote feed: give a design-doc filter name'));
+      return;
+    }
+    if (!this.opts.live) {
+      this._request(this.opts.since === undefined ? 0 : this.opts.since).then((r) => {
+        if (this.isCancelled) return;
+        for (const row of r.results) this.emit('change', row);
+        this.emit('complete', { results: this.opts.return_docs === false ? [] : r.results, last_seq: r.last_seq });
+      }, (e) => this._fail(e));
+      return;
+    }
+    // Live: catch the setup up first, then poll on a handle of our own.
+    this._lastSeq = this.opts.since === undefined ? 0 : this.opts.since;
+    this.db._call('GET', '').then((info) => {
+      if (this.isCancelled) return;
+      if (this._lastSeq === 'now') this._lastSeq = info.update_seq;
+      this._h = native.httpOpen(this.db.name, this.db._user, this.db._password);
+      this._poll();
+    }).catch((e) => this._fail(e));
+  }
+  _poll() {
+    if (this.isCancelled) return;
+    this._request(this._lastSeq, this._h).then((r) => {
+      if (this.isCancelled) return;
+      this._lastSeq = r.last_seq;
+      for (const row of r.results) {
+        if (this.isCancelled) return;
+        if (this.opts.return_docs !== false) this._results.push(row);
+        this.emit('change', row);
+      }
+      this._poll();
+    }, (e) => { if (!this.isCancelled) this._fail(e); });
+  }
+  _stop() {
+    if (this.isCancelled) return;
+    this.isCancelled = true;
+    if (this._h !== undefined) native.httpClose(this._h);
+  }
+}
+
+PouchDB.adapters = { settee: PouchDB, http: RemotePouchDB, https: RemotePouchDB };
