@@ -131,6 +131,23 @@ Result<std::string> DatabaseImpl::GetLocal(std::string_view docid) {
   return out;
 }
 
+Status DatabaseImpl::LocateRevision(const KVReadOptions& ro, std::string_view docid,
+                                    const GetOptions& options, DocRecord* record, int* index) {
+  Status s = ReadRecord(ro, docid, record);
+  if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
+  if (options.rev.empty()) {
+    if (record->deleted) return Status::NotFound("deleted");
+    *index = record->tree.Winner();
+    return Status::OK();
+  }
+  RevId rev;
+  if (!RevId::Parse(options.rev, &rev)) return Status::BadRequest("Invalid rev format");
+  *index = record->tree.Find(rev);
+  if (*index == RevTree::kNone) return Status::NotFound("missing");
+  if (options.latest) *index = record->tree.LeavesUnder(*index).front();
+  return Status::OK();
+}
+
 Result<std::string> DatabaseImpl::Get(std::string_view docid, const GetOptions& options) {
   Status s = CheckAlive();
   if (!s.ok()) return s;
@@ -156,19 +173,9 @@ Result<std::string> DatabaseImpl::Get(std::string_view docid, const GetOptions& 
   auto snapshot = kv_->GetSnapshot();
   KVReadOptions ro{snapshot.get()};
   DocRecord record;
-  s = ReadRecord(ro, docid, &record);
-  if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
   int index;
-  if (options.rev.empty()) {
-    if (record.deleted) return Status::NotFound("deleted");
-    index = record.tree.Winner();
-  } else {
-    RevId rev;
-    if (!RevId::Parse(options.rev, &rev)) return Status::BadRequest("Invalid rev format");
-    index = record.tree.Find(rev);
-    if (index == RevTree::kNone) return Status::NotFound("missing");
-    if (options.latest) index = record.tree.LeavesUnder(index).front();
-  }
+  s = LocateRevision(ro, docid, options, &record, &index);
+  if (!s.ok()) return s;
   std::string body;
   s = ReadBody(ro, docid, record, index, &body);
   if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
