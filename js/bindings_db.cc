@@ -529,6 +529,8 @@ void DbAllDocs(const Args& args) {
   opts.limit = Uint(o, "limit", opts.limit);
   opts.include_docs = Bool(o, "include_docs");
   opts.conflicts = Bool(o, "conflicts");
+  opts.attachments = Bool(o, "attachments");
+  opts.att_encoding_info = Bool(o, "att_encoding_info");
   auto kit = o.FindMember("keys");
   if (kit != o.MemberEnd() && kit->value.IsArray()) {
     opts.keys.emplace();
@@ -567,6 +569,8 @@ void DbChanges(const Args& args) {
   opts.descending = Bool(o, "descending");
   opts.include_docs = Bool(o, "include_docs");
   opts.conflicts = Bool(o, "conflicts");
+  opts.attachments = Bool(o, "attachments");
+  opts.att_encoding_info = Bool(o, "att_encoding_info");
   opts.all_docs_style = String(o, "style") == "all_docs";
   auto dit = o.FindMember("doc_ids");
   if (dit != o.MemberEnd() && dit->value.IsArray()) {

@@ -456,7 +456,7 @@ Result<DocUpdateResult> DatabaseImpl::PutAttachment(std::string_view docid, std:
   if (!s.ok()) return s;
   s = ValidateDocId(docid);
   if (!s.ok()) return s;
-  if (IsLocalDocId(docid)) return Status::BadRequest("_local documents have no attachments");
+  if (IsLocalDocId(docid)) return Status::BadRequest("_local documents do not accept attachments.");
   if (name.empty()) return Status::BadRequest("Attachment name can't be empty");
   if (name[0] == '_') {
     return Status::BadRequest("Attachment name '" + std::string(name) +

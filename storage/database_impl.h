@@ -241,6 +241,9 @@ class DatabaseImpl final : public Database {
                                   bool new_edits);
   // Stages and writes one document (Put() of an already parsed document).
   Result<DocUpdateResult> WriteOneDoc(IncomingDoc doc, const UpdateOptions& options);
+  // include_docs: the winner's JSON with `options` (conflicts, attachments).
+  Status WinnerJson(const KVReadOptions& ro, std::string_view docid, const DocRecord& record,
+                    const GetOptions& options, std::string* out);
   // The revision Get() with `options` reads (rev, latest, the winner):
   // kNotFound "missing"/"deleted", kBadRequest for a bad rev.
   Status LocateRevision(const KVReadOptions& ro, std::string_view docid,

@@ -128,6 +128,10 @@ struct AllDocsOptions {
   std::optional<std::vector<AllDocsKey>> keys;
   bool include_docs = false;
   bool conflicts = false;  // with include_docs
+  // With include_docs: attachment bodies inline, encoding info, as
+  // GetOptions::attachments / att_encoding_info.
+  bool attachments = false;
+  bool att_encoding_info = false;
 };
 
 struct AllDocsRow {
@@ -158,6 +162,9 @@ struct ChangesOptions {
   bool include_docs = false;
   bool all_docs_style = false;  // style=all_docs: every leaf, not just the winner
   bool conflicts = false;       // with include_docs
+  // With include_docs: as GetOptions::attachments / att_encoding_info.
+  bool attachments = false;
+  bool att_encoding_info = false;
   std::optional<std::vector<std::string>> doc_ids;  // filter=_doc_ids
 };
 

@@ -109,6 +109,23 @@ check('get with many attachments: separate bodies, every size, atts_since, encod
   assert.strictEqual(info._attachments.a1.encoding, undefined);
 });
 
+check('allDocs and changes with include_docs carry attachment bodies', async () => {
+  const db = new PouchDB(dbName + '_ad');
+  await db.put({ _id: 'x', _attachments: { a: { content_type: 'application/octet-stream', data: allBytes } } });
+  const all = await db.allDocs({ include_docs: true, attachments: true });
+  assert.strictEqual(all.rows[0].doc._attachments.a.data, allBytes.toString('base64'));
+  const bin = await db.allDocs({ include_docs: true, attachments: true, binary: true, keys: ['x'] });
+  assert.ok(Buffer.isBuffer(bin.rows[0].doc._attachments.a.data));
+  assert.ok(bin.rows[0].doc._attachments.a.data.equals(allBytes));
+  const stubs = await db.allDocs({ include_docs: true });
+  assert.strictEqual(stubs.rows[0].doc._attachments.a.stub, true);
+  const ch = await db.changes({ include_docs: true, attachments: true, binary: true });
+  assert.ok(ch.results[0].doc._attachments.a.data.equals(allBytes));
+  const local = await db.putAttachment('_local/l', 'a', Buffer.from('x'), 'text/plain').then(() => null, (e) => e);
+  assert.strictEqual(local.status, 400);
+  await db.destroy();
+});
+
 check('bulkDocs takes Buffers and base64; bad data refuses the batch', async () => {
   const db = new PouchDB(dbName);
   const bad = await db.bulkDocs([
