@@ -429,6 +429,11 @@ TEST_P(DatabaseAttachmentsTest, MultipartBodiesFillFollowsEntries) {
                 .status()
                 .code(),
             Status::Code::kBadRequest);
+  // A part shorter or longer than its entry's length.
+  EXPECT_EQ(db_->PutWithBodies("mp2", R"({"_attachments":{"a":{"follows":true,"length":5}}})", {"abc"})
+                .status()
+                .code(),
+            Status::Code::kBadRequest);
   EXPECT_EQ(db_->Get("mp2").status().code(), Status::Code::kNotFound);
 }
 
