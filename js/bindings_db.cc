@@ -12,6 +12,7 @@
 #include <v8-typed-array.h>
 #include <v8-template.h>
 
+#include "js/attachment_values.h"
 #include "js/convert.h"
 #include "js/doc_split.h"
 #include "js/isolate_thread.h"
@@ -312,52 +313,12 @@ void DbRemove(const Args& args) {
   args.GetReturnValue().Set(Pair(isolate, r->id, r->rev));
 }
 
-// Returns document `json` (read with attachments_follow) with the "data" of
-// each "follows" attachment set to its bytes, as PouchDB's binary option.
-void ReturnWithBodies(const Args& args, Database& db, const std::string& id,
-                      const std::string& json) {
-  v8::Isolate* isolate = args.GetIsolate();
-  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
-  v8::Local<v8::Value> doc;
-  if (!JsonToV8(ctx, json).ToLocal(&doc) || !doc->IsObject()) return;
-  v8::Local<v8::Object> obj = doc.As<v8::Object>();
-  v8::Local<v8::Value> atts;
-  v8::Local<v8::Value> rev;
-  if (!obj->Get(ctx, Str(isolate, "_attachments")).ToLocal(&atts) || !atts->IsObject() ||
-      !obj->Get(ctx, Str(isolate, "_rev")).ToLocal(&rev)) {
-    args.GetReturnValue().Set(doc);
-    return;
-  }
-  const std::string rev_text = ToUtf8(isolate, rev);
-  v8::Local<v8::Array> names;
-  if (!atts.As<v8::Object>()->GetOwnPropertyNames(ctx).ToLocal(&names)) return;
-  const auto follows = Str(isolate, "follows");
-  for (uint32_t i = 0; i < names->Length(); ++i) {
-    v8::Local<v8::Value> name, entry, flag;
-    if (!names->Get(ctx, i).ToLocal(&name) || !atts.As<v8::Object>()->Get(ctx, name).ToLocal(&entry) ||
-        !entry->IsObject() || !entry.As<v8::Object>()->Get(ctx, follows).ToLocal(&flag) ||
-        !flag->IsTrue()) {
-      continue;
-    }
-    v8::Local<v8::Uint8Array> bytes;
-    Status s = ReadAttachmentBytes(isolate, db, id, ToUtf8(isolate, name), rev_text, &bytes);
-    if (!s.ok()) {
-      Fail(args, s);
-      return;
-    }
-    v8::Local<v8::Object> e = entry.As<v8::Object>();
-    e->Delete(ctx, follows).Check();
-    e->Delete(ctx, Str(isolate, "length")).Check();
-    e->Set(ctx, Str(isolate, "data"), bytes).Check();
-  }
-  args.GetReturnValue().Set(doc);
-}
-
 // dbGet(h, id, optsJson?) -> doc
 void DbGet(const Args& args) {
   auto db = DbArg(args);
   if (!db) return;
   GetOptions opts;
+  bool binary = false;
   if (!args[2]->IsUndefined()) {
     json::Document o;
     if (!OptsArg(args, 2, &o)) return;
@@ -370,8 +331,7 @@ void DbGet(const Args& args) {
     opts.latest = Bool(o, "latest");
     if (Bool(o, "meta")) opts.conflicts = opts.deleted_conflicts = opts.revs_info = true;
     AttachmentOpts(o, &opts);
-    // binary: bodies come as bytes, not base64 (ReturnWithBodies).
-    opts.attachments_follow = opts.attachments && Bool(o, "binary");
+    binary = Bool(o, "binary");
   }
   // The id is converted into a reused buffer: db.get is the hot path.
   thread_local std::string id;
@@ -384,13 +344,20 @@ void DbGet(const Args& args) {
   } else {
     id = ToUtf8(isolate, args[1]);
   }
+  if (opts.attachments) {
+    // Bodies become Uint8Arrays or base64 strings straight from the store.
+    Status error;
+    v8::Local<v8::Value> doc;
+    if (GetDocWithAttachments(isolate, *db, id, opts, binary, &error).ToLocal(&doc)) {
+      args.GetReturnValue().Set(doc);
+    } else if (!error.ok()) {
+      Fail(args, error);
+    }
+    return;
+  }
   auto r = db->Get(id, opts);
   if (!r.ok()) {
     Fail(args, r.status());
-    return;
-  }
-  if (opts.attachments_follow) {
-    ReturnWithBodies(args, *db, id, *r);
     return;
   }
   ReturnJson(args, *r);
@@ -562,6 +529,8 @@ void DbAllDocs(const Args& args) {
   opts.limit = Uint(o, "limit", opts.limit);
   opts.include_docs = Bool(o, "include_docs");
   opts.conflicts = Bool(o, "conflicts");
+  opts.attachments = Bool(o, "attachments");
+  opts.att_encoding_info = Bool(o, "att_encoding_info");
   auto kit = o.FindMember("keys");
   if (kit != o.MemberEnd() && kit->value.IsArray()) {
     opts.keys.emplace();
@@ -600,6 +569,8 @@ void DbChanges(const Args& args) {
   opts.descending = Bool(o, "descending");
   opts.include_docs = Bool(o, "include_docs");
   opts.conflicts = Bool(o, "conflicts");
+  opts.attachments = Bool(o, "attachments");
+  opts.att_encoding_info = Bool(o, "att_encoding_info");
   opts.all_docs_style = String(o, "style") == "all_docs";
   auto dit = o.FindMember("doc_ids");
   if (dit != o.MemberEnd() && dit->value.IsArray()) {

@@ -68,15 +68,8 @@ Result<std::shared_ptr<Database>> RequestContext::OpenDb(bool admin) {
 
 Status RequestContext::SendJson(int status, std::string_view body) {
   res.AddHeader("Cache-Control", "must-revalidate");
-  if (!body.empty() && body.back() == '\n') {
-    res.Send(status, "application/json", body);
-  } else {
-    std::string b;
-    b.reserve(body.size() + 1);
-    b.append(body);
-    b.push_back('\n');
-    res.Send(status, "application/json", b);
-  }
+  const bool has_newline = !body.empty() && body.back() == '\n';
+  res.Send(status, "application/json", body, has_newline ? "" : "\n");
   return Status::OK();
 }
 

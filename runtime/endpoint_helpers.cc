@@ -45,6 +45,8 @@ Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_bo
   if (s.ok()) s = ctx.BoolParam("inclusive_end", &out->inclusive_end);
   if (s.ok()) s = ctx.BoolParam("include_docs", &out->include_docs);
   if (s.ok()) s = ctx.BoolParam("conflicts", &out->conflicts);
+  if (s.ok()) s = ctx.BoolParam("attachments", &out->attachments);
+  if (s.ok()) s = ctx.BoolParam("att_encoding_info", &out->att_encoding_info);
   if (s.ok()) s = ctx.BoolParam("update_seq", want_update_seq);
   if (s.ok()) s = ctx.UIntParam("skip", &out->skip);
   if (s.ok()) s = ctx.UIntParam("limit", &out->limit);

@@ -387,6 +387,10 @@ void RegisterAttachmentEndpoints(CouchServer& server) {
   Router& r = server.router();
   AddAttachmentRoutes(r, "/{db}/{docid}/{*att}", "");
   AddAttachmentRoutes(r, "/{db}/_design/{ddoc}/{*att}", "_design/");
+  // As CouchDB 3 (chttpd_db:db_req): any attachment path under _local/.
+  r.Add("GET,HEAD,PUT,DELETE,POST,COPY", "/{db}/_local/{id}/{*att}", [](RequestContext&) {
+    return Status::BadRequest("_local documents do not accept attachments.");
+  });
 }
 
 }  // namespace settee

@@ -80,6 +80,8 @@ Status ParseFeedParams(RequestContext& ctx, const json::Value* body, FeedParams*
   if (s.ok()) s = ctx.BoolParam("descending", &p->opts.descending);
   if (s.ok()) s = ctx.BoolParam("include_docs", &p->opts.include_docs);
   if (s.ok()) s = ctx.BoolParam("conflicts", &p->opts.conflicts);
+  if (s.ok()) s = ctx.BoolParam("attachments", &p->opts.attachments);
+  if (s.ok()) s = ctx.BoolParam("att_encoding_info", &p->opts.att_encoding_info);
   if (!s.ok()) return s;
   if (const std::string* style = ctx.Param("style")) {
     if (*style == "all_docs") p->opts.all_docs_style = true;

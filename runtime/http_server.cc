@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cassert>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -155,7 +156,10 @@ class Connection {
   void Run();
 
   // Blocking (fiber) I/O. False when the peer is gone or the write stalled.
-  bool Write(std::string_view data);
+  bool Write(std::string_view data) { return WriteParts(&data, 1); }
+  // Writes `parts` in order as one gather write: a response head and a large
+  // body go out without being joined into one string first.
+  bool WriteParts(const std::string_view* parts, size_t count);
   bool Wait(std::chrono::steady_clock::time_point deadline, uint64_t* seen_wakes);
   bool PeerGone() const { return eof_ || broken_; }
   bool ServerStopping() const { return loop_->stopping(); }
@@ -272,19 +276,40 @@ bool Connection::WaitForInput(std::chrono::steady_clock::time_point deadline, bo
   return true;
 }
 
-bool Connection::Write(std::string_view data) {
+bool Connection::WriteParts(const std::string_view* parts, size_t count) {
   if (broken_ || closed_) return false;
   auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
-  uv_buf_t buf = uv_buf_init(const_cast<char*>(data.data()), static_cast<unsigned>(data.size()));
-  int n = uv_try_write(stream, &buf, 1);
-  if (n == static_cast<int>(data.size())) return true;
+  assert(count <= 4);
+  uv_buf_t bufs[4];
+  size_t total = 0, nbufs = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (parts[i].empty()) continue;
+    bufs[nbufs++] = uv_buf_init(const_cast<char*>(parts[i].data()),
+                                static_cast<unsigned>(parts[i].size()));
+    total += parts[i].size();
+  }
+  int n = nbufs == 0 ? 0 : uv_try_write(stream, bufs, static_cast<unsigned>(nbufs));
+  if (n == static_cast<int>(total)) return true;
   if (n < 0 && n != UV_EAGAIN) {
     broken_ = true;
     return false;
   }
   if (n < 0) n = 0;
-  outbuf_.assign(data.substr(static_cast<size_t>(n)));
-  buf = uv_buf_init(outbuf_.data(), static_cast<unsigned>(outbuf_.size()));
+  // The rest is copied: a write that times out returns while libuv still
+  // holds its buffer, which the caller's memory may not outlive.
+  outbuf_.clear();
+  outbuf_.reserve(total - static_cast<size_t>(n));
+  size_t skip = static_cast<size_t>(n);
+  for (size_t i = 0; i < nbufs; ++i) {
+    std::string_view part(bufs[i].base, bufs[i].len);
+    if (skip >= part.size()) {
+      skip -= part.size();
+      continue;
+    }
+    outbuf_.append(part.substr(skip));
+    skip = 0;
+  }
+  uv_buf_t buf = uv_buf_init(outbuf_.data(), static_cast<unsigned>(outbuf_.size()));
   write_req_.data = this;
   write_pending_ = true;
   if (uv_write(&write_req_, stream, &buf, 1, &OnWrite) != 0) {
@@ -520,17 +545,29 @@ std::string HttpResponse::BuildHead(int status, std::string_view content_type,
   return head;
 }
 
-bool HttpResponse::Send(int status, std::string_view content_type, std::string_view body) {
+bool HttpResponse::Send(int status, std::string_view content_type, std::string_view body,
+                        std::string_view tail) {
   if (started_) return false;
   started_ = true;
   finished_ = true;
   bool no_body = status == 204 || status == 304 || (status >= 100 && status < 200);
   std::string framing;
-  if (!no_body) framing = "Content-Length: " + std::to_string(body.size()) + "\r\n";
-  std::string out = BuildHead(status, content_type, framing.c_str());
-  if (req_->method != "HEAD" && !no_body) out.append(body);
-  bytes_sent_ += out.size();
-  return conn_->Write(out);
+  if (!no_body) framing = "Content-Length: " + std::to_string(body.size() + tail.size()) + "\r\n";
+  std::string head = BuildHead(status, content_type, framing.c_str());
+  if (req_->method == "HEAD" || no_body) {
+    bytes_sent_ += head.size();
+    return conn_->Write(head);
+  }
+  if (body.size() + tail.size() < 16 * 1024) {
+    // Small: one buffer, one syscall.
+    head.append(body);
+    head.append(tail);
+    bytes_sent_ += head.size();
+    return conn_->Write(head);
+  }
+  const std::string_view parts[3] = {head, body, tail};
+  bytes_sent_ += head.size() + body.size() + tail.size();
+  return conn_->WriteParts(parts, 3);
 }
 
 bool HttpResponse::StartChunked(int status, std::string_view content_type) {

@@ -90,10 +90,12 @@ class HttpResponse {
   // Replaces the value of an added header, or adds it.
   void SetHeader(std::string_view name, std::string_view value);
 
-  // Sends the whole response. `content_type` may be empty (no header).
-  // For HEAD requests the body is measured for Content-Length but not sent.
-  // Returns false when the peer is gone.
-  bool Send(int status, std::string_view content_type, std::string_view body);
+  // Sends the whole response: `body` then `tail` (a JSON answer's newline,
+  // so a large body is not copied to gain one byte). `content_type` may be
+  // empty (no header). For HEAD requests the body is measured for
+  // Content-Length but not sent. Returns false when the peer is gone.
+  bool Send(int status, std::string_view content_type, std::string_view body,
+            std::string_view tail = {});
 
   // Starts a streamed response (chunked for HTTP/1.1; for HTTP/1.0 the body
   // runs to connection close).

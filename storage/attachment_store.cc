@@ -228,6 +228,67 @@ Status AttachmentStore::ReadDecoded(const KVReadOptions& ro, std::string_view di
   return Status::OK();
 }
 
+Status AttachmentStore::ReadMany(const KVReadOptions& ro,
+                                 const std::vector<std::string_view>& digests,
+                                 AttachmentBodyVisitor* visitor) {
+  if (digests.empty()) return Status::OK();
+  const std::string kind = keys_->KindPrefix(keys::kAttachmentKind);
+  KVIteratorOptions io;
+  io.snapshot = ro.snapshot;
+  io.lower_bound = kind;
+  io.upper_bound = keys::PrefixEnd(kind);
+  auto it = kv_->NewIterator(io);
+  std::string key;
+  std::unique_ptr<Inflater> inflater;
+  for (size_t i = 0; i < digests.size(); ++i) {
+    key = keys_->Attachment(digests[i]);
+    it->Seek(key);
+    if (!it->Valid() || it->key() != key) {
+      if (!it->status().ok()) return it->status();
+      return Status::NotFound("attachment body missing");
+    }
+    AttachmentBodyInfo info;
+    Status s = DecodeHeader(it->value(), &info);
+    if (!s.ok()) return s;
+    bool read = false;
+    s = visitor->Begin(i, info, &read);
+    if (!s.ok()) return s;
+    if (!read) continue;
+    if (info.gzip) inflater = std::make_unique<Inflater>();
+    const size_t header_size = key.size();
+    const uint64_t chunks = (info.encoded_length + info.chunk_bytes - 1) / info.chunk_bytes;
+    uint64_t decoded = 0;
+    bool stopped = false, corrupt = false;
+    Status piece_status;
+    auto out = [&](std::string_view piece) {
+      decoded += piece.size();
+      piece_status = visitor->Piece(i, piece);
+      return piece_status.ok();
+    };
+    for (uint64_t c = 0; c < chunks && !stopped; ++c) {
+      it->Next();
+      key.resize(header_size);
+      coding::PutFixed32BE(&key, static_cast<uint32_t>(c));
+      if (!it->Valid() || it->key() != key) {
+        if (!it->status().ok()) return it->status();
+        return Status::Corruption("attachment chunk missing");
+      }
+      if (!info.gzip) {
+        stopped = !out(it->value());
+      } else if (!inflater->Feed(it->value(), out, &stopped)) {
+        corrupt = !stopped;
+        stopped = true;
+      }
+    }
+    if (corrupt) return Status::Corruption("attachment body is not valid gzip");
+    if (!piece_status.ok()) return piece_status;
+    if (decoded != info.length) return Status::Corruption("attachment body has the wrong length");
+    s = visitor->End(i);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
 Status AttachmentStore::ReadAll(const KVReadOptions& ro, std::string_view digest,
                                 std::string* out) {
   AttachmentBodyInfo info;

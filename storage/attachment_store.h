@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "settee/kv.h"
 #include "settee/status.h"
@@ -48,6 +49,20 @@ struct AttachmentBodyInfo {
 
 // Called with consecutive pieces of a body; returns false to stop early.
 using AttachmentSink = std::function<bool(std::string_view piece)>;
+
+// Receives the bodies AttachmentStore::ReadMany() reads, in the order asked.
+class AttachmentBodyVisitor {
+ public:
+  virtual ~AttachmentBodyVisitor() = default;
+  // Body `i`'s header. Its decoded bytes follow (Piece() calls, then End())
+  // only if this sets *read.
+  virtual Status Begin(size_t i, const AttachmentBodyInfo& info, bool* read) = 0;
+  // Consecutive decoded bytes of body `i`: a view into the store (or the
+  // inflater), valid during the call only. An error stops the read and is
+  // what ReadMany() returns.
+  virtual Status Piece(size_t i, std::string_view bytes) = 0;
+  virtual Status End(size_t i) = 0;
+};
 
 class AttachmentStore {
  public:
@@ -81,6 +96,12 @@ class AttachmentStore {
   Status ReadDecoded(const KVReadOptions& ro, std::string_view digest,
                      const AttachmentBodyInfo& info, uint64_t offset, uint64_t count,
                      const AttachmentSink& sink, std::string* scratch = nullptr);
+  // Reads the bodies under `digests` in order through one iterator on `ro`'s
+  // snapshot: one seek per body, and the bytes reach `visitor` as views of
+  // the stored chunks, copied nowhere before it (a document read with its
+  // attachments). kNotFound if a digest has no body.
+  Status ReadMany(const KVReadOptions& ro, const std::vector<std::string_view>& digests,
+                  AttachmentBodyVisitor* visitor);
   // The whole decoded body.
   Status ReadAll(const KVReadOptions& ro, std::string_view digest, std::string* out);
 

@@ -4,6 +4,7 @@
 // Layout and invariants: storage/attachment_store.h, storage/attachments.h,
 // docs/storage_format.md.
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 #include <zlib.h>
@@ -11,6 +12,7 @@
 #include "storage/attachments.h"
 #include "storage/database_impl.h"
 #include "storage/store_impl.h"
+#include "util/base64.h"
 #include "util/digest.h"
 #include "util/json.h"
 
@@ -184,6 +186,103 @@ Result<DocUpdateResult> DatabaseImpl::WriteOneDoc(IncomingDoc doc, const UpdateO
   return std::move(results[0]);
 }
 
+uint64_t DatabaseImpl::AttsSincePos(const DocRecord& record, int index,
+                                    const GetOptions& options) {
+  // The newest of those revisions in this one's history.
+  if (!options.attachments || options.atts_since.empty()) return 0;
+  std::unordered_set<std::string> since(options.atts_since.begin(), options.atts_since.end());
+  for (int i : record.tree.Ancestry(index)) {
+    if (since.count(record.tree.RevString(i)) != 0) return record.tree.node(i).gen;
+  }
+  return 0;
+}
+
+namespace {
+
+// Writes the _attachments member of ExpandAttachments() as the store hands
+// out the bodies: entry JSON, then the body's base64 straight into the
+// answer, chunk by chunk.
+class InlineAttachmentWriter final : public AttachmentBodyVisitor {
+ public:
+  InlineAttachmentWriter(std::string* out, const std::vector<AttachmentEntry>& entries,
+                         const std::vector<size_t>& read_index, const std::vector<bool>& inline_data,
+                         const GetOptions& options)
+      : out_(out), entries_(entries), read_index_(read_index), inline_data_(inline_data),
+        options_(options) {}
+
+  Status Begin(size_t i, const AttachmentBodyInfo& info, bool* read) override {
+    const size_t e = read_index_[i];
+    StubsUpTo(e);
+    const AttachmentEntry& entry = entries_[e];
+    Separator();
+    json::AppendQuoted(out_, entry.name);
+    out_->push_back(':');
+    next_ = e + 1;
+    const std::string_view encoding = options_.att_encoding_info && info.gzip ? "gzip" : "";
+    if (!inline_data_[e]) {
+      AppendAttachmentJson(out_, entry, /*stub=*/true, encoding, info.encoded_length);
+      return Status::OK();
+    }
+    if (options_.attachments_follow) {
+      // The body follows decoded, so no encoding is named.
+      AppendAttachmentJson(out_, entry, false, {}, 0);
+      out_->append(",\"length\":");
+      out_->append(std::to_string(info.length));
+      out_->append(",\"follows\":true}");
+      return Status::OK();
+    }
+    AppendAttachmentJson(out_, entry, false, encoding, info.encoded_length);
+    out_->append(",\"data\":\"");
+    data_at_ = out_->size();
+    data_end_ = data_at_ + Base64Length(info.length);
+    out_->resize(data_end_);
+    writer_.emplace(out_->data() + data_at_);
+    *read = true;
+    return Status::OK();
+  }
+  Status Piece(size_t, std::string_view bytes) override {
+    writer_->Add(bytes);
+    return Status::OK();
+  }
+  Status End(size_t) override {
+    if (writer_->Finish() != out_->data() + data_end_) {
+      return Status::Corruption("attachment body has the wrong length");
+    }
+    writer_.reset();
+    out_->append("\"}");
+    return Status::OK();
+  }
+  // The stubs after the last body read.
+  void Finish() { StubsUpTo(entries_.size()); }
+
+ private:
+  void Separator() {
+    if (!first_) out_->push_back(',');
+    first_ = false;
+  }
+  // Entries before `end` that needed nothing from the store.
+  void StubsUpTo(size_t end) {
+    for (; next_ < end; ++next_) {
+      Separator();
+      json::AppendQuoted(out_, entries_[next_].name);
+      out_->push_back(':');
+      AppendAttachmentJson(out_, entries_[next_], /*stub=*/true, {}, 0);
+    }
+  }
+
+  std::string* out_;
+  const std::vector<AttachmentEntry>& entries_;
+  const std::vector<size_t>& read_index_;
+  const std::vector<bool>& inline_data_;
+  const GetOptions& options_;
+  size_t next_ = 0;
+  bool first_ = true;
+  size_t data_at_ = 0, data_end_ = 0;
+  std::optional<Base64Writer> writer_;
+};
+
+}  // namespace
+
 Status DatabaseImpl::ExpandAttachments(const KVReadOptions& ro, const DocRecord& record, int index,
                                        const GetOptions& options, std::string* body) {
   if (!MayHaveAttachments(*body)) return Status::OK();
@@ -191,22 +290,22 @@ Status DatabaseImpl::ExpandAttachments(const KVReadOptions& ro, const DocRecord&
   std::string rest;
   Status s = ParseStoredAttachments(*body, &entries, &rest);
   if (!s.ok() || entries.empty()) return s;
-  // atts_since: the newest of those revisions in this one's history.
-  uint64_t since_pos = 0;
-  if (options.attachments && !options.atts_since.empty()) {
-    std::unordered_set<std::string> since(options.atts_since.begin(), options.atts_since.end());
-    for (int i : record.tree.Ancestry(index)) {
-      if (since.count(record.tree.RevString(i)) != 0) {
-        since_pos = record.tree.node(i).gen;
-        break;
-      }
-    }
-  }
-  // Room for the bodies' base64 up front: one allocation for the answer.
+  const uint64_t since_pos = AttsSincePos(record, index, options);
+  // The entries that need their body's header (all with att_encoding_info),
+  // and room for the inline bodies' base64 up front: one allocation.
+  std::vector<bool> inline_data(entries.size());
+  std::vector<size_t> read_index;
+  std::vector<std::string_view> digests;
   size_t inline_bytes = 0;
-  if (options.attachments && !options.attachments_follow) {
-    for (const AttachmentEntry& e : entries) {
-      if (e.revpos > since_pos) inline_bytes += 4 * ((e.length + 2) / 3) + 128 + e.name.size();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const AttachmentEntry& e = entries[i];
+    inline_data[i] = options.attachments && e.revpos > since_pos;
+    if (inline_data[i] && !options.attachments_follow) {
+      inline_bytes += Base64Length(e.length) + 128 + e.name.size();
+    }
+    if (inline_data[i] || options.att_encoding_info) {
+      read_index.push_back(i);
+      digests.push_back(e.digest);
     }
   }
   std::string out = std::move(rest);
@@ -214,49 +313,114 @@ Status DatabaseImpl::ExpandAttachments(const KVReadOptions& ro, const DocRecord&
   out.pop_back();
   if (out.size() > 1) out.push_back(',');
   out.append("\"_attachments\":{");
-  std::string data, scratch;
-  bool first = true;
-  for (const AttachmentEntry& e : entries) {
-    if (!first) out.push_back(',');
-    first = false;
-    json::AppendQuoted(&out, e.name);
-    out.push_back(':');
-    const bool inline_data = options.attachments && e.revpos > since_pos;
-    AttachmentBodyInfo info;
-    if (inline_data || options.att_encoding_info) {
-      s = attachment_store_.Stat(ro, e.digest, &info);
-      if (s.IsNotFound()) return Status::Corruption("attachment body missing for " + e.name);
-      if (!s.ok()) return s;
-    }
-    const std::string_view encoding = options.att_encoding_info && info.gzip ? "gzip" : "";
-    if (inline_data && options.attachments_follow) {
-      // The body follows decoded, so no encoding is named.
-      AppendAttachmentJson(&out, e, false, {}, 0);
-      out.append(",\"length\":");
-      out.append(std::to_string(info.length));
-      out.append(",\"follows\":true}");
-      continue;
-    }
-    AppendAttachmentJson(&out, e, !inline_data, encoding, info.encoded_length);
-    if (inline_data) {
-      data.clear();
-      data.reserve(info.length);
-      s = attachment_store_.ReadDecoded(
-          ro, e.digest, info, 0, info.length,
-          [&data](std::string_view piece) {
-            data.append(piece);
-            return true;
-          },
-          &scratch);
-      if (!s.ok()) return s;
-      out.append(",\"data\":\"");
-      AppendBase64(&out, data);
-      out.append("\"}");
-    }
-  }
+  InlineAttachmentWriter writer(&out, entries, read_index, inline_data, options);
+  s = attachment_store_.ReadMany(ro, digests, &writer);
+  if (s.IsNotFound()) return Status::Corruption("attachment body missing");
+  if (!s.ok()) return s;
+  writer.Finish();
   out.append("}}");
   *body = std::move(out);
   return Status::OK();
+}
+
+namespace {
+
+// Hands GetWithAttachments()'s bodies on to the caller's sink.
+class SinkForwarder final : public AttachmentBodyVisitor {
+ public:
+  SinkForwarder(AttachmentBodySink* sink, const std::vector<AttachmentInfo>& infos,
+                const std::vector<size_t>& index)
+      : sink_(sink), infos_(infos), index_(index) {}
+  Status Begin(size_t i, const AttachmentBodyInfo& info, bool* read) override {
+    if (info.length != infos_[index_[i]].length) {
+      return Status::Corruption("attachment body has the wrong length");
+    }
+    *read = true;
+    return Status::OK();
+  }
+  Status Piece(size_t i, std::string_view bytes) override { return sink_->Piece(index_[i], bytes); }
+  Status End(size_t) override { return Status::OK(); }
+
+ private:
+  AttachmentBodySink* sink_;
+  const std::vector<AttachmentInfo>& infos_;
+  const std::vector<size_t>& index_;
+};
+
+// Fills in gzip and encoded_length from each body's header.
+class EncodingReader final : public AttachmentBodyVisitor {
+ public:
+  explicit EncodingReader(std::vector<AttachmentInfo>* infos) : infos_(infos) {}
+  Status Begin(size_t i, const AttachmentBodyInfo& info, bool*) override {
+    (*infos_)[i].gzip = info.gzip;
+    (*infos_)[i].encoded_length = info.encoded_length;
+    return Status::OK();
+  }
+  Status Piece(size_t, std::string_view) override { return Status::OK(); }
+  Status End(size_t) override { return Status::OK(); }
+
+ private:
+  std::vector<AttachmentInfo>* infos_;
+};
+
+}  // namespace
+
+Result<std::string> DatabaseImpl::GetWithAttachments(std::string_view docid,
+                                                     const GetOptions& options,
+                                                     AttachmentBodySink* sink) {
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  if (IsLocalDocId(docid)) return GetLocal(docid);
+  auto snapshot = kv_->GetSnapshot();
+  KVReadOptions ro{snapshot.get()};
+  DocRecord record;
+  int index;
+  s = LocateRevision(ro, docid, options, &record, &index);
+  if (!s.ok()) return s;
+  std::string body;
+  s = ReadBody(ro, docid, record, index, &body);
+  if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
+  std::vector<AttachmentEntry> entries;
+  std::string rest;
+  s = ParseStoredAttachments(body, &entries, &rest);
+  if (!s.ok()) return s;
+  const uint64_t since_pos = AttsSincePos(record, index, options);
+  const std::string rev = record.tree.RevString(index);
+  std::vector<AttachmentInfo> infos(entries.size());
+  std::vector<std::string_view> all_digests, body_digests;
+  std::vector<size_t> body_index;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    AttachmentEntry& e = entries[i];
+    AttachmentInfo& info = infos[i];
+    info.docid.assign(docid);
+    info.rev = rev;
+    info.name = std::move(e.name);
+    info.content_type = std::move(e.content_type);
+    info.digest = std::move(e.digest);
+    info.revpos = e.revpos;
+    info.length = e.length;
+    info.follows = options.attachments && e.revpos > since_pos;
+  }
+  for (size_t i = 0; i < infos.size(); ++i) {
+    all_digests.push_back(infos[i].digest);
+    if (infos[i].follows) {
+      body_digests.push_back(infos[i].digest);
+      body_index.push_back(i);
+    }
+  }
+  if (options.att_encoding_info) {
+    EncodingReader encodings(&infos);
+    s = attachment_store_.ReadMany(ro, all_digests, &encodings);
+    if (s.IsNotFound()) return Status::Corruption("attachment body missing");
+    if (!s.ok()) return s;
+  }
+  s = sink->Entries(infos);
+  if (!s.ok()) return s;
+  SinkForwarder forward(sink, infos, body_index);
+  s = attachment_store_.ReadMany(ro, body_digests, &forward);
+  if (s.IsNotFound()) return Status::Corruption("attachment body missing");
+  if (!s.ok()) return s;
+  return RevisionJson(docid, record, index, rest, options);
 }
 
 //////// Standalone attachment operations
@@ -292,7 +456,7 @@ Result<DocUpdateResult> DatabaseImpl::PutAttachment(std::string_view docid, std:
   if (!s.ok()) return s;
   s = ValidateDocId(docid);
   if (!s.ok()) return s;
-  if (IsLocalDocId(docid)) return Status::BadRequest("_local documents have no attachments");
+  if (IsLocalDocId(docid)) return Status::BadRequest("_local documents do not accept attachments.");
   if (name.empty()) return Status::BadRequest("Attachment name can't be empty");
   if (name[0] == '_') {
     return Status::BadRequest("Attachment name '" + std::string(name) +

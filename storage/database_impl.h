@@ -94,6 +94,8 @@ class DatabaseImpl final : public Database {
   Status BulkDocsArray(std::string_view docs, const UpdateOptions& options,
                        std::vector<DocUpdateResult>* results) override;
   Result<std::string> Get(std::string_view docid, const GetOptions& options) override;
+  Result<std::string> GetWithAttachments(std::string_view docid, const GetOptions& options,
+                                         AttachmentBodySink* sink) override;
   Status GetOpenRevs(std::string_view docid, const std::vector<std::string>& revs,
                      const GetOptions& options, std::vector<OpenRevResult>* out) override;
   Status AllDocs(const AllDocsOptions& options, AllDocsResult* out) override;
@@ -239,6 +241,15 @@ class DatabaseImpl final : public Database {
                                   bool new_edits);
   // Stages and writes one document (Put() of an already parsed document).
   Result<DocUpdateResult> WriteOneDoc(IncomingDoc doc, const UpdateOptions& options);
+  // include_docs: the winner's JSON with `options` (conflicts, attachments).
+  Status WinnerJson(const KVReadOptions& ro, std::string_view docid, const DocRecord& record,
+                    const GetOptions& options, std::string* out);
+  // The revision Get() with `options` reads (rev, latest, the winner):
+  // kNotFound "missing"/"deleted", kBadRequest for a bad rev.
+  Status LocateRevision(const KVReadOptions& ro, std::string_view docid,
+                        const GetOptions& options, DocRecord* record, int* index);
+  // atts_since: the generation after which attachments get their bodies.
+  static uint64_t AttsSincePos(const DocRecord& record, int index, const GetOptions& options);
   // `body` of revision `index` with the attachment options applied.
   Status ExpandAttachments(const KVReadOptions& ro, const DocRecord& record, int index,
                            const GetOptions& options, std::string* body);

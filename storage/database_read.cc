@@ -131,6 +131,38 @@ Result<std::string> DatabaseImpl::GetLocal(std::string_view docid) {
   return out;
 }
 
+Status DatabaseImpl::WinnerJson(const KVReadOptions& ro, std::string_view docid,
+                                const DocRecord& record, const GetOptions& options,
+                                std::string* out) {
+  const int winner = record.tree.Winner();
+  if (!options.attachments && !options.att_encoding_info) {
+    *out = RevisionJson(docid, record, winner, record.winner_body, options);
+    return Status::OK();
+  }
+  std::string body = record.winner_body;
+  Status s = ExpandAttachments(ro, record, winner, options, &body);
+  if (!s.ok()) return s;
+  *out = RevisionJson(docid, record, winner, body, options);
+  return Status::OK();
+}
+
+Status DatabaseImpl::LocateRevision(const KVReadOptions& ro, std::string_view docid,
+                                    const GetOptions& options, DocRecord* record, int* index) {
+  Status s = ReadRecord(ro, docid, record);
+  if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
+  if (options.rev.empty()) {
+    if (record->deleted) return Status::NotFound("deleted");
+    *index = record->tree.Winner();
+    return Status::OK();
+  }
+  RevId rev;
+  if (!RevId::Parse(options.rev, &rev)) return Status::BadRequest("Invalid rev format");
+  *index = record->tree.Find(rev);
+  if (*index == RevTree::kNone) return Status::NotFound("missing");
+  if (options.latest) *index = record->tree.LeavesUnder(*index).front();
+  return Status::OK();
+}
+
 Result<std::string> DatabaseImpl::Get(std::string_view docid, const GetOptions& options) {
   Status s = CheckAlive();
   if (!s.ok()) return s;
@@ -156,19 +188,9 @@ Result<std::string> DatabaseImpl::Get(std::string_view docid, const GetOptions& 
   auto snapshot = kv_->GetSnapshot();
   KVReadOptions ro{snapshot.get()};
   DocRecord record;
-  s = ReadRecord(ro, docid, &record);
-  if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
   int index;
-  if (options.rev.empty()) {
-    if (record.deleted) return Status::NotFound("deleted");
-    index = record.tree.Winner();
-  } else {
-    RevId rev;
-    if (!RevId::Parse(options.rev, &rev)) return Status::BadRequest("Invalid rev format");
-    index = record.tree.Find(rev);
-    if (index == RevTree::kNone) return Status::NotFound("missing");
-    if (options.latest) index = record.tree.LeavesUnder(index).front();
-  }
+  s = LocateRevision(ro, docid, options, &record, &index);
+  if (!s.ok()) return s;
   std::string body;
   s = ReadBody(ro, docid, record, index, &body);
   if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
@@ -301,6 +323,9 @@ Status DatabaseImpl::AllDocsRows(const AllDocsOptions& options, AllDocsResult* o
   uint64_t skip = options.skip;
   GetOptions doc_options;
   doc_options.conflicts = options.conflicts;
+  doc_options.attachments = options.attachments;
+  doc_options.att_encoding_info = options.att_encoding_info;
+  const KVReadOptions ro{snapshot.get()};
   for (options.descending ? it->SeekToLast() : it->SeekToFirst();
        it->Valid() && out->rows.size() < options.limit;
        options.descending ? it->Prev() : it->Next()) {
@@ -316,12 +341,12 @@ Status DatabaseImpl::AllDocsRows(const AllDocsOptions& options, AllDocsResult* o
     row.id.assign(keys_.Suffix(it->key()));
     row.rev.assign(view.winner_rev);
     if (options.include_docs) {
-      if (options.conflicts) {
+      if (options.conflicts || options.attachments || options.att_encoding_info) {
         DocRecord record;
         s = DecodeDocRecord(it->value(), &record);
         if (!s.ok()) return s;
-        row.doc = RevisionJson(row.id, record, record.tree.Winner(), record.winner_body,
-                               doc_options);
+        s = WinnerJson(ro, row.id, record, doc_options, &row.doc);
+        if (!s.ok()) return s;
       } else {
         OpenDocJson(&row.doc, row.id, view.winner_rev, false, view.winner_body);
         row.doc.push_back('}');
@@ -336,6 +361,8 @@ Status DatabaseImpl::AllDocsByKeys(const AllDocsOptions& options, AllDocsResult*
   KVReadOptions ro{snapshot.get()};
   GetOptions doc_options;
   doc_options.conflicts = options.conflicts;
+  doc_options.attachments = options.attachments;
+  doc_options.att_encoding_info = options.att_encoding_info;
   uint64_t skip = options.skip;
   const std::vector<AllDocsKey>& keys = *options.keys;
   for (size_t n = 0; n < keys.size() && out->rows.size() < options.limit; ++n) {
@@ -363,9 +390,12 @@ Status DatabaseImpl::AllDocsByKeys(const AllDocsOptions& options, AllDocsResult*
     row.rev = record.winner_rev;
     row.deleted = record.deleted;
     if (options.include_docs) {
-      row.doc = record.deleted ? "null"
-                               : RevisionJson(id, record, record.tree.Winner(),
-                                              record.winner_body, doc_options);
+      if (record.deleted) {
+        row.doc = "null";
+      } else {
+        s = WinnerJson(ro, id, record, doc_options, &row.doc);
+        if (!s.ok()) return s;
+      }
     }
   }
   return Status::OK();
@@ -513,6 +543,8 @@ Status DatabaseImpl::Changes(const ChangesOptions& options,
 
   GetOptions doc_options;
   doc_options.conflicts = options.conflicts;
+  doc_options.attachments = options.attachments;
+  doc_options.att_encoding_info = options.att_encoding_info;
   const bool need_record = options.all_docs_style || options.include_docs;
   uint64_t delivered = 0;
   uint64_t last = options.since;
@@ -548,8 +580,8 @@ Status DatabaseImpl::Changes(const ChangesOptions& options,
           row.revs.emplace_back(entry.rev);
         }
         if (options.include_docs) {
-          row.doc = RevisionJson(row.id, record, record.tree.Winner(), record.winner_body,
-                                 doc_options);
+          s = WinnerJson(ro, row.id, record, doc_options, &row.doc);
+          if (!s.ok()) return s;
         }
       } else {
         row.revs.emplace_back(entry.rev);

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "util/base64.h"
+
 namespace settee {
 
 namespace {
@@ -99,12 +101,8 @@ std::string Base64Encode(std::string_view data) {
 
 void AppendBase64(std::string* out, std::string_view data) {
   const size_t at = out->size();
-  // EVP_EncodeBlock writes a terminating NUL after the text.
-  out->resize(at + 4 * ((data.size() + 2) / 3) + 1);
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out->data() + at),
-                          reinterpret_cast<const unsigned char*>(data.data()),
-                          static_cast<int>(data.size()));
-  out->resize(at + static_cast<size_t>(n));
+  out->resize(at + Base64Length(data.size()));
+  Base64EncodeTo(data, out->data() + at);
 }
 
 bool Base64Decode(std::string_view in, std::string* out) {

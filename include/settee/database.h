@@ -128,6 +128,10 @@ struct AllDocsOptions {
   std::optional<std::vector<AllDocsKey>> keys;
   bool include_docs = false;
   bool conflicts = false;  // with include_docs
+  // With include_docs: attachment bodies inline, encoding info, as
+  // GetOptions::attachments / att_encoding_info.
+  bool attachments = false;
+  bool att_encoding_info = false;
 };
 
 struct AllDocsRow {
@@ -158,6 +162,9 @@ struct ChangesOptions {
   bool include_docs = false;
   bool all_docs_style = false;  // style=all_docs: every leaf, not just the winner
   bool conflicts = false;       // with include_docs
+  // With include_docs: as GetOptions::attachments / att_encoding_info.
+  bool attachments = false;
+  bool att_encoding_info = false;
   std::optional<std::vector<std::string>> doc_ids;  // filter=_doc_ids
 };
 
@@ -221,6 +228,21 @@ struct AttachmentInfo {
   uint64_t length = 0;  // decoded length
   bool gzip = false;    // stored gzip-encoded (CouchDB's "encoding":"gzip")
   uint64_t encoded_length = 0;
+  // Database::GetWithAttachments: its decoded bytes follow (else a stub).
+  bool follows = false;
+};
+
+// Receives the attachments of a revision from Database::GetWithAttachments().
+// Its calls come on the calling thread, during that call.
+class AttachmentBodySink {
+ public:
+  virtual ~AttachmentBodySink() = default;
+  // Every attachment of the revision, in document order, before any body.
+  // The bodies of those marked `follows` come next, in the same order.
+  virtual Status Entries(const std::vector<AttachmentInfo>& atts) = 0;
+  // Consecutive decoded bytes of atts[i]: a view valid during the call only.
+  // An error stops the read and is what GetWithAttachments() returns.
+  virtual Status Piece(size_t i, std::string_view bytes) = 0;
 };
 
 // An attachment opened for reading, pinned to the snapshot it was opened in:
@@ -373,6 +395,18 @@ class Database {
 
   // The document as JSON. kNotFound with reason "missing" or "deleted".
   virtual Result<std::string> Get(std::string_view docid, const GetOptions& options = {}) = 0;
+
+  // Get() with the attachments handed to `sink` instead of written into the
+  // JSON: the returned document has no "_attachments" member; `sink` gets
+  // every attachment (gzip and encoded_length filled in when
+  // options.att_encoding_info), then the decoded bodies of those Get() with
+  // these options would inline (options.attachments, atts_since). Document
+  // and bodies come from one snapshot, each body straight from the stored
+  // chunks: for callers building their own values (JS Buffers, multipart
+  // parts) without a base64 or JSON round trip.
+  virtual Result<std::string> GetWithAttachments(std::string_view docid,
+                                                 const GetOptions& options,
+                                                 AttachmentBodySink* sink) = 0;
 
   // open_revs: the given revisions, or every leaf when `revs` is empty.
   // kBadRequest "Invalid rev format" if a given revision is not "N-hash".

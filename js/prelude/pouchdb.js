@@ -87,6 +87,14 @@ function withBase64Atts(doc) {
   return copy === null ? doc : Object.assign({}, doc, { _attachments: copy });
 }
 function asBuffer(u8) { return Object.setPrototypeOf(u8, Buffer.prototype); }
+// allDocs/changes with attachments and binary: the inline base64 as Buffers.
+function binaryAtts(doc) {
+  const atts = doc && doc._attachments;
+  if (!atts) return;
+  for (const name in atts) {
+    if (typeof atts[name].data === 'string') atts[name].data = Buffer.from(atts[name].data, 'base64');
+  }
+}
 
 const kNoDb = 'database handle is closed';
 // A PouchDB object that is garbage collected without close() gives its
@@ -275,7 +283,9 @@ class PouchDB extends EventEmitter {
       for (const k of ['startkey', 'endkey']) {
         if (k in o && typeof o[k] !== 'string') o[k] = o[k] == null ? undefined : String(o[k]);
       }
-      return native.dbAllDocs(this._handle(), JSON.stringify(o, optsReplacer));
+      const r = native.dbAllDocs(this._handle(), JSON.stringify(o, optsReplacer));
+      if (o.binary && o.attachments) for (const row of r.rows) binaryAtts(row.doc);
+      return r;
     });
   }
   info(cb) {
@@ -463,10 +473,12 @@ class Changes extends EventEmitter {
     const filterFn = typeof o.filter === 'function' ? o.filter : null;
     const q = { since, descending: !!o.descending && !o.live,
       include_docs: !!o.include_docs || !!filterFn, conflicts: !!o.conflicts,
+      attachments: !!o.attachments, att_encoding_info: !!o.att_encoding_info,
       style: o.style === 'all_docs' ? 'all_docs' : 'main_only' };
     if (Array.isArray(o.doc_ids)) q.doc_ids = o.doc_ids;
     if (limit !== undefined && !filterFn) q.limit = limit;
     const r = native.dbChanges(this.db._handle(), JSON.stringify(q));
+    if (o.binary && o.attachments) for (const row of r.results) binaryAtts(row.doc);
     if (filterFn) {
       const req = { query: o.query_params || {} };
       r.results = r.results.filter((row) => filterFn(row.doc, req));

@@ -260,6 +260,52 @@ TEST_P(EndpointsAttachmentsTest, MultipartRelatedPutAndGet) {
   EXPECT_EQ(*parts[0].Header("content-type"), "application/json");
 }
 
+TEST_P(EndpointsAttachmentsTest, AllDocsAndChangesIncludeAttachmentBodies) {
+  const std::string data = AllBytes(2);
+  PutAtt("/db/a/bin", data);
+  std::string text;
+  while (text.size() < 5000) text += "some text ";
+  PutAtt("/db/b/t.txt", text, "text/plain");
+  auto bodies = [&](const json::Value& doc, const char* name) {
+    std::string decoded;
+    EXPECT_TRUE(Base64Decode(json::View(doc["_attachments"][name]["data"]), &decoded));
+    return decoded;
+  };
+  json::Document all = J(Req("GET", "/db/_all_docs?include_docs=true&attachments=true"));
+  ASSERT_EQ(all["rows"].Size(), 2u);
+  EXPECT_EQ(bodies(all["rows"][0]["doc"], "bin"), data);
+  EXPECT_EQ(bodies(all["rows"][1]["doc"], "t.txt"), text);
+  EXPECT_FALSE(all["rows"][1]["doc"]["_attachments"]["t.txt"].HasMember("encoding"));
+  // With keys, and encoding info on stubs.
+  all = J(Req("POST", "/db/_all_docs?include_docs=true&att_encoding_info=true", R"({"keys":["b","a"]})",
+              {{"Content-Type", "application/json"}}));
+  const json::Value& stub = all["rows"][0]["doc"]["_attachments"]["t.txt"];
+  EXPECT_TRUE(stub["stub"].GetBool());
+  EXPECT_EQ(json::View(stub["encoding"]), "gzip");
+  EXPECT_LT(stub["encoded_length"].GetUint64(), text.size());
+  // Without attachments=true the docs keep their stubs.
+  all = J(Req("GET", "/db/_all_docs?include_docs=true"));
+  EXPECT_TRUE(all["rows"][0]["doc"]["_attachments"]["bin"]["stub"].GetBool());
+
+  json::Document changes = J(Req("GET", "/db/_changes?include_docs=true&attachments=true"));
+  ASSERT_EQ(changes["results"].Size(), 2u);
+  EXPECT_EQ(bodies(changes["results"][0]["doc"], "bin"), data);
+  EXPECT_EQ(bodies(changes["results"][1]["doc"], "t.txt"), text);
+  changes = J(Req("GET", "/db/_changes?include_docs=true"));
+  EXPECT_TRUE(changes["results"][0]["doc"]["_attachments"]["bin"]["stub"].GetBool());
+}
+
+TEST_P(EndpointsAttachmentsTest, LocalDocumentsRefuseAttachmentsAsCouchDb) {
+  ASSERT_EQ(Req("PUT", "/db/_local/x", R"({"a":1})").status, 201);
+  for (const char* method : {"PUT", "GET", "DELETE"}) {
+    auto r = Req(method, "/db/_local/x/att", "data");
+    EXPECT_EQ(r.status, 400) << method;
+    EXPECT_EQ(Str(J(r), "reason"), "_local documents do not accept attachments.");
+  }
+  // The document itself is untouched.
+  EXPECT_EQ(J(Req("GET", "/db/_local/x"))["a"].GetInt(), 1);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, EndpointsAttachmentsTest,
                          ::testing::Values(StoreOptions::Backend::kMemory,
                                            StoreOptions::Backend::kLevelDB),

@@ -33,6 +33,13 @@ class EchoHandler : public HttpHandler {
       res.EndChunked();
       return;
     }
+    if (req.path == "/big") {
+      // Larger than a socket buffer: the gather write's rest waits for the peer.
+      std::string body(3 << 20, '\0');
+      for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>('a' + i % 26);
+      res.Send(200, "text/plain", body, "!");
+      return;
+    }
     if (req.path == "/throw") throw std::runtime_error("boom");
     if (req.path == "/silent") return;
     if (req.path == "/wait") {
@@ -93,6 +100,21 @@ TEST_F(HttpServerTest, SimpleGetHasFramingAndHeaders) {
   EXPECT_EQ(r.HeaderOr("x-test"), "1");
   EXPECT_NE(r.Header("date"), nullptr);
   EXPECT_NE(r.Header("server"), nullptr);
+}
+
+TEST_F(HttpServerTest, LargeBodyAndTailArriveWholeAndConnectionStaysUsable) {
+  TestClient c(port());
+  for (int round = 0; round < 2; ++round) {
+    auto r = c.Request("GET", "/big");
+    ASSERT_EQ(r.status, 200);
+    ASSERT_EQ(r.body.size(), (3u << 20) + 1);
+    EXPECT_EQ(r.HeaderOr("content-length"), std::to_string((3u << 20) + 1));
+    EXPECT_EQ(r.body.back(), '!');
+    bool ok = true;
+    for (size_t i = 0; i + 1 < r.body.size() && ok; ++i) ok = r.body[i] == 'a' + i % 26;
+    EXPECT_TRUE(ok);
+  }
+  EXPECT_EQ(c.Request("GET", "/x").body, "GET /x|");
 }
 
 TEST_F(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {

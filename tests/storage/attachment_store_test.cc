@@ -49,6 +49,40 @@ class AttachmentStoreTest : public ::testing::Test {
   AttachmentStore store_;
 };
 
+TEST_F(AttachmentStoreTest, ReadManyReadsBodiesInOrderThroughOneIterator) {
+  const std::string big = Bytes(2 * AttachmentStore::kChunkBytes + 7, 3);
+  std::string text;
+  while (text.size() < 100000) text += "compressible text ";
+  Put("md5-big", big, false);
+  Put("md5-text", text, true);
+  Put("md5-empty", "", false);
+  struct Collect : AttachmentBodyVisitor {
+    std::vector<std::string> got;
+    std::vector<bool> gzip;
+    Status Begin(size_t i, const AttachmentBodyInfo& info, bool* read) override {
+      got.resize(i + 1);
+      gzip.push_back(info.gzip);
+      *read = i != 1;  // the second one: header only
+      return Status::OK();
+    }
+    Status Piece(size_t i, std::string_view bytes) override {
+      got[i].append(bytes);
+      return Status::OK();
+    }
+    Status End(size_t) override { return Status::OK(); }
+  } collect;
+  ASSERT_TRUE(store_.ReadMany(KVReadOptions(), {"md5-text", "md5-big", "md5-big", "md5-empty"},
+                              &collect).ok());
+  ASSERT_EQ(collect.got.size(), 4u);
+  EXPECT_EQ(collect.got[0], text);
+  EXPECT_TRUE(collect.gzip[0]);
+  EXPECT_EQ(collect.got[1], "");
+  EXPECT_EQ(collect.got[2], big);
+  EXPECT_EQ(collect.got[3], "");
+  Collect missing;
+  EXPECT_TRUE(store_.ReadMany(KVReadOptions(), {"md5-big", "md5-none"}, &missing).IsNotFound());
+}
+
 TEST_F(AttachmentStoreTest, ChunkedBodyReadsWholeAndInRanges) {
   const std::string data = Bytes(3 * AttachmentStore::kChunkBytes + 123, 1);
   Put("md5-a", data, false);

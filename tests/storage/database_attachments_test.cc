@@ -195,6 +195,89 @@ TEST_P(DatabaseAttachmentsTest, AttsSinceSendsOnlyNewerBodies) {
   EXPECT_EQ(json::View(d["_attachments"]["old"]["data"]), "b2xk");
 }
 
+// Collects what GetWithAttachments() hands out.
+struct CollectingSink : AttachmentBodySink {
+  std::vector<AttachmentInfo> atts;
+  std::vector<std::string> bodies;
+  std::vector<size_t> order;  // the index of each piece's body
+  Status Entries(const std::vector<AttachmentInfo>& a) override {
+    atts = a;
+    bodies.assign(a.size(), "");
+    return Status::OK();
+  }
+  Status Piece(size_t i, std::string_view bytes) override {
+    if (order.empty() || order.back() != i) order.push_back(i);
+    bodies[i].append(bytes);
+    return Status::OK();
+  }
+};
+
+TEST_P(DatabaseAttachmentsTest, GetWithAttachmentsHandsOutEntriesAndDecodedBodies) {
+  std::string text;
+  while (text.size() < 30000) text += "line " + std::to_string(text.size()) + "\n";
+  const std::string big = AllBytes(1200);  // over one 256 KiB chunk
+  const std::string rev1 = Put("w", R"({"x":[1,2],"_attachments":{"t.txt":{"content_type":"text/plain","data":")" +
+                                        Base64Encode(text) + R"("},"big":{"data":")" +
+                                        Base64Encode(big) + R"("},"empty":{"data":""}}})");
+  const std::string rev2 = Put("w", R"({"_rev":")" + rev1 +
+                                        R"(","x":3,"_attachments":{"t.txt":{"stub":true},"big":{"stub":true},"empty":{"stub":true},"new":{"data":"bmV3"}}})");
+  GetOptions o;
+  o.attachments = true;
+  o.att_encoding_info = true;
+  CollectingSink sink;
+  auto json = db_->GetWithAttachments("w", o, &sink);
+  ASSERT_TRUE(json.ok()) << json.status().ToString();
+  // The document without its _attachments member.
+  json::Document d;
+  ASSERT_TRUE(json::Parse(*json, &d).ok());
+  EXPECT_FALSE(d.HasMember("_attachments"));
+  EXPECT_EQ(json::View(d["_rev"]), rev2);
+  EXPECT_EQ(d["x"].GetInt(), 3);
+  ASSERT_EQ(sink.atts.size(), 4u);
+  EXPECT_EQ(sink.atts[0].name, "t.txt");
+  EXPECT_TRUE(sink.atts[0].gzip);
+  EXPECT_LT(sink.atts[0].encoded_length, text.size());
+  EXPECT_EQ(sink.atts[0].revpos, 1u);
+  EXPECT_EQ(sink.atts[3].name, "new");
+  EXPECT_EQ(sink.atts[3].revpos, 2u);
+  EXPECT_EQ(sink.atts[1].digest, Md5Digest(big));
+  for (const AttachmentInfo& a : sink.atts) EXPECT_TRUE(a.follows) << a.name;
+  EXPECT_EQ(sink.bodies[0], text);  // decoded from gzip
+  EXPECT_EQ(sink.bodies[1], big);
+  EXPECT_EQ(sink.bodies[2], "");
+  EXPECT_EQ(sink.bodies[3], "new");
+  EXPECT_EQ(sink.order, (std::vector<size_t>{0, 1, 3}));  // in document order
+
+  // atts_since: only the body added after rev1 follows; an old revision.
+  o.atts_since = {rev1};
+  CollectingSink since;
+  ASSERT_TRUE(db_->GetWithAttachments("w", o, &since).ok());
+  EXPECT_FALSE(since.atts[0].follows);
+  EXPECT_TRUE(since.atts[3].follows);
+  EXPECT_EQ(since.bodies[0], "");
+  EXPECT_EQ(since.bodies[3], "new");
+  o.atts_since.clear();
+  o.rev = rev1;
+  CollectingSink old;
+  ASSERT_TRUE(db_->GetWithAttachments("w", o, &old).ok());
+  ASSERT_EQ(old.atts.size(), 3u);
+  EXPECT_EQ(old.bodies[1], big);
+
+  // The same as Get() with inline data, whatever the options.
+  GetOptions inline_opts;
+  inline_opts.attachments = true;
+  json::Document full = Doc("w", inline_opts);
+  std::string decoded;
+  ASSERT_TRUE(Base64Decode(json::View(full["_attachments"]["big"]["data"]), &decoded));
+  EXPECT_EQ(decoded, big);
+  ASSERT_TRUE(Base64Decode(json::View(full["_attachments"]["t.txt"]["data"]), &decoded));
+  EXPECT_EQ(decoded, text);
+  EXPECT_EQ(json::View(full["_attachments"]["empty"]["data"]), "");
+
+  CollectingSink missing;
+  EXPECT_TRUE(db_->GetWithAttachments("nope", inline_opts, &missing).status().IsNotFound());
+}
+
 TEST_P(DatabaseAttachmentsTest, StandalonePutReplaceDeleteAndConflicts) {
   const std::string data = AllBytes(2);
   auto r = db_->PutAttachment("doc", "dir/ünï.bin", "", "image/png", data);
@@ -343,6 +426,11 @@ TEST_P(DatabaseAttachmentsTest, MultipartBodiesFillFollowsEntries) {
   EXPECT_EQ(db_->PutWithBodies("mp2", R"({"_attachments":{"a":{"follows":true}}})", {}).status().code(),
             Status::Code::kBadRequest);
   EXPECT_EQ(db_->PutWithBodies("mp2", R"({"_attachments":{"a":{"follows":true,"digest":"md5-AAAAAAAAAAAAAAAAAAAAAA=="}}})", {"x"})
+                .status()
+                .code(),
+            Status::Code::kBadRequest);
+  // A part shorter or longer than its entry's length.
+  EXPECT_EQ(db_->PutWithBodies("mp2", R"({"_attachments":{"a":{"follows":true,"length":5}}})", {"abc"})
                 .status()
                 .code(),
             Status::Code::kBadRequest);

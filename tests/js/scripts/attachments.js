@@ -59,6 +59,73 @@ check('get with attachments: base64 and binary', async () => {
   assert.strictEqual(doc._attachments.a.revpos, 1);
 });
 
+check('get with many attachments: separate bodies, every size, atts_since, encoding info', async () => {
+  const db = new PouchDB(dbName);
+  const atts = {};
+  const bodies = {};
+  // Sizes around base64's groups of 3, empty, and one over a 256 KiB chunk.
+  const sizes = [0, 1, 2, 3, 4, 5, 100, 50000, 300001];
+  sizes.forEach((n, i) => {
+    bodies['a' + i] = Buffer.from(Array.from({ length: n }, (_, k) => (k * 7 + i) % 256));
+    atts['a' + i] = { content_type: 'application/octet-stream', data: bodies['a' + i] };
+  });
+  const text = 'compressible '.repeat(5000);
+  atts['t.txt'] = { content_type: 'text/plain', data: Buffer.from(text) };
+  const r1 = await db.put({ _id: 'many', n: 1, _attachments: atts });
+  const bin = await db.get('many', { attachments: true, binary: true });
+  assert.strictEqual(bin.n, 1);
+  assert.strictEqual(bin._rev, r1.rev);
+  assert.deepStrictEqual(Object.keys(bin._attachments), Object.keys(atts));
+  for (const name of Object.keys(bodies)) {
+    const a = bin._attachments[name];
+    assert.ok(Buffer.isBuffer(a.data), name);
+    assert.ok(a.data.equals(bodies[name]), name);
+    assert.strictEqual(a.stub, undefined);
+    assert.strictEqual(a.revpos, 1);
+  }
+  assert.strictEqual(bin._attachments['t.txt'].data.toString(), text);
+  // Writing into one returned body changes neither its neighbours nor the store.
+  bin._attachments.a6.data.fill(0);
+  assert.ok(bin._attachments.a7.data.equals(bodies.a7));
+  const again = await db.get('many', { attachments: true, binary: true });
+  assert.ok(again._attachments.a6.data.equals(bodies.a6));
+  const b64 = await db.get('many', { attachments: true });
+  for (const name of Object.keys(bodies)) {
+    assert.strictEqual(b64._attachments[name].data, bodies[name].toString('base64'), name);
+  }
+  assert.strictEqual(b64._attachments['t.txt'].data, Buffer.from(text).toString('base64'));
+  // A new revision: atts_since leaves the older bodies as stubs.
+  const r2 = await db.put(Object.assign({}, bin, { _attachments: {
+    a0: { stub: true }, 'new.bin': { content_type: 'application/octet-stream', data: Buffer.from('new') } } }));
+  const since = await db.get('many', { attachments: true, atts_since: [r1.rev] });
+  assert.strictEqual(since._rev, r2.rev);
+  assert.strictEqual(since._attachments.a0.stub, true);
+  assert.strictEqual(since._attachments.a0.length, 0);
+  assert.strictEqual(since._attachments['new.bin'].data, Buffer.from('new').toString('base64'));
+  const info = await db.get('many', { attachments: true, binary: true, att_encoding_info: true, rev: r1.rev });
+  assert.strictEqual(info._attachments['t.txt'].encoding, 'gzip');
+  assert.ok(info._attachments['t.txt'].encoded_length < text.length);
+  assert.strictEqual(info._attachments['t.txt'].data.toString(), text);
+  assert.strictEqual(info._attachments.a1.encoding, undefined);
+});
+
+check('allDocs and changes with include_docs carry attachment bodies', async () => {
+  const db = new PouchDB(dbName + '_ad');
+  await db.put({ _id: 'x', _attachments: { a: { content_type: 'application/octet-stream', data: allBytes } } });
+  const all = await db.allDocs({ include_docs: true, attachments: true });
+  assert.strictEqual(all.rows[0].doc._attachments.a.data, allBytes.toString('base64'));
+  const bin = await db.allDocs({ include_docs: true, attachments: true, binary: true, keys: ['x'] });
+  assert.ok(Buffer.isBuffer(bin.rows[0].doc._attachments.a.data));
+  assert.ok(bin.rows[0].doc._attachments.a.data.equals(allBytes));
+  const stubs = await db.allDocs({ include_docs: true });
+  assert.strictEqual(stubs.rows[0].doc._attachments.a.stub, true);
+  const ch = await db.changes({ include_docs: true, attachments: true, binary: true });
+  assert.ok(ch.results[0].doc._attachments.a.data.equals(allBytes));
+  const local = await db.putAttachment('_local/l', 'a', Buffer.from('x'), 'text/plain').then(() => null, (e) => e);
+  assert.strictEqual(local.status, 400);
+  await db.destroy();
+});
+
 check('bulkDocs takes Buffers and base64; bad data refuses the batch', async () => {
   const db = new PouchDB(dbName);
   const bad = await db.bulkDocs([
