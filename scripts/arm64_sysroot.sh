@@ -152,6 +152,15 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$(printf '%s\n' "${files[@]##*/}
   for deb in "${files[@]}"; do dpkg -x "$deb" "$sysroot"; done
   printf '%s\n' "${files[@]##*/}" | sort > "$stamp"
 fi
+# Some packages (zlib1g, libcom-err2, libkeyutils1) still ship /lib:
+# merge it into /usr/lib as Debian's merged /usr does, so that one
+# directory holds every library (the toolchain file's -L/-rpath-link, and
+# qemu's LD_LIBRARY_PATH).
+if [ -d "$sysroot/lib" ] && [ ! -L "$sysroot/lib" ]; then
+  cp -a "$sysroot/lib/." "$sysroot/usr/lib/"
+  rm -rf "$sysroot/lib"
+  ln -s usr/lib "$sysroot/lib"
+fi
 test -f "$sysroot/usr/include/node/v8.h" || { echo "arm64_sysroot: libnode-dev:arm64 did not unpack" >&2; exit 1; }
 echo "$request" > "$sysroot/.settee-request"
 echo "arm64_sysroot: $sysroot ready (${#files[@]} packages)"
