@@ -1,5 +1,6 @@
 // Internals shared by the C API's translation units (settee_c.cc: errors,
-// stores, databases; settee_c_js.cc: the JS runtime). Not installed.
+// stores, databases; settee_c_attachments.cc: attachments and Mango;
+// settee_c_js.cc: the JS runtime). Not installed.
 //
 // Handles and closing
 // -------------------
@@ -156,3 +157,34 @@ struct settee_runtime {
   std::shared_ptr<settee::JsRuntime> rt;  // guarded by state->mu; null once closed
 };
 
+namespace settee_c {
+
+// A database call's view of its handle: the Database, with the store held
+// open (shared) until it goes out of scope.
+class DbCall {
+ public:
+  explicit DbCall(settee_db* h) : state_(h ? h->state : nullptr), lock_(state_.get()) {
+    if (state_ && state_->store) db_ = h->db;
+  }
+  // SETTEE_OK, or why there is no database to call.
+  settee_code Check(settee_db* h, settee_error* err) const {
+    if (!h) return InvalidArgument(err, "db is NULL");
+    if (t_in_listener) {
+      return Fail(err, SETTEE_ERR_INVALID_OPERATION, "a change listener must not call into the database");
+    }
+    if (!db_) return Fail(err, SETTEE_ERR_CLOSED, "the store is closed");
+    return SETTEE_OK;
+  }
+  settee::Database* operator->() const { return db_.get(); }
+  settee::Database& db() const { return *db_; }
+  // REQUIRES: Check() was SETTEE_OK (the store is open and stays so).
+  settee::Store& store_ref() const { return *state_->store; }
+  const void* store() const { return state_.get(); }
+
+ private:
+  std::shared_ptr<StoreState> state_;  // declared first: outlives the lock
+  StoreLock lock_;
+  std::shared_ptr<settee::Database> db_;
+};
+
+}  // namespace settee_c

@@ -58,6 +58,8 @@ constexpr CodePair kCodes[] = {
     {SETTEE_ERR_IO, Status::Code::kIOError},
     {SETTEE_ERR_CORRUPTION, Status::Code::kCorruption},
     {SETTEE_ERR_INTERNAL, Status::Code::kInternal},
+    {SETTEE_ERR_INVALID_OPERATOR, Status::Code::kInvalidOperator},
+    {SETTEE_ERR_REDUCE_OVERFLOW, Status::Code::kReduceOverflow},
 };
 
 settee_code ToC(Status::Code code) {
@@ -143,31 +145,6 @@ void StoreState::Close() {
 }
 
 namespace {
-
-// A database call's view of its handle: the Database, with the store held
-// open (shared) until it goes out of scope.
-class DbCall {
- public:
-  explicit DbCall(settee_db* h) : state_(h ? h->state : nullptr), lock_(state_.get()) {
-    if (state_ && state_->store) db_ = h->db;
-  }
-  // SETTEE_OK, or why there is no database to call.
-  settee_code Check(settee_db* h, settee_error* err) const {
-    if (!h) return InvalidArgument(err, "db is NULL");
-    if (t_in_listener) {
-      return Fail(err, SETTEE_ERR_INVALID_OPERATION, "a change listener must not call into the database");
-    }
-    if (!db_) return Fail(err, SETTEE_ERR_CLOSED, "the store is closed");
-    return SETTEE_OK;
-  }
-  settee::Database* operator->() const { return db_.get(); }
-  const void* store() const { return state_.get(); }
-
- private:
-  std::shared_ptr<StoreState> state_;  // declared first: outlives the lock
-  StoreLock lock_;
-  std::shared_ptr<settee::Database> db_;
-};
 
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 

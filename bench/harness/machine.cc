@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -18,8 +19,8 @@ std::string Trim(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
-std::string CpuModel() {
-  std::ifstream f("/proc/cpuinfo");
+std::string CpuModel(const std::string& cpuinfo) {
+  std::istringstream f(cpuinfo);
   std::string line, fallback;
   while (std::getline(f, line)) {
     size_t colon = line.find(':');
@@ -32,7 +33,46 @@ std::string CpuModel() {
   return fallback.empty() ? "unknown" : fallback;
 }
 
+std::string ReadFile(const char* path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The architecture family /proc/cpuinfo describes, by keys only its kernel
+// port prints ("" when neither).
+std::string CpuinfoArch(const std::string& cpuinfo) {
+  std::istringstream f(cpuinfo);
+  std::string line;
+  while (std::getline(f, line)) {
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = Trim(line.substr(0, colon));
+    if (key == "vendor_id" || key == "cpu family") return "x86_64";
+    if (key == "CPU implementer" || key == "CPU architecture") return "aarch64";
+  }
+  return "";
+}
+
+const char* CompiledArch() {
+#if defined(__aarch64__)
+  return "aarch64";
+#elif defined(__x86_64__)
+  return "x86_64";
+#else
+  return "";
+#endif
+}
+
 }  // namespace
+
+std::string DetectEmulation(const std::string& cpuinfo, const std::string& compiled_arch) {
+  std::string host = CpuinfoArch(cpuinfo);
+  if (host.empty() || compiled_arch.empty() || host == compiled_arch) return "";
+  return "user-mode emulation (qemu-user) of " + compiled_arch + " on an " + host + " host (" + CpuModel(cpuinfo) +
+         "): timings are the emulator's, not " + compiled_arch + " hardware";
+}
 
 MachineInfo DescribeMachine() {
   MachineInfo m;
@@ -40,7 +80,9 @@ MachineInfo DescribeMachine() {
   if (gethostname(host, sizeof host - 1) == 0) m.hostname = host;
   struct utsname u;
   if (uname(&u) == 0) m.os = std::string(u.sysname) + " " + u.release + " " + u.machine;
-  m.cpu_model = CpuModel();
+  std::string cpuinfo = ReadFile("/proc/cpuinfo");
+  m.cpu_model = CpuModel(cpuinfo);
+  m.emulation = DetectEmulation(cpuinfo, CompiledArch());
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   m.cores = online > 0 ? static_cast<int>(online) : static_cast<int>(std::thread::hardware_concurrency());
   return m;

@@ -140,6 +140,7 @@ std::string ToJson(const Report& r) {
   Str(w, "cpu_model", r.machine.cpu_model);
   w.Key("cores");
   w.Int(r.machine.cores);
+  Str(w, "emulation", r.machine.emulation);
   w.EndObject();
   w.Key("versions");
   w.StartObject();
@@ -228,6 +229,7 @@ Result<Report> ParseReport(const std::string& text) {
     r.machine.os = GetStr(m, "os");
     r.machine.cpu_model = GetStr(m, "cpu_model");
     r.machine.cores = static_cast<int>(GetNum(m, "cores"));
+    r.machine.emulation = GetStr(m, "emulation");
   }
   if (d.HasMember("versions") && d["versions"].IsObject()) {
     for (const auto& m : d["versions"].GetObject()) {
@@ -371,6 +373,7 @@ std::string FormatTable(const Report& r) {
   };
   out += Line("settee bench: %s backend, %d thread%s, on %s (%d cores)\n", o.backend.c_str(), o.threads,
               o.threads == 1 ? "" : "s", r.machine.cpu_model.c_str(), r.machine.cores);
+  if (!r.machine.emulation.empty()) out += "emulated: " + r.machine.emulation + "\n";
   bool baseline = false;
   for (const auto& c : r.results) baseline |= c.runtime == "pouchdb";
   if (baseline) {
@@ -455,9 +458,11 @@ std::vector<CompareRow> CompareReports(const Report& a, const Report& b) {
 std::string FormatCompare(const Report& a, const Report& b) {
   std::string out;
   auto describe = [](const char* label, const Report& r) {
-    return Line("%s: %s (%d cores), %s backend, %d thread%s, %s\n", label, r.machine.cpu_model.c_str(),
-                r.machine.cores, r.options.backend.c_str(), r.options.threads, r.options.threads == 1 ? "" : "s",
-                r.started.c_str());
+    std::string out = Line("%s: %s (%d cores), %s, %s backend, %d thread%s, %s\n", label, r.machine.cpu_model.c_str(),
+                           r.machine.cores, r.machine.os.c_str(), r.options.backend.c_str(), r.options.threads,
+                           r.options.threads == 1 ? "" : "s", r.started.c_str());
+    if (!r.machine.emulation.empty()) out += Line("%s is emulated: %s\n", label, r.machine.emulation.c_str());
+    return out;
   };
   out += describe("A", a);
   out += describe("B", b);

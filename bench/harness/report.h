@@ -4,7 +4,7 @@
 //
 // JSON shape (every time in milliseconds):
 //   {"settee_bench": 1, "started": "2026-12-01T08:00:00Z", "elapsed_s": 61.2,
-//    "machine": {"hostname", "os", "cpu_model", "cores"},
+//    "machine": {"hostname", "os", "cpu_model", "cores", "emulation"},  (emulation: "" when native)
 //    "versions": {"settee", "v8", "pouchdb", "node", ...},
 //    "options": {"threads", "backend", "suites": [...], "grep", "iterations", "baseline", "remote"},
 //    "peak_rss_mb": {"settee": 180.5, "pouchdb": 1020.1},

@@ -94,6 +94,8 @@ typedef enum settee_code {
   SETTEE_ERR_IO = 24,                     /* storage failure */
   SETTEE_ERR_CORRUPTION = 25,             /* stored data could not be decoded */
   SETTEE_ERR_INTERNAL = 26,               /* unknown_error; also a JS exception */
+  SETTEE_ERR_INVALID_OPERATOR = 27,       /* invalid_operator (a Mango selector's) */
+  SETTEE_ERR_REDUCE_OVERFLOW = 28,        /* reduce_overflow_error */
   SETTEE_ERR_INVALID_ARGUMENT = 100,      /* NULL, bad option, not UTF-8 */
   SETTEE_ERR_CLOSED = 101,                /* the handle's store/runtime is closed */
   SETTEE_ERR_UNSUPPORTED = 102            /* left out of this build (JS) */
@@ -278,6 +280,57 @@ SETTEE_EXPORT settee_code settee_db_listen(settee_db* db, settee_update_fn fn, v
  * again. Freeing the handle or closing the store removes its listeners too.
  * NOT_FOUND for an unknown id. */
 SETTEE_EXPORT settee_code settee_db_unlisten(settee_db* db, uint64_t id, settee_error* err);
+
+/* ----------------------------------------------------------- Attachments */
+
+/* Adds or replaces attachment `name` of document `docid` with the `size`
+ * bytes at `data` (PUT /db/docid/name): `rev` is the document's current
+ * revision, or NULL to create the document with just this attachment.
+ * `content_type` NULL means "application/octet-stream". The bytes are
+ * copied; `data` may be NULL only when `size` is 0. *rev_out (if not NULL)
+ * gets the new revision. Errors: CONFLICT (`rev` is not the current leaf,
+ * or NULL for a document that exists), ILLEGAL_DOCID, INVALID_ARGUMENT. */
+SETTEE_EXPORT settee_code settee_db_put_attachment(settee_db* db, const char* docid,
+                                                   const char* name, const char* rev,
+                                                   const char* content_type, const void* data,
+                                                   size_t size, char** rev_out,
+                                                   settee_error* err);
+
+/* Reads attachment `name` of revision `rev` (NULL: the winner) whole:
+ * *data_out gets a copy of its bytes, decoded (free with settee_free; not
+ * NULL on success, even for 0 bytes), *size_out their count, and
+ * *content_type_out (if not NULL) its content type (free with settee_free).
+ * NOT_FOUND: the document is "missing" or "deleted", or the revision has no
+ * such attachment. */
+SETTEE_EXPORT settee_code settee_db_get_attachment(settee_db* db, const char* docid,
+                                                   const char* name, const char* rev,
+                                                   void** data_out, size_t* size_out,
+                                                   char** content_type_out, settee_error* err);
+
+/* Removes attachment `name` at the current revision `rev`; *rev_out (if not
+ * NULL) gets the new revision. CONFLICT: `rev` is not the current leaf;
+ * NOT_FOUND: the revision has no such attachment. */
+SETTEE_EXPORT settee_code settee_db_delete_attachment(settee_db* db, const char* docid,
+                                                      const char* name, const char* rev,
+                                                      char** rev_out, settee_error* err);
+
+/* ---------------------------------------------------------------- Mango */
+
+/* Creates a Mango index (POST /db/_index): `index_json` is CouchDB's body,
+ * e.g. {"index":{"fields":["type","n"]},"name":"by-type"}. *json_out (if
+ * not NULL) = {"result":"created"|"exists","id":..,"name":..}. Errors:
+ * BAD_REQUEST (not JSON, or not an index definition). */
+SETTEE_EXPORT settee_code settee_db_create_index(settee_db* db, const char* index_json,
+                                                 char** json_out, settee_error* err);
+
+/* Runs a Mango query (POST /db/_find): `query_json` is CouchDB's body,
+ * {"selector":{..},"fields":[..],"sort":[..],"limit":N,"skip":N,
+ * "use_index":..}. *json_out = {"docs":[..],"bookmark":..} (and "warning"
+ * when no index could serve it, as CouchDB says). Errors: BAD_REQUEST (not
+ * JSON, a bad selector), INVALID_OPERATOR (an unknown or misused
+ * $operator), NO_USABLE_INDEX (a sort no index covers). */
+SETTEE_EXPORT settee_code settee_db_find(settee_db* db, const char* query_json, char** json_out,
+                                         settee_error* err);
 
 /* ------------------------------------------------------------ JavaScript */
 

@@ -9,6 +9,7 @@ namespace settee::bench {
 namespace {
 
 using testing::HasSubstr;
+using testing::Not;
 
 CaseResult Row(const std::string& name, const std::string& runtime, std::vector<double> samples,
                Outcome outcome = Outcome::kOk, const std::string& error = "") {
@@ -28,7 +29,7 @@ Report Sample() {
   Report r;
   r.started = "2026-12-01T08:00:00Z";
   r.elapsed_s = 12.5;
-  r.machine = {"host", "Linux 6.1 x86_64", "Test CPU", 2};
+  r.machine = {"host", "Linux 6.1 x86_64", "Test CPU", 2, ""};
   r.versions = {{"settee", "0.1.0"}, {"pouchdb", "9.0.0"}, {"node", "20.20.2"}};
   r.options.threads = 2;
   r.options.backend = "leveldb";
@@ -62,6 +63,7 @@ TEST(Report, JsonRoundTripKeepsEveryCaseAndFigure) {
   EXPECT_DOUBLE_EQ(parsed->results[0].metrics.at("p90_ms"), 0.003);
   EXPECT_EQ(parsed->machine.cpu_model, "Test CPU");
   EXPECT_EQ(parsed->machine.cores, 2);
+  EXPECT_EQ(parsed->machine.emulation, "");
   EXPECT_EQ(parsed->versions.at("pouchdb"), "9.0.0");
   EXPECT_EQ(parsed->options.threads, 2);
   EXPECT_EQ(parsed->options.backend, "leveldb");
@@ -149,7 +151,9 @@ TEST(Report, EvalAndHttpHaveTablesOfTheirOwn) {
 TEST(Compare, GivesBTimeRelativeToAPerCaseAndRuntime) {
   Report a = Sample();
   Report b = Sample();
-  b.machine.cpu_model = "ARM phone";
+  b.machine.cpu_model = "Host CPU";
+  b.machine.os = "Linux 6.1 aarch64";
+  b.machine.emulation = "user-mode emulation (qemu-user) of aarch64";
   b.results[0].samples_ms = {0.004, 0.004, 0.004};  // settee basic-gets: 2x A's time
   b.results[3].samples_ms = {0.01, 0.01, 0.01};     // pouchdb basic-gets: a quarter
   b.results[1].outcome = Outcome::kFailed;          // not compared
@@ -162,7 +166,15 @@ TEST(Compare, GivesBTimeRelativeToAPerCaseAndRuntime) {
   EXPECT_DOUBLE_EQ(rows[1].ratio, 0.25);
   std::string text = FormatCompare(a, b);
   EXPECT_THAT(text, HasSubstr("A: Test CPU"));
-  EXPECT_THAT(text, HasSubstr("B: ARM phone"));
+  EXPECT_THAT(text, HasSubstr("B: Host CPU (2 cores), Linux 6.1 aarch64"));
+  EXPECT_THAT(text, HasSubstr("B is emulated: user-mode emulation (qemu-user) of aarch64"));
+  EXPECT_THAT(text, Not(HasSubstr("A is emulated")));
+  // The emulation note survives the JSON round trip, and the table shows it.
+  auto parsed = ParseReport(ToJson(b));
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->machine.emulation, b.machine.emulation);
+  EXPECT_THAT(FormatTable(b), HasSubstr("emulated: user-mode emulation (qemu-user) of aarch64"));
+  EXPECT_THAT(FormatTable(a), Not(HasSubstr("emulated")));
   EXPECT_THAT(text, HasSubstr("geometric mean B/A for settee over 1 cases: 2.00x"));
   EXPECT_THAT(text, HasSubstr("ops B/A"));
   EXPECT_THAT(text, HasSubstr("geometric mean B/A for pouchdb over 3 cases: 0.63x"));  // (0.25*1*1)^(1/3)

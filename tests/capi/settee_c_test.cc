@@ -39,7 +39,12 @@ TEST(Errors, CodesHaveCouchDbNames) {
   EXPECT_STREQ(settee_code_name(SETTEE_ERR_INVALID_ARGUMENT), "invalid_argument");
   EXPECT_STREQ(settee_code_name(SETTEE_ERR_CLOSED), "closed");
   EXPECT_STREQ(settee_code_name(SETTEE_ERR_UNSUPPORTED), "unsupported");
+  EXPECT_STREQ(settee_code_name(SETTEE_ERR_INVALID_OPERATOR), "invalid_operator");
   EXPECT_STREQ(settee_code_name(12345), "unknown_code");
+  // Every kind of the C++ API has a C code of its own.
+  for (int code = SETTEE_OK; code <= SETTEE_ERR_REDUCE_OVERFLOW; ++code) {
+    EXPECT_STRNE(settee_code_name(code), "unknown_code") << code;
+  }
   EXPECT_STREQ(settee_version(), "0.1.0");
 }
 

@@ -18,7 +18,7 @@ namespace {
 using testing::HasSubstr;
 using testing::Not;
 
-const std::string kBinary = std::string(SETTEE_TEST_BINARY_DIR) + "/settee-js";
+const std::string kBinary = SETTEE_JS_BINARY;
 const std::string kScripts = SETTEE_JS_SCRIPTS_DIR;
 
 struct Outcome {
