@@ -247,11 +247,21 @@ Result<std::unique_ptr<KVStore>> StoreImpl::OpenDatabaseKV(uint64_t db_id, bool 
 
 Status StoreImpl::PurgeDatabaseKeys(uint64_t db_id) {
   if (OwnDatabaseStores()) {
-    // Open handles may still hold the LevelDB open: its files go with the
-    // directory, and it fails nothing but writes, which MarkDeleted stopped.
+    // Open handles may still hold the LevelDB open, and its background
+    // compaction may still create files by path: removing the directory in
+    // place can then fail with "directory not empty". Renaming it first is
+    // atomic, and no new file can appear under the new name.
     std::error_code ec;
-    std::filesystem::remove_all(DatabaseDir(db_id), ec);
-    if (ec) return Status::IOError("cannot remove " + DatabaseDir(db_id) + ": " + ec.message());
+    const std::string dir = DatabaseDir(db_id);
+    const std::string doomed = dir + ".deleted";
+    std::filesystem::remove_all(doomed, ec);
+    ec.clear();
+    std::filesystem::rename(dir, doomed, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      return Status::IOError("cannot remove " + dir + ": " + ec.message());
+    }
+    std::filesystem::remove_all(doomed, ec);
+    if (ec) return Status::IOError("cannot remove " + doomed + ": " + ec.message());
   }
   // Keys in kv_: the database's own (an older layout) or none.
   const std::string prefix = keys::DatabasePrefix(db_id);
