@@ -276,6 +276,9 @@ class DatabaseImpl final : public Database {
                         uint64_t* count);
   Status AllDocsByKeys(const AllDocsOptions& options, AllDocsResult* out);
   Status LocalDocsByKeys(const AllDocsOptions& options, AllDocsResult* out);
+  Status ForEachRequestedKey(
+      const AllDocsOptions& options, AllDocsResult* out,
+      const std::function<Status(const std::string& id, AllDocsRow& row)>& fill);
 
   // Constant after construction.
   StoreImpl* const owner_;

@@ -356,13 +356,20 @@ Status DatabaseImpl::AllDocsRows(const AllDocsOptions& options, AllDocsResult* o
   return it->status();
 }
 
-Status DatabaseImpl::AllDocsByKeys(const AllDocsOptions& options, AllDocsResult* out) {
-  auto snapshot = kv_->GetSnapshot();
-  KVReadOptions ro{snapshot.get()};
-  GetOptions doc_options;
-  doc_options.conflicts = options.conflicts;
-  doc_options.attachments = options.attachments;
-  doc_options.att_encoding_info = options.att_encoding_info;
+namespace {
+Status MarkNotFound(AllDocsRow& row) {
+  row.error = Status::NotFound("not_found");
+  return Status::OK();
+}
+}  // namespace
+
+// The walk `keys` queries share: request order (reversed when descending),
+// skip and limit, a row per key. A key that is not a string names nothing; a
+// string key's row gets its id and is filled by `fill` (which marks an unknown
+// id a not_found row; any error it returns ends the query).
+Status DatabaseImpl::ForEachRequestedKey(
+    const AllDocsOptions& options, AllDocsResult* out,
+    const std::function<Status(const std::string& id, AllDocsRow& row)>& fill) {
   uint64_t skip = options.skip;
   const std::vector<AllDocsKey>& keys = *options.keys;
   for (size_t n = 0; n < keys.size() && out->rows.size() < options.limit; ++n) {
@@ -373,19 +380,28 @@ Status DatabaseImpl::AllDocsByKeys(const AllDocsOptions& options, AllDocsResult*
     }
     AllDocsRow& row = out->rows.emplace_back();
     if (!key.is_string) {
-      // Names no document; the row gives the key back as sent.
-      row.key_json = key.text;
+      row.key_json = key.text;  // the row gives the key back as sent
       row.error = Status::NotFound("not_found");
       continue;
     }
-    const std::string& id = key.text;
-    row.id = id;
+    row.id = key.text;
+    Status s = fill(row.id, row);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status DatabaseImpl::AllDocsByKeys(const AllDocsOptions& options, AllDocsResult* out) {
+  auto snapshot = kv_->GetSnapshot();
+  KVReadOptions ro{snapshot.get()};
+  GetOptions doc_options;
+  doc_options.conflicts = options.conflicts;
+  doc_options.attachments = options.attachments;
+  doc_options.att_encoding_info = options.att_encoding_info;
+  return ForEachRequestedKey(options, out, [&](const std::string& id, AllDocsRow& row) {
     DocRecord record;
     Status s = ReadRecord(ro, id, &record);
-    if (s.IsNotFound()) {
-      row.error = Status::NotFound("not_found");
-      continue;
-    }
+    if (s.IsNotFound()) return MarkNotFound(row);
     if (!s.ok()) return s;
     row.rev = record.winner_rev;
     row.deleted = record.deleted;
@@ -393,12 +409,11 @@ Status DatabaseImpl::AllDocsByKeys(const AllDocsOptions& options, AllDocsResult*
       if (record.deleted) {
         row.doc = "null";
       } else {
-        s = WinnerJson(ro, id, record, doc_options, &row.doc);
-        if (!s.ok()) return s;
+        return WinnerJson(ro, id, record, doc_options, &row.doc);
       }
     }
-  }
-  return Status::OK();
+    return Status::OK();
+  });
 }
 
 Status DatabaseImpl::LocalDocs(const AllDocsOptions& options, AllDocsResult* out) {
@@ -460,30 +475,11 @@ Status DatabaseImpl::LocalDocs(const AllDocsOptions& options, AllDocsResult* out
 Status DatabaseImpl::LocalDocsByKeys(const AllDocsOptions& options, AllDocsResult* out) {
   auto snapshot = kv_->GetSnapshot();
   KVReadOptions ro{snapshot.get()};
-  uint64_t skip = options.skip;
-  const std::vector<AllDocsKey>& keys = *options.keys;
-  for (size_t n = 0; n < keys.size() && out->rows.size() < options.limit; ++n) {
-    const AllDocsKey& key = keys[options.descending ? keys.size() - 1 - n : n];
-    if (skip > 0) {
-      --skip;
-      continue;
-    }
-    AllDocsRow& row = out->rows.emplace_back();
-    if (!key.is_string) {
-      row.key_json = key.text;
-      row.error = Status::NotFound("not_found");
-      continue;
-    }
-    row.id = key.text;
+  Status s = ForEachRequestedKey(options, out, [&](const std::string& id, AllDocsRow& row) {
+    if (!IsLocalDocId(id)) return MarkNotFound(row);
     std::string value;
-    Status s = IsLocalDocId(key.text)
-                   ? kv_->Get(ro, keys_.Local(std::string_view(key.text).substr(kLocalPrefix.size())),
-                              &value)
-                   : Status::NotFound("not_found");
-    if (s.IsNotFound()) {
-      row.error = Status::NotFound("not_found");
-      continue;
-    }
+    Status s = kv_->Get(ro, keys_.Local(std::string_view(id).substr(kLocalPrefix.size())), &value);
+    if (s.IsNotFound()) return MarkNotFound(row);
     if (!s.ok()) return s;
     std::string_view body(value);
     uint64_t version;
@@ -493,9 +489,10 @@ Status DatabaseImpl::LocalDocsByKeys(const AllDocsOptions& options, AllDocsResul
       OpenDocJson(&row.doc, row.id, row.rev, false, body);
       row.doc.push_back('}');
     }
-  }
+    return Status::OK();
+  });
   out->total_rows = out->rows.size();
-  return Status::OK();
+  return s;
 }
 
 //////// _changes
