@@ -602,6 +602,10 @@ void IsolateThread::TimerStart(uint32_t id, uint64_t ms, bool repeat) {
     timers_[id] = t;
   }
   t->repeat = repeat;
+  // The loop's cached time is stale after synchronous JS (a long script, a
+  // sync stretch between awaits); counting the delay from it would fire the
+  // timer early. node refreshes it here too.
+  uv_update_time(&loop_);
   uv_timer_start(
       &t->handle,
       [](uv_timer_t* h) {
@@ -695,7 +699,7 @@ void IsolateThread::CloseDb(int handle) {
 
 IsolateThread::Feed* IsolateThread::NewFeed(uint64_t feed_id, std::shared_ptr<Database> db) {
   Unlisten(feed_id);
-  auto* f = new Feed{{}, this, feed_id, std::move(db), 0};
+  auto* f = new Feed{{}, this, feed_id, std::move(db), 0, nullptr, nullptr};
   uv_async_init(&loop_, &f->async, [](uv_async_t* h) {
     auto* feed = static_cast<Feed*>(h->data);
     v8::HandleScope hs(feed->thread->isolate_);

@@ -212,7 +212,7 @@ TEST(RunCommand, BadArgumentsAreRefused) {
 TEST(JsScripts, NodeBasics) {
   auto o = Settee({"run", kScripts + "/node_basics.js", "--flag", "value"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 8 passed"));
+  EXPECT_THAT(o.out, HasSubstr("all 9 passed"));
 }
 
 TEST(JsScripts, PouchDbApiOnMemory) {

@@ -59,6 +59,18 @@ check('timers, immediates, ticks and microtasks run in node order', async () => 
   assert.deepStrictEqual(order.slice(3).sort(), ['immediate', 'timeout']);
 });
 
+check('a timer set after a long synchronous stretch waits its whole delay', async () => {
+  // The loop's cached clock is stale after synchronous work; node refreshes
+  // it when a timer starts, so the delay counts from the setTimeout call.
+  await new Promise((r) => setImmediate(r));
+  const busyUntil = Date.now() + 120;
+  while (Date.now() < busyUntil) { /* keep the thread busy */ }
+  const start = Date.now();
+  await new Promise((r) => setTimeout(r, 60));
+  const waited = Date.now() - start;
+  assert.ok(waited >= 59, 'setTimeout(60) fired after ' + waited + ' ms');
+});
+
 check('setTimeout args, clearTimeout, setInterval/clearInterval, unref', async () => {
   const got = await new Promise((resolve) => setTimeout((a, b) => resolve(a + b), 1, 'x', 'y'));
   assert.strictEqual(got, 'xy');
