@@ -170,6 +170,12 @@ CouchServer::CouchServer(Store* store, const CouchServerOptions& options)
 
 CouchServer::~CouchServer() = default;
 
+void CouchServer::Start() {
+  std::vector<std::function<void()>> hooks;
+  hooks.swap(start_hooks_);
+  for (auto& hook : hooks) hook();
+}
+
 void CouchServer::SetChangesFilter(std::string name, ChangesFilterFactory factory) {
   // A later registration replaces an earlier one (an extension over a
   // built-in such as Mango's _selector).

@@ -127,6 +127,14 @@ class CouchServer final : public http::HttpHandler {
   CouchServer(Store* store, const CouchServerOptions& options);
   ~CouchServer() override;
 
+  // Ends setup: runs the start hooks (background work such as the
+  // _replicator watcher), which may use whatever setup registered (the JS
+  // view runtime of an extension). Call once, after every extension and
+  // before serving.
+  void Start();
+  // Registers background work for Start() (setup time only).
+  void AddStartHook(std::function<void()> hook) { start_hooks_.push_back(std::move(hook)); }
+
   Store* store() const { return store_; }
   const CouchServerOptions& options() const { return options_; }
   const Authenticator& auth() const { return auth_; }
@@ -188,6 +196,7 @@ class CouchServer final : public http::HttpHandler {
   std::vector<std::pair<uint64_t, std::string>> tasks_;         // guarded by tasks_mu_
   std::vector<TaskSource> task_sources_;                        // setup only
   std::shared_ptr<views::ViewFunctions> view_functions_;        // setup only
+  std::vector<std::function<void()>> start_hooks_;              // setup only
   // Last, so it is destroyed (its queued work finished) before everything
   // that work may touch.
   WorkerPool workers_;

@@ -190,9 +190,11 @@ Status GetSchedulerDocs(ReplicationService& service, RequestContext& ctx) {
 
 void RegisterReplicationEndpoints(CouchServer& server) {
   auto service = std::make_shared<ReplicationService>(server.store());
-  // Registered later (RegisterViewEndpoints), so asked for at each job.
+  // Registered later (RegisterViewEndpoints, an extension), so asked for at
+  // each job; the _replicator watcher waits for the end of setup, or jobs
+  // found at start-up would run before design-document filters can.
   service->jobs.SetViewFunctionsProvider([&server] { return server.view_functions(); });
-  service->replicator_db.Start();
+  server.AddStartHook([service] { service->replicator_db.Start(); });
   Router& r = server.router();
   r.Add("POST", "/_replicate",
         [service](RequestContext& ctx) { return PostReplicate(*service, ctx); });

@@ -129,6 +129,7 @@ int RunServe(ServeConfig cfg) {
   {
     CouchServer couch(store->get(), server_opts);
     for (auto& extend : Extensions()) extend(couch);
+    couch.Start();
     http::HttpServerOptions http_opts;
     http_opts.bind_address = cfg.bind;
     http_opts.port = cfg.port;

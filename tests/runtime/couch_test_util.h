@@ -50,6 +50,7 @@ class TestServer {
     store_ = std::move(*store);
     couch_ = std::make_unique<CouchServer>(store_.get(), cfg.couch);
     if (cfg.setup) cfg.setup(*couch_);
+    couch_->Start();
     cfg.http.port = 0;
     if (cfg.http.threads < 2) cfg.http.threads = 2;
     http_ = std::make_unique<http::HttpServer>(cfg.http, couch_.get());

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "storage/view_functions.h"
 #include "tests/runtime/couch_test_util.h"
 
 namespace settee::testing {
@@ -140,6 +141,57 @@ TEST_F(ReplicationEndpointsTest, NeedsAServerAdmin) {
                    R"("}},"create_target":true})",
                {{"Authorization", BasicAuth("admin", "pw")}});
   EXPECT_EQ(r.status, 200) << r.body;
+}
+
+// Passes the documents whose body has "keep": what the design-doc filter
+// "f/keep" would run in the JS runtime (the filter is mapped: an emit
+// passes the document).
+class KeepFilterFunctions : public views::ViewFunctions {
+ public:
+  Status Map(const views::MapCode&, const std::vector<std::string>& docs,
+             std::string* out) override {
+    *out = "[";
+    for (size_t i = 0; i < docs.size(); ++i) {
+      if (i) *out += ",";
+      *out += docs[i].find("\"keep\"") != std::string::npos ? "[[[null,null]]]" : "[[]]";
+    }
+    *out += "]";
+    return Status::OK();
+  }
+  Status Reduce(const views::MapCode&, const std::string&, std::string_view,
+                std::string*) override {
+    return Status::Internal("no reduce here");
+  }
+};
+
+TEST_F(ReplicationEndpointsTest, ReplicatorDocumentsFoundAtStartUpUseFiltersSetUpByExtensions) {
+  TestServerConfig cfg;
+  cfg.setup = [](CouchServer& couch) {
+    Store* store = couch.store();
+    auto a = store->CreateDatabase("a");
+    ASSERT_TRUE(a.ok());
+    ASSERT_TRUE((*a)->Put("kept", R"({"keep":true})").ok());
+    ASSERT_TRUE((*a)->Put("dropped", R"({"other":true})").ok());
+    ASSERT_TRUE(
+        (*a)->Put("_design/f", R"({"filters":{"keep":"function (doc) { return doc.keep; }"}})")
+            .ok());
+    auto rep = store->CreateDatabase("_replicator");
+    ASSERT_TRUE(rep.ok());
+    ASSERT_TRUE((*rep)->Put("filtered", R"({"source":"a","target":"b","create_target":true,)"
+                                        R"("filter":"f/keep"})")
+                    .ok());
+    // A watcher started before the end of setup would take the document up
+    // now, without the view runtime the next line installs.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    couch.SetViewFunctions(std::make_shared<KeepFilterFunctions>());
+  };
+  Start(cfg);
+  auto state = [&] {
+    return Str(ParseJson(Req("GET", "/_replicator/filtered").body), "_replication_state");
+  };
+  EXPECT_TRUE(Eventually([&] { return state() == "completed"; })) << state();
+  EXPECT_EQ(Req("GET", "/b/kept").status, 200);
+  EXPECT_EQ(Req("GET", "/b/dropped").status, 404);
 }
 
 TEST_F(ReplicationEndpointsTest, ReplicatorDocumentsRunAndRecordTheirOutcome) {
