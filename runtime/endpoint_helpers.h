@@ -29,6 +29,9 @@ Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_bo
 // Serializes an _all_docs result.
 std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq);
 
+// GET /db's body for `info` (also each "info" of /_dbs_info).
+std::string DbInfoJson(const DatabaseInfo& info);
+
 // The rev a write names: ?rev= or, failing that, If-Match (quotes stripped).
 std::string RequestedRev(const RequestContext& ctx);
 

@@ -64,19 +64,25 @@ Status GetDb(RequestContext& ctx) {
   if (!db.ok()) return db.status();
   auto info = (*db)->Info();
   if (!info.ok()) return info.status();
-  const DatabaseInfo& i = *info;
-  std::string out = R"({"db_name":)" + json::Quote(i.db_name) +
-                    R"(,"purge_seq":)" + std::to_string(i.purge_seq) +
-                    R"(,"update_seq":)" + std::to_string(i.update_seq) +
-                    R"(,"sizes":{"file":)" + std::to_string(i.sizes_file) +
-                    R"(,"external":)" + std::to_string(i.sizes_external) +
-                    R"(,"active":)" + std::to_string(i.sizes_active) +
-                    R"(},"props":{},"doc_del_count":)" + std::to_string(i.doc_del_count) +
-                    R"(,"doc_count":)" + std::to_string(i.doc_count) +
-                    R"(,"disk_format_version":8,"compact_running":false,)"
-                    R"("cluster":{"q":1,"n":1,"w":1,"r":1},"instance_start_time":"0"})";
-  return ctx.SendJson(200, out);
+  return ctx.SendJson(200, DbInfoJson(*info));
 }
+
+}  // namespace
+
+std::string DbInfoJson(const DatabaseInfo& i) {
+  return R"({"db_name":)" + json::Quote(i.db_name) +
+         R"(,"purge_seq":)" + std::to_string(i.purge_seq) +
+         R"(,"update_seq":)" + std::to_string(i.update_seq) +
+         R"(,"sizes":{"file":)" + std::to_string(i.sizes_file) +
+         R"(,"external":)" + std::to_string(i.sizes_external) +
+         R"(,"active":)" + std::to_string(i.sizes_active) +
+         R"(},"props":{},"doc_del_count":)" + std::to_string(i.doc_del_count) +
+         R"(,"doc_count":)" + std::to_string(i.doc_count) +
+         R"(,"disk_format_version":8,"compact_running":false,)"
+         R"("cluster":{"q":1,"n":1,"w":1,"r":1},"instance_start_time":"0"})";
+}
+
+namespace {
 
 // POST /db: a new document, id from the body or generated.
 Status PostDb(RequestContext& ctx) {

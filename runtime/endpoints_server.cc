@@ -1,9 +1,13 @@
-// Server-level endpoints: /, /_all_dbs, /_uuids, /_up, /_active_tasks,
+// Server-level endpoints: /, /_all_dbs, /_dbs_info, /_uuids, /_up, /_active_tasks,
 // /_session.
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "runtime/couch_error.h"
 #include "runtime/couch_server.h"
+#include "runtime/endpoint_helpers.h"
 #include "util/digest.h"
 
 namespace settee {
@@ -24,7 +28,10 @@ Status GetRoot(RequestContext& ctx) {
 
 Status GetUp(RequestContext& ctx) { return ctx.SendJson(200, R"({"status":"ok"})"); }
 
-Status GetAllDbs(RequestContext& ctx) {
+// The store's database names that /_all_dbs and GET /_dbs_info list, after
+// their query options (startkey/endkey as JSON strings, descending, skip,
+// limit).
+Status ListDbNames(RequestContext& ctx, std::vector<std::string>* out) {
   Status s = ctx.RequireServerAdmin();
   if (!s.ok()) return s;
   std::vector<std::string> names = ctx.server.store()->ListDatabases();
@@ -45,18 +52,87 @@ Status GetAllDbs(RequestContext& ctx) {
     (k[0] == 's' ? start : end) = std::string(json::View(d));
   }
   if (descending) std::reverse(names.begin(), names.end());
-  std::string out = "[";
-  uint64_t skipped = 0, emitted = 0;
-  for (const std::string& n : names) {
+  out->clear();
+  uint64_t skipped = 0;
+  for (std::string& n : names) {
     if (start && (descending ? n > *start : n < *start)) continue;
     if (end && (descending ? n < *end : n > *end)) continue;
     if (skipped < skip) {
       ++skipped;
       continue;
     }
-    if (emitted >= limit) break;
-    if (emitted++ > 0) out += ",";
+    if (out->size() >= limit) break;
+    out->push_back(std::move(n));
+  }
+  return Status::OK();
+}
+
+Status GetAllDbs(RequestContext& ctx) {
+  std::vector<std::string> names;
+  Status s = ListDbNames(ctx, &names);
+  if (!s.ok()) return s;
+  std::string out = "[";
+  for (const std::string& n : names) {
+    if (out.size() > 1) out += ",";
     json::AppendQuoted(&out, n);
+  }
+  out += "]";
+  return ctx.SendJson(200, out);
+}
+
+// One element of /_dbs_info: {"key","info"}, or {"key","error":"not_found"}
+// for a database that does not exist (POST names it; a GET lists one
+// deleted meanwhile, which CouchDB leaves out).
+Status AppendDbsInfoRow(RequestContext& ctx, const std::string& name, bool missing_as_error,
+                        std::string* out) {
+  auto db = ctx.server.store()->OpenDatabase(name);
+  std::string row = "{\"key\":" + json::Quote(name);
+  if (!db.ok()) {
+    if (!db.status().IsNotFound()) return db.status();
+    if (!missing_as_error) return Status::OK();
+    row += R"(,"error":"not_found"})";
+  } else {
+    auto info = (*db)->Info();
+    if (!info.ok()) return info.status();
+    row += ",\"info\":" + DbInfoJson(*info) + "}";
+  }
+  if (out->size() > 1) *out += ",";
+  *out += row;
+  return Status::OK();
+}
+
+Status GetDbsInfo(RequestContext& ctx) {
+  std::vector<std::string> names;
+  Status s = ListDbNames(ctx, &names);
+  if (!s.ok()) return s;
+  std::string out = "[";
+  for (const std::string& n : names) {
+    s = AppendDbsInfoRow(ctx, n, false, &out);
+    if (!s.ok()) return s;
+  }
+  out += "]";
+  return ctx.SendJson(200, out);
+}
+
+// CouchDB's [chttpd] max_db_number_for_dbs_info_req default.
+constexpr size_t kMaxDbsInfoKeys = 100;
+
+Status PostDbsInfo(RequestContext& ctx) {
+  Status s = ctx.RequireServerAdmin();
+  if (!s.ok()) return s;
+  json::Document body;
+  s = ctx.ParseBody(&body);
+  if (!s.ok()) return s;
+  if (!body.IsObject() || !body.HasMember("keys") || !body["keys"].IsArray()) {
+    return Status::BadRequest("`keys` member must exist.");
+  }
+  const auto& keys = body["keys"].GetArray();
+  if (keys.Size() > kMaxDbsInfoKeys) return Status::BadRequest("`keys` member exceeds limit.");
+  std::string out = "[";
+  for (const auto& k : keys) {
+    if (!k.IsString()) return Status::BadRequest("`keys` members must be strings.");
+    s = AppendDbsInfoRow(ctx, std::string(json::View(k)), true, &out);
+    if (!s.ok()) return s;
   }
   out += "]";
   return ctx.SendJson(200, out);
@@ -159,6 +235,8 @@ void RegisterServerEndpoints(CouchServer& server) {
   r.Add("GET,HEAD", "/", GetRoot);
   r.Add("GET,HEAD", "/_up", GetUp);
   r.Add("GET,HEAD", "/_all_dbs", GetAllDbs);
+  r.Add("GET,HEAD", "/_dbs_info", GetDbsInfo);
+  r.Add("POST", "/_dbs_info", PostDbsInfo);
   r.Add("GET,HEAD", "/_uuids", GetUuids);
   r.Add("GET,HEAD", "/_active_tasks", GetActiveTasks);
   r.Add("GET,HEAD", "/_session", GetSession);

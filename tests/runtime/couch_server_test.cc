@@ -94,6 +94,36 @@ TEST_P(CouchServerTest, AllDbsIsSortedAndTakesRangeOptions) {
   EXPECT_EQ(Req("GET", "/_all_dbs?skip=1&endkey=%22b%22").body, "[\"a\",\"b\"]\n");
 }
 
+TEST_P(CouchServerTest, DbsInfoListsOrNamesDatabasesWithTheirInfo) {
+  for (const char* n : {"b", "a"}) CreateDb(n);
+  ASSERT_EQ(Req("PUT", "/a/doc", R"({"x":1})").status, 201);
+  auto all = J(Req("GET", "/_dbs_info?startkey=%22a%22&limit=2"));
+  ASSERT_TRUE(all.IsArray());
+  ASSERT_EQ(all.Size(), 2u);
+  EXPECT_EQ(std::string(all[0]["key"].GetString()), "a");
+  EXPECT_EQ(std::string(all[0]["info"]["db_name"].GetString()), "a");
+  EXPECT_EQ(all[0]["info"]["doc_count"].GetInt(), 1);
+  EXPECT_EQ(std::string(all[1]["key"].GetString()), "b");
+
+  auto some = J(Req("POST", "/_dbs_info", R"({"keys":["b","nope","a"]})"));
+  ASSERT_TRUE(some.IsArray());
+  ASSERT_EQ(some.Size(), 3u);
+  EXPECT_EQ(std::string(some[0]["info"]["db_name"].GetString()), "b");
+  EXPECT_EQ(std::string(some[1]["key"].GetString()), "nope");
+  EXPECT_EQ(std::string(some[1]["error"].GetString()), "not_found");
+  EXPECT_FALSE(some[1].HasMember("info"));
+  EXPECT_EQ(some[2]["info"]["doc_count"].GetInt(), 1);
+
+  auto missing = Req("POST", "/_dbs_info", R"({"names":["a"]})");
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_EQ(std::string(J(missing)["error"].GetString()), "bad_request");
+  std::string many = R"({"keys":[)";
+  for (int i = 0; i <= 100; ++i) many += (i ? ",\"a\"" : "\"a\"");
+  EXPECT_EQ(Req("POST", "/_dbs_info", many + "]}").status, 400);
+  EXPECT_EQ(Req("POST", "/_dbs_info", R"({"keys":[1]})").status, 400);
+  EXPECT_EQ(Req("PUT", "/_dbs_info").status, 405);
+}
+
 // ---- database endpoints
 
 TEST_P(CouchServerTest, DatabaseLifecycle) {
