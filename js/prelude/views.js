@@ -91,7 +91,9 @@ function viewMap(code, docs) {
     for (let f = 0; f < fns.length; f++) {
       currentEmits = [];
       try {
-        fns[f](docs[i]);
+        // PouchDB passes emit as a second argument too (its idiom for
+        // temporary views: `db.query((doc, emit) => emit(doc.x))`).
+        fns[f](docs[i], viewEmit);
       } catch (e) {
         currentEmits = [];
         // CouchDB skips the document for this view and logs it.

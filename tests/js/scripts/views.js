@@ -67,6 +67,9 @@ check('temporary views: a function, {map, reduce}, strings', async () => {
   assert.deepStrictEqual(s.rows, [{ key: null, value: 2 }]);
   const j = await db.query({ map: 'function (doc) { emit(doc._id, 1); }', reduce: function (k, v) { return v.length; } });
   assert.deepStrictEqual(j.rows[0].value, 4);
+  // PouchDB's idiom: emit as the map function's second argument.
+  const e = await db.query((doc, emit) => { if (doc.name) emit(doc.name); });
+  assert.deepStrictEqual(e.rows.map((x) => x.key), ['alice', 'Zed']);
 });
 
 check('callbacks work too', async () => {
