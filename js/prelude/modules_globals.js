@@ -41,8 +41,70 @@ function resolveFile(base) {
   return null;
 }
 
+// A package.json "exports" target for the require() conditions, or
+// undefined: a string, an array (first that resolves), or a conditions
+// object ("require", "node", "default", in the package's order).
+function exportsTarget(value) {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) {
+    for (const v of value) {
+      const t = exportsTarget(v);
+      if (t !== undefined) return t;
+    }
+    return undefined;
+  }
+  if (value && typeof value === 'object') {
+    for (const key of Object.keys(value)) {
+      if (key === 'require' || key === 'node' || key === 'default') {
+        const t = exportsTarget(value[key]);
+        if (t !== undefined) return t;
+      }
+    }
+  }
+  return undefined;
+}
+
+// `subpath` ("." or "./x") of the package in `dir` through its "exports",
+// or null when it has none (plain file resolution applies then).
+function resolvePackageExports(dir, subpath) {
+  const pkgFile = dir + '/package.json';
+  if (native.statKind(pkgFile) !== 1) return null;
+  let exportsField;
+  try { exportsField = JSON.parse(native.readFile(pkgFile)).exports; } catch (e) { return null; }
+  if (exportsField === undefined || exportsField === null) return null;
+  const sugar = typeof exportsField === 'string' || Array.isArray(exportsField) ||
+      !Object.keys(exportsField).some((k) => k.startsWith('.'));
+  const target = exportsTarget(sugar ? (subpath === '.' ? exportsField : undefined) : exportsField[subpath]);
+  return target === undefined ? null : resolveFile(path.resolve(dir, target));
+}
+
+// node's lookup of a bare specifier ("pkg", "pkg/sub", "@scope/pkg/sub"):
+// node_modules/ in the requiring module's directory, then in each parent.
+function resolveNodeModules(dir, spec) {
+  const parts = spec.split('/');
+  const nameLength = spec.startsWith('@') ? 2 : 1;
+  const name = parts.slice(0, nameLength).join('/');
+  const subpath = parts.length > nameLength ? './' + parts.slice(nameLength).join('/') : '.';
+  for (let d = dir; ; d = path.dirname(d)) {
+    if (path.basename(d) !== 'node_modules') {
+      const pkgDir = path.join(d, 'node_modules', name);
+      if (native.statKind(pkgDir) === 2) {
+        const viaExports = resolvePackageExports(pkgDir, subpath);
+        if (viaExports) return viaExports;
+        const r = resolveFile(path.join(d, 'node_modules', spec));
+        if (r) return r;
+      }
+    }
+    if (d === path.dirname(d)) return null;
+  }
+}
+
 function makeRequire(mod) {
   const dir = mod ? path.dirname(mod.filename) : native.cwd();
+  const isPath = (spec) => spec.startsWith('./') || spec.startsWith('../') || spec.startsWith('/') ||
+      spec === '.' || spec === '..';
+  const resolveSpec = (spec) =>
+    isPath(spec) ? resolveFile(path.resolve(dir, spec)) : resolveNodeModules(dir, spec);
   function require(spec) {
     if (typeof spec !== 'string' || spec === '') throw new TypeError('The "id" argument must be a non-empty string');
     const bare = spec.startsWith('node:') ? spec.slice(5) : spec;
@@ -54,12 +116,7 @@ function makeRequire(mod) {
       if (bare === 'console') return console;
       return b;
     }
-    if (!(spec.startsWith('./') || spec.startsWith('../') || spec.startsWith('/') || spec === '.' || spec === '..')) {
-      const e = new Error("Cannot find module '" + spec + "' (settee resolves relative paths and built-ins only)");
-      e.code = 'MODULE_NOT_FOUND';
-      throw e;
-    }
-    const filename = resolveFile(path.resolve(dir, spec));
+    const filename = resolveSpec(spec);
     if (!filename) {
       const e = new Error("Cannot find module '" + spec + "'" + (mod ? '\nRequire stack:\n- ' + mod.filename : ''));
       e.code = 'MODULE_NOT_FOUND';
@@ -68,7 +125,9 @@ function makeRequire(mod) {
     return loadModule(filename, mod).exports;
   }
   require.resolve = (spec) => {
-    const r = resolveFile(path.resolve(dir, spec));
+    const bare = typeof spec === 'string' && spec.startsWith('node:') ? spec.slice(5) : spec;
+    if (hasOwn(builtinPlugins, bare) || hasOwn(builtins, bare)) return bare;
+    const r = typeof spec === 'string' && spec !== '' ? resolveSpec(spec) : null;
     if (!r) { const e = new Error("Cannot find module '" + spec + "'"); e.code = 'MODULE_NOT_FOUND'; throw e; }
     return r;
   };

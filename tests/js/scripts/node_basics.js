@@ -143,6 +143,17 @@ check('require: relative modules, .json, caching, cycles, package main, errors',
   assert.strictEqual(require('./lib/pkg'), 'from package main');
   assert.throws(() => require('./lib/nope'), { code: 'MODULE_NOT_FOUND' });
   assert.throws(() => require('left-pad'), { code: 'MODULE_NOT_FOUND' });
+  // Bare names come from node_modules/ here or in a parent directory, through
+  // package.json "main" or "exports" (its "require" condition), as in node.
+  const fixture = path.join(__dirname, 'lib', 'modules_fixture');
+  assert.deepStrictEqual(require('./lib/modules_fixture/sub/deeper/caller.js'), {
+    plain: 'plain main with dep',
+    extra: 'plain extra',
+    exp: 'exports require',
+    feature: 'feature',
+    resolved: path.join(fixture, 'node_modules', 'plain', 'lib', 'entry.js'),
+  });
+  assert.strictEqual(require.resolve('pouchdb'), 'pouchdb');
   assert.strictEqual(require('events'), EventEmitter);
   assert.strictEqual(require('node:assert'), assert);
   assert.strictEqual(require('pouchdb'), PouchDB);
