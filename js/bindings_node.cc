@@ -143,6 +143,10 @@ void Exit(const Args& args) {
   Self(args)->Exit(code);
 }
 
+void NoteExitCode(const Args& args) {
+  Self(args)->NoteExitCode(args[0]->Int32Value(args.GetIsolate()->GetCurrentContext()).FromMaybe(0));
+}
+
 void Cwd(const Args& args) {
   char buf[PATH_MAX];
   const char* d = getcwd(buf, sizeof buf);
@@ -361,6 +365,7 @@ void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "memoryUsage", MemoryUsage);
   SetFn(ctx, native, "cpuUsage", CpuUsage);
   SetFn(ctx, native, "exit", Exit);
+  SetFn(ctx, native, "noteExitCode", NoteExitCode);
   SetFn(ctx, native, "cwd", Cwd);
   SetFn(ctx, native, "statKind", StatKind);
   SetFn(ctx, native, "readFile", ReadFile);

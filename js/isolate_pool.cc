@@ -66,7 +66,7 @@ int IsolatePool::Impl::Wait() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return exit_requested_ || busy_ == 0 || stopping_; });
   if (exit_requested_) return exit_code_;
-  return main_failed_ ? 1 : 0;
+  return main_failed_ ? 1 : idle_exit_code_;
 }
 
 IsolateThread* IsolatePool::Impl::Target(int target) {
@@ -130,6 +130,11 @@ void IsolatePool::Impl::RequestExit(int code) {
     exit_code_ = code;
   }
   cv_.notify_all();
+}
+
+void IsolatePool::Impl::NoteExitCode(int code) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (code != 0) idle_exit_code_ = code;
 }
 
 void IsolatePool::Impl::NoteMainFailure() {

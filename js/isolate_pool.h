@@ -123,7 +123,8 @@ class IsolatePool {
   // pending reply left anywhere) or until a script called process.exit().
   // Returns the exit status: process.exit's code, else 1 if a main script
   // died from an uncaught error or unhandled rejection (and was not
-  // restarted by `keep`), else 0. After process.exit() the pool runs no more
+  // restarted by `keep`), else a nonzero process.exitCode a main script
+  // left, else 0. After process.exit() the pool runs no more
   // JS: call Shutdown(), which fails whatever is still queued.
   int Wait();
 

@@ -27,7 +27,7 @@ namespace {
 constexpr const char* kHookNames[IsolateThread::kNumHooks] = {
     "runTicks",    "hasTicks",    "onTimer",  "onImmediate", "makeError",
     "runTask",     "evalScript",  "onMessage", "onTaskReply", "onFeed",
-    "runMain",     "errorText",   "emitProcess", "inspect"};
+    "runMain",     "errorText",   "emitProcess", "inspect",   "processEnd"};
 
 v8::Local<v8::String> Str(v8::Isolate* isolate, std::string_view s) { return ToV8String(isolate, s); }
 
@@ -113,6 +113,7 @@ void IsolateThread::Post(Job job) {
 }
 
 void IsolateThread::Stop() {
+  bool idle;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_ || !thread_.joinable()) {
@@ -120,9 +121,13 @@ void IsolateThread::Stop() {
       return;
     }
     stop_ = true;
+    idle = idle_;
     cv_.notify_one();
     uv_async_send(&async_);
   }
+  // An idle thread runs no JS to cut short, and its 'exit' listeners are
+  // still to run.
+  if (idle) return;
   std::lock_guard<std::mutex> lock(wd_mu_);
   if (isolate_alive_) isolate_->TerminateExecution();
 }
@@ -305,6 +310,12 @@ void IsolateThread::ThreadMain() {
     }
     if (!stopping && !reset_pending_ && !exiting_ && isolate_) uv_run(&loop_, UV_RUN_DEFAULT);
     if (reset_pending_) continue;
+    // node's 'beforeExit': the main script's loop has emptied; listeners
+    // may schedule more work, which then runs before the thread idles.
+    if (!stopping && has_main_ && !exiting_ && isolate_ && queued() == 0 && !uv_loop_alive(&loop_)) {
+      EmitProcessEnd("beforeExit");
+      if (reset_pending_ || uv_loop_alive(&loop_)) continue;
+    }
 
     std::unique_lock<std::mutex> lock(mu_);
     if (stop_) break;
@@ -315,7 +326,15 @@ void IsolateThread::ThreadMain() {
     cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
   }
 
-  // Shutdown: fail what is queued, close everything.
+  // Shutdown: node's 'exit' for a main script that ran to its end (after
+  // process.exit it was emitted already; a thread stopped mid-script gets
+  // none); fail what is queued, close everything.
+  bool ended_idle;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ended_idle = idle_;
+  }
+  if (ended_idle && has_main_ && !exiting_ && !reset_pending_ && isolate_) EmitProcessEnd("exit");
   std::deque<Job> rest;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -756,6 +775,14 @@ void IsolateThread::FinishTask(uint64_t task_id, Result<std::string> result) {
   tasks_.erase(it);
   if (done) done(std::move(result));
 }
+
+void IsolateThread::EmitProcessEnd(const char* event) {
+  v8::HandleScope hs(isolate_);
+  v8::Local<v8::Value> argv[] = {Str(isolate_, event)};
+  MakeCallback(kProcessEnd, 1, argv);
+}
+
+void IsolateThread::NoteExitCode(int code) { pool_->NoteExitCode(code); }
 
 void IsolateThread::Exit(int code) {
   if (exiting_) return;

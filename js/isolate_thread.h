@@ -97,6 +97,10 @@ class IsolatePool::Impl {
   void MarkIdle();
   void RequestExit(int code);
   void NoteMainFailure();
+  // A main script's thread went idle with process.exitCode `code`; a
+  // nonzero one becomes Wait()'s status (node's exit status of a script
+  // that sets process.exitCode and ends).
+  void NoteExitCode(int code);
   void Report(int thread, const std::string& text);
 
  private:
@@ -111,6 +115,7 @@ class IsolatePool::Impl {
   bool exit_requested_ = false;  // guarded by mu_
   int exit_code_ = 0;            // guarded by mu_
   bool main_failed_ = false;     // guarded by mu_
+  int idle_exit_code_ = 0;       // guarded by mu_
   bool stopping_ = false;        // guarded by mu_
 
   std::thread watchdog_;
@@ -155,7 +160,7 @@ class IsolateThread {
   // The JS functions of the prelude (js/prelude/) that C++ calls.
   enum Hook {
     kRunTicks, kHasTicks, kOnTimer, kOnImmediate, kMakeError, kRunTask, kEvalScript, kOnMessage,
-    kOnTaskReply, kOnFeed, kRunMain, kErrorText, kEmitProcess, kInspect, kNumHooks
+    kOnTaskReply, kOnFeed, kRunMain, kErrorText, kEmitProcess, kInspect, kProcessEnd, kNumHooks
   };
   v8::Local<v8::Function> hook(Hook h) { return hooks_[h].Get(isolate_); }
 
@@ -205,6 +210,8 @@ class IsolateThread {
 
   // process.exit(code).
   void Exit(int code);
+  // The process.exitCode a main script leaves as its loop empties.
+  void NoteExitCode(int code);
   // Reports an uncaught exception or rejection and schedules the reset.
   void ReportUncaught(v8::Local<v8::Value> error, v8::Local<v8::Message> message,
                       const char* kind);
@@ -218,6 +225,8 @@ class IsolateThread {
   // with that id).
   Feed* NewFeed(uint64_t feed_id, std::shared_ptr<Database> db);
   void ThreadMain();
+  // Runs hooks.processEnd(event): node's 'beforeExit' / 'exit' listeners.
+  void EmitProcessEnd(const char* event);
   bool CreateIsolate();
   void DisposeIsolate();
   void Reset();

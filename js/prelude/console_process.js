@@ -118,4 +118,11 @@ hooks.emitProcess = function (ev, ...args) {
   for (const fn of l.slice()) fn(...args);
   return true;
 };
+// node's end of a script, with process.exitCode: 'beforeExit' when the
+// thread's loop has emptied (its listeners may schedule more work), 'exit'
+// when the thread shuts down. A nonzero exitCode is the process's status.
+hooks.processEnd = function (ev) {
+  hooks.emitProcess(ev, Number(process.exitCode) | 0);
+  native.noteExitCode(Number(process.exitCode) | 0);
+};
 

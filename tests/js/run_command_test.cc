@@ -162,6 +162,22 @@ TEST(RunCommand, ProcessExitSetsTheStatusAndStopsAtOnce) {
   EXPECT_THAT(o.out, Not(HasSubstr("timer must not run")));
 }
 
+TEST(RunCommand, ScriptEndsAsInNodeWithBeforeExitExitAndExitCode) {
+  // beforeExit may schedule more work (then fires again when that is done);
+  // exit runs once at the end; process.exitCode is the status.
+  std::string s = Script("ends.js",
+                         "let rounds = 0;\n"
+                         "process.on('beforeExit', (c) => {\n"
+                         "  console.log('beforeExit', c, rounds);\n"
+                         "  if (rounds++ === 0) setTimeout(() => { process.exitCode = 5; }, 5);\n"
+                         "});\n"
+                         "process.on('exit', (c) => console.log('exit', c));\n"
+                         "console.log('main');\n");
+  auto o = Settee({"run", s});
+  EXPECT_EQ(o.code, 5) << o.err;
+  EXPECT_EQ(o.out, "main\nbeforeExit 0 0\nbeforeExit 5 1\nexit 5\n");
+}
+
 TEST(RunCommand, KeepRestartsAThreadAfterAnUncaughtError) {
   std::string keep = kScripts + "/keep.js";
   auto o = Settee({"run", "--keep", keep});
