@@ -198,6 +198,7 @@ bool IsolateThread::CreateIsolate() {
   v8::TryCatch tc(isolate);
   v8::Local<v8::Object> native = v8::Object::New(isolate);
   InstallNodeBindings(this, native);
+  InstallFsBindings(this, native);
   InstallDbBindings(this, native);
   InstallReplicationBindings(this, native);
   InstallHttpBindings(this, native);

@@ -5,7 +5,7 @@
 // CommonJS require
 
 const builtins = {
-  events: EventEmitter, util, assert, path, pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: { Buffer },
+  events: EventEmitter, util, assert, path, fs, 'fs/promises': fs.promises, pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: { Buffer },
   timers: null, process: null, console: null,
 };
 const moduleCache = Object.create(null);

@@ -285,6 +285,12 @@ TEST(JsScripts, Find) {
   EXPECT_THAT(o.out, HasSubstr("all 3 passed"));
 }
 
+TEST(JsScripts, FsModuleAsInNode) {
+  auto o = Settee({"run", kScripts + "/fs.js"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 4 passed"));
+}
+
 TEST(JsScripts, ThreadsShareTheStore) {
   auto o = Settee({"run", "--threads", "4", kScripts + "/threads.js", "4"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;

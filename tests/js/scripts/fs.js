@@ -1,0 +1,78 @@
+// node's fs module in settee run: the sync, callback and promise forms, and
+// node's error shape. Runs unchanged in node (the test compares).
+'use strict';
+const assert = require('assert');
+const fs = require('fs');
+const path = require('path');
+const { check, done } = require('./lib/harness');
+
+const root = path.join(process.env.TMPDIR || '/tmp', 'settee-fs-' + process.pid + '-' + Date.now());
+
+check('write, read, append, stat, exists', () => {
+  fs.mkdirSync(root, { recursive: true });
+  const f = path.join(root, 'a.txt');
+  fs.writeFileSync(f, 'caf\u00e9');
+  assert.strictEqual(fs.readFileSync(f, 'utf8'), 'caf\u00e9');
+  const bytes = fs.readFileSync(f);
+  assert.ok(Buffer.isBuffer(bytes));
+  assert.strictEqual(bytes.length, 5);
+  fs.appendFileSync(f, Buffer.from([0x21]));
+  assert.strictEqual(fs.readFileSync(f, { encoding: 'utf8' }), 'caf\u00e9!');
+  const st = fs.statSync(f);
+  assert.ok(st.isFile());
+  assert.ok(!st.isDirectory());
+  assert.strictEqual(st.size, 6);
+  assert.ok(st.mtime instanceof Date);
+  assert.ok(fs.statSync(root).isDirectory());
+  assert.strictEqual(fs.existsSync(f), true);
+  assert.strictEqual(fs.existsSync(path.join(root, 'nope')), false);
+  assert.strictEqual(fs.statSync(path.join(root, 'nope'), { throwIfNoEntry: false }), undefined);
+});
+
+check('directories: mkdir -p, readdir (names and Dirents), rename, rm', () => {
+  const deep = path.join(root, 'x', 'y', 'z');
+  assert.strictEqual(fs.mkdirSync(deep, { recursive: true }), path.join(root, 'x'));
+  fs.writeFileSync(path.join(root, 'x', 'b.json'), JSON.stringify({ n: 1 }));
+  assert.deepStrictEqual(fs.readdirSync(path.join(root, 'x')), ['b.json', 'y']);
+  const kinds = fs.readdirSync(path.join(root, 'x'), { withFileTypes: true })
+    .map((d) => d.name + ':' + (d.isDirectory() ? 'dir' : 'file'));
+  assert.deepStrictEqual(kinds, ['b.json:file', 'y:dir']);
+  fs.renameSync(path.join(root, 'x', 'b.json'), path.join(root, 'x', 'c.json'));
+  assert.deepStrictEqual(require(path.join(root, 'x', 'c.json')), { n: 1 });
+  fs.copyFileSync(path.join(root, 'x', 'c.json'), path.join(root, 'x', 'd.json'));
+  fs.unlinkSync(path.join(root, 'x', 'c.json'));
+  assert.deepStrictEqual(fs.readdirSync(path.join(root, 'x')), ['d.json', 'y']);
+  fs.rmSync(path.join(root, 'x'), { recursive: true });
+  assert.strictEqual(fs.existsSync(path.join(root, 'x')), false);
+  fs.rmSync(path.join(root, 'x'), { force: true });
+});
+
+check('errors have node\'s code, syscall and path', () => {
+  const missing = path.join(root, 'missing.txt');
+  assert.throws(() => fs.readFileSync(missing), (e) => {
+    assert.strictEqual(e.code, 'ENOENT');
+    assert.strictEqual(e.syscall, 'open');
+    assert.strictEqual(e.path, missing);
+    assert.strictEqual(e.message, "ENOENT: no such file or directory, open '" + missing + "'");
+    return true;
+  });
+  assert.throws(() => fs.mkdirSync(root), { code: 'EEXIST' });
+  assert.throws(() => fs.readdirSync(missing), { code: 'ENOENT', syscall: 'scandir' });
+  assert.throws(() => fs.rmdirSync(root), { code: 'ENOTEMPTY' });
+});
+
+check('callbacks and fs.promises answer on a later tick', async () => {
+  const f = path.join(root, 'p.txt');
+  let sameTick = true;
+  const written = new Promise((resolve, reject) => fs.writeFile(f, 'promised', (err) => (err ? reject(err) : resolve(sameTick))));
+  sameTick = false;
+  assert.strictEqual(await written, false);
+  assert.strictEqual(await fs.promises.readFile(f, 'utf8'), 'promised');
+  assert.strictEqual(await require('fs/promises').readFile(f, 'utf8'), 'promised');
+  await assert.rejects(fs.promises.readFile(path.join(root, 'none')), { code: 'ENOENT' });
+  const err = await new Promise((resolve) => fs.stat(path.join(root, 'none'), (e) => resolve(e)));
+  assert.strictEqual(err.code, 'ENOENT');
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+done();
