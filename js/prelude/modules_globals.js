@@ -5,7 +5,7 @@
 // CommonJS require
 
 const builtins = {
-  events: EventEmitter, util, assert, path, fs, 'fs/promises': fs.promises, pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: { Buffer },
+  events: EventEmitter, util, assert, path, fs, url: { URL, URLSearchParams }, 'fs/promises': fs.promises, pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: { Buffer },
   timers: null, process: null, console: null,
 };
 const moduleCache = Object.create(null);
@@ -204,6 +204,8 @@ defineGlobal('queueMicrotask', (fn) => {
 defineGlobal('TextEncoder', TextEncoder);
 defineGlobal('TextDecoder', TextDecoder);
 defineGlobal('Buffer', Buffer);
+defineGlobal('URL', URL);
+defineGlobal('URLSearchParams', URLSearchParams);
 defineGlobal('performance', performance);
 defineGlobal('PouchDB', PouchDB);
 defineGlobal('settee', settee);

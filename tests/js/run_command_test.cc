@@ -291,6 +291,12 @@ TEST(JsScripts, FsModuleAsInNode) {
   EXPECT_THAT(o.out, HasSubstr("all 4 passed"));
 }
 
+TEST(JsScripts, UrlAndUrlSearchParamsAsInNode) {
+  auto o = Settee({"run", kScripts + "/url.js"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 1 passed"));
+}
+
 TEST(JsScripts, ThreadsShareTheStore) {
   auto o = Settee({"run", "--threads", "4", kScripts + "/threads.js", "4"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
