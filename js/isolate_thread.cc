@@ -199,6 +199,7 @@ bool IsolateThread::CreateIsolate() {
   v8::Local<v8::Object> native = v8::Object::New(isolate);
   InstallNodeBindings(this, native);
   InstallFsBindings(this, native);
+  InstallCryptoBindings(this, native);
   InstallDbBindings(this, native);
   InstallReplicationBindings(this, native);
   InstallHttpBindings(this, native);

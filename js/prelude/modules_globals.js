@@ -5,7 +5,7 @@
 // CommonJS require
 
 const builtins = {
-  events: EventEmitter, util, assert, path, fs, url: { URL, URLSearchParams }, 'fs/promises': fs.promises, pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: { Buffer },
+  events: EventEmitter, util, assert, path, fs, crypto, url: { URL, URLSearchParams }, 'fs/promises': fs.promises, pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: { Buffer },
   timers: null, process: null, console: null,
 };
 const moduleCache = Object.create(null);
@@ -205,6 +205,7 @@ defineGlobal('TextEncoder', TextEncoder);
 defineGlobal('TextDecoder', TextDecoder);
 defineGlobal('Buffer', Buffer);
 defineGlobal('URL', URL);
+defineGlobal('crypto', crypto.webcrypto);
 defineGlobal('URLSearchParams', URLSearchParams);
 defineGlobal('performance', performance);
 defineGlobal('PouchDB', PouchDB);

@@ -297,6 +297,12 @@ TEST(JsScripts, UrlAndUrlSearchParamsAsInNode) {
   EXPECT_THAT(o.out, HasSubstr("all 1 passed"));
 }
 
+TEST(JsScripts, CryptoAsInNode) {
+  auto o = Settee({"run", kScripts + "/crypto.js"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 3 passed"));
+}
+
 TEST(JsScripts, ThreadsShareTheStore) {
   auto o = Settee({"run", "--threads", "4", kScripts + "/threads.js", "4"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;

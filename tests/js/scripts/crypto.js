@@ -1,0 +1,52 @@
+// node's crypto module (hashes, HMACs, random bytes, UUIDs) and the web's
+// crypto global in settee run; runs unchanged in node.
+'use strict';
+const assert = require('assert');
+const nodeCrypto = require('crypto');
+const { check, done } = require('./lib/harness');
+
+check('hashes and HMACs give the standard digests', () => {
+  assert.strictEqual(nodeCrypto.createHash('md5').update('').digest('hex'), 'd41d8cd98f00b204e9800998ecf8427e');
+  assert.strictEqual(nodeCrypto.createHash('sha1').update('abc').digest('hex'), 'a9993e364706816aba3e25717850c26c9cd0d89d');
+  const h = nodeCrypto.createHash('SHA256');
+  h.update('a').update(Buffer.from('b')).update(new Uint8Array([0x63]));
+  assert.strictEqual(h.copy().digest('hex'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  assert.strictEqual(h.digest('base64'), 'ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=');
+  assert.throws(() => h.digest(), { code: 'ERR_CRYPTO_HASH_FINALIZED' });
+  assert.ok(Buffer.isBuffer(nodeCrypto.createHash('sha512').update('x').digest()));
+  assert.strictEqual(nodeCrypto.createHmac('sha256', 'key').update('The quick brown fox jumps over the lazy dog').digest('hex'),
+    'f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8');
+  assert.throws(() => nodeCrypto.createHash('nope'), /Digest method not supported/);
+});
+
+check('random bytes, UUIDs, integers and getRandomValues', () => {
+  const a = nodeCrypto.randomBytes(32), b = nodeCrypto.randomBytes(32);
+  assert.strictEqual(a.length, 32);
+  assert.ok(!a.equals(b));
+  const uuid = nodeCrypto.randomUUID();
+  assert.match(uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.notStrictEqual(uuid, crypto.randomUUID());
+  const seen = new Set();
+  for (let i = 0; i < 200; i++) {
+    const n = nodeCrypto.randomInt(3, 7);
+    assert.ok(n >= 3 && n < 7 && Number.isInteger(n));
+    seen.add(n);
+  }
+  assert.strictEqual(seen.size, 4);
+  const v = crypto.getRandomValues(new Uint32Array(8));
+  assert.ok(v.some((x) => x !== 0));
+  assert.throws(() => crypto.getRandomValues(new Float64Array(2)), /integer-type TypedArray/);
+  assert.ok(nodeCrypto.timingSafeEqual(Buffer.from('ab'), Buffer.from('ab')));
+  assert.ok(!nodeCrypto.timingSafeEqual(Buffer.from('ab'), Buffer.from('ac')));
+});
+
+check('randomBytes with a callback answers later', async () => {
+  let later = false;
+  const buf = await new Promise((resolve, reject) => {
+    nodeCrypto.randomBytes(4, (err, b) => (err ? reject(err) : resolve(later && b)));
+    later = true;
+  });
+  assert.strictEqual(buf.length, 4);
+});
+
+done();
