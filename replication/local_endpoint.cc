@@ -186,10 +186,10 @@ Status LocalEndpoint::FetchRevs(const std::vector<RevsDiffResult>& missing, DocB
   std::vector<BulkGetResult> results;
   Status s = db_->BulkGet(request, options, &results);
   if (!s.ok()) return s;
-  for (const BulkGetResult& r : results) {
-    for (const BulkGetItem& item : r.docs) {
+  for (BulkGetResult& r : results) {
+    for (BulkGetItem& item : r.docs) {
       // A revision compacted away or stemmed meanwhile: nothing to send.
-      if (item.status.ok()) out->Append(item.doc);
+      if (item.status.ok()) out->Append(std::move(item.doc));
     }
   }
   return Status::OK();
@@ -197,11 +197,12 @@ Status LocalEndpoint::FetchRevs(const std::vector<RevsDiffResult>& missing, DocB
 
 Status LocalEndpoint::WriteDocs(const DocBatch& docs, std::vector<DocUpdateResult>* failures) {
   failures->clear();
-  if (docs.count == 0) return Status::OK();
+  if (docs.count() == 0) return Status::OK();
   UpdateOptions options;
   options.new_edits = false;
+  std::vector<std::string_view> texts(docs.docs().begin(), docs.docs().end());
   std::vector<DocUpdateResult> results;
-  Status s = db_->BulkDocsArray(docs.text(), options, &results);
+  Status s = db_->BulkDocs(texts, options, &results);
   if (!s.ok()) return s;
   for (DocUpdateResult& r : results) {
     if (!r.status.ok()) failures->push_back(std::move(r));
