@@ -37,6 +37,10 @@ struct ChangesFilterSpec {
   std::string filter;              // "ddoc/name": a design document's filter function
   std::string query_params = "{}"; // JSON object text: the filter's req.query
   std::string selector;            // JSON text of a Mango selector (filter=_selector)
+  // The source of a JS filter function given directly, as PouchDB's
+  // replicate({filter: function (doc, req) {...}}) takes it; run as a
+  // design document's filter would be (local sources only).
+  std::string function;
 };
 
 struct ChangesRequest {
