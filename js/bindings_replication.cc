@@ -15,6 +15,7 @@
 
 #include "js/convert.h"
 #include "js/isolate_thread.h"
+#include "js/view_functions_js.h"
 #include "replication/jobs.h"
 #include "settee/store.h"
 #include "util/http_status.h"
@@ -30,12 +31,23 @@ using replication::ReplicationEvent;
 // One registry per store, shared by every isolate and kept for the life of
 // the process: jobs end (cancelled and awaited) with the feed that started
 // them, so none outlives the isolates' store.
+// Filter functions of local sources (a design document's, or one given to
+// PouchDB.replicate) run on an isolate thread of their own, started at the
+// first filtered replication: a job's thread cannot enter the isolate that
+// started it, which may be waiting for the job.
 replication::ReplicationJobs& JobsFor(Store* store) {
   static std::mutex mu;
   static auto* registries = new std::map<Store*, std::unique_ptr<replication::ReplicationJobs>>();
   std::lock_guard<std::mutex> lock(mu);
   auto& jobs = (*registries)[store];
-  if (!jobs) jobs = std::make_unique<replication::ReplicationJobs>(store);
+  if (!jobs) {
+    jobs = std::make_unique<replication::ReplicationJobs>(store);
+    PoolOptions pool;
+    pool.threads = 1;
+    pool.store = store;
+    auto functions = std::make_shared<PoolViewFunctions>(pool);
+    jobs->SetViewFunctionsProvider([functions] { return functions; });
+  }
   return *jobs;
 }
 
@@ -93,8 +105,9 @@ uint64_t FeedArg(const Args& args) {
   return args[0]->IsNumber() ? static_cast<uint64_t>(args[0].As<v8::Number>()->Value()) : 0;
 }
 
-// native.replicate(feedId, requestJson): starts the job; throws a PouchDB
-// error for a request it cannot start.
+// native.replicate(feedId, requestJson[, filterSource, queryParamsJson]):
+// starts the job, filtered by the JS function whose source is given;
+// throws a PouchDB error for a request it cannot start.
 void Replicate(const Args& args) {
   IsolateThread* t = IsolateThread::From(args.GetIsolate());
   if (!t->store()) {
@@ -106,6 +119,14 @@ void Replicate(const Args& args) {
   if (!request.ok()) {
     t->ThrowStatus(request.status());
     return;
+  }
+  if (args.Length() > 3 && args[2]->IsString()) {
+    Status s = replication::SetFilterFunction(&*request, ToUtf8(args.GetIsolate(), args[2]),
+                                              ToUtf8(args.GetIsolate(), args[3]));
+    if (!s.ok()) {
+      t->ThrowStatus(s);
+      return;
+    }
   }
   auto events = std::make_shared<EventQueue>();
   auto wake = t->ListenNotify(feed_id, [feed_id] {

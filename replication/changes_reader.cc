@@ -38,7 +38,11 @@ void ChangesReader::Read() {
     }
     request.wait = options_.continuous && caught_up ? options_.wait : std::chrono::milliseconds(0);
     ChangesBatch batch;
+    PreparedBatch prepared;
     Status s = source_->Changes(request, &batch);
+    if (s.ok() && !batch.rows.empty() && options_.prepare) {
+      s = options_.prepare(*source_, batch, &prepared);
+    }
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return;
     if (!s.ok()) {
@@ -51,7 +55,7 @@ void ChangesReader::Read() {
     if (moved) request.since = batch.last_seq;
     // A long poll that timed out is not handed over: nothing happened.
     if (!caught_up || !batch.rows.empty() || moved) {
-      ready_.push_back(std::move(batch));
+      ready_.emplace_back(std::move(batch), std::move(prepared));
       ++outstanding_;
     }
     caught_up = short_batch;
@@ -64,7 +68,7 @@ void ChangesReader::Read() {
   }
 }
 
-Status ChangesReader::Next(ChangesBatch* out) {
+Status ChangesReader::Next(ChangesBatch* out, PreparedBatch* prepared) {
   std::unique_lock<std::mutex> lock(mu_);
   if (handed_out_) {
     handed_out_ = false;
@@ -73,7 +77,8 @@ Status ChangesReader::Next(ChangesBatch* out) {
   }
   cv_.wait(lock, [this] { return stop_ || !ready_.empty() || end_.has_value(); });
   if (!ready_.empty()) {
-    *out = std::move(ready_.front());
+    *out = std::move(ready_.front().first);
+    if (prepared) *prepared = std::move(ready_.front().second);
     ready_.pop_front();
     handed_out_ = true;
     return Status::OK();

@@ -121,18 +121,39 @@ std::string StartSeqFromCheckpoints(const std::optional<std::string>& source_doc
   return "0";
 }
 
-std::string PrependHistory(const CheckpointEntry& entry, const std::string& history) {
-  std::string out;
-  json::StringOutput stream(&out);
-  json::Writer w(stream);
-  w.StartArray();
-  WriteEntry(w, entry);
+CheckpointHistory::CheckpointHistory(std::string_view earlier) {
   json::Document old;
-  if (json::Parse(history, &old).ok() && old.IsArray()) {
-    for (size_t i = 0; i < old.Size() && i + 1 < kMaxHistory; ++i) old[i].Accept(w);
+  if (!json::Parse(earlier, &old).ok() || !old.IsArray()) return;
+  for (size_t i = 0; i < old.Size() && i + 1 < kMaxHistory; ++i) {
+    earlier_.push_back(json::Serialize(old[i]));
   }
-  w.EndArray();
+}
+
+std::string CheckpointHistory::Add(const CheckpointEntry& entry) {
+  std::string current;
+  {
+    json::StringOutput stream(&current);
+    json::Writer w(stream);
+    WriteEntry(w, entry);
+  }
+  std::string out = "[" + current;
+  size_t kept = 1;
+  if (!previous_.empty()) {
+    out += ',';
+    out += previous_;
+    ++kept;
+  }
+  for (size_t i = 0; i < earlier_.size() && kept < kMaxHistory; ++i, ++kept) {
+    out += ',';
+    out += earlier_[i];
+  }
+  out += ']';
+  previous_ = std::move(current);
   return out;
+}
+
+std::string PrependHistory(const CheckpointEntry& entry, const std::string& history) {
+  return CheckpointHistory(history).Add(entry);
 }
 
 std::string BuildCheckpoint(const CheckpointEntry& entry, const std::string& history) {

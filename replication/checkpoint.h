@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace settee::replication {
 
@@ -41,6 +43,29 @@ struct CheckpointEntry {
 std::string StartSeqFromCheckpoints(const std::optional<std::string>& source_doc,
                                     const std::optional<std::string>& target_doc,
                                     std::string* history);
+
+// The history one attempt of a replication writes, checkpoint after
+// checkpoint. Every checkpoint has a session id of its own, as in CouchDB
+// (so a side restored from a backup to an earlier checkpoint never matches
+// a later one), but only the attempt's last two entries are kept in front of
+// the history it resumed with: the last one in case the other side missed
+// the newest checkpoint (a crash between the two writes), so that a resume
+// still finds a common entry there. CouchDB checkpoints every 30 s and
+// lets its history grow by an entry each time; checkpointing after every
+// batch, as PouchDB does, would otherwise write 50 entries twice a batch.
+// The earlier history is parsed once, here.
+class CheckpointHistory {
+ public:
+  // `earlier`: the history resumed with (a JSON array text, "[]" when none).
+  explicit CheckpointHistory(std::string_view earlier);
+  // The history (JSON array text, newest first, at most 50 entries) for a
+  // checkpoint of `entry`, which becomes the previous one for the next.
+  std::string Add(const CheckpointEntry& entry);
+
+ private:
+  std::vector<std::string> earlier_;  // entries' JSON text, newest first
+  std::string previous_;              // this attempt's last entry, if any
+};
 
 // `history` (a JSON array text, "[]" when none) with `entry` in front,
 // trimmed to 50 entries.

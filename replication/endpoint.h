@@ -37,6 +37,10 @@ struct ChangesFilterSpec {
   std::string filter;              // "ddoc/name": a design document's filter function
   std::string query_params = "{}"; // JSON object text: the filter's req.query
   std::string selector;            // JSON text of a Mango selector (filter=_selector)
+  // The source of a JS filter function given directly, as PouchDB's
+  // replicate({filter: function (doc, req) {...}}) takes it; run as a
+  // design document's filter would be (local sources only).
+  std::string function;
 };
 
 struct ChangesRequest {
@@ -61,23 +65,32 @@ struct ChangesBatch {
   std::string last_seq;  // JSON text; the `since` to ask next
 };
 
-// Documents bound for the target: one JSON array text of documents that
-// carry their history in `_revisions`, as `_bulk_docs` with new_edits=false
-// takes them.
-struct DocBatch {
-  size_t count = 0;
-
-  void Append(std::string_view doc) {
-    json_array_.pop_back();  // the closing bracket, kept so text() needs no copy
-    if (count++) json_array_ += ',';
-    json_array_ += doc;
-    json_array_ += ']';
-  }
+// Documents bound for the target, each a JSON object text that carries its
+// history in `_revisions`, as `_bulk_docs` with new_edits=false takes them.
+// Kept apart rather than as one array text, so a local target parses each
+// once instead of splitting an array first.
+class DocBatch {
+ public:
+  void Append(std::string doc) { docs_.push_back(std::move(doc)); }
+  size_t count() const { return docs_.size(); }
+  const std::vector<std::string>& docs() const { return docs_; }
   // The documents as one JSON array.
-  const std::string& text() const { return json_array_; }
+  std::string text() const {
+    size_t size = 2 + docs_.size();
+    for (const std::string& d : docs_) size += d.size();
+    std::string out;
+    out.reserve(size);
+    out += '[';
+    for (size_t i = 0; i < docs_.size(); ++i) {
+      if (i) out += ',';
+      out += docs_[i];
+    }
+    out += ']';
+    return out;
+  }
 
  private:
-  std::string json_array_ = "[]";
+  std::vector<std::string> docs_;
 };
 
 class Endpoint {

@@ -281,7 +281,7 @@ Status HttpEndpoint::FetchWithOpenRevs(const std::vector<RevsDiffResult>& missin
 
 Status HttpEndpoint::WriteDocs(const DocBatch& docs, std::vector<DocUpdateResult>* failures) {
   failures->clear();
-  if (docs.count == 0) return Status::OK();
+  if (docs.count() == 0) return Status::OK();
   std::string body = "{\"new_edits\":false,\"docs\":";
   body += docs.text();
   body += '}';

@@ -218,6 +218,22 @@ ReplicationJobs::~ReplicationJobs() {
   }
 }
 
+Status SetFilterFunction(ReplicationRequest* request, std::string source,
+                         std::string query_params) {
+  if (request->options.filter || request->options.doc_ids) {
+    return Status::BadRequest("`selector`, `filter` and `doc_ids` fields are mutually exclusive");
+  }
+  json::Document params;
+  if (!json::Parse(query_params, &params).ok() || !params.IsObject()) {
+    return Status::BadRequest("`query_params` should be an object");
+  }
+  ChangesFilterSpec spec;
+  spec.function = std::move(source);
+  spec.query_params = std::move(query_params);
+  request->options.filter = std::move(spec);
+  return Status::OK();
+}
+
 Result<std::string> FetchFilterCode(const Endpoint& source, const std::string& filter) {
   size_t slash = filter.find('/');
   std::string ddoc_id = "_design/" + filter.substr(0, slash);
@@ -273,6 +289,14 @@ Result<std::unique_ptr<Replicator>> ReplicationJobs::MakeReplicator(
     auto code = FetchFilterCode(**source, options.filter->filter);
     if (!code.ok()) return code.status();
     options.filter_code = std::move(*code);
+  } else if (options.filter && !options.filter->function.empty()) {
+    // PouchDB runs such a function on the changes it reads; settee runs it
+    // where a local source's design-document filters run.
+    if (IsRemote(request.source.name)) {
+      return Status::BadRequest("a filter function needs a local source; filter a remote source "
+                                "with a design document filter ('ddoc/name') or a selector");
+    }
+    options.filter_code = TrimFilterCode(options.filter->function);
   }
   return std::make_unique<Replicator>(std::move(*source), std::move(*target), options);
 }

@@ -47,9 +47,17 @@ struct ReplicationRequest {
 // or {"url","auth":{"basic":{"username","password"}}}; "continuous",
 // "create_target", "doc_ids", "since_seq", "worker_batch_size" (or PouchDB's
 // "batch_size"), "retries_per_request", "cancel", "replication_id".
-// kBadRequest with CouchDB's reasons for anything else it cannot use
-// (filters and selectors are not supported yet and are refused).
+// kBadRequest with CouchDB's reasons for anything else it cannot use.
 Result<ReplicationRequest> ParseReplicationRequest(std::string_view json_text);
+
+// Filters `request` by a JS filter function (`source`, the function's text)
+// with `query_params` (a JSON object text) as its req.query, as PouchDB's
+// replicate({filter: fn, query_params}) does: for the JS API, which has the
+// function itself; a request body can only name a design document's. The
+// function's source stands for its code in the replication id. kBadRequest
+// when the request has a filter, selector or doc_ids already.
+Status SetFilterFunction(ReplicationRequest* request, std::string source,
+                         std::string query_params);
 
 class ReplicationJob {
  public:

@@ -66,30 +66,40 @@ Result<bool> LocalEndpoint::Passes(const ChangesFilterSpec& filter, const Change
       selector_ = std::move(*parsed);
     } else {
       if (!functions_) {
-        return Status::BadRequest("filter `" + filter.filter +
-                                  "`: design-document filters on a local source need the JS view "
-                                  "runtime of `settee serve`; replicate from the database's URL instead");
+        std::string what = filter.function.empty() ? "filter `" + filter.filter + "`" : "a filter function";
+        return Status::BadRequest(what + ": filter functions on a local source need a JS runtime "
+                                  "(`settee serve`, `settee run`); replicate from the database's URL instead");
       }
-      size_t slash = filter.filter.find('/');
-      std::string ddoc_id = "_design/" + filter.filter.substr(0, slash);
-      auto ddoc = db_->Get(ddoc_id);
-      if (!ddoc.ok()) return ddoc.status();
-      json::Document d;
-      Status s = json::Parse(*ddoc, &d);
-      if (!s.ok()) return s;
-      std::string name = filter.filter.substr(slash + 1);
-      if (!d.IsObject() || !d.HasMember("filters") || !d["filters"].IsObject() ||
-          !d["filters"].HasMember(name.c_str()) || !d["filters"][name.c_str()].IsString()) {
-        return Status::NotFound("missing json key: " + name);
+      std::string ddoc = "{}";
+      std::string code = filter.function;
+      if (code.empty()) {
+        size_t slash = filter.filter.find('/');
+        std::string ddoc_id = "_design/" + filter.filter.substr(0, slash);
+        auto found = db_->Get(ddoc_id);
+        if (!found.ok()) return found.status();
+        ddoc = std::move(*found);
+        json::Document d;
+        Status s = json::Parse(ddoc, &d);
+        if (!s.ok()) return s;
+        std::string name = filter.filter.substr(slash + 1);
+        if (!d.IsObject() || !d.HasMember("filters") || !d["filters"].IsObject() ||
+            !d["filters"].HasMember(name.c_str()) || !d["filters"][name.c_str()].IsString()) {
+          return Status::NotFound("missing json key: " + name);
+        }
+        code = json::View(d["filters"][name.c_str()]);
       }
       std::string req = "{\"method\":\"GET\",\"query\":" + filter.query_params +
                         ",\"headers\":{},\"body\":\"undefined\",\"userCtx\":{\"db\":";
       json::AppendQuoted(&req, name_);
       req += ",\"name\":null,\"roles\":[\"_admin\"]},\"secObj\":" + db_->Security() + "}";
       filter_code_ = {};
-      filter_code_.ddoc = *ddoc;
-      filter_code_.maps = {"function (doc) { if ((" + std::string(json::View(d["filters"][name.c_str()])) +
-                           "\n)(doc, " + req + ")) emit(null, null); }"};
+      filter_code_.ddoc = std::move(ddoc);
+      // A filter that throws fails the feed, as in CouchDB and PouchDB (a
+      // map function that throws would only skip the document): the
+      // exception crosses as an emitted row of its own.
+      filter_code_.maps = {"function (doc) { var pass; try { pass = (" + code + "\n)(doc, " + req +
+                           "); } catch (e) { emit('error', String(e && e.message || e)); return; }"
+                           " if (pass) emit(null, null); }"};
     }
     parsed_for_ = &filter;
   }
@@ -100,7 +110,21 @@ Result<bool> LocalEndpoint::Passes(const ChangesFilterSpec& filter, const Change
   std::string out;
   Status s = functions_->Map(filter_code_, {row.doc}, &out);
   if (!s.ok()) return s;
-  return out != "[[[]]]";  // anything emitted passes
+  // Per document, per function, the emitted [key, value] pairs: [[[]]]
+  // rejected, [[[[null,null]]]] passed, [[[["error",message]]]] threw.
+  json::Document rows;
+  if (!json::Parse(out, &rows).ok() || !rows.IsArray() || rows.Empty() || !rows[0].IsArray() ||
+      rows[0].Empty() || !rows[0][0].IsArray()) {
+    return Status::Internal("unexpected output of a filter function: " + out);
+  }
+  const json::Value& pairs = rows[0][0];
+  if (pairs.Empty()) return false;
+  const json::Value& pair = pairs[0];
+  if (pair.IsArray() && pair.Size() == 2 && pair[0].IsString() && pair[1].IsString()) {
+    return Status::Internal("filter function threw on document \"" + row.id +
+                            "\": " + std::string(json::View(pair[1])));
+  }
+  return true;
 }
 
 Status LocalEndpoint::Changes(const ChangesRequest& request, ChangesBatch* out) {
@@ -168,28 +192,54 @@ Status LocalEndpoint::RevsDiff(const std::vector<RevsDiffRequest>& request,
 }
 
 Status LocalEndpoint::FetchRevs(const std::vector<RevsDiffResult>& missing, DocBatch* out) {
-  std::vector<BulkGetRequest> request;
+  // A first-generation revision goes without `_revisions`: its `_rev` is its
+  // whole history, and with new_edits=false the target reads it as such.
+  // Its body then takes the target's plain-document parse instead of the
+  // one for documents with a history (about a third of a local
+  // replication's time, for first-generation documents).
+  std::vector<BulkGetRequest> with_history, first_generation;
   for (const RevsDiffResult& m : missing) {
     // The target's possible ancestors as atts_since: bodies it already has
     // travel as stubs, which it resolves from those ancestors.
     for (const std::string& rev : m.missing) {
-      request.push_back(BulkGetRequest{m.id, rev, m.possible_ancestors});
+      (rev.starts_with("1-") ? first_generation : with_history)
+          .push_back(BulkGetRequest{m.id, rev, m.possible_ancestors});
     }
   }
   BulkGetOptions options;
-  options.revs = true;
   options.latest = true;
   // Attachment bodies travel inline, except those atts_since leaves as
   // stubs: the target has no body for a stub of a revision it never saw
   // (CouchDB would answer missing_stub).
   options.attachments = true;
   std::vector<BulkGetResult> results;
-  Status s = db_->BulkGet(request, options, &results);
+  if (!first_generation.empty()) {
+    Status s = db_->BulkGet(first_generation, options, &results);
+    if (!s.ok()) return s;
+    for (size_t i = 0; i < results.size(); ++i) {
+      // `latest` reached a descendant (the revision was edited since):
+      // that one needs its history after all.
+      bool descendant = false;
+      for (const BulkGetItem& item : results[i].docs) {
+        descendant |= item.status.ok() && item.rev != first_generation[i].rev;
+      }
+      if (descendant) {
+        with_history.push_back(std::move(first_generation[i]));
+        continue;
+      }
+      for (BulkGetItem& item : results[i].docs) {
+        if (item.status.ok()) out->Append(std::move(item.doc));
+      }
+    }
+  }
+  if (with_history.empty()) return Status::OK();
+  options.revs = true;
+  Status s = db_->BulkGet(with_history, options, &results);
   if (!s.ok()) return s;
-  for (const BulkGetResult& r : results) {
-    for (const BulkGetItem& item : r.docs) {
+  for (BulkGetResult& r : results) {
+    for (BulkGetItem& item : r.docs) {
       // A revision compacted away or stemmed meanwhile: nothing to send.
-      if (item.status.ok()) out->Append(item.doc);
+      if (item.status.ok()) out->Append(std::move(item.doc));
     }
   }
   return Status::OK();
@@ -197,11 +247,12 @@ Status LocalEndpoint::FetchRevs(const std::vector<RevsDiffResult>& missing, DocB
 
 Status LocalEndpoint::WriteDocs(const DocBatch& docs, std::vector<DocUpdateResult>* failures) {
   failures->clear();
-  if (docs.count == 0) return Status::OK();
+  if (docs.count() == 0) return Status::OK();
   UpdateOptions options;
   options.new_edits = false;
+  std::vector<std::string_view> texts(docs.docs().begin(), docs.docs().end());
   std::vector<DocUpdateResult> results;
-  Status s = db_->BulkDocsArray(docs.text(), options, &results);
+  Status s = db_->BulkDocs(texts, options, &results);
   if (!s.ok()) return s;
   for (DocUpdateResult& r : results) {
     if (!r.status.ok()) failures->push_back(std::move(r));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "replication/selector_normal_form.h"
 #include "util/digest.h"
 #include "util/json.h"
 
@@ -93,7 +94,10 @@ std::string ReplicationId(std::string_view server_uuid, const ErlTerm& source,
     auto params = EjsonTerm(filter->query_params, false);
     base.Add(params.ok() ? *params : ErlTerm::Tuple().Add(ErlTerm::List()));
   } else if (filter != nullptr && !filter->selector.empty()) {
-    auto selector = EjsonTerm(filter->selector, true);
+    // A selector CouchDB would refuse gets an id all the same (the job
+    // then fails on it): its members sorted, as given.
+    auto selector = NormalSelectorTerm(filter->selector);
+    if (!selector.ok()) selector = EjsonTerm(filter->selector, true);
     if (selector.ok()) base.Add(*selector);
   }
   if (since_seq) base.Add(ErlTerm::Binary(*since_seq));

@@ -33,11 +33,10 @@ ErlTerm RemoteEndpointTerm(const Url& url);
 // A filtered replication appends what CouchDB 3's maybe_append_filters
 // does: for a design-document filter its code (`filter_code`, the
 // function's source trimmed, as fetched from the source) and query_params;
-// for a selector the selector. JSON crosses as jiffy's EJSON terms
-// ({[{Key, Value}]} objects with keys sorted for selectors, as ejsort
-// does). CouchDB hashes the selector after mango's normalisation, which
-// settee does not reproduce: a selector replication's id agrees with
-// CouchDB's only for selectors already in normal form.
+// for a selector the selector in mango's normal form with its members
+// sorted (selector_normal_form.h), so that every way of writing one
+// selector gets CouchDB's id. JSON crosses as jiffy's EJSON terms
+// ({[{Key, Value}]} objects).
 std::string ReplicationId(std::string_view server_uuid, const ErlTerm& source,
                           const ErlTerm& target,
                           const std::optional<std::vector<std::string>>& doc_ids,

@@ -168,6 +168,7 @@ Status Replicator::Attempt(bool* progressed) {
     since = StartSeqFromCheckpoints(source_doc, target_doc, &history_);
   }
   attempt_start_seq_ = since;
+  session_history_.emplace(history_);
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     stats_.start_seq = since;
@@ -190,6 +191,16 @@ Status Replicator::Attempt(bool* progressed) {
   if (options_.filter) feed.filter = &*options_.filter;
   feed.continuous = options_.continuous;
   feed.wait = options_.feed_wait;
+  // The reading thread also asks the target what it lacks (on an endpoint
+  // of its own) and fetches that from the source, so that only the writes
+  // and checkpoints are left to this thread.
+  std::unique_ptr<Endpoint> diff_target = target_->Clone();
+  auto diff_info = diff_target->Open(false);
+  if (!diff_info.ok()) return diff_info.status();
+  feed.prepare = [target = diff_target.get()](Endpoint& source, const ChangesBatch& batch,
+                                              PreparedBatch* out) {
+    return PrepareBatch(source, *target, batch, out);
+  };
   ChangesReader reader(std::move(feed_source), feed);
   {
     std::lock_guard<std::mutex> lock(cancel_mu_);
@@ -207,7 +218,8 @@ Status Replicator::Attempt(bool* progressed) {
   bool caught_up = false;
   while (!cancelled_) {
     ChangesBatch batch;
-    Status s = reader.Next(&batch);
+    PreparedBatch prepared;
+    Status s = reader.Next(&batch, &prepared);
     if (cancelled_) break;
     if (!s.ok()) return s;
     if (!batch.rows.empty()) {
@@ -216,7 +228,7 @@ Status Replicator::Attempt(bool* progressed) {
         SetState(ReplicationState::kRunning);
         Emit(ReplicationEvent::Kind::kActive);
       }
-      s = ReplicateBatch(batch);
+      s = WriteBatch(prepared);
       if (!s.ok()) return s;
     }
     // A filtered feed may move past changes it did not show: record that.
@@ -246,35 +258,34 @@ Status Replicator::Attempt(bool* progressed) {
   return Status::OK();
 }
 
-Status Replicator::ReplicateBatch(const ChangesBatch& batch) {
+Status Replicator::PrepareBatch(Endpoint& source, Endpoint& target, const ChangesBatch& batch,
+                                PreparedBatch* out) {
   std::vector<RevsDiffRequest> diff_request;
   diff_request.reserve(batch.rows.size());
-  uint64_t checked = 0;
   for (const Change& c : batch.rows) {
     diff_request.push_back(RevsDiffRequest{c.id, c.revs});
-    checked += c.revs.size();
+    out->revs_checked += c.revs.size();
   }
   std::vector<RevsDiffResult> missing;
-  Status s = target_->RevsDiff(diff_request, &missing);
+  Status s = target.RevsDiff(diff_request, &missing);
   if (!s.ok()) return s;
-  uint64_t found = 0;
-  for (const RevsDiffResult& m : missing) found += m.missing.size();
+  for (const RevsDiffResult& m : missing) out->revs_missing += m.missing.size();
+  if (out->revs_missing == 0) return Status::OK();
+  return source.FetchRevs(missing, &out->docs);
+}
 
-  DocBatch docs;
-  if (found) {
-    s = source_->FetchRevs(missing, &docs);
-    if (!s.ok()) return s;
-  }
+Status Replicator::WriteBatch(const PreparedBatch& batch) {
+  const DocBatch& docs = batch.docs;
   std::vector<DocUpdateResult> failures;
-  s = target_->WriteDocs(docs, &failures);
+  Status s = target_->WriteDocs(docs, &failures);
   if (!s.ok()) return s;
   if (listener_) batch_docs_ = docs.text();
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
-    stats_.missing_checked += checked;
-    stats_.missing_found += found;
-    stats_.docs_read += docs.count;
-    stats_.docs_written += docs.count - failures.size();
+    stats_.missing_checked += batch.revs_checked;
+    stats_.missing_found += batch.revs_missing;
+    stats_.docs_read += docs.count();
+    stats_.docs_written += docs.count() - failures.size();
     stats_.doc_write_failures += failures.size();
     stats_.updated_on = NowSeconds();
   }
@@ -297,7 +308,7 @@ Status Replicator::Checkpoint(const std::string& seq) {
   entry.docs_read = stats.docs_read;
   entry.docs_written = stats.docs_written;
   entry.doc_write_failures = stats.doc_write_failures;
-  std::string history = PrependHistory(entry, history_);
+  std::string history = session_history_->Add(entry);
   std::string doc = BuildCheckpoint(entry, history);
   const std::string doc_id = "_local/" + id_;
   // The target first: a checkpoint on the source alone would make the

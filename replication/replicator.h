@@ -7,6 +7,10 @@
 //         -> write them to the target with new_edits=false
 //         -> checkpoint on the target, then the source
 //
+// The first three steps run on the changes reader's thread, batches ahead
+// (changes_reader.h, up to batches_limit), the writes and checkpoints on
+// Run()'s thread.
+//
 // One-shot replications end when the source has nothing more; continuous
 // ones then wait on the source's changes feed until cancelled. Failed
 // requests are retried from the last checkpoint with exponential backoff
@@ -33,6 +37,7 @@
 #include <vector>
 
 #include "replication/changes_reader.h"
+#include "replication/checkpoint.h"
 #include "replication/endpoint.h"
 #include "settee/status.h"
 
@@ -147,7 +152,13 @@ class Replicator {
   // until caught up (one-shot) or cancelled. `progressed` is set once a
   // batch has been checkpointed (a later failure then resets the backoff).
   Status Attempt(bool* progressed);
-  Status ReplicateBatch(const ChangesBatch& batch);
+  // On the changes reader's thread: asks `target` which revisions of
+  // `batch` it lacks and fetches them from `source` (both endpoints of that
+  // thread).
+  static Status PrepareBatch(Endpoint& source, Endpoint& target, const ChangesBatch& batch,
+                             PreparedBatch* out);
+  // Writes a prepared batch to the target and counts it.
+  Status WriteBatch(const PreparedBatch& batch);
   Status Checkpoint(const std::string& seq);
   void SetState(ReplicationState state);
   void Emit(ReplicationEvent::Kind kind, std::vector<std::string> doc_ids = {},
@@ -170,7 +181,8 @@ class Replicator {
   ReplicationStats stats_;
 
   // Run()'s thread only:
-  std::string history_ = "[]";
+  std::string history_ = "[]";  // as of the last checkpoint
+  std::optional<CheckpointHistory> session_history_;  // the attempt's
   std::string start_time_;
   std::string attempt_start_seq_;
   bool source_checkpoints_ = true;  // off once the source refuses them (403)

@@ -47,14 +47,12 @@ class Replication extends EventEmitter {
     if (o.batches_limit !== undefined) req.batches_limit = Number(o.batches_limit);
     if (Array.isArray(o.doc_ids)) req.doc_ids = o.doc_ids;
     if (o.since !== undefined && o.since !== 0) req.since_seq = o.since;
-    // A design-document filter by name, or a selector, runs in settee's
-    // replicator; a JS filter function would have to run on this isolate
-    // for every change, which the replicator's threads cannot do.
-    if (typeof o.filter === 'function') {
-      throw new PouchError(400, 'bad_request', 'filter functions are not supported by settee\'s replicator: ' +
-        'use a design document filter (\'ddoc/name\') or a selector');
-    }
-    if (o.filter !== undefined) req.filter = o.filter;
+    // A filter function crosses as its source, and runs as a design
+    // document's filter does (on settee's isolate for filters): like one,
+    // it sees (doc, req) and nothing of the scope it was written in.
+    let filterSource;
+    if (typeof o.filter === 'function') filterSource = o.filter.toString();
+    else if (o.filter !== undefined) req.filter = o.filter;
     if (o.query_params !== undefined) req.query_params = o.query_params;
     if (o.selector !== undefined) req.selector = o.selector;
     // A local source named by string is created, as new PouchDB(name) would.
@@ -67,7 +65,8 @@ class Replication extends EventEmitter {
       }
       try {
         feeds.set(this._feedId, this);
-        native.replicate(this._feedId, JSON.stringify(req));
+        if (filterSource === undefined) native.replicate(this._feedId, JSON.stringify(req));
+        else native.replicate(this._feedId, JSON.stringify(req), filterSource, JSON.stringify(o.query_params || {}));
       } catch (e) {
         feeds.delete(this._feedId);
         this._done = true;

@@ -265,7 +265,7 @@ TEST(JsScripts, AttachmentsOnMemoryAndLevelDb) {
 TEST(JsScripts, Replication) {
   auto o = Settee({"run", kScripts + "/replication.js"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 5 passed"));
+  EXPECT_THAT(o.out, HasSubstr("all 7 passed"));
 }
 
 TEST(JsScripts, ViewsOnBothBackends) {

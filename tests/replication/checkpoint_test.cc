@@ -51,6 +51,44 @@ TEST(CheckpointTest, HistoryIsNewestFirstAndCappedAt50) {
   EXPECT_STREQ(d[0]["session_id"].GetString(), "s59");
 }
 
+TEST(CheckpointTest, AnAttemptKeepsItsLastTwoEntriesInFrontOfTheEarlierHistory) {
+  std::string earlier = "[]";
+  for (int i = 0; i < 60; ++i) {
+    earlier = PrependHistory(Entry(("old" + std::to_string(i)).c_str(), "1"), earlier);
+  }
+  CheckpointHistory attempt(earlier);
+  std::string history;
+  for (int i = 0; i < 5; ++i) {
+    history = attempt.Add(Entry(("new" + std::to_string(i)).c_str(), std::to_string(10 + i).c_str()));
+  }
+  json::Document d;
+  ASSERT_TRUE(json::Parse(history, &d).ok());
+  ASSERT_EQ(d.Size(), 50u);
+  EXPECT_STREQ(d[0]["session_id"].GetString(), "new4");
+  EXPECT_EQ(d[0]["recorded_seq"].GetInt(), 14);
+  EXPECT_STREQ(d[1]["session_id"].GetString(), "new3");
+  EXPECT_STREQ(d[2]["session_id"].GetString(), "old59");
+  EXPECT_STREQ(d[49]["session_id"].GetString(), "old12");
+}
+
+TEST(CheckpointTest, ASideThatMissedTheNewestCheckpointResumesFromThePrevious) {
+  // The target got the attempt's third checkpoint, then the replicator
+  // died before writing it to the source.
+  CheckpointHistory attempt("[]");
+  std::string h1 = attempt.Add(Entry("s1", "10"));
+  std::string h2 = attempt.Add(Entry("s2", "20"));
+  std::string h3 = attempt.Add(Entry("s3", "30"));
+  std::string source = BuildCheckpoint(Entry("s2", "20"), h2);
+  std::string target = BuildCheckpoint(Entry("s3", "30"), h3);
+  std::string carried;
+  EXPECT_EQ(StartSeqFromCheckpoints(source, target, &carried), "20");
+  // A target restored from a backup of an older checkpoint of the same
+  // attempt never matches a newer session: resume from further back.
+  std::string restored = BuildCheckpoint(Entry("s1", "10"), h1);
+  EXPECT_EQ(StartSeqFromCheckpoints(BuildCheckpoint(Entry("s3", "30"), h3), restored, &carried),
+            "0");
+}
+
 TEST(CheckpointTest, SameSessionOnBothSidesResumesFromSourceLastSeq) {
   std::string h1, h2, carried;
   std::string doc1 = Doc(Entry("s1", "5"), "[]", &h1);

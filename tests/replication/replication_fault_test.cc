@@ -98,7 +98,10 @@ TEST_P(ReplicationFaultTest, KilledPeerResumesFromTheCheckpoint) {
   EXPECT_FALSE(s.ok());
   ReplicationStats one = first.Stats();
   EXPECT_EQ(one.state, ReplicationState::kFailed);
-  EXPECT_EQ(one.docs_written, 250u);  // five batches of 50, then the peer died
+  // Five batches of 50, then the peer died; batches fetched ahead before
+  // that (pull) may still be written.
+  EXPECT_GE(one.docs_written, 250u);
+  EXPECT_LT(one.docs_written, static_cast<uint64_t>(kDocs));
   std::string checkpoint = one.checkpointed_source_seq;
   EXPECT_NE(checkpoint, "0");
 

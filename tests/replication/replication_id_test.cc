@@ -71,13 +71,18 @@ TEST(ReplicationIdTest, FiltersAppendCouchDbsTerms) {
 
   ChangesFilterSpec selector;
   selector.selector = R"({"z":{"$gt":1.5},"a":[true,null]})";
-  ErlTerm gt = ErlTerm::List();
-  gt.Add(ErlTerm::Tuple().Add(ErlTerm::Binary("$gt")).Add(ErlTerm::Float(1.5)));
+  // CouchDB hashes the normal form, {"$and": [{"z": {"$gt": 1.5}},
+  // {"a": {"$eq": [true, null]}}]}, as EJSON.
+  auto op = [](const char* name, ErlTerm arg) {
+    return ErlTerm::Tuple().Add(ErlTerm::List().Add(ErlTerm::Tuple().Add(ErlTerm::Binary(name)).Add(arg)));
+  };
   ErlTerm arr = ErlTerm::List();
   arr.Add(ErlTerm::Atom("true")).Add(ErlTerm::Atom("null"));
-  ErlTerm members = ErlTerm::List();  // sorted by key, as ejsort does
-  members.Add(ErlTerm::Tuple().Add(ErlTerm::Binary("a")).Add(arr));
-  members.Add(ErlTerm::Tuple().Add(ErlTerm::Binary("z")).Add(ErlTerm::Tuple().Add(gt)));
+  ErlTerm terms = ErlTerm::List();
+  terms.Add(op("z", op("$gt", ErlTerm::Float(1.5))));
+  terms.Add(op("a", op("$eq", arr)));
+  ErlTerm members = ErlTerm::List();
+  members.Add(ErlTerm::Tuple().Add(ErlTerm::Binary("$and")).Add(terms));
   ErlTerm base2 = ErlTerm::List();
   base2.Add(ErlTerm::Binary("u")).Add(a).Add(b).Add(ErlTerm::Tuple().Add(members));
   EXPECT_EQ(ReplicationId("u", a, b, std::nullopt, std::nullopt, &selector),

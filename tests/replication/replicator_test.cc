@@ -79,7 +79,23 @@ TEST_P(ReplicatorTest, OneShotCopiesEverythingInBatchesAndCheckpoints) {
   EXPECT_STREQ(ca["session_id"].GetString(), cb["session_id"].GetString());
   EXPECT_EQ(ca["source_last_seq"].GetUint64(), a->UpdateSeq());
   EXPECT_EQ(ca["replication_id_version"].GetInt(), 4);
-  EXPECT_EQ(ca["history"].Size(), 3u);  // one checkpoint per batch
+  // A checkpoint per batch, each its own session; the attempt's last two
+  // are kept.
+  ASSERT_EQ(ca["history"].Size(), 2u);
+  EXPECT_STREQ(ca["history"][0]["session_id"].GetString(), ca["session_id"].GetString());
+  EXPECT_STRNE(ca["history"][1]["session_id"].GetString(), ca["session_id"].GetString());
+  EXPECT_EQ(ca["history"][0]["recorded_seq"].GetUint64(), a->UpdateSeq());
+  EXPECT_EQ(ca["history"][1]["recorded_seq"].GetUint64(), 200u);
+
+  // A second run keeps the first one's entries behind its own.
+  Put(*a, "late", "{}");
+  Replicate("a", "b", options);
+  on_a = a->Get("_local/" + r->id());
+  ASSERT_TRUE(on_a.ok());
+  ASSERT_TRUE(json::Parse(*on_a, &ca).ok());
+  ASSERT_EQ(ca["history"].Size(), 3u);
+  EXPECT_EQ(ca["history"][0]["recorded_seq"].GetUint64(), a->UpdateSeq());
+  EXPECT_EQ(ca["history"][1]["recorded_seq"].GetUint64(), a->UpdateSeq() - 1);
 }
 
 TEST_P(ReplicatorTest, SecondRunResumesFromTheCheckpoint) {

@@ -126,8 +126,14 @@ check('filtered replication: a design-doc filter with query_params, and a select
   const pushed = await PouchDB.replicate(remote, sel, { selector: { i: { $gte: 30 } } });
   assert.strictEqual(pushed.docs_written, 10);
   assert.strictEqual((await sel.allDocs()).rows.length, 10);
-  // A JS filter function is refused plainly.
-  assert.throws(() => PouchDB.replicate(local, sel, { filter: () => true }), (e) => e.status === 400);
+  // A JS filter function filters a local source, pushed to the server...
+  const fnTarget = new PouchDB(server + '/' + tag + 'fn');
+  const byFn = await PouchDB.replicate(local, fnTarget,
+    { filter: function (doc, req) { return doc.i >= req.query.min; }, query_params: { min: 20 } });
+  assert.strictEqual(byFn.docs_written, 5);
+  assert.deepStrictEqual((await fnTarget.allDocs()).rows.map((r) => r.id), ['k20', 'k24', 'k28', 'k32', 'k36']);
+  // ...and is refused plainly for a remote source, whose server cannot run it.
+  await assert.rejects(PouchDB.replicate(remote, local, { filter: () => true }), (e) => e.status === 400);
   // A local-to-local filtered replication run by the server itself (its
   // _replicator database), with the server's JS view runtime.
   const reps = new PouchDB(server + '/_replicator');

@@ -108,7 +108,63 @@ check('errors: unreachable peers and bad arguments', async () => {
   assert.ok(errorEvent);
   assert.throws(() => PouchDB.replicate(a, 42), (e) => e.status === 400);
   await assert.rejects(PouchDB.replicate(a, tag + 'j', { filter: 'ddoc/f' }), (e) => e.status === 404);
-  assert.throws(() => PouchDB.replicate(a, tag + 'j', { filter: () => true }), (e) => e.status === 400);
+  // A filter function filters a local source only (a remote one's feed is
+  // filtered by the server, which cannot run it).
+  await assert.rejects(PouchDB.replicate('http://127.0.0.1:1/nothing', tag + 'j', { filter: () => true }),
+    (e) => e.status === 400);
+  // And not together with a selector.
+  await assert.rejects(PouchDB.replicate(a, tag + 'j', { filter: () => true, doc_ids: ['z'] }),
+    (e) => e.status === 400);
+});
+
+async function seedForFilters(name) {
+  const src = new PouchDB(name);
+  const docs = [];
+  for (let i = 0; i < 30; i++) docs.push({ _id: 'f' + String(i).padStart(2, '0'), kind: i % 3 ? 'drop' : 'keep', i });
+  await src.bulkDocs(docs);
+  return src;
+}
+
+check('filters: a design document filter of a local source, with query_params', async () => {
+  const src = await seedForFilters(tag + 'fa');
+  await src.put({ _id: '_design/app', filters: {
+    kind: 'function (doc, req) { return doc.kind === req.query.kind; }' } });
+  const dst = new PouchDB(tag + 'fb');
+  const info = await PouchDB.replicate(src, dst, { filter: 'app/kind', query_params: { kind: 'keep' } });
+  assert.strictEqual(info.docs_written, 10);
+  const ids = (await dst.allDocs()).rows.map((r) => r.id);
+  assert.strictEqual(ids.length, 10);
+  assert.ok(ids.every((id) => Number(id.slice(1)) % 3 === 0), ids.join());
+  // The design document itself is a change the filter did not pass.
+  await assert.rejects(dst.get('_design/app'), (e) => e.status === 404);
+  // A later run resumes from the checkpoint and brings only a new match.
+  await src.bulkDocs([{ _id: 'late1', kind: 'keep' }, { _id: 'late2', kind: 'drop' }]);
+  const again = await PouchDB.replicate(src, dst, { filter: 'app/kind', query_params: { kind: 'keep' } });
+  assert.strictEqual(again.docs_written, 1);
+  await dst.get('late1');
+});
+
+check('filters: a JS filter function, with req.query and deletions', async () => {
+  const src = await seedForFilters(tag + 'fc');
+  const dst = new PouchDB(tag + 'fd');
+  const rep = PouchDB.replicate(src, dst, {
+    filter: function (doc, req) { return doc.i >= req.query.min || doc._deleted === true; },
+    query_params: { min: 25 },
+  });
+  const changed = [];
+  rep.on('change', (info) => changed.push(...info.docs.map((d) => d._id)));
+  const info = await rep;
+  assert.strictEqual(info.docs_written, 5);
+  assert.deepStrictEqual(changed.sort(), ['f25', 'f26', 'f27', 'f28', 'f29']);
+  // Arrow functions too; a deletion reaches the target when it passes.
+  const f25 = await src.get('f25');
+  await src.remove(f25);
+  const del = await PouchDB.replicate(src, dst, { filter: (doc) => doc._deleted === true });
+  assert.strictEqual(del.docs_written, 1);
+  await assert.rejects(dst.get('f25'), (e) => e.status === 404);
+  // A function that throws fails the replication rather than passing all.
+  await assert.rejects(PouchDB.replicate(src, new PouchDB(tag + 'fe'),
+    { filter: function () { throw new Error('boom'); } }));
 });
 
 done();
