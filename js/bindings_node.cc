@@ -122,6 +122,66 @@ void MemoryUsage(const Args& args) {
   args.GetReturnValue().Set(o);
 }
 
+// The facts behind the prelude's `os` module, from libuv as node takes
+// them: {hostname, homedir, tmpdir, sysname, release, version, machine,
+// totalmem, freemem, uptime, loadavg: [3], cpus: [{model, speed, times}]}.
+void OsInfo(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
+  v8::Local<v8::Object> o = v8::Object::New(isolate);
+  auto str = [&](v8::Local<v8::Object> obj, const char* k, const std::string& v) {
+    SetValue(ctx, obj, k, ToV8String(isolate, v));
+  };
+  auto num = [&](v8::Local<v8::Object> obj, const char* k, double v) {
+    SetValue(ctx, obj, k, v8::Number::New(isolate, v));
+  };
+  char buf[PATH_MAX];
+  size_t len = sizeof buf;
+  str(o, "hostname", uv_os_gethostname(buf, &len) == 0 ? std::string(buf, len) : "localhost");
+  len = sizeof buf;
+  str(o, "homedir", uv_os_homedir(buf, &len) == 0 ? std::string(buf, len) : "/");
+  len = sizeof buf;
+  str(o, "tmpdir", uv_os_tmpdir(buf, &len) == 0 ? std::string(buf, len) : "/tmp");
+  uv_utsname_t uts;
+  if (uv_os_uname(&uts) == 0) {
+    str(o, "sysname", uts.sysname);
+    str(o, "release", uts.release);
+    str(o, "version", uts.version);
+    str(o, "machine", uts.machine);
+  }
+  num(o, "totalmem", static_cast<double>(uv_get_total_memory()));
+  num(o, "freemem", static_cast<double>(uv_get_free_memory()));
+  double uptime = 0;
+  uv_uptime(&uptime);
+  num(o, "uptime", uptime);
+  double load[3] = {0, 0, 0};
+  uv_loadavg(load);
+  v8::Local<v8::Array> loadavg = v8::Array::New(isolate, 3);
+  for (uint32_t i = 0; i < 3; ++i) loadavg->Set(ctx, i, v8::Number::New(isolate, load[i])).Check();
+  SetValue(ctx, o, "loadavg", loadavg);
+  uv_cpu_info_t* cpus = nullptr;
+  int count = 0;
+  v8::Local<v8::Array> list = v8::Array::New(isolate);
+  if (uv_cpu_info(&cpus, &count) == 0) {
+    for (int i = 0; i < count; ++i) {
+      v8::Local<v8::Object> c = v8::Object::New(isolate);
+      str(c, "model", cpus[i].model ? cpus[i].model : "");
+      num(c, "speed", cpus[i].speed);
+      v8::Local<v8::Object> times = v8::Object::New(isolate);
+      num(times, "user", static_cast<double>(cpus[i].cpu_times.user));
+      num(times, "nice", static_cast<double>(cpus[i].cpu_times.nice));
+      num(times, "sys", static_cast<double>(cpus[i].cpu_times.sys));
+      num(times, "idle", static_cast<double>(cpus[i].cpu_times.idle));
+      num(times, "irq", static_cast<double>(cpus[i].cpu_times.irq));
+      SetValue(ctx, c, "times", times);
+      list->Set(ctx, static_cast<uint32_t>(i), c).Check();
+    }
+    uv_free_cpu_info(cpus, count);
+  }
+  SetValue(ctx, o, "cpus", list);
+  args.GetReturnValue().Set(o);
+}
+
 // process.cpuUsage(): user and system CPU time of the process in microseconds.
 void CpuUsage(const Args& args) {
   v8::Isolate* isolate = args.GetIsolate();
@@ -364,6 +424,7 @@ void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "hrtime", Hrtime);
   SetFn(ctx, native, "memoryUsage", MemoryUsage);
   SetFn(ctx, native, "cpuUsage", CpuUsage);
+  SetFn(ctx, native, "osInfo", OsInfo);
   SetFn(ctx, native, "exit", Exit);
   SetFn(ctx, native, "noteExitCode", NoteExitCode);
   SetFn(ctx, native, "cwd", Cwd);

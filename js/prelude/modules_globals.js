@@ -5,7 +5,7 @@
 // CommonJS require
 
 const builtins = {
-  events: EventEmitter, util, assert, path, fs, crypto, url: { URL, URLSearchParams }, 'fs/promises': fs.promises, pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: { Buffer },
+  events: EventEmitter, util, assert, path, fs, crypto, os, url: { URL, URLSearchParams }, 'fs/promises': fs.promises, pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: { Buffer },
   timers: null, process: null, console: null,
 };
 const moduleCache = Object.create(null);

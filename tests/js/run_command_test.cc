@@ -303,6 +303,25 @@ TEST(JsScripts, CryptoAsInNode) {
   EXPECT_THAT(o.out, HasSubstr("all 3 passed"));
 }
 
+TEST(JsScripts, OsAsInNode) {
+  // node's own answers for this machine, when node is installed (the
+  // project's setup installs it for the compat tests).
+  std::string node_facts;
+  if (FILE* p = popen("node -e \"const os=require('os');console.log(JSON.stringify([os.hostname(),"
+                      "os.homedir(),os.tmpdir(),os.release(),os.cpus().length]))\" 2>/dev/null",
+                      "r")) {
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) node_facts.append(buf, n);
+    pclose(p);
+    while (!node_facts.empty() && node_facts.back() == '\n') node_facts.pop_back();
+  }
+  std::vector<std::string> args{"run", kScripts + "/os.js"};
+  if (!node_facts.empty()) args.push_back(node_facts);
+  auto o = Settee(args);
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 1 passed"));
+}
+
 TEST(JsScripts, ThreadsShareTheStore) {
   auto o = Settee({"run", "--threads", "4", kScripts + "/threads.js", "4"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
