@@ -80,9 +80,30 @@ std::shared_ptr<const KVSnapshot> MemoryStore::GetSnapshot() {
 
 MemoryStore::Version* MemoryStore::Version::New(bool deleted, std::string_view value) {
   void* mem = ::operator new(sizeof(Version) + value.size());
-  auto* v = new (mem) Version{0, nullptr, static_cast<uint32_t>(value.size()), deleted};
+  auto* v = new (mem) Version{0, nullptr, static_cast<uint32_t>(value.size()), deleted, false};
   if (!value.empty()) std::memcpy(v + 1, value.data(), value.size());
   return v;
+}
+
+MemoryStore::Version* MemoryStore::Version::Adopt(bool deleted, std::string&& value) {
+  if (value.size() < kAdoptBytes) {
+    Version* v = New(deleted, value);
+    std::string().swap(value);  // give the copy's source back now
+    return v;
+  }
+  void* mem = ::operator new(sizeof(Version) + sizeof(std::string));
+  auto* v = new (mem) Version{0, nullptr, static_cast<uint32_t>(value.size()), deleted, true};
+  new (v + 1) std::string(std::move(value));
+  value.clear();
+  return v;
+}
+
+void MemoryStore::Version::Free(Version* v) {
+  if (v->adopted) {
+    using String = std::string;
+    reinterpret_cast<String*>(v + 1)->~String();
+  }
+  ::operator delete(v);
 }
 
 MemoryStore::NodeKey::NodeKey(std::string_view bytes) : size_(static_cast<uint32_t>(bytes.size())) {
@@ -198,8 +219,11 @@ Status MemoryStore::Apply(Ops&& ops) {
   // for the pointer surgery.
   std::vector<Version*> fresh(ops.size());
   for (size_t i = 0; i < ops.size(); i++) {
-    fresh[i] = Version::New(ops[i].is_delete, ops[i].value);
-    if constexpr (kOwned) std::string().swap(ops[i].value);  // give the copy's source back now
+    if constexpr (kOwned) {
+      fresh[i] = Version::Adopt(ops[i].is_delete, std::move(ops[i].value));
+    } else {
+      fresh[i] = Version::New(ops[i].is_delete, ops[i].value);
+    }
   }
   // Partitions ascending, key order within each (see the header): stable,
   // so the later of two ops on a key wins.

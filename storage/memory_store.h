@@ -157,18 +157,32 @@ class MemoryStore final : public KVStore {
 
   // One allocation: this header, then the value's bytes. Keeping the bytes
   // inline halves the allocations a write retains, and so the memory (and
-  // page faults) a growing store costs per entry.
+  // page faults) a growing store costs per entry. A large value of a batch
+  // the store owns is adopted instead: the header is followed by the
+  // batch's std::string, whose buffer the version takes over, because
+  // copying a body of hundreds of kilobytes into fresh memory costs far more
+  // (in page faults) than a second allocation.
   struct Version {
     uint64_t seq;
     Version* older;  // next older version, or nullptr
     uint32_t size;   // of the value
     bool deleted;
+    bool adopted;  // the bytes are in the std::string after the header
 
-    std::string_view value() const { return {reinterpret_cast<const char*>(this + 1), size}; }
+    std::string_view value() const {
+      return {adopted ? reinterpret_cast<const std::string*>(this + 1)->data()
+                      : reinterpret_cast<const char*>(this + 1),
+              size};
+    }
     // REQUIRES: value.size() <= kMaxValueSize.
     static Version* New(bool deleted, std::string_view value);
-    static void Free(Version* v) { ::operator delete(v); }
+    // New(), taking a large value's buffer instead of copying it; `value`
+    // is left empty either way.
+    static Version* Adopt(bool deleted, std::string&& value);
+    static void Free(Version* v);
   };
+  // Values from this size up are adopted (Version::Adopt).
+  static constexpr size_t kAdoptBytes = 16 << 10;
   static constexpr size_t kMaxValueSize = UINT32_MAX;
 
   // A map key that keeps up to kInlineBytes in the map node itself. Document
