@@ -31,6 +31,13 @@ add_library(settee_dep_xxhash INTERFACE)
 target_include_directories(settee_dep_xxhash SYSTEM INTERFACE ${XXHASH_INCLUDE_DIR})
 target_link_libraries(settee_dep_xxhash INTERFACE ${XXHASH_LIBRARY})
 
+# Snappy (LevelDB's block compression; the memory store's big values).
+find_path(SNAPPY_INCLUDE_DIR snappy.h REQUIRED)
+find_library(SNAPPY_LIBRARY snappy REQUIRED)
+add_library(settee_dep_snappy INTERFACE)
+target_include_directories(settee_dep_snappy SYSTEM INTERFACE ${SNAPPY_INCLUDE_DIR})
+target_link_libraries(settee_dep_snappy INTERFACE ${SNAPPY_LIBRARY})
+
 # RapidJSON's config exports variables, not a target.
 add_library(settee_dep_rapidjson INTERFACE)
 target_include_directories(settee_dep_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE_DIRS})
