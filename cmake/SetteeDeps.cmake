@@ -31,6 +31,13 @@ add_library(settee_dep_xxhash INTERFACE)
 target_include_directories(settee_dep_xxhash SYSTEM INTERFACE ${XXHASH_INCLUDE_DIR})
 target_link_libraries(settee_dep_xxhash INTERFACE ${XXHASH_LIBRARY})
 
+# Snappy (LevelDB's block compression; the memory store's big values).
+find_path(SNAPPY_INCLUDE_DIR snappy.h REQUIRED)
+find_library(SNAPPY_LIBRARY snappy REQUIRED)
+add_library(settee_dep_snappy INTERFACE)
+target_include_directories(settee_dep_snappy SYSTEM INTERFACE ${SNAPPY_INCLUDE_DIR})
+target_link_libraries(settee_dep_snappy INTERFACE ${SNAPPY_LIBRARY})
+
 # RapidJSON's config exports variables, not a target.
 add_library(settee_dep_rapidjson INTERFACE)
 target_include_directories(settee_dep_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE_DIRS})
@@ -72,6 +79,8 @@ if(SETTEE_JEMALLOC AND NOT SETTEE_SANITIZE AND NOT SETTEE_FUZZ)
   # dropping it.
   target_link_libraries(settee_dep_malloc INTERFACE
     "-Wl,--push-state,--no-as-needed" ${JEMALLOC_LIBRARY} "-Wl,--pop-state")
+  # Its options (huge pages, slower purging): see the file.
+  target_sources(settee_dep_malloc INTERFACE ${PROJECT_SOURCE_DIR}/util/jemalloc_conf.c)
 endif()
 
 if(SETTEE_BUILD_TESTS)

@@ -512,6 +512,44 @@ void DbBulkDocsSplit(const Args& args) {
   ReturnBulkResults(args, results, opts.new_edits);
 }
 
+// dbBulkDocsEncoded(h, bytes, meta, strs, nums, count, replicator_mode):
+// bulkDocs of documents js/prelude/doc_encode.js encoded (the layout is
+// BuildEncodedDocs's, js/doc_split.h). Returns undefined, having written
+// nothing, if the encoding does not add up.
+void DbBulkDocsEncoded(const Args& args) {
+  auto db = DbArg(args);
+  if (!db || !args[1]->IsUint8Array() || !args[2]->IsInt32Array() || !args[3]->IsArray() ||
+      !args[4]->IsFloat64Array() || !args[5]->IsUint32()) {
+    return;
+  }
+  auto view_of = [](v8::Local<v8::Value> v) {
+    auto view = v.As<v8::ArrayBufferView>();
+    auto* base = static_cast<const char*>(view->Buffer()->Data());
+    return std::string_view(base == nullptr ? "" : base + view->ByteOffset(), base == nullptr ? 0 : view->ByteLength());
+  };
+  const std::string_view bytes = view_of(args[1]);
+  const std::string_view meta = view_of(args[2]);
+  const std::string_view nums = view_of(args[4]);
+  auto parsed = std::make_unique<BulkDocsBody::Parsed>();
+  if (BuildEncodedDocs(args.GetIsolate()->GetCurrentContext(), bytes,
+                       {reinterpret_cast<const int32_t*>(meta.data()), meta.size() / sizeof(int32_t)},
+                       args[3].As<v8::Array>(),
+                       {reinterpret_cast<const double*>(nums.data()), nums.size() / sizeof(double)},
+                       args[5].As<v8::Uint32>()->Value(), &parsed->docs,
+                       &parsed->statuses) != SplitOutcome::kDone) {
+    return;
+  }
+  UpdateOptions opts;
+  opts.new_edits = !args[6]->IsTrue();
+  std::vector<DocUpdateResult> results;
+  Status s = db->BulkDocs(BulkDocsBody(std::move(parsed)), opts, &results);
+  if (!s.ok()) {
+    Fail(args, s);
+    return;
+  }
+  ReturnBulkResults(args, results, opts.new_edits);
+}
+
 //////// queries
 
 // dbAllDocs(h, optsJson) -> {total_rows, offset, rows}
@@ -778,6 +816,7 @@ void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "dbOpenRevs", DbOpenRevs);
   SetFn(ctx, native, "dbBulkDocs", DbBulkDocs);
   SetFn(ctx, native, "dbBulkDocsSplit", DbBulkDocsSplit);
+  SetFn(ctx, native, "dbBulkDocsEncoded", DbBulkDocsEncoded);
   SetFn(ctx, native, "dbAllDocs", DbAllDocs);
   SetFn(ctx, native, "dbChanges", DbChanges);
   SetFn(ctx, native, "dbRevsDiff", DbRevsDiff);

@@ -53,6 +53,36 @@ bool AppendUtf16(const uint16_t* s, size_t n, std::string* out) {
   return true;
 }
 
+// Numbers as the engine's parsers write JSON.stringify's text of them:
+// integers below 2^53 (which JS prints exactly) as integers, fractions and
+// numbers from 1e21 up (which JS prints with an exponent) by RapidJSON's
+// dtoa, as storage/document.cc's TapeWriter does. Integers in between are
+// printed by JS rounded to their shortest digits, which the parsers then
+// read as 64-bit integers or not, depending on the digits: false.
+bool AppendNumber(double d, std::string* out) {
+  char buf[32];
+  char* end;
+  if (d != std::trunc(d) || std::fabs(d) >= 1e21) {
+    end = rapidjson::internal::dtoa(d, buf);
+  } else if (std::fabs(d) < 9007199254740992.0) {
+    end = rapidjson::internal::i64toa(static_cast<int64_t>(d), buf);
+  } else {
+    return false;
+  }
+  out->append(buf, end);
+  return true;
+}
+
+// The UTF-8 of `s` (no quotes, no escapes) into *out, through `units`;
+// false on a lone surrogate.
+bool Utf8Of(v8::Isolate* isolate, v8::Local<v8::String> s, std::vector<uint16_t>* units, std::string* out) {
+  out->clear();
+  const int len = s->Length();
+  units->resize(len);
+  s->Write(isolate, units->data(), 0, len, v8::String::NO_NULL_TERMINATION);
+  return AppendUtf16(units->data(), units->size(), out);
+}
+
 class Splitter {
  public:
   explicit Splitter(v8::Local<v8::Context> context)
@@ -178,15 +208,7 @@ class Splitter {
     return c == '_';
   }
 
-  // The UTF-8 of `s` (no quotes, no escapes) into *out; false on a lone
-  // surrogate.
-  bool Utf8(v8::Local<v8::String> s, std::string* out) {
-    out->clear();
-    const int len = s->Length();
-    units_.resize(len);
-    s->Write(isolate_, units_.data(), 0, len, v8::String::NO_NULL_TERMINATION);
-    return AppendUtf16(units_.data(), units_.size(), out);
-  }
+  bool Utf8(v8::Local<v8::String> s, std::string* out) { return Utf8Of(isolate_, s, &units_, out); }
 
   // Appends `s` as a JSON string, escaped as json::AppendQuoted escapes;
   // false on a lone surrogate.
@@ -216,25 +238,7 @@ class Splitter {
     return true;
   }
 
-  // Numbers as the engine's parsers write JSON.stringify's text of them:
-  // integers below 2^53 (which JS prints exactly) as integers, fractions and
-  // numbers from 1e21 up (which JS prints with an exponent) by RapidJSON's
-  // dtoa, as storage/document.cc's TapeWriter does. Integers in between are
-  // printed by JS rounded to their shortest digits, which the parsers then
-  // read as 64-bit integers or not, depending on the digits: declined.
-  bool Number(double d) {
-    char buf[32];
-    char* end;
-    if (d != std::trunc(d) || std::fabs(d) >= 1e21) {
-      end = rapidjson::internal::dtoa(d, buf);
-    } else if (std::fabs(d) < 9007199254740992.0) {
-      end = rapidjson::internal::i64toa(static_cast<int64_t>(d), buf);
-    } else {
-      return NotPlain();
-    }
-    body_.append(buf, end);
-    return true;
-  }
+  bool Number(double d) { return AppendNumber(d, &body_) || NotPlain(); }
 
   bool Value(v8::Local<v8::Value> v, int depth) {
     if (v->IsString()) return String(v.As<v8::String>()) || NotPlain();
@@ -346,6 +350,57 @@ SplitOutcome SplitPlainDocs(v8::Local<v8::Context> context, v8::Local<v8::Array>
   docs->clear();
   statuses->clear();
   return splitter.outcome() == SplitOutcome::kThrew ? SplitOutcome::kThrew : SplitOutcome::kNotPlain;
+}
+
+SplitOutcome BuildEncodedDocs(v8::Local<v8::Context> context, std::string_view bytes,
+                              std::span<const int32_t> meta, v8::Local<v8::Array> strs,
+                              std::span<const double> nums, uint32_t count,
+                              std::vector<IncomingDoc>* docs, std::vector<Status>* statuses) {
+  v8::Isolate* isolate = context->GetIsolate();
+  docs->clear();
+  statuses->clear();
+  auto not_plain = [&] {
+    docs->clear();
+    statuses->clear();
+    return SplitOutcome::kNotPlain;
+  };
+  if (meta.size() / 3 < count || strs->Length() < 2 * count) return not_plain();
+  docs->resize(count);
+  statuses->resize(count);
+  std::vector<uint16_t> units;
+  size_t next_num = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    const int32_t start = meta[3 * i];
+    const int32_t end = meta[3 * i + 1];
+    if (start < 0 || end < start || static_cast<size_t>(end) > bytes.size()) return not_plain();
+    IncomingDoc& doc = (*docs)[i];
+    doc.deleted = (meta[3 * i + 2] & 1) != 0;
+    // The body, with each 0x01 byte replaced by its number's text.
+    std::string_view body = bytes.substr(start, end - start);
+    doc.body.reserve(body.size());
+    for (size_t at = 0;;) {
+      const size_t mark = body.find('\x01', at);
+      if (mark == std::string_view::npos) {
+        doc.body.append(body.substr(at));
+        break;
+      }
+      doc.body.append(body.substr(at, mark - at));
+      if (next_num == nums.size() || !AppendNumber(nums[next_num++], &doc.body)) return not_plain();
+      at = mark + 1;
+    }
+    v8::Local<v8::Value> id, rev;
+    if (!strs->Get(context, 2 * i).ToLocal(&id) || !strs->Get(context, 2 * i + 1).ToLocal(&rev)) {
+      return not_plain();
+    }
+    const bool saw_id = id->IsString();
+    if (saw_id && !Utf8Of(isolate, id.As<v8::String>(), &units, &doc.id)) return not_plain();
+    std::optional<std::string> rev_text;
+    if (rev->IsString() && !Utf8Of(isolate, rev.As<v8::String>(), &units, &rev_text.emplace())) {
+      return not_plain();
+    }
+    (*statuses)[i] = FinishSplitDoc(saw_id, rev_text, &doc);
+  }
+  return SplitOutcome::kDone;
 }
 
 }  // namespace settee::js

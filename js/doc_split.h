@@ -26,6 +26,8 @@
 // inside a HandleScope.
 #pragma once
 
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include <v8-container.h>
@@ -49,5 +51,18 @@ enum class SplitOutcome {
 // and _rev (FinishSplitDoc); the size limit is applied when it is written.
 SplitOutcome SplitPlainDocs(v8::Local<v8::Context> context, v8::Local<v8::Array> array,
                             std::vector<IncomingDoc>* docs, std::vector<Status>* statuses);
+
+// Completes the documents js/prelude/doc_encode.js encoded (the same
+// documents SplitPlainDocs takes, walked in JS): `bytes` holds the bodies,
+// meta[3i], meta[3i+1] and meta[3i+2] document i's body start, end and flags
+// (bit 0: _deleted), strs[2i] and strs[2i+1] its _id and _rev (undefined
+// when it has none), and `nums` the values of the bodies' 0x01 bytes, in
+// order, printed here as the parsers print numbers. kNotPlain (outputs
+// cleared) for an _id or _rev with a lone surrogate or input that does not
+// add up.
+SplitOutcome BuildEncodedDocs(v8::Local<v8::Context> context, std::string_view bytes,
+                              std::span<const int32_t> meta, v8::Local<v8::Array> strs,
+                              std::span<const double> nums, uint32_t count,
+                              std::vector<IncomingDoc>* docs, std::vector<Status>* statuses);
 
 }  // namespace settee::js

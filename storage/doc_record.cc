@@ -40,26 +40,24 @@ Status DecodeDocRecord(std::string_view bytes, DocRecord* out) {
 }
 
 void EncodeDocRecord(const DocRecord& r, std::string* out) {
-  // The header is written through a pointer into room sized for its
-  // longest form (three varints), then trimmed; the tree appends after it.
-  const size_t header_room = 2 + 3 * coding::kMaxVarint64Bytes + r.winner_rev.size() + r.winner_body.size();
-  out->clear();
-  // Roughly 40 bytes per revision node.
-  out->reserve(header_room + 2 + 40 * r.tree.size());
-  out->resize(header_room);
-  char* const start = out->data();
-  char* p = start;
+  // The fields before the body go through a stack buffer and every part is
+  // appended: sizing the string first and writing through a pointer would
+  // zero-fill the body's room (std::string::resize) only to overwrite it,
+  // which for big bodies cost as much as the copy itself, in page faults.
+  char head[2 + 3 * coding::kMaxVarint64Bytes];
+  char* p = head;
   *p++ = static_cast<char>(kDocRecordFormat);
   *p++ = static_cast<char>((r.deleted ? kDeletedFlag : 0) | (r.change_shared ? kChangeSharedFlag : 0));
   p = coding::EncodeVarint64(p, r.seq);
-  auto put_length_prefixed = [&p](std::string_view field) {
-    p = coding::EncodeVarint64(p, field.size());
-    if (!field.empty()) std::memcpy(p, field.data(), field.size());
-    p += field.size();
-  };
-  put_length_prefixed(r.winner_rev);
-  put_length_prefixed(r.winner_body);
-  out->resize(p - start);
+  p = coding::EncodeVarint64(p, r.winner_rev.size());
+  out->clear();
+  // Roughly 40 bytes per revision node.
+  out->reserve(sizeof(head) + r.winner_rev.size() + r.winner_body.size() + 2 + 40 * r.tree.size());
+  out->append(head, p - head);
+  out->append(r.winner_rev);
+  p = coding::EncodeVarint64(head, r.winner_body.size());
+  out->append(head, p - head);
+  out->append(r.winner_body);
   r.tree.Encode(out);
 }
 

@@ -2,6 +2,8 @@
 
 #include <type_traits>
 
+#include <snappy.h>
+
 #include "storage/kv_error_iterator.h"
 
 #include <algorithm>
@@ -78,11 +80,78 @@ std::shared_ptr<const KVSnapshot> MemoryStore::GetSnapshot() {
 
 //////// Reads and writes:
 
+std::string_view MemoryStore::Version::Value(std::string* scratch) const {
+  switch (form) {
+    case Form::kInline:
+      return {payload(), size};
+    case Form::kAdopted:
+      return {reinterpret_cast<const std::string*>(payload())->data(), size};
+    case Form::kSnappy: {
+      uint32_t compressed;
+      std::memcpy(&compressed, payload(), sizeof(compressed));
+      // Written by Compressed() from exactly `size` bytes: it uncompresses.
+      scratch->resize(size);
+      snappy::RawUncompress(payload() + sizeof(compressed), compressed, scratch->data());
+      return *scratch;
+    }
+  }
+  return {};
+}
+
+MemoryStore::Version* MemoryStore::Version::Compressed(bool deleted, std::string_view value) {
+  // Compressed into a buffer the thread keeps (memory already touched),
+  // then copied to an allocation of just its size.
+  // Bigger values get a buffer of their own, so that one huge value does
+  // not leave its size held by the thread for good.
+  constexpr size_t kKeepScratchBytes = 8 << 20;
+  thread_local std::string kept;
+  std::string own;
+  const size_t room = snappy::MaxCompressedLength(value.size());
+  std::string& scratch = room <= kKeepScratchBytes ? kept : own;
+  if (scratch.size() < room) scratch.resize(room);
+  size_t compressed = 0;
+  snappy::RawCompress(value.data(), value.size(), scratch.data(), &compressed);
+  if (compressed > value.size() - value.size() / 8) return nullptr;
+  const auto stored = static_cast<uint32_t>(compressed);
+  void* mem = ::operator new(sizeof(Version) + sizeof(stored) + compressed);
+  auto* v = new (mem) Version{0, nullptr, static_cast<uint32_t>(value.size()), deleted, Form::kSnappy};
+  char* p = reinterpret_cast<char*>(v + 1);
+  std::memcpy(p, &stored, sizeof(stored));
+  std::memcpy(p + sizeof(stored), scratch.data(), compressed);
+  return v;
+}
+
 MemoryStore::Version* MemoryStore::Version::New(bool deleted, std::string_view value) {
+  if (value.size() >= kCompressBytes) {
+    if (Version* v = Compressed(deleted, value)) return v;
+  }
   void* mem = ::operator new(sizeof(Version) + value.size());
-  auto* v = new (mem) Version{0, nullptr, static_cast<uint32_t>(value.size()), deleted};
+  auto* v = new (mem) Version{0, nullptr, static_cast<uint32_t>(value.size()), deleted, Form::kInline};
   if (!value.empty()) std::memcpy(v + 1, value.data(), value.size());
   return v;
+}
+
+MemoryStore::Version* MemoryStore::Version::Adopt(bool deleted, std::string&& value) {
+  Version* v = nullptr;
+  if (value.size() >= kCompressBytes) v = Compressed(deleted, value);
+  if (v == nullptr && value.size() < kCompressBytes) v = New(deleted, value);
+  if (v != nullptr) {
+    std::string().swap(value);  // give the source back now
+    return v;
+  }
+  void* mem = ::operator new(sizeof(Version) + sizeof(std::string));
+  v = new (mem) Version{0, nullptr, static_cast<uint32_t>(value.size()), deleted, Form::kAdopted};
+  new (v + 1) std::string(std::move(value));
+  value.clear();
+  return v;
+}
+
+void MemoryStore::Version::Free(Version* v) {
+  if (v->form == Form::kAdopted) {
+    using String = std::string;
+    reinterpret_cast<String*>(v + 1)->~String();
+  }
+  ::operator delete(v);
 }
 
 MemoryStore::NodeKey::NodeKey(std::string_view bytes) : size_(static_cast<uint32_t>(bytes.size())) {
@@ -171,7 +240,11 @@ Status MemoryStore::Get(const KVReadOptions& options, std::string_view key, std:
   if (it == part.map.end()) return Status::NotFound();
   const Version* v = Visible(it->second, seq);
   if (v == nullptr) return Status::NotFound();
-  value->assign(v->value());
+  if (v->form == Version::Form::kSnappy) {
+    v->Value(value);  // uncompressed straight into *value
+  } else {
+    value->assign(v->Value(nullptr));
+  }
   return Status::OK();
 }
 
@@ -198,8 +271,11 @@ Status MemoryStore::Apply(Ops&& ops) {
   // for the pointer surgery.
   std::vector<Version*> fresh(ops.size());
   for (size_t i = 0; i < ops.size(); i++) {
-    fresh[i] = Version::New(ops[i].is_delete, ops[i].value);
-    if constexpr (kOwned) std::string().swap(ops[i].value);  // give the copy's source back now
+    if constexpr (kOwned) {
+      fresh[i] = Version::Adopt(ops[i].is_delete, std::move(ops[i].value));
+    } else {
+      fresh[i] = Version::New(ops[i].is_delete, ops[i].value);
+    }
   }
   // Partitions ascending, key order within each (see the header): stable,
   // so the later of two ops on a key wins.
@@ -461,7 +537,17 @@ class MemoryStore::Iter final : public KVIterator {
   }
   std::string_view value() const override {
     assert(valid_);
-    return cur_->value();
+    if (cur_->form != Version::Form::kSnappy) return cur_->Value(nullptr);
+    if (scratch_of_ != cur_) {
+      cur_->Value(&scratch_);
+      scratch_of_ = cur_;  // the snapshot keeps it: the address is not reused
+    }
+    return scratch_;
+  }
+  // value().size(), without uncompressing it.
+  size_t value_size() const {
+    assert(valid_);
+    return cur_->size;
   }
   Status status() const override { return Status::OK(); }
 
@@ -509,6 +595,8 @@ class MemoryStore::Iter final : public KVIterator {
   bool valid_ = false;
   Map::iterator it_;
   const Version* cur_ = nullptr;
+  mutable std::string scratch_;  // a compressed value, uncompressed
+  mutable const Version* scratch_of_ = nullptr;  // the version scratch_ holds
 };
 
 // Several partitions' iterators (one snapshot) merged into key order, as
@@ -644,9 +732,9 @@ uint64_t MemoryStore::PartitionSize(size_t p, std::string_view begin, std::strin
   for (;;) {
     if (!inside.Valid()) return in_bytes;
     if (!outside.Valid()) return total - out_bytes;
-    in_bytes += inside.key().size() + inside.value().size();
+    in_bytes += inside.key().size() + inside.value_size();
     inside.Next();
-    out_bytes += outside.key().size() + outside.value().size();
+    out_bytes += outside.key().size() + outside.value_size();
     outside.Next();
     skip_range();
   }

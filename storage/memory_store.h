@@ -157,18 +157,41 @@ class MemoryStore final : public KVStore {
 
   // One allocation: this header, then the value's bytes. Keeping the bytes
   // inline halves the allocations a write retains, and so the memory (and
-  // page faults) a growing store costs per entry.
+  // page faults) a growing store costs per entry. Values from kCompressBytes
+  // up are kept Snappy-compressed when that saves at least an eighth (JSON
+  // bodies of that size mostly shrink severalfold): a big body then costs
+  // its compressed size in memory, and fresh memory is what big writes
+  // paid for most (page faults), far more than Snappy's compression. One
+  // that does not compress is adopted from an owned batch rather than
+  // copied: the header is followed by the batch's std::string, whose
+  // buffer the version takes over.
   struct Version {
+    enum class Form : uint8_t {
+      kInline,    // the bytes follow the header
+      kSnappy,    // a u32 of the compressed length, then Snappy's bytes
+      kAdopted,   // a std::string holding the bytes follows the header
+    };
     uint64_t seq;
     Version* older;  // next older version, or nullptr
-    uint32_t size;   // of the value
+    uint32_t size;   // of the value (uncompressed)
     bool deleted;
+    Form form;
 
-    std::string_view value() const { return {reinterpret_cast<const char*>(this + 1), size}; }
+    // The value's bytes: in place, or uncompressed into *scratch.
+    std::string_view Value(std::string* scratch) const;
     // REQUIRES: value.size() <= kMaxValueSize.
     static Version* New(bool deleted, std::string_view value);
-    static void Free(Version* v) { ::operator delete(v); }
+    // New(), taking a big value's buffer instead of copying it when it is
+    // not worth compressing; `value` is left empty either way.
+    static Version* Adopt(bool deleted, std::string&& value);
+    static void Free(Version* v);
+
+   private:
+    const char* payload() const { return reinterpret_cast<const char*>(this + 1); }
+    static Version* Compressed(bool deleted, std::string_view value);
   };
+  // Values from this size up are compressed or adopted (see Version).
+  static constexpr size_t kCompressBytes = 16 << 10;
   static constexpr size_t kMaxValueSize = UINT32_MAX;
 
   // A map key that keeps up to kInlineBytes in the map node itself. Document

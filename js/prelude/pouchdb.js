@@ -246,19 +246,24 @@ class PouchDB extends EventEmitter {
           throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
         }
       }
-      // Plain JSON (the usual case): the engine reads the objects as they
-      // are (js/doc_split.h), no JSON text. Otherwise (undefined back,
-      // nothing written) plain documents cross as one JSON.stringify and
-      // one engine parse, and others each on its own, so that the odd one
-      // gets its precise error.
+      // Plain JSON (the usual case): encoded to the engine's stored form
+      // here (doc_encode.js), no JSON text. Otherwise (undefined back,
+      // nothing written) the engine reads the objects as they are
+      // (js/doc_split.h, which takes special members such as _conflicts);
+      // failing that, plain documents cross as one JSON.stringify and one
+      // engine parse, and others each on its own, so that the odd one gets
+      // its precise error.
       const h = this._handle();
-      let r = native.dbBulkDocsSplit(h, docs, newEdits === false);
+      const replicated = newEdits === false;
+      let r = docEncoder.encode(docs, (bytes, meta, strs, nums, n) =>
+        native.dbBulkDocsEncoded(h, bytes, meta, strs, nums, n, replicated));
+      if (r === undefined) r = native.dbBulkDocsSplit(h, docs, replicated);
       if (r === undefined) {
         let plain = true;
         for (let i = 0; plain && i < docs.length; i++) plain = plainJson(docs[i], 0, []);
         r = plain
-          ? native.dbBulkDocs(h, JSON.stringify(docs), newEdits === false)
-          : native.dbBulkDocs(h, docs.map(docArg), newEdits === false);
+          ? native.dbBulkDocs(h, JSON.stringify(docs), replicated)
+          : native.dbBulkDocs(h, docs.map(docArg), replicated);
       }
       if (r.length === 0 || typeof r[0] !== 'string') return r;
       const out = new Array(r.length >> 1);  // all succeeded: [id, rev, ...]

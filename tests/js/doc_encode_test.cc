@@ -1,0 +1,256 @@
+// Documents encoded in JS (js/prelude/doc_encode.js) and completed by
+// BuildEncodedDocs (js/doc_split.h): the same id, rev, deleted flag and
+// body, byte for byte, as the engine's parser gives for JSON.stringify's
+// text of the same documents; everything else declined, with nothing
+// handed on.
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <v8-array-buffer.h>
+#include <v8-container.h>
+#include <v8-context.h>
+#include <v8-exception.h>
+#include <v8-function.h>
+#include <v8-isolate.h>
+#include <v8-json.h>
+#include <v8-primitive.h>
+#include <v8-script.h>
+#include <v8-typed-array.h>
+
+#include "js/convert.h"
+#include "js/doc_split.h"
+#include "js/v8_init.h"
+#include "storage/document.h"
+
+namespace settee::js {
+namespace {
+
+class DocEncodeTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    InitializeV8();
+    allocator_.reset(v8::ArrayBuffer::Allocator::NewDefaultAllocator());
+    v8::Isolate::CreateParams params;
+    params.array_buffer_allocator = allocator_.get();
+    isolate_ = v8::Isolate::New(params);
+    isolate_->Enter();
+    scope_.emplace(isolate_);
+    context_ = v8::Context::New(isolate_);
+    context_->Enter();
+    std::ifstream in(SETTEE_DOC_ENCODE_JS);
+    std::stringstream text;
+    text << in.rdbuf();
+    ASSERT_FALSE(text.str().empty());
+    // The fragment declares docEncoder; the helper hands back what it gave
+    // its write callback (or undefined when it declined).
+    Eval(text.str());
+    Eval("var encodeForTest = (docs) => docEncoder.encode(docs, (bytes, meta, strs, nums, n) =>"
+         " [bytes.slice(), meta.slice(), strs.slice(), nums.slice(), n])");
+  }
+  void TearDown() override {
+    context_->Exit();
+    scope_.reset();
+    isolate_->Exit();
+    isolate_->Dispose();
+  }
+
+  v8::Local<v8::Value> Eval(const std::string& src) {
+    v8::Local<v8::Script> script = v8::Script::Compile(context_, ToV8String(isolate_, src)).ToLocalChecked();
+    return script->Run(context_).ToLocalChecked();
+  }
+
+  static std::string_view Bytes(v8::Local<v8::Value> v) {
+    auto view = v.As<v8::ArrayBufferView>();
+    auto* base = static_cast<const char*>(view->Buffer()->Data());
+    return {base + view->ByteOffset(), view->ByteLength()};
+  }
+
+  // Encodes the documents of `array_expr`: kNotPlain when the JS declined.
+  SplitOutcome Encode(const std::string& array_expr, std::vector<IncomingDoc>* docs,
+                      std::vector<Status>* statuses) {
+    v8::Local<v8::Value> r = Eval("encodeForTest(" + array_expr + ")");
+    if (r->IsUndefined()) return SplitOutcome::kNotPlain;
+    auto out = r.As<v8::Array>();
+    auto at = [&](uint32_t i) { return out->Get(context_, i).ToLocalChecked(); };
+    std::string_view meta = Bytes(at(1)), nums = Bytes(at(3));
+    return BuildEncodedDocs(context_, Bytes(at(0)),
+                            {reinterpret_cast<const int32_t*>(meta.data()), meta.size() / 4},
+                            at(2).As<v8::Array>(),
+                            {reinterpret_cast<const double*>(nums.data()), nums.size() / 8},
+                            at(4).As<v8::Uint32>()->Value(), docs, statuses);
+  }
+
+  void ExpectSameAsParser(const std::string& expr) {
+    SCOPED_TRACE(expr);
+    std::vector<IncomingDoc> docs;
+    std::vector<Status> statuses;
+    ASSERT_EQ(Encode("[" + expr + "]", &docs, &statuses), SplitOutcome::kDone);
+    ASSERT_EQ(docs.size(), 1u);
+    std::string text = ToUtf8(isolate_, v8::JSON::Stringify(context_, Eval("(" + expr + ")")).ToLocalChecked());
+    IncomingDoc parsed;
+    Status ps = ParseIncomingDoc(text, {}, SIZE_MAX, &parsed);
+    EXPECT_EQ(statuses[0].ToString(), ps.ToString());
+    EXPECT_EQ(docs[0].body, parsed.body);
+    EXPECT_EQ(docs[0].id, parsed.id);
+    EXPECT_EQ(docs[0].rev_text, parsed.rev_text);
+    EXPECT_EQ(docs[0].deleted, parsed.deleted);
+  }
+
+  void ExpectDeclined(const std::string& array_expr) {
+    SCOPED_TRACE(array_expr);
+    std::vector<IncomingDoc> docs;
+    std::vector<Status> statuses;
+    EXPECT_EQ(Encode(array_expr, &docs, &statuses), SplitOutcome::kNotPlain);
+    EXPECT_TRUE(docs.empty());
+  }
+
+  std::unique_ptr<v8::ArrayBuffer::Allocator> allocator_;
+  v8::Isolate* isolate_ = nullptr;
+  std::optional<v8::HandleScope> scope_;
+  v8::Local<v8::Context> context_;
+};
+
+TEST_F(DocEncodeTest, BodiesMatchTheParserByteForByte) {
+  ExpectSameAsParser("{}");
+  ExpectSameAsParser("{yo: 'dawg'}");
+  ExpectSameAsParser("{_id: 'doc_0000000042', foo: 'bar', baz: 'quux'}");
+  ExpectSameAsParser("{_id: 'a', _rev: '1-0123456789abcdef0123456789abcdef', _deleted: true, x: 1}");
+  ExpectSameAsParser("{_id: 'a', _deleted: false, x: [1, 2, {y: null}], t: true, f: false, e: [], o: {}}");
+  ExpectSameAsParser("{x: 1, _id: 'late'}");
+  // Numbers: integers, -0, fractions, exponents, the largest exact integers.
+  ExpectSameAsParser("{a: 0, b: -0, c: 1.5, d: -2.25e-7, e: 1e21, f: -1.5e300, g: 0.1, h: 9007199254740991,"
+                     " i: -9007199254740991, l: 2147483648, m: -2147483649, n: 5e-324, o: 1.7976931348623157e308,"
+                     " p: [0.5, 7, -0.25], q: -7, r: 10, s: -10, t: 123456789}");
+  // Strings: escapes, control characters, Latin-1, BMP and astral characters.
+  ExpectSameAsParser("{s: 'quote \" backslash \\\\ nl \\n tab \\t cr \\r bs \\b ff \\f \\u0001 \\u001f \\u007f',"
+                     " l: 'caf\\u00e9 \\u00ff \\u07ff \\u0800', u: '\\u20ac \\u2028 \\ud83d\\ude00 \\uffff',"
+                     " 'k\\u00e9y': 'v', '\\u0001': '', x: '\\ud83d\\ude00'}");
+  // Keys in V8's order: integer-like keys first.
+  ExpectSameAsParser("{b: 1, 2: 'two', a: 2, 1: 'one'}");
+  // Dictionary-mode objects, nesting, a long string (the buffer grows).
+  ExpectSameAsParser("(() => { const d = {}; for (let i = 0; i < 100; i++) d['hello' + i] = 'hey' + i; return d; })()");
+  ExpectSameAsParser("(() => { let o = {leaf: true}; for (let i = 0; i < 200; i++) o = {o, a: [i]}; return {deep: o}; })()");
+  ExpectSameAsParser("{big: 'x'.repeat(300000) + '\\u00e9', n: 0.5}");
+  // The same object twice (not a cycle) is written twice, as JSON.stringify does.
+  ExpectSameAsParser("(() => { const s = {a: 1}; return {x: s, y: [s, s]}; })()");
+  // Proxies are read through their traps, as JSON.stringify reads them.
+  ExpectSameAsParser("new Proxy({_id: 'p', a: 1}, {})");
+  ExpectSameAsParser("{a: new Proxy({b: [1]}, {get: (t, k) => k === 'b' ? 'trapped' : t[k]})}");
+  // An id the engine refuses gets the parser's status.
+  ExpectSameAsParser("{_id: '_bad', x: 1}");
+  ExpectSameAsParser("{_id: 'a', _rev: 'not-a-rev'}");
+}
+
+TEST_F(DocEncodeTest, EncodesEveryDocumentOfTheArray) {
+  std::vector<IncomingDoc> docs;
+  std::vector<Status> statuses;
+  ASSERT_EQ(Encode("[{_id: 'a', v: 1.5}, {v: 2}, {_id: 'c', _deleted: true}, {w: [0.25, 'x']}]", &docs, &statuses),
+            SplitOutcome::kDone);
+  ASSERT_EQ(docs.size(), 4u);
+  ASSERT_EQ(statuses.size(), 4u);
+  EXPECT_EQ(docs[0].id, "a");
+  EXPECT_EQ(docs[0].body, "{\"v\":1.5}");
+  EXPECT_EQ(docs[1].id, "");
+  EXPECT_EQ(docs[1].body, "{\"v\":2}");
+  EXPECT_TRUE(docs[2].deleted);
+  EXPECT_EQ(docs[2].body, "{}");
+  EXPECT_EQ(docs[3].body, "{\"w\":[0.25,\"x\"]}");
+  for (const Status& s : statuses) EXPECT_TRUE(s.ok()) << s.ToString();
+  // Again: nothing is left over from the first call.
+  ASSERT_EQ(Encode("[{w: 'x'}]", &docs, &statuses), SplitOutcome::kDone);
+  ASSERT_EQ(docs.size(), 1u);
+  EXPECT_EQ(docs[0].body, "{\"w\":\"x\"}");
+}
+
+TEST_F(DocEncodeTest, DeclinesWhatIsNotPlainJson) {
+  ExpectDeclined("[{a: undefined}]");
+  ExpectDeclined("[{a: () => 1}]");
+  ExpectDeclined("[{a: NaN}]");
+  ExpectDeclined("[{a: -Infinity}]");
+  ExpectDeclined("[{a: Symbol('s')}]");
+  ExpectDeclined("[{a: 1n}]");
+  ExpectDeclined("[{a: 9007199254740992}]");
+  ExpectDeclined("[{a: -9223372036854775808}]");
+  ExpectDeclined("[{a: new Date(0)}]");
+  ExpectDeclined("[{a: [1, , 3]}]");
+  ExpectDeclined("[{a: 'lone \\ud800 surrogate'}]");
+  ExpectDeclined("[{a: 'lone \\udc00 low'}]");
+  ExpectDeclined("[{'\\ud800': 1}]");
+  ExpectDeclined("[(() => { const d = {x: {}}; d.x.self = d; return d; })()]");
+  ExpectDeclined("[(() => { const a = [1]; a.push(a); return {a}; })()]");
+  ExpectDeclined("[new (class Doc { constructor() { this.a = 1; } })()]");
+  ExpectDeclined("[{a: new (class Money { toJSON() { return 1; } })()}]");
+  ExpectDeclined("[{a: new (class Tags extends Array {})()}]");
+  ExpectDeclined("[Object.create(null)]");
+  ExpectDeclined("[{a: {toJSON: () => 1}}]");
+  ExpectDeclined("[{a: new Uint8Array(2)}]");
+  // Special members other than _id, _rev and _deleted are js/doc_split.h's.
+  ExpectDeclined("[{_attachments: {}}]");
+  ExpectDeclined("[{_conflicts: ['1-a']}]");
+  ExpectDeclined("[{_access: ['u']}]");
+  ExpectDeclined("[{_unknown: 1}]");
+  ExpectDeclined("[{_id: 42}]");
+  ExpectDeclined("[{_rev: null}]");
+  ExpectDeclined("[{_deleted: 'yes'}]");
+  ExpectDeclined("[{ok: 1}, 'not an object']");
+  ExpectDeclined("[[1, 2]]");
+  ExpectDeclined("[null]");
+  ExpectDeclined("[(() => { let o = {}; for (let i = 0; i < 600; i++) o = {o}; return o; })()]");
+  // JSON.stringify would call a toJSON on the prototypes; for-in would see
+  // an enumerable member of Object.prototype.
+  Eval("Object.prototype.toJSON = function () { return 1; }");
+  ExpectDeclined("[{a: 1}]");
+  Eval("delete Object.prototype.toJSON");
+  Eval("Array.prototype.toJSON = function () { return 1; }");
+  ExpectDeclined("[{a: 1}]");
+  Eval("delete Array.prototype.toJSON");
+  Eval("Object.prototype.inherited = 1");
+  ExpectDeclined("[{a: 1}]");
+  Eval("delete Object.prototype.inherited");
+  std::vector<IncomingDoc> docs;
+  std::vector<Status> statuses;
+  EXPECT_EQ(Encode("[{a: 1}]", &docs, &statuses), SplitOutcome::kDone);
+}
+
+TEST_F(DocEncodeTest, AGetterThatThrowsPropagates) {
+  v8::TryCatch tc(isolate_);
+  v8::Local<v8::Script> script =
+      v8::Script::Compile(context_, ToV8String(isolate_, "encodeForTest([{get a() { throw new Error('boom'); }}])"))
+          .ToLocalChecked();
+  EXPECT_TRUE(script->Run(context_).IsEmpty());
+  ASSERT_TRUE(tc.HasCaught());
+  EXPECT_EQ(ToUtf8(isolate_, tc.Exception()), "Error: boom");
+  // The encoder is usable after the throw.
+  tc.Reset();
+  std::vector<IncomingDoc> docs;
+  std::vector<Status> statuses;
+  ASSERT_EQ(Encode("[{b: 2}]", &docs, &statuses), SplitOutcome::kDone);
+  EXPECT_EQ(docs[0].body, "{\"b\":2}");
+}
+
+TEST_F(DocEncodeTest, BuildRefusesAnEncodingThatDoesNotAddUp) {
+  std::vector<IncomingDoc> docs;
+  std::vector<Status> statuses;
+  const int32_t meta[] = {0, 40, 0};  // past the end of the bytes
+  v8::Local<v8::Array> strs = v8::Array::New(isolate_, 2);
+  EXPECT_EQ(BuildEncodedDocs(context_, "{}", meta, strs, {}, 1, &docs, &statuses), SplitOutcome::kNotPlain);
+  EXPECT_TRUE(docs.empty());
+  // A 0x01 byte without its number.
+  const std::string_view with_mark("{\"a\":\x01}", 7);
+  const int32_t whole[] = {0, 7, 0};
+  EXPECT_EQ(BuildEncodedDocs(context_, with_mark, whole, strs, {}, 1, &docs, &statuses), SplitOutcome::kNotPlain);
+  EXPECT_TRUE(docs.empty());
+  // With it.
+  const double nums[] = {0.5};
+  ASSERT_EQ(BuildEncodedDocs(context_, with_mark, whole, strs, nums, 1, &docs, &statuses), SplitOutcome::kDone);
+  EXPECT_EQ(docs[0].body, "{\"a\":0.5}");
+}
+
+}  // namespace
+}  // namespace settee::js
