@@ -53,6 +53,7 @@ Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::
       !coding::GetVarint64(&in, &c.external_size)) {
     return Status::Corruption("bad database counters");
   }
+  db->committed_counters_ = c;
   db->update_seq_ = c.update_seq;
   db->doc_count_ = c.doc_count;
   db->doc_del_count_ = c.doc_del_count;
@@ -76,7 +77,7 @@ Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::
 }
 
 void DatabaseImpl::MarkDeleted() {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  auto lock = LockWriterDrained();
   deleted_.store(true, std::memory_order_release);
   NotifyListeners(UINT64_MAX);
 }
@@ -113,7 +114,7 @@ uint64_t DatabaseImpl::WaitForChange(uint64_t since, std::chrono::milliseconds t
 
 Status DatabaseImpl::SetRevsLimit(uint32_t limit) {
   if (limit < 1) return Status::BadRequest("revs_limit must be a positive integer");
-  std::lock_guard<std::mutex> lock(write_mu_);
+  auto lock = LockWriterDrained();
   Status s = CheckAlive();
   if (!s.ok()) return s;
   std::string value;
@@ -134,7 +135,7 @@ Status DatabaseImpl::SetSecurity(std::string_view text) {
   if (!s.ok()) return s;
   if (!doc.IsObject()) return Status::BadRequest("Security object must be a JSON object");
   std::string compact = json::Serialize(doc);
-  std::lock_guard<std::mutex> lock(write_mu_);
+  auto lock = LockWriterDrained();
   s = CheckAlive();
   if (!s.ok()) return s;
   s = kv_->Put(owner_->write_options(), keys_.Property(kSecurityProperty), compact);
@@ -182,7 +183,7 @@ Status DatabaseImpl::Compact() {
     resume = keys_.Doc(ids.back());
     resume.push_back('\0');  // the next key after the last id
 
-    std::lock_guard<std::mutex> lock(write_mu_);
+    auto lock = LockWriterDrained();
     Status s = CheckAlive();
     if (!s.ok()) return s;
     KVWriteBatch batch;
@@ -226,7 +227,7 @@ Status DatabaseImpl::CompactChanges() {
   std::vector<ChangeEntry> entries;
   for (;;) {
     // Under the writer lock, so no writer marks or moves a change meanwhile.
-    std::lock_guard<std::mutex> lock(write_mu_);
+    auto lock = LockWriterDrained();
     Status s = CheckAlive();
     if (!s.ok()) return s;
     std::vector<uint64_t> superseded;  // ascending
