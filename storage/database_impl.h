@@ -20,7 +20,8 @@
 // (one fsync with sync on) and hands each its results. Under contention this
 // turns N commits into one. A leader hands the front of the queue on as soon
 // as its batch is built, before writing it, so the next leader builds its
-// batch while this one is written. A queued writer spins on its state before it sleeps (the leader's commit takes
+// batch while this one is written (with sync, after writing it: writers that
+// queue during an fsync then share the next one). A queued writer spins on its state before it sleeps (the leader's commit takes
 // microseconds; spin_wait.h), and the leader wakes only sleepers, so a
 // handoff between writers on two cores costs no futex call.
 // Writers of different databases share no lock here (see docs/architecture.md,

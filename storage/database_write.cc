@@ -679,9 +679,9 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
 
   // Leader: it builds the batch of the group at the front of the queue (a
   // prefix, starting with its own writer) and hands the front on before it
-  // writes the batch, so the next leader builds its batch meanwhile
-  // (write_pipeline.h): two writers keep both stages busy instead of one
-  // writing while the other waits.
+  // writes the batch (unless it fsyncs), so the next leader builds its
+  // batch meanwhile (write_pipeline.h): two writers keep both stages busy
+  // instead of one writing while the other waits.
   //
   // A writer that sees its new state may return at once and destroy itself:
   // read `sleeping` before the store, and notify only a sleeper (which
@@ -701,19 +701,27 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
   queue_lock.unlock();
   StagedCommit staged;
   Status s = StageGroup(group, &staged);
+  // With sync the write is an fsync (milliseconds): the leader keeps the
+  // front through it, so the writers that queue meanwhile become one group
+  // and one fsync instead of a chain of small groups each fsyncing.
+  const bool keep_front = owner_->options().sync;
+  if (keep_front && s.ok()) s = WriteStaged(staged);
   RelockSpinning(queue_lock);
   for (size_t i = 0; i < group.size(); ++i) writers_.pop_front();
   if (!writers_.empty()) hand_off(writers_.front(), Writer::kLeader);
-  queue_lock.unlock();
-  if (s.ok()) s = WriteStaged(staged);
-  TakeResultIds(group);
-  if (group.size() > 1) {
+  if (!keep_front) {
+    queue_lock.unlock();
+    if (s.ok()) s = WriteStaged(staged);
+    TakeResultIds(group);
+    if (group.size() == 1) return s;
     RelockSpinning(queue_lock);
-    for (Writer* x : group) {
-      if (x == w) continue;
-      x->status = s;
-      hand_off(x, Writer::kDone);
-    }
+  } else {
+    TakeResultIds(group);
+  }
+  for (Writer* x : group) {
+    if (x == w) continue;
+    x->status = s;
+    hand_off(x, Writer::kDone);
   }
   return s;
 }
