@@ -25,6 +25,14 @@ DatabaseImpl::DatabaseImpl(StoreImpl* owner, std::string name, uint64_t db_id,
       name_(std::move(name)),
       db_id_(db_id),
       keys_(db_id),
+      // A batch being built reads only records, stored revision bodies and
+      // local documents (database_write.cc): the pipeline remembers those
+      // keys of the batches in flight, not their counters or change blocks.
+      pipeline_([kind_at = keys_.prefix().size()](std::string_view key) {
+        if (key.size() <= kind_at) return true;
+        const char kind = key[kind_at];
+        return kind == keys::kDocKind || kind == keys::kRevBodyKind || kind == keys::kLocalKind;
+      }),
       attachment_store_(kv_, &keys_) {}
 
 void DatabaseImpl::InitializeNew(uint64_t db_id, uint32_t revs_limit, KVWriteBatch* batch) {

@@ -20,7 +20,9 @@ uint64_t WritePipeline::Enqueue(const KVWriteBatch& batch) {
     entry.key_hashes.clear();
   }
   entry.key_hashes.reserve(batch.ops().size());
-  for (const KVWriteBatch::Op& op : batch.ops()) entry.key_hashes.push_back(HashKey(op.key));
+  for (const KVWriteBatch::Op& op : batch.ops()) {
+    if (!remembered_ || remembered_(op.key)) entry.key_hashes.push_back(HashKey(op.key));
+  }
   std::sort(entry.key_hashes.begin(), entry.key_hashes.end());
   in_flight_.push_back(std::move(entry));
   return ticket;
@@ -47,6 +49,7 @@ bool WritePipeline::Idle() {
 
 void WritePipeline::BeforeRead(std::string_view key) {
   if (Idle()) return;
+  if (remembered_ && !remembered_(key)) return Drain();  // not remembered: wait for all
   const uint64_t h = HashKey(key);
   // The newest batch that writes the key: waiting for it waits for the
   // older ones too.

@@ -36,6 +36,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string_view>
 #include <vector>
@@ -46,7 +47,11 @@ namespace settee {
 
 class WritePipeline {
  public:
-  WritePipeline() = default;
+  // Which keys a batch being built may read: only those are remembered
+  // for BeforeRead (a read of any other key waits for every batch in
+  // flight). Null: all keys.
+  using KeyFilter = std::function<bool(std::string_view key)>;
+  explicit WritePipeline(KeyFilter remembered = nullptr) : remembered_(std::move(remembered)) {}
   WritePipeline(const WritePipeline&) = delete;
   WritePipeline& operator=(const WritePipeline&) = delete;
 
@@ -89,6 +94,8 @@ class WritePipeline {
   void WaitFinished(uint64_t ticket, bool sleep_at_once);
   // Drops the entries of finished batches.
   void Prune();
+
+  const KeyFilter remembered_;
 
   // Writer lock.
   uint64_t next_ticket_ = 0;

@@ -78,6 +78,30 @@ TEST(WritePipelineTest, ReadWaitsOnlyForABatchThatWritesItsKey) {
   EXPECT_TRUE(read_done.load());
 }
 
+// Keys outside the filter are not remembered: a read of one waits for every
+// batch in flight, as the pipeline cannot tell which write it.
+TEST(WritePipelineTest, AReadOfAKeyNotRememberedWaitsForEveryBatch) {
+  WritePipeline pipeline([](std::string_view key) { return key.substr(0, 1) == "r"; });
+  std::mutex writer_mu;
+  uint64_t ticket;
+  {
+    std::lock_guard<std::mutex> lock(writer_mu);
+    ticket = pipeline.Enqueue(BatchOf({"r1", "x1"}));
+    pipeline.BeforeRead("r2");  // remembered and not written: no wait
+  }
+  std::atomic<bool> finished{false};
+  std::thread reader([&] {
+    std::lock_guard<std::mutex> lock(writer_mu);
+    pipeline.BeforeRead("y");  // not remembered: waits for the batch
+    EXPECT_TRUE(finished.load());
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(pipeline.WaitTurn(ticket, false));
+  finished = true;
+  pipeline.Finish(ticket, true);
+  reader.join();
+}
+
 TEST(WritePipelineTest, DrainWaitsForEveryBatch) {
   WritePipeline pipeline;
   std::mutex writer_mu;
