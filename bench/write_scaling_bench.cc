@@ -16,9 +16,11 @@
 //              cores barely move it (the figure to read on a busy machine).
 //   bulk100    own_db with _bulk_docs of 100 instead of single puts.
 //   cpu        shared-nothing arithmetic on 1 and 2 threads: the parallelism
-//              the machine delivers right now, the ceiling of the others.
+//              the machine delivers right now, the ceiling of the others
+//              (~150 ms of work per thread, whatever --docs is).
 //   cpu_map    shared-nothing std::map inserts per thread: the ceiling for
-//              allocation- and cache-heavy work (the memory backend's kind).
+//              allocation- and cache-heavy work (the memory backend's kind;
+//              ~150 ms per thread too).
 //   get_storm  median latency of one db.get while another thread writes to
 //              the same database / median with no writer.
 // It also prints the median time of one put on an idle store next to a raw
@@ -225,17 +227,43 @@ double BulkThroughput(StoreOptions::Backend backend, int threads, int docs) {
   return threads * (docs / kBatch * kBatch) / secs;
 }
 
-double CpuThroughput(int threads, int docs) {
-  std::atomic<uint64_t> sink{0};
-  // About as long per item as a put, so both cases run for similar times.
-  const int items = docs * 40;
+// The controls run a fixed time of work per thread, whatever --docs is: a
+// run of a few milliseconds measures thread start-up, not parallelism. The
+// item counts are calibrated once, on one thread, to take about this long.
+constexpr double kControlSeconds = 0.15;
+
+// Runs `step(i)` for i = 0, 1, ... on the calling thread until about
+// kControlSeconds have passed; returns how many steps that was.
+int64_t CalibrateItems(const std::function<void(int64_t)>& step) {
+  const auto start = Clock::now();
+  int64_t items = 0;
+  while (std::chrono::duration<double>(Clock::now() - start).count() < kControlSeconds) {
+    for (int k = 0; k < 1024; ++k) step(items++);
+  }
+  return items;
+}
+
+std::atomic<uint64_t> control_sink{0};
+
+uint64_t ArithmeticSteps(uint64_t h, int64_t from, int64_t to) {
+  for (int64_t i = from; i < to; ++i) {
+    h = (h ^ static_cast<uint64_t>(i)) * 1099511628211ULL;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+double CpuThroughput(int threads) {
+  static const int64_t items = [] {
+    uint64_t h = 1469598103934665603ULL;
+    // Steps of 1024 iterations: a clock read per step stays out of the figure.
+    const int64_t steps =
+        CalibrateItems([&](int64_t i) { h = ArithmeticSteps(h, i * 1024, i * 1024 + 1024); });
+    control_sink.store(h, std::memory_order_relaxed);  // keeps the loop from being optimized away
+    return steps * 1024;
+  }();
   double secs = RunThreads(threads, [&](int t) {
-    uint64_t h = 1469598103934665603ULL + t;
-    for (int i = 0; i < items; ++i) {
-      h = (h ^ static_cast<uint64_t>(i)) * 1099511628211ULL;
-      h ^= h >> 29;
-    }
-    sink.fetch_add(h, std::memory_order_relaxed);
+    control_sink.fetch_add(ArithmeticSteps(1469598103934665603ULL + t, 0, items), std::memory_order_relaxed);
   });
   return threads * static_cast<double>(items) / secs;
 }
@@ -245,13 +273,18 @@ double CpuThroughput(int threads, int docs) {
 // ceiling for allocation- and cache-heavy code on this machine right now
 // (two vCPUs that share a physical core or a memory bus give less than the
 // arithmetic loop's 2x).
-double MapThroughput(int threads, int docs) {
-  const int items = docs * 3;
+double MapThroughput(int threads) {
+  auto insert = [](std::map<std::string, std::string>& map, int t, int64_t i) {
+    map.emplace("D\x01\x02\x03\x04\x05\x06\x07\x08d" + DocId(t, static_cast<int>(i)),
+                DocBody(static_cast<int>(i)));
+  };
+  static const int64_t items = [&] {
+    std::map<std::string, std::string> map;
+    return CalibrateItems([&](int64_t i) { insert(map, 0, i); });
+  }();
   double secs = RunThreads(threads, [&](int t) {
     std::map<std::string, std::string> map;
-    for (int i = 0; i < items; ++i) {
-      map.emplace("D\x01\x02\x03\x04\x05\x06\x07\x08d" + DocId(t, i), DocBody(i));
-    }
+    for (int64_t i = 0; i < items; ++i) insert(map, t, i);
     if (map.size() != static_cast<size_t>(items)) std::exit(1);
   });
   return threads * static_cast<double>(items) / secs;
@@ -475,14 +508,14 @@ int Main(int argc, char** argv) {
     std::printf("round %d/%d%38s %12s %12s  ratio\n", round, cfg.rounds, "", "base", "other");
     const int tries = cfg.tries;
     if (want("cpu")) {
-      auto [one, two] = BestOf(tries, true, [&] { return CpuThroughput(1, cfg.docs); },
-                               [&] { return CpuThroughput(2, cfg.docs); });
+      auto [one, two] = BestOf(tries, true, [&] { return CpuThroughput(1); },
+                               [&] { return CpuThroughput(2); });
       cpu_ratio = two / one;
       record("cpu 2t/1t (ops/s)", one, two, cpu_ratio);
     }
     if (want("cpu_map")) {
-      auto [one, two] = BestOf(tries, true, [&] { return MapThroughput(1, cfg.docs); },
-                               [&] { return MapThroughput(2, cfg.docs); });
+      auto [one, two] = BestOf(tries, true, [&] { return MapThroughput(1); },
+                               [&] { return MapThroughput(2); });
       record("cpu_map 2t/1t (ops/s)", one, two, two / one);
     }
     for (auto backend : cfg.backends) {

@@ -594,7 +594,7 @@ Status DatabaseImpl::CollectAttachmentGarbage() {
   }
   // Under the writer lock no revision is committed meanwhile, and under
   // att_mu_ no write pins a digest between the scan and the deletions.
-  std::lock_guard<std::mutex> lock(write_mu_);
+  auto lock = LockWriterDrained();
   Status s = CheckAlive();
   if (!s.ok()) return s;
   std::lock_guard<std::mutex> att_lock(att_mu_);

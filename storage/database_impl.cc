@@ -25,6 +25,14 @@ DatabaseImpl::DatabaseImpl(StoreImpl* owner, std::string name, uint64_t db_id,
       name_(std::move(name)),
       db_id_(db_id),
       keys_(db_id),
+      // A batch being built reads only records, stored revision bodies and
+      // local documents (database_write.cc): the pipeline remembers those
+      // keys of the batches in flight, not their counters or change blocks.
+      pipeline_([kind_at = keys_.prefix().size()](std::string_view key) {
+        if (key.size() <= kind_at) return true;
+        const char kind = key[kind_at];
+        return kind == keys::kDocKind || kind == keys::kRevBodyKind || kind == keys::kLocalKind;
+      }),
       attachment_store_(kv_, &keys_) {}
 
 void DatabaseImpl::InitializeNew(uint64_t db_id, uint32_t revs_limit, KVWriteBatch* batch) {
@@ -53,6 +61,7 @@ Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::
       !coding::GetVarint64(&in, &c.external_size)) {
     return Status::Corruption("bad database counters");
   }
+  db->committed_counters_ = c;
   db->update_seq_ = c.update_seq;
   db->doc_count_ = c.doc_count;
   db->doc_del_count_ = c.doc_del_count;
@@ -76,7 +85,7 @@ Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::
 }
 
 void DatabaseImpl::MarkDeleted() {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  auto lock = LockWriterDrained();
   deleted_.store(true, std::memory_order_release);
   NotifyListeners(UINT64_MAX);
 }
@@ -113,7 +122,7 @@ uint64_t DatabaseImpl::WaitForChange(uint64_t since, std::chrono::milliseconds t
 
 Status DatabaseImpl::SetRevsLimit(uint32_t limit) {
   if (limit < 1) return Status::BadRequest("revs_limit must be a positive integer");
-  std::lock_guard<std::mutex> lock(write_mu_);
+  auto lock = LockWriterDrained();
   Status s = CheckAlive();
   if (!s.ok()) return s;
   std::string value;
@@ -134,7 +143,7 @@ Status DatabaseImpl::SetSecurity(std::string_view text) {
   if (!s.ok()) return s;
   if (!doc.IsObject()) return Status::BadRequest("Security object must be a JSON object");
   std::string compact = json::Serialize(doc);
-  std::lock_guard<std::mutex> lock(write_mu_);
+  auto lock = LockWriterDrained();
   s = CheckAlive();
   if (!s.ok()) return s;
   s = kv_->Put(owner_->write_options(), keys_.Property(kSecurityProperty), compact);
@@ -182,7 +191,7 @@ Status DatabaseImpl::Compact() {
     resume = keys_.Doc(ids.back());
     resume.push_back('\0');  // the next key after the last id
 
-    std::lock_guard<std::mutex> lock(write_mu_);
+    auto lock = LockWriterDrained();
     Status s = CheckAlive();
     if (!s.ok()) return s;
     KVWriteBatch batch;
@@ -226,7 +235,7 @@ Status DatabaseImpl::CompactChanges() {
   std::vector<ChangeEntry> entries;
   for (;;) {
     // Under the writer lock, so no writer marks or moves a change meanwhile.
-    std::lock_guard<std::mutex> lock(write_mu_);
+    auto lock = LockWriterDrained();
     Status s = CheckAlive();
     if (!s.ok()) return s;
     std::vector<uint64_t> superseded;  // ascending

@@ -4,20 +4,24 @@
 // -------
 // All writes to one database go through write_mu_: each write batch reads the
 // current records of its documents, edits their revision trees, assigns
-// sequence numbers and commits one atomic KVWriteBatch (records, by-seq
-// entries, moved bodies, counters). Readers never take write_mu_: they read
-// committed state straight from the KVStore (through a snapshot whenever they
-// read more than one key), so a read never waits for a write.
+// sequence numbers and builds one atomic KVWriteBatch (records, by-seq
+// entries, moved bodies, counters). It then releases write_mu_ and writes
+// the batch to the KVStore in the order the batches were built
+// (write_pipeline.h), so the next batch is built while this one is written;
+// a batch that reads a key an unwritten one writes waits for it first.
+// Readers never take write_mu_: they read committed state straight from the
+// KVStore (through a snapshot whenever they read more than one key), so a
+// read never waits for a write.
 //
 // Document writes are group-committed, as LevelDB's DBImpl::Write does:
 // callers queue a Writer; the one at the front becomes the leader, applies
 // the documents of every writer queued behind it (in queue order, so the
 // result equals applying them one by one) in one WriteContext, commits once
 // (one fsync with sync on) and hands each its results. Under contention this
-// turns N commits into one. A leader also commits the groups that queued
-// during its commit (a few, bounded), so the database's state stays in one
-// core's cache instead of moving with the lead at every commit. A queued
-// writer spins on its state before it sleeps (the leader's commit takes
+// turns N commits into one. A leader hands the front of the queue on as soon
+// as its batch is built, before writing it, so the next leader builds its
+// batch while this one is written (with sync, after writing it: writers that
+// queue during an fsync then share the next one). A queued writer spins on its state before it sleeps (the leader's commit takes
 // microseconds; spin_wait.h), and the leader wakes only sleepers, so a
 // handoff between writers on two cores costs no futex call.
 // Writers of different databases share no lock here (see docs/architecture.md,
@@ -54,6 +58,7 @@
 #include "storage/spin_wait.h"
 #include "storage/validate_functions.h"
 #include "storage/view_reduce_cache.h"
+#include "storage/write_pipeline.h"
 
 namespace settee {
 
@@ -160,10 +165,24 @@ class DatabaseImpl final : public Database {
   // Queues `w` and returns once its documents are applied and committed.
   // REQUIRES: write_mu_ and queue_mu_ not held.
   Status WriteGrouped(Writer* w);
-  // Applies and commits the documents of `group` as one batch, under
-  // write_mu_, and moves their ids into their results.
+  // A batch built under write_mu_ and not yet written (WritePipeline's
+  // stage B).
+  struct StagedCommit {
+    bool empty = true;  // nothing to write
+    uint64_t ticket = 0;
+    KVWriteBatch batch;
+    Counters counters;  // as they are after the batch
+    bool seq_changed = false;
+    bool design_changed = false;
+  };
+  // Applies the documents of `group` to one batch, under write_mu_.
   // REQUIRES: write_mu_ and queue_mu_ not held; the caller leads.
-  Status CommitGroup(const std::vector<Writer*>& group);
+  Status StageGroup(const std::vector<Writer*>& group, StagedCommit* staged);
+  // Moves the ids of `group`'s applied documents into their results.
+  static void TakeResultIds(const std::vector<Writer*>& group);
+  // REQUIRES write_mu_: the start of every batch: fails if the database is
+  // deleted, and restores counters_ if a batch in the pipeline failed.
+  Status BeginBatch();
   // The rest REQUIRE write_mu_ held.
   // Loads the records the group's documents name, in one ordered pass, and
   // marks those past largest_doc_id_ as new without reading anything.
@@ -193,8 +212,15 @@ class DatabaseImpl final : public Database {
   // superseded changes without them, and drops their markers.
   // REQUIRES: write_mu_ not held (taken per chunk).
   Status CompactChanges();
-  // Commits ctx as one atomic batch, then publishes counters and notifies.
-  Status Commit(WriteContext& ctx);
+  // REQUIRES write_mu_: finishes ctx into `staged` (its batch and ticket)
+  // and makes counters_ and largest_doc_id_ what they are after it.
+  void Stage(WriteContext& ctx, StagedCommit* staged);
+  // REQUIRES write_mu_ not held: writes `staged` in its turn, then
+  // publishes its counters and notifies listeners.
+  Status WriteStaged(StagedCommit& staged);
+  // Locks write_mu_ with no batch in flight: for work that reads and writes
+  // the store directly (compaction, properties, deletion).
+  std::unique_lock<std::mutex> LockWriterDrained();
   void NotifyListeners(uint64_t seq);
 
   //////// validate_doc_update (database_validate.cc)
@@ -293,7 +319,14 @@ class DatabaseImpl final : public Database {
   // Serializes writers. Guards counters_ (the authoritative copy) and every
   // read-modify-write of this database's keys.
   std::mutex write_mu_;
-  Counters counters_;  // GUARDED_BY(write_mu_)
+  Counters counters_;  // GUARDED_BY(write_mu_); includes batches in flight
+  // Orders the writes of staged batches; see write_pipeline.h for which of
+  // its methods need write_mu_.
+  WritePipeline pipeline_;
+  // The counters as of the last batch written: written by stage B in ticket
+  // order, read under write_mu_ once the pipeline is drained (to restore
+  // counters_ after a failed write).
+  Counters committed_counters_;
   // No document id sorts after largest_doc_id_ (ids that do are new). Read
   // from the store at the first write; only ever raised, as records are
   // never removed (deletion leaves a tombstone record).

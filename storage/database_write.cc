@@ -15,11 +15,18 @@ namespace settee {
 
 // The state of one write batch: the records it has loaded and edited, and an
 // overlay of the other keys it has written, so that a later document of the
-// same batch (the same id twice) sees the earlier one's effects.
+// same batch (the same id twice) sees the earlier one's effects. Every read
+// of the store first waits for the batches in flight that write the key
+// (`pipeline`).
 class DatabaseImpl::WriteContext {
  public:
-  WriteContext(KVStore* kv, const keys::DatabaseKeys& keys, Counters counters)
-      : kv_(kv), keys_(keys), start_seq_(counters.update_seq), counters(counters) {}
+  WriteContext(KVStore* kv, WritePipeline* pipeline, const keys::DatabaseKeys& keys,
+               Counters counters)
+      : kv_(kv),
+        pipeline_(pipeline),
+        keys_(keys),
+        start_seq_(counters.update_seq),
+        counters(counters) {}
 
   // The record slot of `docid` (nullopt: the document does not exist).
   // `docid` must outlive the context (it is an incoming document's id).
@@ -27,7 +34,9 @@ class DatabaseImpl::WriteContext {
     auto it = records_.find(docid);
     if (it == records_.end()) {
       std::string bytes;
-      Status s = kv_->Get(KVReadOptions(), keys_.Doc(docid), &bytes);
+      const std::string key = keys_.Doc(docid);
+      pipeline_->BeforeRead(key);
+      Status s = kv_->Get(KVReadOptions(), key, &bytes);
       std::optional<DocRecord> record;
       if (s.ok()) {
         record.emplace();
@@ -50,6 +59,9 @@ class DatabaseImpl::WriteContext {
   // and reports per document.
   void LoadRecords(const std::vector<std::string_view>& ids) {
     if (ids.empty()) return;
+    if (!pipeline_->Idle()) {
+      for (std::string_view id : ids) pipeline_->BeforeRead(keys_.Doc(id));
+    }
     records_.reserve(records_.size() + ids.size());
     const std::string doc_kind = keys_.KindPrefix(keys::kDocKind);
     KVIteratorOptions io;
@@ -102,6 +114,7 @@ class DatabaseImpl::WriteContext {
       *value = *it->second;
       return Status::OK();
     }
+    pipeline_->BeforeRead(key);
     return kv_->Get(KVReadOptions(), key, value);
   }
   void Put(std::string key, std::string value) { overlay_[std::move(key)] = std::move(value); }
@@ -182,6 +195,7 @@ class DatabaseImpl::WriteContext {
   };
 
   KVStore* const kv_;
+  WritePipeline* const pipeline_;
   const keys::DatabaseKeys& keys_;
   const uint64_t start_seq_;  // this batch's changes have greater seqs
   // Node-based: slots stay put while the map grows.
@@ -230,10 +244,6 @@ namespace {
 // A leader stops adding writers to its group past this many documents, so one
 // commit (and the memory of one WriteContext) stays bounded.
 constexpr size_t kMaxGroupDocs = 4096;
-// A leader commits at most this many groups, and stops once the groups after
-// its own held this many documents, so its own caller's wait stays bounded.
-constexpr int kMaxCombinedGroups = 4;
-constexpr size_t kMaxCombinedDocs = 256;
 
 constexpr const char* kNeedsRevReason =
     "When `new_edits: false`, the document needs `_rev` or `_revisions` specified";
@@ -500,20 +510,60 @@ Status DatabaseImpl::ApplyLocal(IncomingDoc& doc, WriteContext& ctx, DocUpdateRe
   return Status::OK();
 }
 
-Status DatabaseImpl::Commit(WriteContext& ctx) {
-  if (!ctx.changed()) return Status::OK();
-  Status s = kv_->WriteOwned(owner_->write_options(), std::move(ctx.Finish()));
+Status DatabaseImpl::BeginBatch() {
+  Status s = CheckAlive();
   if (!s.ok()) return s;
-  NoteWrittenDocIds(ctx);
-  if (ctx.design_changed) NoteDesignWrite();
-  const bool seq_changed = ctx.counters.update_seq != counters_.update_seq;
-  counters_ = ctx.counters;
-  doc_count_.store(counters_.doc_count, std::memory_order_relaxed);
-  doc_del_count_.store(counters_.doc_del_count, std::memory_order_relaxed);
-  external_size_.store(counters_.external_size, std::memory_order_relaxed);
-  update_seq_.store(counters_.update_seq, std::memory_order_release);
-  if (seq_changed) NotifyListeners(counters_.update_seq);
+  // A failed write left counters_ counting it and the batches built on it
+  // (they fail too): start again from what was written.
+  if (pipeline_.TakeFailure()) counters_ = committed_counters_;
   return Status::OK();
+}
+
+void DatabaseImpl::Stage(WriteContext& ctx, StagedCommit* staged) {
+  if (!ctx.changed()) return;
+  staged->batch = std::move(ctx.Finish());
+  staged->ticket = pipeline_.Enqueue(staged->batch);
+  staged->empty = false;
+  staged->counters = ctx.counters;
+  staged->seq_changed = ctx.counters.update_seq != counters_.update_seq;
+  staged->design_changed = ctx.design_changed;
+  // The next batch is built on this one's state, written or not (the
+  // pipeline makes its reads wait for the keys this one writes).
+  counters_ = ctx.counters;
+  NoteWrittenDocIds(ctx);
+}
+
+Status DatabaseImpl::WriteStaged(StagedCommit& staged) {
+  if (staged.empty) return Status::OK();
+  // With sync the previous batch fsyncs (milliseconds): sleep, do not spin.
+  Status s;
+  if (pipeline_.WaitTurn(staged.ticket, owner_->options().sync)) {
+    s = kv_->WriteOwned(owner_->write_options(), std::move(staged.batch));
+  } else {
+    s = Status::IOError("not written: an earlier write of this database failed");
+  }
+  if (!s.ok()) {
+    pipeline_.Finish(staged.ticket, false);
+    return s;
+  }
+  // In ticket order (the next batch's turn starts at Finish): counters and
+  // notifications never go backwards.
+  committed_counters_ = staged.counters;
+  if (staged.design_changed) NoteDesignWrite();
+  const Counters& c = staged.counters;
+  doc_count_.store(c.doc_count, std::memory_order_relaxed);
+  doc_del_count_.store(c.doc_del_count, std::memory_order_relaxed);
+  external_size_.store(c.external_size, std::memory_order_relaxed);
+  update_seq_.store(c.update_seq, std::memory_order_release);
+  if (staged.seq_changed) NotifyListeners(c.update_seq);
+  pipeline_.Finish(staged.ticket, true);
+  return Status::OK();
+}
+
+std::unique_lock<std::mutex> DatabaseImpl::LockWriterDrained() {
+  std::unique_lock<std::mutex> lock(write_mu_);
+  pipeline_.Drain();
+  return lock;
 }
 
 Status DatabaseImpl::BulkDocs(const std::vector<std::string_view>& docs,
@@ -627,14 +677,11 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
     if (w->state.load(std::memory_order_acquire) == Writer::kDone) return w->status;
   }
 
-  // Leader: it commits the group at the front of the queue (a prefix,
-  // starting with its own writer), then the groups of writers that queued
-  // meanwhile, up to kMaxCombinedGroups groups or kMaxCombinedDocs more
-  // documents, before it hands the front on. Handing the lead to the next
-  // writer each time would move the database's state (its records, the
-  // store's map nodes) to the other core at every commit and leave every
-  // group a single writer; a leader that carries on keeps that state in its
-  // cache while the others spend their time parsing their next documents.
+  // Leader: it builds the batch of the group at the front of the queue (a
+  // prefix, starting with its own writer) and hands the front on before it
+  // writes the batch (unless it fsyncs), so the next leader builds its
+  // batch meanwhile (write_pipeline.h): two writers keep both stages busy
+  // instead of one writing while the other waits.
   //
   // A writer that sees its new state may return at once and destroy itself:
   // read `sleeping` before the store, and notify only a sleeper (which
@@ -644,64 +691,67 @@ Status DatabaseImpl::WriteGrouped(Writer* w) {
     x->state.store(state, std::memory_order_release);
     if (sleeping) x->cv.notify_one();
   };
-  Status own;
   std::vector<Writer*> group;
-  size_t combined_docs = 0;
-  for (int round = 0;; ++round) {
-    group.clear();
-    size_t group_docs = 0;
-    for (Writer* x : writers_) {
-      if (!group.empty() && group_docs + x->docs->size() > kMaxGroupDocs) break;
-      group.push_back(x);
-      group_docs += x->docs->size();
-    }
-    queue_lock.unlock();
-    const Status s = CommitGroup(group);
-    if (round == 0) own = s;
-    else combined_docs += group_docs;
-    RelockSpinning(queue_lock);
-    for (Writer* x : group) {
-      writers_.pop_front();
-      if (x == w) continue;
-      x->status = s;
-      hand_off(x, Writer::kDone);
-    }
-    if (writers_.empty()) break;
-    if (round + 1 >= kMaxCombinedGroups || combined_docs >= kMaxCombinedDocs) {
-      hand_off(writers_.front(), Writer::kLeader);
-      break;
-    }
+  size_t group_docs = 0;
+  for (Writer* x : writers_) {
+    if (!group.empty() && group_docs + x->docs->size() > kMaxGroupDocs) break;
+    group.push_back(x);
+    group_docs += x->docs->size();
   }
-  return own;
+  queue_lock.unlock();
+  StagedCommit staged;
+  Status s = StageGroup(group, &staged);
+  // With sync the write is an fsync (milliseconds): the leader keeps the
+  // front through it, so the writers that queue meanwhile become one group
+  // and one fsync instead of a chain of small groups each fsyncing.
+  const bool keep_front = owner_->options().sync;
+  if (keep_front && s.ok()) s = WriteStaged(staged);
+  RelockSpinning(queue_lock);
+  for (size_t i = 0; i < group.size(); ++i) writers_.pop_front();
+  if (!writers_.empty()) hand_off(writers_.front(), Writer::kLeader);
+  if (!keep_front) {
+    queue_lock.unlock();
+    if (s.ok()) s = WriteStaged(staged);
+    TakeResultIds(group);
+    if (group.size() == 1) return s;
+    RelockSpinning(queue_lock);
+  } else {
+    TakeResultIds(group);
+  }
+  for (Writer* x : group) {
+    if (x == w) continue;
+    x->status = s;
+    hand_off(x, Writer::kDone);
+  }
+  return s;
 }
 
-Status DatabaseImpl::CommitGroup(const std::vector<Writer*>& group) {
-  Status s;
-  {
-    std::lock_guard<std::mutex> lock(write_mu_);
-    s = CheckAlive();
-    if (s.ok()) {
-      WriteContext ctx(kv_, keys_, counters_);
-      PrefetchRecords(group, ctx);
-      for (Writer* x : group) {
-        for (size_t i = 0; i < x->docs->size(); ++i) {
-          if ((*x->valid)[i]) {
-            ApplyDoc((*x->docs)[i], x->new_edits, ctx, &(*x->results)[i],
-                     x->slots.empty() ? nullptr : x->slots[i]);
-          }
-        }
+Status DatabaseImpl::StageGroup(const std::vector<Writer*>& group, StagedCommit* staged) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  Status s = BeginBatch();
+  if (!s.ok()) return s;
+  WriteContext ctx(kv_, &pipeline_, keys_, counters_);
+  PrefetchRecords(group, ctx);
+  for (Writer* x : group) {
+    for (size_t i = 0; i < x->docs->size(); ++i) {
+      if ((*x->valid)[i]) {
+        ApplyDoc((*x->docs)[i], x->new_edits, ctx, &(*x->results)[i],
+                 x->slots.empty() ? nullptr : x->slots[i]);
       }
-      s = Commit(ctx);
     }
   }
-  // The batch is committed and its context gone: nothing views the ids any
+  Stage(ctx, staged);
+  return Status::OK();
+}
+
+void DatabaseImpl::TakeResultIds(const std::vector<Writer*>& group) {
+  // The batch is built and its context gone: nothing views the ids any
   // more, so the results take them instead of copies.
   for (Writer* x : group) {
     for (size_t i = 0; i < x->docs->size(); ++i) {
       if ((*x->valid)[i]) (*x->results)[i].id = std::move((*x->docs)[i].id);
     }
   }
-  return s;
 }
 
 void DatabaseImpl::PrefetchRecords(const std::vector<Writer*>& group, WriteContext& ctx) {
@@ -730,6 +780,7 @@ void DatabaseImpl::PrefetchRecords(const std::vector<Writer*>& group, WriteConte
   // Ascending ids (CouchDB's "sequential" uuids, time-ordered ids,
   // counters) make most inserts take this path.
   if (!largest_doc_id_known_) {
+    pipeline_.Drain();  // a scan sees only what is written
     KVIteratorOptions io;
     io.lower_bound = keys_.KindPrefix(keys::kDocKind);
     io.upper_bound = keys::PrefixEnd(io.lower_bound);
@@ -800,10 +851,10 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
     if (!s.ok()) return s;
     if (!valid[0]) return refused[0].status;
   }
-  std::lock_guard<std::mutex> lock(write_mu_);
-  s = CheckAlive();
+  std::unique_lock<std::mutex> lock(write_mu_);
+  s = BeginBatch();
   if (!s.ok()) return s;
-  WriteContext ctx(kv_, keys_, counters_);
+  WriteContext ctx(kv_, &pipeline_, keys_, counters_);
   if (!IsLocalDocId(docid)) {
     std::optional<DocRecord>* slot;
     s = ctx.LoadRecord(doc.id, &slot);
@@ -818,7 +869,10 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
   DocUpdateResult result;
   ApplyDoc(doc, true, ctx, &result, nullptr);
   if (!result.status.ok()) return result.status;
-  s = Commit(ctx);
+  StagedCommit staged;
+  Stage(ctx, &staged);
+  lock.unlock();
+  s = WriteStaged(staged);
   if (!s.ok()) return s;
   result.id = std::move(doc.id);
   return result;
