@@ -102,44 +102,74 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, const std::vecto
   auto pool = Pool();
   if (!pool.ok()) return pool.status();
   if (docs.empty()) return Status::OK();
-  const std::string code_json = MapCodeJson(code);
-  // A few shares per thread, so that a thread hands its results to `each`
-  // while the others map, and the last share to finish is a short one; at
-  // least a few hundred documents each (a task costs a JSON round trip).
+  // A few shares per thread, handed out as threads finish their last one
+  // (a thread that maps or writes slower takes fewer), so that a thread
+  // hands its results to `each` while the others map and the threads end
+  // together; at least a few hundred documents each (a task costs a JSON
+  // round trip).
   constexpr size_t kSharesPerThread = 4;
   constexpr size_t kMinShare = 256;
   const size_t threads = static_cast<size_t>((*pool)->size());
   const size_t shares = std::max<size_t>(1, std::min(threads * kSharesPerThread, docs.size() / kMinShare));
-  const size_t per = (docs.size() + shares - 1) / shares;
-  struct Wait {
+  struct State {
+    IsolatePool* pool;
+    const std::vector<std::string>* docs;
+    const ShareFn* each;
+    std::string code_json;
+    size_t per = 0;
     std::mutex mu;
     std::condition_variable cv;
-    size_t left = 0;
-    Status first_error;
-  } wait;
-  wait.left = (docs.size() + per - 1) / per;
-  for (size_t i = 0, from = 0; from < docs.size(); ++i, from += per) {
-    const size_t to = std::min(docs.size(), from + per);
-    std::string arg = "{\"code\":" + code_json + ",\"docs\":[";
-    for (size_t d = from; d < to; ++d) {
-      if (d > from) arg += ',';
-      arg += docs[d];
+    size_t next = 0;     // the next share's first document; GUARDED_BY(mu)
+    size_t running = 0;  // shares started and not done; GUARDED_BY(mu)
+    Status first_error;  // GUARDED_BY(mu)
+    // Starts the share at `from` on `thread`; its completion (on that
+    // isolate thread) runs `each` and starts the next share there.
+    void Start(int thread, size_t from) {
+      const size_t to = std::min(docs->size(), from + per);
+      std::string arg = "{\"code\":" + code_json + ",\"docs\":[";
+      for (size_t d = from; d < to; ++d) {
+        if (d > from) arg += ',';
+        arg += (*docs)[d];
+      }
+      arg += "]}";
+      pool->Run(thread, kMapTask, std::move(arg), [this, thread, from, to](Result<std::string> r) {
+        std::string part;
+        Status s = Unwrap(std::move(r), &part);
+        if (s.ok()) s = (*each)(from, to, part);
+        size_t more = SIZE_MAX;
+        {
+          std::lock_guard<std::mutex> g(mu);
+          if (!s.ok() && first_error.ok()) first_error = s;
+          // After a failure no more shares start: the update fails anyway.
+          if (first_error.ok() && next < docs->size()) {
+            more = next;
+            next += per;
+          } else if (--running == 0) {
+            cv.notify_all();
+          }
+        }
+        if (more != SIZE_MAX) Start(thread, more);
+      });
     }
-    arg += "]}";
-    // The completion runs on the isolate thread: `each` runs there too.
-    (*pool)->Run(static_cast<int>(i % threads), kMapTask, std::move(arg),
-                 [&wait, &each, from, to](Result<std::string> r) {
-                   std::string part;
-                   Status s = Unwrap(std::move(r), &part);
-                   if (s.ok()) s = each(from, to, part);
-                   std::lock_guard<std::mutex> g(wait.mu);
-                   if (!s.ok() && wait.first_error.ok()) wait.first_error = s;
-                   if (--wait.left == 0) wait.cv.notify_all();
-                 });
+  } state;
+  state.pool = *pool;
+  state.docs = &docs;
+  state.each = &each;
+  state.code_json = MapCodeJson(code);
+  state.per = (docs.size() + shares - 1) / shares;
+  std::vector<size_t> firsts;
+  {
+    std::lock_guard<std::mutex> g(state.mu);
+    for (size_t t = 0; t < threads && state.next < docs.size(); ++t) {
+      firsts.push_back(state.next);
+      state.next += state.per;
+      ++state.running;
+    }
   }
-  std::unique_lock<std::mutex> g(wait.mu);
-  wait.cv.wait(g, [&] { return wait.left == 0; });
-  return wait.first_error;
+  for (size_t t = 0; t < firsts.size(); ++t) state.Start(static_cast<int>(t), firsts[t]);
+  std::unique_lock<std::mutex> g(state.mu);
+  state.cv.wait(g, [&] { return state.running == 0; });
+  return state.first_error;
 }
 
 Status PoolViewFunctions::Reduce(const views::MapCode& code, const std::string& source,
