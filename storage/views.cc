@@ -534,11 +534,62 @@ std::vector<Range> RangesOf(const std::string& prefix, const ViewQuery& q) {
   return ranges;
 }
 
+// The rows of `r`, a key range of one view: with `cache` (that view's
+// _count blocks, valid at index seq `seq`), a block wholly inside the range
+// adds its stored count instead of being read, and a block read whole
+// leaves its counts for the next query.
+Status CountRange(KVStore* kv, const KVSnapshot* snap, ReduceCache* cache, uint64_t seq, const Range& r,
+                  uint64_t* n) {
+  *n = 0;
+  if (cache == nullptr) {
+    return Scan(kv, snap, r, false, [&](std::string_view, const Row&) {
+      ++*n;
+      return true;
+    });
+  }
+  std::string cur = r.lower;
+  while (cur < r.upper) {
+    ReduceCache::Lookup b = cache->Find(cur, seq);
+    const bool whole = cur == b.start && b.end <= r.upper;
+    if (whole && b.summary) {
+      *n += b.summary->rows;
+      cur = b.end;
+      continue;
+    }
+    Range seg{cur, std::min(b.end, r.upper)};
+    std::vector<std::pair<std::string, BlockSummary>> parts;
+    Status s = Scan(kv, snap, seg, false, [&](std::string_view kv_key, const Row& row) {
+      ++*n;
+      if (whole) {
+        if (parts.empty() || parts.back().second.rows == ReduceCache::kBlockRows) {
+          parts.emplace_back(parts.empty() ? b.start : std::string(kv_key), BlockSummary());
+          parts.back().second.first_key.assign(row.key);
+        }
+        BlockSummary& part = parts.back().second;
+        ++part.rows;
+        part.last_key.assign(row.key);
+      }
+      return true;
+    });
+    if (!s.ok()) return s;
+    if (whole) {
+      if (parts.empty()) parts.emplace_back(b.start, BlockSummary());
+      // The value a _count reduce of the part gives, so that a _count
+      // view's reduce and offsets share one cache.
+      for (auto& part : parts) part.second.value = std::to_string(part.second.rows);
+      cache->Store(b.start, seq, std::move(parts));
+    }
+    cur = seg.upper;
+  }
+  return Status::OK();
+}
+
 Status MapQuery(const IndexPlace& p, const KVSnapshot* snap, Database& db, size_t view,
-                const Header& h, const ViewQuery& q, std::string* out) {
+                const Header& h, const ViewQuery& q, ReduceCache* count_cache, std::string* out) {
   const std::string prefix = p.keys.Rows(view);
   std::vector<Range> ranges = RangesOf(prefix, q);
-  // offset: the rows before the first one in the query's order.
+  // offset: the rows before the first one in the query's order (CouchDB
+  // reads it from its b-tree's reductions; the cached block counts here).
   uint64_t offset = 0;
   if (!ranges.empty() && q.keys == nullptr) {
     Range before;
@@ -549,10 +600,7 @@ Status MapQuery(const IndexPlace& p, const KVSnapshot* snap, Database& db, size_
       before.lower = ranges[0].upper;
       before.upper = keys::PrefixEnd(prefix);
     }
-    Status s = Scan(p.kv, snap, before, false, [&](std::string_view, const Row&) {
-      ++offset;
-      return true;
-    });
+    Status s = CountRange(p.kv, snap, count_cache, h.seq, before, &offset);
     if (!s.ok()) return s;
   }
   out->append("{\"total_rows\":");
@@ -907,6 +955,9 @@ Status QueryAt(const IndexPlace& p, Database& db, ViewFunctions* js, const Desig
   std::shared_ptr<ReduceCache> cache;
   if (reduce && has_reduce && !q.descending && Cacheable(ParseBuiltin(view.reduce))) {
     cache = CacheFor(p, p.keys.Rows(view.map_index), static_cast<int>(ParseBuiltin(view.reduce)));
+  } else if (!(reduce && has_reduce) && q.keys == nullptr) {
+    // A map query's offset counts the rows before its range.
+    cache = CacheFor(p, p.keys.Rows(view.map_index), static_cast<int>(Builtin::kCount));
   }
   auto snap = p.kv->GetSnapshot();
   Header h;
@@ -916,7 +967,7 @@ Status QueryAt(const IndexPlace& p, Database& db, ViewFunctions* js, const Desig
   if (reduce && has_reduce) {
     s = ReduceQuery(p, snap.get(), js, ddoc.code, view.map_index, view.reduce, h, q, cache.get(), out);
   } else {
-    s = MapQuery(p, snap.get(), db, view.map_index, h, q, out);
+    s = MapQuery(p, snap.get(), db, view.map_index, h, q, cache.get(), out);
   }
   if (!s.ok()) return s;
   if (q.update == UpdateMode::kLazy) {

@@ -599,6 +599,20 @@ TEST_P(ViewsTest, CachedBlockReductionsEqualFullReduce) {
       opts += "}";
       EXPECT_EQ(Keys(Q("t", kind, opts), true), expect(lo, hi, level, kind))
           << "round " << round << " query " << opts << " on " << kind;
+      // A map query's offset (the rows before its range, either way),
+      // counted from the cached blocks too.
+      int below = 0, above = 0;
+      for (const Doc& d : docs) {
+        if (!d.live) continue;
+        if (d.key < lo) ++below;
+        if (d.key > hi) ++above;
+      }
+      json::Document m;
+      ASSERT_TRUE(json::Parse(Q("t", kind, R"({"reduce":false,"limit":1,"startkey":)" + key_text(lo) + "}"), &m).ok());
+      EXPECT_EQ(m["offset"].GetInt(), below) << "round " << round << " from " << key_text(lo);
+      ASSERT_TRUE(json::Parse(Q("t", kind, R"({"reduce":false,"limit":1,"descending":true,"startkey":)" +
+                                               key_text(hi) + "}"), &m).ok());
+      EXPECT_EQ(m["offset"].GetInt(), above) << "round " << round << " down from " << key_text(hi);
     }
     // Edit, delete and add some documents, then query again.
     for (int e = 0; e < 60; ++e) {
