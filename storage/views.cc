@@ -730,10 +730,10 @@ Status ReduceJs(ViewFunctions* fns, const MapCode& code, const std::string& sour
 // Built-ins whose reductions combine (a block's value stands for its rows).
 bool Cacheable(Builtin b) { return b == Builtin::kSum || b == Builtin::kCount || b == Builtin::kStats; }
 
-// A reduce query. With `cache` (ascending, a cacheable built-in), a block
-// of rows that lies wholly inside a range and inside one group adds its
-// cached value instead of its rows, and every block read whole leaves its
-// summary for the next query.
+// A reduce query. With `cache` (a cacheable built-in), a block of rows that
+// lies wholly inside a range and inside one group adds its cached value
+// instead of its rows, and every block read whole leaves its summary for
+// the next query.
 Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* fns,
                    const MapCode& code, size_t view, const std::string& reduce, const Header& h,
                    const ViewQuery& q, ReduceCache* cache, std::string* out) {
@@ -746,7 +746,11 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
   std::vector<Group> groups;
   BuiltinReducer reducer(builtin);
   // Groups needed: skip + limit of them (all when ungrouped: one).
-  const uint64_t wanted = q.limit == UINT64_MAX ? UINT64_MAX : q.skip + q.limit;
+  // A descending query with the cache (no limit, one range: QueryAt)
+  // reduces its range in ascending order, block by block, and reverses the
+  // groups.
+  const bool reverse = cache != nullptr && q.descending;
+  const uint64_t wanted = q.limit == UINT64_MAX || reverse ? UINT64_MAX : q.skip + q.limit;
   Status err;
   bool open = false;
   auto close_group = [&]() {
@@ -883,6 +887,7 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
     }
   }
   close_group();
+  if (reverse) std::reverse(groups.begin(), groups.end());
   if (builtin == Builtin::kNone && !groups.empty()) {
     Status s = ReduceJs(fns, code, reduce, groups);
     if (!s.ok()) return s;
@@ -953,7 +958,10 @@ Status QueryAt(const IndexPlace& p, Database& db, ViewFunctions* js, const Desig
   // The cached reductions, taken before the snapshot (see
   // CacheFor): ascending reduces of the built-ins that combine.
   std::shared_ptr<ReduceCache> cache;
-  if (reduce && has_reduce && !q.descending && Cacheable(ParseBuiltin(view.reduce))) {
+  // Descending only without a limit and keys (see ReduceQuery): with a
+  // limit, reading from the top stops early.
+  if (reduce && has_reduce && Cacheable(ParseBuiltin(view.reduce)) &&
+      (!q.descending || (q.limit == UINT64_MAX && q.keys == nullptr))) {
     cache = CacheFor(p, p.keys.Rows(view.map_index), static_cast<int>(ParseBuiltin(view.reduce)));
   } else if (!(reduce && has_reduce) && q.keys == nullptr) {
     // A map query's offset counts the rows before its range.

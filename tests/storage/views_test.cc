@@ -9,6 +9,7 @@
 #include <atomic>
 #include <map>
 #include <random>
+#include <sstream>
 
 #include "settee/store.h"
 #include "storage/database_impl.h"
@@ -599,6 +600,17 @@ TEST_P(ViewsTest, CachedBlockReductionsEqualFullReduce) {
       opts += "}";
       EXPECT_EQ(Keys(Q("t", kind, opts), true), expect(lo, hi, level, kind))
           << "round " << round << " query " << opts << " on " << kind;
+      // Descending (no limit: from the cached blocks too): the same groups
+      // in reverse.
+      std::string down = R"({"descending":true,"startkey":)" + key_text(hi) + R"(,"endkey":)" + key_text(lo);
+      if (level > 0) down += R"(,"group_level":)" + std::to_string(level);
+      down += "}";
+      std::vector<std::string> want;
+      std::istringstream words(expect(lo, hi, level, kind));
+      for (std::string w; words >> w;) want.insert(want.begin(), w);
+      std::string reversed;
+      for (const std::string& w : want) reversed += (reversed.empty() ? "" : " ") + w;
+      EXPECT_EQ(Keys(Q("t", kind, down), true), reversed) << "round " << round << " query " << down;
       // A map query's offset (the rows before its range, either way),
       // counted from the cached blocks too.
       int below = 0, above = 0;
