@@ -171,9 +171,18 @@ struct ChunkUpdate {
   bool fresh = false;         // no back-index entries exist yet
   bool note_changes = false;  // reduce caches exist: name the changed keys
   uint64_t seq = 0;           // the index seq the chunk moves to
+  // The header as it was before the chunk, marked dirty before the
+  // chunk's first share of several is written.
+  std::string dirty_header;
   std::mutex mu;
   std::vector<int64_t> count_delta;  // per view; GUARDED_BY(mu)
+  bool marked = false;               // dirty_header written; GUARDED_BY(mu)
   std::atomic<bool> committed{false};  // some part was written
+  // A chunk mapped as one share is not written by its share: its rows go
+  // into the chunk's last batch, with the header (no dirty mark needed).
+  KVWriteBatch held;
+  std::vector<std::string> held_changed;
+  std::vector<int64_t> held_delta;
 };
 
 // Replaces the rows of document `id` by `emits` (its Map() element, or
@@ -246,6 +255,17 @@ Status ReplaceDocRows(const ChunkUpdate& u, std::string_view id, const json::Val
 // chunk's counts.
 Status CommitPart(ChunkUpdate& u, KVWriteBatch&& batch, const std::vector<std::string>& changed,
                   const std::vector<int64_t>& delta) {
+  {
+    // Rows past the header's seq: mark it first (see UpdateAt).
+    std::lock_guard<std::mutex> g(u.mu);
+    if (!u.marked) {
+      KVWriteBatch mark;
+      mark.Put(u.p->keys.Header(), u.dirty_header);
+      Status s = u.p->kv->WriteOwned(u.p->wo, std::move(mark));
+      if (!s.ok()) return s;
+      u.marked = true;
+    }
+  }
   if (u.note_changes) u.p->caches->NoteChanges(u.p->keys.base, changed, u.seq);
   Status s = u.p->kv->WriteOwned(u.p->wo, std::move(batch));
   if (!s.ok()) return s;
@@ -264,7 +284,8 @@ Status CommitPart(ChunkUpdate& u, KVWriteBatch&& batch, const std::vector<std::s
 // chunk's shares are all written. Meanwhile it is marked dirty: an update
 // that dies between the two leaves rows past its seq (redone from the
 // back-index by the next update, as for any changed doc) and counts that
-// the next update recounts.
+// the next update recounts. A chunk mapped as one share (Mango's C++
+// mapper, a small update) is written with its header in one batch.
 Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapCode& code) {
   auto fns = FunctionsFor(code, js);
   if (!fns.ok()) return fns.status();
@@ -288,15 +309,16 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
   std::vector<size_t> mapped_row;  // docs[i] is the doc of rows[mapped_row[i]]
   std::vector<std::string> view_prefix;
   for (size_t v = 0; v < nviews; ++v) view_prefix.push_back(ik.Rows(v));
-  // Writes the header; `dirty` while shares may write past its seq.
-  auto write_header = [&](bool dirty) {
-    h.dirty = dirty;
+  // Writes the clean header (after a recount, or when a failed chunk wrote
+  // nothing past it).
+  auto write_header = [&]() {
+    h.dirty = false;
     h.found = true;
     KVWriteBatch batch;
     batch.Put(ik.Header(), EncodeHeader(h));
     return p.kv->WriteOwned(p.wo, std::move(batch));
   };
-  bool marked = h.dirty;
+  bool need_clean = h.dirty;
   while (true) {
     ChunkUpdate u;
     u.p = &p;
@@ -330,11 +352,12 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
       mapped_row.push_back(i);
       docs.push_back(std::move(rows[i].doc));
     }
-    if (!marked) {
-      s = write_header(true);
-      if (!s.ok()) return s;
-      marked = true;
+    {
+      Header dirty = h;
+      dirty.dirty = true;
+      u.dirty_header = EncodeHeader(dirty);
     }
+    u.held_delta.assign(nviews, 0);
     if (!docs.empty()) {
       s = (*fns)->MapShares(code, docs, [&](size_t from, size_t to, std::string_view json) {
         json::Document mapped;
@@ -351,43 +374,47 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
                               &batch, &changed, &delta);
           if (!ps.ok()) return ps;
         }
+        if (from == 0 && to == docs.size()) {
+          u.held = std::move(batch);
+          u.held_changed = std::move(changed);
+          u.held_delta = std::move(delta);
+          return Status::OK();
+        }
         return CommitPart(u, std::move(batch), changed, delta);
       });
       if (!s.ok()) {
-        // Nothing written: the header is exact again.
-        if (!u.committed) (void)write_header(false);
+        // Nothing written past it: the header is exact (again).
+        if (!u.committed && need_clean) (void)write_header();
         return s;
       }
     }
-    // Deleted and design documents lose their rows here; the mapped ones
-    // in their shares.
-    {
-      KVWriteBatch batch;
-      std::vector<std::string> changed;
-      std::vector<int64_t> delta(nviews, 0);
-      for (size_t i = 0, next = 0; i < rows.size(); ++i) {
-        if (next < mapped_row.size() && mapped_row[next] == i) {
-          ++next;
-          continue;
-        }
-        s = ReplaceDocRows(u, rows[i].id, nullptr, &batch, &changed, &delta);
-        if (!s.ok()) return s;
+    // The chunk's last batch: a single share's rows, the rows deleted and
+    // design documents lose, and the header at the chunk's seq (exact: every
+    // share is written).
+    KVWriteBatch& batch = u.held;
+    for (size_t i = 0, next = 0; i < rows.size(); ++i) {
+      if (next < mapped_row.size() && mapped_row[next] == i) {
+        ++next;
+        continue;
       }
-      if (!batch.ops().empty()) {
-        s = CommitPart(u, std::move(batch), changed, delta);
-        if (!s.ok()) return s;
-      }
+      s = ReplaceDocRows(u, rows[i].id, nullptr, &batch, &u.held_changed, &u.held_delta);
+      if (!s.ok()) return s;
     }
     for (size_t v = 0; v < nviews; ++v) {
-      const int64_t c = static_cast<int64_t>(h.counts[v]) + u.count_delta[v];
+      const int64_t c = static_cast<int64_t>(h.counts[v]) + u.count_delta[v] + u.held_delta[v];
       h.counts[v] = c > 0 ? static_cast<uint64_t>(c) : 0;
     }
     h.seq = last;
-    if (rows.size() < kUpdateChunk) break;
-    s = write_header(true);
+    h.dirty = false;
+    h.found = true;
+    batch.Put(ik.Header(), EncodeHeader(h));
+    if (u.note_changes) p.caches->NoteChanges(ik.base, u.held_changed, last);
+    s = p.kv->WriteOwned(p.wo, std::move(batch));
     if (!s.ok()) return s;
+    need_clean = false;
+    if (rows.size() < kUpdateChunk) break;
   }
-  return marked ? write_header(false) : Status::OK();
+  return need_clean ? write_header() : Status::OK();
 }
 
 //////// Reading rows
