@@ -1,7 +1,9 @@
 #include "js/view_functions_js.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <future>
+#include <map>
 
 #include "util/json.h"
 
@@ -74,35 +76,17 @@ Status PoolViewFunctions::Unwrap(Result<std::string> r, std::string* out) {
 
 Status PoolViewFunctions::Map(const views::MapCode& code, const std::vector<std::string>& docs,
                               std::string* out) {
-  auto pool = Pool();
-  if (!pool.ok()) return pool.status();
-  const std::string code_json = MapCodeJson(code);
-  // One share per thread, at least a few hundred documents each (a task
-  // costs a JSON round trip).
-  const size_t threads = static_cast<size_t>((*pool)->size());
-  const size_t shares = std::max<size_t>(1, std::min(threads, docs.size() / 256));
-  const size_t per = (docs.size() + shares - 1) / shares;
-  std::vector<std::future<Result<std::string>>> futures;
-  for (size_t i = 0; i < shares; ++i) {
-    size_t from = i * per, to = std::min(docs.size(), from + per);
-    std::string arg = "{\"code\":" + code_json + ",\"docs\":[";
-    for (size_t d = from; d < to; ++d) {
-      if (d > from) arg += ',';
-      arg += docs[d];
-    }
-    arg += "]}";
-    futures.push_back((*pool)->Run(static_cast<int>(i % threads), kMapTask, std::move(arg)));
-  }
+  std::mutex mu;
+  std::map<size_t, std::string> parts;  // by first document
+  Status s = MapShares(code, docs, [&](size_t from, size_t, std::string_view json) {
+    std::lock_guard<std::mutex> g(mu);
+    parts[from] = std::string(json);
+    return Status::OK();
+  });
+  if (!s.ok()) return s;
   out->clear();
   out->push_back('[');
-  Status first_error;
-  std::string part;
-  for (auto& f : futures) {
-    Status s = Unwrap(f.get(), &part);
-    if (!s.ok()) {
-      if (first_error.ok()) first_error = s;
-      continue;
-    }
+  for (const auto& [from, part] : parts) {
     // Splice the share's array into the whole.
     if (part.size() > 2) {
       if (out->size() > 1) out->push_back(',');
@@ -110,7 +94,82 @@ Status PoolViewFunctions::Map(const views::MapCode& code, const std::vector<std:
     }
   }
   out->push_back(']');
-  return first_error;
+  return Status::OK();
+}
+
+Status PoolViewFunctions::MapShares(const views::MapCode& code, const std::vector<std::string>& docs,
+                                    const ShareFn& each) {
+  auto pool = Pool();
+  if (!pool.ok()) return pool.status();
+  if (docs.empty()) return Status::OK();
+  // A few shares per thread, handed out as threads finish their last one
+  // (a thread that maps or writes slower takes fewer), so that a thread
+  // hands its results to `each` while the others map and the threads end
+  // together; at least a few hundred documents each (a task costs a JSON
+  // round trip).
+  constexpr size_t kSharesPerThread = 4;
+  constexpr size_t kMinShare = 256;
+  const size_t threads = static_cast<size_t>((*pool)->size());
+  const size_t shares = std::max<size_t>(1, std::min(threads * kSharesPerThread, docs.size() / kMinShare));
+  struct State {
+    IsolatePool* pool;
+    const std::vector<std::string>* docs;
+    const ShareFn* each;
+    std::string code_json;
+    size_t per = 0;
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t next = 0;     // the next share's first document; GUARDED_BY(mu)
+    size_t running = 0;  // shares started and not done; GUARDED_BY(mu)
+    Status first_error;  // GUARDED_BY(mu)
+    // Starts the share at `from` on `thread`; its completion (on that
+    // isolate thread) runs `each` and starts the next share there.
+    void Start(int thread, size_t from) {
+      const size_t to = std::min(docs->size(), from + per);
+      std::string arg = "{\"code\":" + code_json + ",\"docs\":[";
+      for (size_t d = from; d < to; ++d) {
+        if (d > from) arg += ',';
+        arg += (*docs)[d];
+      }
+      arg += "]}";
+      pool->Run(thread, kMapTask, std::move(arg), [this, thread, from, to](Result<std::string> r) {
+        std::string part;
+        Status s = Unwrap(std::move(r), &part);
+        if (s.ok()) s = (*each)(from, to, part);
+        size_t more = SIZE_MAX;
+        {
+          std::lock_guard<std::mutex> g(mu);
+          if (!s.ok() && first_error.ok()) first_error = s;
+          // After a failure no more shares start: the update fails anyway.
+          if (first_error.ok() && next < docs->size()) {
+            more = next;
+            next += per;
+          } else if (--running == 0) {
+            cv.notify_all();
+          }
+        }
+        if (more != SIZE_MAX) Start(thread, more);
+      });
+    }
+  } state;
+  state.pool = *pool;
+  state.docs = &docs;
+  state.each = &each;
+  state.code_json = MapCodeJson(code);
+  state.per = (docs.size() + shares - 1) / shares;
+  std::vector<size_t> firsts;
+  {
+    std::lock_guard<std::mutex> g(state.mu);
+    for (size_t t = 0; t < threads && state.next < docs.size(); ++t) {
+      firsts.push_back(state.next);
+      state.next += state.per;
+      ++state.running;
+    }
+  }
+  for (size_t t = 0; t < firsts.size(); ++t) state.Start(static_cast<int>(t), firsts[t]);
+  std::unique_lock<std::mutex> g(state.mu);
+  state.cv.wait(g, [&] { return state.running == 0; });
+  return state.first_error;
 }
 
 Status PoolViewFunctions::Reduce(const views::MapCode& code, const std::string& source,

@@ -5,14 +5,17 @@
 // are cached per isolate, validators under their set's signature).
 //
 // PoolViewFunctions runs them on an IsolatePool's threads, fanning the
-// documents of one Map() call out over every thread (each maps a contiguous
-// share), for callers that are not isolate threads: the HTTP server.
+// documents of one Map() call out over every thread (a few contiguous
+// shares per thread), for callers that are not isolate threads: the HTTP
+// server. MapShares() hands each share's result to the caller on the
+// isolate thread that mapped it, so an index update encodes and writes its
+// rows on the isolate threads too (storage/views.cc).
 // Each share is one task, so the pool's time budget (--timeout-ms) stops a
 // map function that loops, and the index is left as it was.
 //
 // Validate() runs a write's documents as one task on any one thread.
 //
-// Thread safety: Map(), Reduce() and Validate() may be called from any
+// Thread safety: Map(), MapShares(), Reduce() and Validate() may be called from any
 // thread except the pool's own isolate threads (they wait for those
 // threads).
 #pragma once
@@ -40,6 +43,8 @@ class PoolViewFunctions final : public views::ViewFunctions, public validation::
 
   Status Map(const views::MapCode& code, const std::vector<std::string>& docs,
              std::string* out) override;
+  Status MapShares(const views::MapCode& code, const std::vector<std::string>& docs,
+                   const ShareFn& each) override;
   Status Reduce(const views::MapCode& code, const std::string& source,
                 std::string_view calls_json, std::string* out) override;
   Status Validate(const validation::ValidatorSet& set,

@@ -157,14 +157,28 @@ Status DatabaseImpl::ValidateWrite(std::vector<IncomingDoc>& docs, std::vector<b
     call.old_doc = "null";
     const std::vector<std::string> history = HistoryRevs(doc);
     if (!history.empty()) {
-      std::vector<OpenRevResult> found;
-      GetOptions go;
-      go.revs = true;
-      Status s = GetOpenRevs(doc.id, history, go, &found);
-      if (!s.ok() && s.code() != Status::Code::kNotFound) return s;
+      // One read of the record for the leaf test and the bodies.
+      DocRecord record;
+      Status s = ReadRecord(KVReadOptions{}, doc.id, &record);
+      if (!s.ok() && !s.IsNotFound()) return s;
       if (options.new_edits) {
-        // An edit of a revision that is not stored is a conflict, not the
-        // function's business (CouchDB checks the rev first).
+        // An edit of a revision that is not stored, or not a leaf, is a
+        // conflict, not the function's business (CouchDB checks the rev
+        // first: 409, not the function's 403).
+        RevId parent;
+        if (s.IsNotFound() || !RevId::Parse(history[0], &parent) ||
+            !record.tree.IsLeaf(record.tree.Find(parent))) {
+          continue;
+        }
+      }
+      std::vector<OpenRevResult> found;
+      if (s.ok()) {
+        GetOptions go;
+        go.revs = true;
+        s = OpenRevsOf(KVReadOptions{}, doc.id, record, history, go, &found);
+        if (!s.ok() && s.code() != Status::Code::kNotFound) return s;
+      }
+      if (options.new_edits) {
         if (found.empty() || !found[0].found) continue;
         call.old_doc = std::move(found[0].doc);
       } else {

@@ -9,6 +9,8 @@
 // once (queries on different databases update their indexes concurrently).
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +44,24 @@ class ViewFunctions {
   // stays as it was.
   virtual Status Map(const MapCode& code, const std::vector<std::string>& docs,
                      std::string* out) = 0;
+
+  // Map() delivered in shares, so that the caller's work on the results
+  // runs where and while they are made: `each(from, to, json)` gets the
+  // Map() array of docs[from, to), once per share, the shares covering
+  // `docs` in any order and possibly on several threads at once (an
+  // implementation that fans out calls it on its worker threads). Returns
+  // after every call to `each` has returned: the first error of a share's
+  // map or of `each` (the other shares still run and are still delivered,
+  // so `each` may have run for some shares when this fails). This default
+  // makes one share of the whole Map().
+  using ShareFn = std::function<Status(size_t from, size_t to, std::string_view json)>;
+  virtual Status MapShares(const MapCode& code, const std::vector<std::string>& docs,
+                           const ShareFn& each) {
+    std::string out;
+    Status s = Map(code, docs, &out);
+    if (!s.ok()) return s;
+    return each(0, docs.size(), out);
+  }
 
   // Runs the JavaScript reduce function `source` once per element of
   // `calls_json`, an array of [keys, values, rereduce] (keys: [[key, docid],

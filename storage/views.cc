@@ -1,6 +1,7 @@
 #include "storage/views.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -49,18 +50,24 @@ struct IndexKeys {
 };
 
 struct Header {
+  bool found = false;  // the index has a header (it was ever written)
   uint64_t seq = 0;
   std::vector<uint64_t> counts;
+  // An update is writing (or died writing) rows past `seq` in batches of
+  // its own (UpdateAt): the counts may be off, and docs past `seq` may
+  // have rows.
+  bool dirty = false;
 };
 
 Status ReadHeader(KVStore* kv, const KVReadOptions& ro, const IndexKeys& ik, size_t nviews,
                   Header* h) {
-  h->seq = 0;
+  *h = Header{};
   h->counts.assign(nviews, 0);
   std::string v;
   Status s = kv->Get(ro, ik.Header(), &v);
   if (s.IsNotFound()) return Status::OK();
   if (!s.ok()) return s;
+  h->found = true;
   std::string_view in(v);
   uint64_t n = 0;
   if (!coding::GetVarint64(&in, &h->seq) || !coding::GetVarint64(&in, &n) || n != nviews) {
@@ -69,6 +76,10 @@ Status ReadHeader(KVStore* kv, const KVReadOptions& ro, const IndexKeys& ik, siz
   for (uint64_t i = 0; i < n; ++i) {
     if (!coding::GetVarint64(&in, &h->counts[i])) return Status::Corruption("bad view index header");
   }
+  // Headers written before the flag existed end here: clean.
+  uint64_t dirty = 0;
+  if (!in.empty() && !coding::GetVarint64(&in, &dirty)) return Status::Corruption("bad view index header");
+  h->dirty = dirty != 0;
   return Status::OK();
 }
 
@@ -77,6 +88,7 @@ std::string EncodeHeader(const Header& h) {
   coding::PutVarint64(&v, h.seq);
   coding::PutVarint64(&v, h.counts.size());
   for (uint64_t c : h.counts) coding::PutVarint64(&v, c);
+  if (h.dirty) coding::PutVarint64(&v, 1);
   return v;
 }
 
@@ -137,6 +149,143 @@ Result<ViewFunctions*> FunctionsFor(const MapCode& code, ViewFunctions* js) {
   return js;
 }
 
+// The rows of one view: how many (the header's counts after an update
+// died mid-way, see Header::dirty).
+Result<uint64_t> CountRows(KVStore* kv, const std::string& prefix) {
+  KVIteratorOptions io;
+  io.lower_bound = prefix;
+  io.upper_bound = keys::PrefixEnd(prefix);
+  auto it = kv->NewIterator(io);
+  uint64_t n = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+  if (!it->status().ok()) return it->status();
+  return n;
+}
+
+// One chunk of changes being applied to an index: what every share of its
+// map results (UpdateAt) reads, and what they add up.
+struct ChunkUpdate {
+  const IndexPlace* p = nullptr;
+  const std::vector<std::string>* view_prefix = nullptr;
+  size_t nviews = 0;
+  bool fresh = false;         // no back-index entries exist yet
+  bool note_changes = false;  // reduce caches exist: name the changed keys
+  uint64_t seq = 0;           // the index seq the chunk moves to
+  // The header as it was before the chunk, marked dirty before the
+  // chunk's first share of several is written.
+  std::string dirty_header;
+  std::mutex mu;
+  std::vector<int64_t> count_delta;  // per view; GUARDED_BY(mu)
+  bool marked = false;               // dirty_header written; GUARDED_BY(mu)
+  std::atomic<bool> committed{false};  // some part was written
+  // A chunk mapped as one share is not written by its share: its rows go
+  // into the chunk's last batch, with the header (no dirty mark needed).
+  KVWriteBatch held;
+  std::vector<std::string> held_changed;
+  std::vector<int64_t> held_delta;
+};
+
+// Replaces the rows of document `id` by `emits` (its Map() element, or
+// nullptr for a deleted or design document): the puts and deletes go into
+// `batch`, the changed row keys into `changed`, the row count changes into
+// `delta`.
+Status ReplaceDocRows(const ChunkUpdate& u, std::string_view id, const json::Value* emits,
+                      KVWriteBatch* batch, std::vector<std::string>* changed,
+                      std::vector<int64_t>* delta) {
+  const IndexKeys& ik = u.p->keys;
+  std::string back;
+  std::unordered_set<std::string> new_keys;
+  if (emits != nullptr && emits->IsArray()) {
+    const size_t nv = std::min<size_t>(emits->Size(), u.nviews);
+    for (size_t v = 0; v < nv; ++v) {
+      const json::Value& list = (*emits)[static_cast<rapidjson::SizeType>(v)];
+      if (!list.IsArray()) continue;
+      uint32_t n = 0;
+      for (auto& pair : list.GetArray()) {
+        if (!pair.IsArray() || pair.Size() != 2) continue;
+        std::string key = (*u.view_prefix)[v];
+        collation::AppendIndexKey(pair[0], &key);
+        AppendDocIdKey(id, &key);
+        coding::PutFixed64BE(&key, n++);
+        std::string value;
+        coding::PutLengthPrefixed(&value, id);
+        coding::PutLengthPrefixed(&value, json::Serialize(pair[0]));
+        json::SerializeTo(pair[1], &value);
+        coding::PutLengthPrefixed(&back, std::string_view(key).substr(ik.base.size()));
+        (*delta)[v]++;
+        new_keys.insert(key);
+        if (u.note_changes) changed->push_back(key);
+        batch->PutOwned(std::move(key), std::move(value));
+      }
+    }
+  }
+  bool had_back = false;
+  if (!u.fresh) {
+    std::string old_back;
+    Status s = u.p->kv->Get(KVReadOptions{}, ik.Back(id), &old_back);
+    if (s.ok()) {
+      had_back = true;
+      std::string_view in(old_back);
+      std::string_view suffix;
+      while (coding::GetLengthPrefixed(&in, &suffix)) {
+        std::string old = ik.base;
+        old.append(suffix);
+        // The view is the two bytes after 'r'.
+        size_t view = (static_cast<unsigned char>(suffix[1]) << 8) | static_cast<unsigned char>(suffix[2]);
+        if (view < u.nviews) (*delta)[view]--;
+        if (!new_keys.count(old)) {
+          batch->Delete(old);
+          if (u.note_changes) changed->push_back(old);
+        }
+      }
+    } else if (!s.IsNotFound()) {
+      return s;
+    }
+  }
+  if (!back.empty()) {
+    batch->Put(ik.Back(id), back);
+  } else if (had_back) {
+    batch->Delete(ik.Back(id));
+  }
+  return Status::OK();
+}
+
+// Writes `batch` (after naming its changed keys to the reduce caches, which
+// must hear of a change before it can be read) and adds `delta` to the
+// chunk's counts.
+Status CommitPart(ChunkUpdate& u, KVWriteBatch&& batch, const std::vector<std::string>& changed,
+                  const std::vector<int64_t>& delta) {
+  {
+    // Rows past the header's seq: mark it first (see UpdateAt).
+    std::lock_guard<std::mutex> g(u.mu);
+    if (!u.marked) {
+      KVWriteBatch mark;
+      mark.Put(u.p->keys.Header(), u.dirty_header);
+      Status s = u.p->kv->WriteOwned(u.p->wo, std::move(mark));
+      if (!s.ok()) return s;
+      u.marked = true;
+    }
+  }
+  if (u.note_changes) u.p->caches->NoteChanges(u.p->keys.base, changed, u.seq);
+  Status s = u.p->kv->WriteOwned(u.p->wo, std::move(batch));
+  if (!s.ok()) return s;
+  u.committed = true;
+  std::lock_guard<std::mutex> g(u.mu);
+  for (size_t v = 0; v < delta.size(); ++v) u.count_delta[v] += delta[v];
+  return Status::OK();
+}
+
+// Brings the index up to the database's update_seq. The map work fans out
+// through ViewFunctions::MapShares, and each share's rows are encoded and
+// written as one batch on the thread that mapped it (a pool's isolate
+// thread), so that the isolate threads share the whole per-document cost,
+// not only the JavaScript. Every document's rows change in one batch; the
+// header, which names the seq the index is complete up to, moves after a
+// chunk's shares are all written. Meanwhile it is marked dirty: an update
+// that dies between the two leaves rows past its seq (redone from the
+// back-index by the next update, as for any changed doc) and counts that
+// the next update recounts. A chunk mapped as one share (Mango's C++
+// mapper, a small update) is written with its header in one batch.
 Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapCode& code) {
   auto fns = FunctionsFor(code, js);
   if (!fns.ok()) return fns.status();
@@ -147,21 +296,41 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
   Header h;
   Status s = ReadHeader(p.kv, KVReadOptions{}, ik, nviews, &h);
   if (!s.ok()) return s;
-  if (h.seq >= db.UpdateSeq()) return Status::OK();
+  if (h.dirty) {
+    for (size_t v = 0; v < nviews; ++v) {
+      auto n = CountRows(p.kv, ik.Rows(v));
+      if (!n.ok()) return n.status();
+      h.counts[v] = *n;
+    }
+  }
+  if (h.seq >= db.UpdateSeq() && !h.dirty) return Status::OK();
   std::vector<ChangeRow> rows;
   std::vector<std::string> docs;
   std::vector<size_t> mapped_row;  // docs[i] is the doc of rows[mapped_row[i]]
   std::vector<std::string> view_prefix;
   for (size_t v = 0; v < nviews; ++v) view_prefix.push_back(ik.Rows(v));
-  // Row keys this update writes or deletes, for the cached reductions
-  // (view_reduce_cache.h). A cache is only created under this index's lock,
-  // so none appears while this update runs.
-  const bool note_changes = p.caches != nullptr && p.caches->Any(ik.base);
-  std::vector<std::string> changed;
+  // Writes the clean header (after a recount, or when a failed chunk wrote
+  // nothing past it).
+  auto write_header = [&]() {
+    h.dirty = false;
+    h.found = true;
+    KVWriteBatch batch;
+    batch.Put(ik.Header(), EncodeHeader(h));
+    return p.kv->WriteOwned(p.wo, std::move(batch));
+  };
+  bool need_clean = h.dirty;
   while (true) {
+    ChunkUpdate u;
+    u.p = &p;
+    u.view_prefix = &view_prefix;
+    u.nviews = nviews;
     // A fresh index has no back-index entries to read.
-    const bool fresh = h.seq == 0;
-    changed.clear();
+    u.fresh = !h.found;
+    // Row keys this update writes or deletes, for the cached reductions
+    // (view_reduce_cache.h). A cache is only created under this index's
+    // lock, so none appears while this update runs.
+    u.note_changes = p.caches != nullptr && p.caches->Any(ik.base);
+    u.count_delta.assign(nviews, 0);
     rows.clear();
     docs.clear();
     mapped_row.clear();
@@ -177,96 +346,75 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     }, &last);
     if (!s.ok()) return s;
     if (rows.empty()) break;
+    u.seq = last;
     for (size_t i = 0; i < rows.size(); ++i) {
       if (rows[i].deleted || IsDesign(rows[i].id)) continue;
       mapped_row.push_back(i);
       docs.push_back(std::move(rows[i].doc));
     }
-    json::Document mapped;
+    {
+      Header dirty = h;
+      dirty.dirty = true;
+      u.dirty_header = EncodeHeader(dirty);
+    }
+    u.held_delta.assign(nviews, 0);
     if (!docs.empty()) {
-      std::string out;
-      s = (*fns)->Map(code, docs, &out);
-      if (!s.ok()) return s;
-      s = json::Parse(out, &mapped);
-      if (!s.ok()) return s;
-      if (!mapped.IsArray() || mapped.Size() != docs.size()) {
-        return Status::Internal("map results do not match the documents");
+      s = (*fns)->MapShares(code, docs, [&](size_t from, size_t to, std::string_view json) {
+        json::Document mapped;
+        Status ps = json::Parse(json, &mapped);
+        if (!ps.ok()) return ps;
+        if (!mapped.IsArray() || mapped.Size() != to - from) {
+          return Status::Internal("map results do not match the documents");
+        }
+        KVWriteBatch batch;
+        std::vector<std::string> changed;
+        std::vector<int64_t> delta(nviews, 0);
+        for (size_t d = from; d < to; ++d) {
+          ps = ReplaceDocRows(u, rows[mapped_row[d]].id, &mapped[static_cast<rapidjson::SizeType>(d - from)],
+                              &batch, &changed, &delta);
+          if (!ps.ok()) return ps;
+        }
+        if (from == 0 && to == docs.size()) {
+          u.held = std::move(batch);
+          u.held_changed = std::move(changed);
+          u.held_delta = std::move(delta);
+          return Status::OK();
+        }
+        return CommitPart(u, std::move(batch), changed, delta);
+      });
+      if (!s.ok()) {
+        // Nothing written past it: the header is exact (again).
+        if (!u.committed && need_clean) (void)write_header();
+        return s;
       }
     }
-    KVWriteBatch batch;
-    std::unordered_set<std::string> new_keys;
-    size_t next_mapped = 0;
-    std::string back;
-    std::string old_back;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const std::string& id = rows[i].id;
-      back.clear();
-      new_keys.clear();
-      const json::Value* emits = nullptr;
-      if (next_mapped < mapped_row.size() && mapped_row[next_mapped] == i) {
-        emits = &mapped[static_cast<rapidjson::SizeType>(next_mapped)];
-        ++next_mapped;
+    // The chunk's last batch: a single share's rows, the rows deleted and
+    // design documents lose, and the header at the chunk's seq (exact: every
+    // share is written).
+    KVWriteBatch& batch = u.held;
+    for (size_t i = 0, next = 0; i < rows.size(); ++i) {
+      if (next < mapped_row.size() && mapped_row[next] == i) {
+        ++next;
+        continue;
       }
-      if (emits != nullptr && emits->IsArray()) {
-        const size_t nv = std::min<size_t>(emits->Size(), nviews);
-        for (size_t v = 0; v < nv; ++v) {
-          const json::Value& list = (*emits)[static_cast<rapidjson::SizeType>(v)];
-          if (!list.IsArray()) continue;
-          uint32_t n = 0;
-          for (auto& pair : list.GetArray()) {
-            if (!pair.IsArray() || pair.Size() != 2) continue;
-            std::string key = view_prefix[v];
-            collation::AppendIndexKey(pair[0], &key);
-            AppendDocIdKey(id, &key);
-            coding::PutFixed64BE(&key, n++);
-            std::string value;
-            coding::PutLengthPrefixed(&value, id);
-            coding::PutLengthPrefixed(&value, json::Serialize(pair[0]));
-            json::SerializeTo(pair[1], &value);
-            coding::PutLengthPrefixed(&back, std::string_view(key).substr(ik.base.size()));
-            h.counts[v]++;
-            new_keys.insert(key);
-            if (note_changes) changed.push_back(key);
-            batch.PutOwned(std::move(key), std::move(value));
-          }
-        }
-      }
-      bool had_back = false;
-      if (!fresh) {
-        s = p.kv->Get(KVReadOptions{}, ik.Back(id), &old_back);
-        if (s.ok()) {
-          had_back = true;
-          std::string_view in(old_back);
-          std::string_view suffix;
-          while (coding::GetLengthPrefixed(&in, &suffix)) {
-            std::string old = ik.base;
-            old.append(suffix);
-            // The view is the two bytes after 'r'.
-            size_t view = (static_cast<unsigned char>(suffix[1]) << 8) | static_cast<unsigned char>(suffix[2]);
-            if (view < nviews && h.counts[view] > 0) h.counts[view]--;
-            if (!new_keys.count(old)) {
-              batch.Delete(old);
-              if (note_changes) changed.push_back(old);
-            }
-          }
-        } else if (!s.IsNotFound()) {
-          return s;
-        }
-      }
-      if (!back.empty()) {
-        batch.Put(ik.Back(id), back);
-      } else if (had_back) {
-        batch.Delete(ik.Back(id));
-      }
+      s = ReplaceDocRows(u, rows[i].id, nullptr, &batch, &u.held_changed, &u.held_delta);
+      if (!s.ok()) return s;
+    }
+    for (size_t v = 0; v < nviews; ++v) {
+      const int64_t c = static_cast<int64_t>(h.counts[v]) + u.count_delta[v] + u.held_delta[v];
+      h.counts[v] = c > 0 ? static_cast<uint64_t>(c) : 0;
     }
     h.seq = last;
-    if (note_changes) p.caches->NoteChanges(ik.base, changed, last);
+    h.dirty = false;
+    h.found = true;
     batch.Put(ik.Header(), EncodeHeader(h));
+    if (u.note_changes) p.caches->NoteChanges(ik.base, u.held_changed, last);
     s = p.kv->WriteOwned(p.wo, std::move(batch));
     if (!s.ok()) return s;
+    need_clean = false;
     if (rows.size() < kUpdateChunk) break;
   }
-  return Status::OK();
+  return need_clean ? write_header() : Status::OK();
 }
 
 //////// Reading rows
@@ -413,11 +561,62 @@ std::vector<Range> RangesOf(const std::string& prefix, const ViewQuery& q) {
   return ranges;
 }
 
+// The rows of `r`, a key range of one view: with `cache` (that view's
+// _count blocks, valid at index seq `seq`), a block wholly inside the range
+// adds its stored count instead of being read, and a block read whole
+// leaves its counts for the next query.
+Status CountRange(KVStore* kv, const KVSnapshot* snap, ReduceCache* cache, uint64_t seq, const Range& r,
+                  uint64_t* n) {
+  *n = 0;
+  if (cache == nullptr) {
+    return Scan(kv, snap, r, false, [&](std::string_view, const Row&) {
+      ++*n;
+      return true;
+    });
+  }
+  std::string cur = r.lower;
+  while (cur < r.upper) {
+    ReduceCache::Lookup b = cache->Find(cur, seq);
+    const bool whole = cur == b.start && b.end <= r.upper;
+    if (whole && b.summary) {
+      *n += b.summary->rows;
+      cur = b.end;
+      continue;
+    }
+    Range seg{cur, std::min(b.end, r.upper)};
+    std::vector<std::pair<std::string, BlockSummary>> parts;
+    Status s = Scan(kv, snap, seg, false, [&](std::string_view kv_key, const Row& row) {
+      ++*n;
+      if (whole) {
+        if (parts.empty() || parts.back().second.rows == ReduceCache::kBlockRows) {
+          parts.emplace_back(parts.empty() ? b.start : std::string(kv_key), BlockSummary());
+          parts.back().second.first_key.assign(row.key);
+        }
+        BlockSummary& part = parts.back().second;
+        ++part.rows;
+        part.last_key.assign(row.key);
+      }
+      return true;
+    });
+    if (!s.ok()) return s;
+    if (whole) {
+      if (parts.empty()) parts.emplace_back(b.start, BlockSummary());
+      // The value a _count reduce of the part gives, so that a _count
+      // view's reduce and offsets share one cache.
+      for (auto& part : parts) part.second.value = std::to_string(part.second.rows);
+      cache->Store(b.start, seq, std::move(parts));
+    }
+    cur = seg.upper;
+  }
+  return Status::OK();
+}
+
 Status MapQuery(const IndexPlace& p, const KVSnapshot* snap, Database& db, size_t view,
-                const Header& h, const ViewQuery& q, std::string* out) {
+                const Header& h, const ViewQuery& q, ReduceCache* count_cache, std::string* out) {
   const std::string prefix = p.keys.Rows(view);
   std::vector<Range> ranges = RangesOf(prefix, q);
-  // offset: the rows before the first one in the query's order.
+  // offset: the rows before the first one in the query's order (CouchDB
+  // reads it from its b-tree's reductions; the cached block counts here).
   uint64_t offset = 0;
   if (!ranges.empty() && q.keys == nullptr) {
     Range before;
@@ -428,10 +627,7 @@ Status MapQuery(const IndexPlace& p, const KVSnapshot* snap, Database& db, size_
       before.lower = ranges[0].upper;
       before.upper = keys::PrefixEnd(prefix);
     }
-    Status s = Scan(p.kv, snap, before, false, [&](std::string_view, const Row&) {
-      ++offset;
-      return true;
-    });
+    Status s = CountRange(p.kv, snap, count_cache, h.seq, before, &offset);
     if (!s.ok()) return s;
   }
   out->append("{\"total_rows\":");
@@ -561,10 +757,10 @@ Status ReduceJs(ViewFunctions* fns, const MapCode& code, const std::string& sour
 // Built-ins whose reductions combine (a block's value stands for its rows).
 bool Cacheable(Builtin b) { return b == Builtin::kSum || b == Builtin::kCount || b == Builtin::kStats; }
 
-// A reduce query. With `cache` (ascending, a cacheable built-in), a block
-// of rows that lies wholly inside a range and inside one group adds its
-// cached value instead of its rows, and every block read whole leaves its
-// summary for the next query.
+// A reduce query. With `cache` (a cacheable built-in), a block of rows that
+// lies wholly inside a range and inside one group adds its cached value
+// instead of its rows, and every block read whole leaves its summary for
+// the next query.
 Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* fns,
                    const MapCode& code, size_t view, const std::string& reduce, const Header& h,
                    const ViewQuery& q, ReduceCache* cache, std::string* out) {
@@ -577,7 +773,11 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
   std::vector<Group> groups;
   BuiltinReducer reducer(builtin);
   // Groups needed: skip + limit of them (all when ungrouped: one).
-  const uint64_t wanted = q.limit == UINT64_MAX ? UINT64_MAX : q.skip + q.limit;
+  // A descending query with the cache (no limit, one range: QueryAt)
+  // reduces its range in ascending order, block by block, and reverses the
+  // groups.
+  const bool reverse = cache != nullptr && q.descending;
+  const uint64_t wanted = q.limit == UINT64_MAX || reverse ? UINT64_MAX : q.skip + q.limit;
   Status err;
   bool open = false;
   auto close_group = [&]() {
@@ -714,6 +914,7 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
     }
   }
   close_group();
+  if (reverse) std::reverse(groups.begin(), groups.end());
   if (builtin == Builtin::kNone && !groups.empty()) {
     Status s = ReduceJs(fns, code, reduce, groups);
     if (!s.ok()) return s;
@@ -784,8 +985,14 @@ Status QueryAt(const IndexPlace& p, Database& db, ViewFunctions* js, const Desig
   // The cached reductions, taken before the snapshot (see
   // CacheFor): ascending reduces of the built-ins that combine.
   std::shared_ptr<ReduceCache> cache;
-  if (reduce && has_reduce && !q.descending && Cacheable(ParseBuiltin(view.reduce))) {
+  // Descending only without a limit and keys (see ReduceQuery): with a
+  // limit, reading from the top stops early.
+  if (reduce && has_reduce && Cacheable(ParseBuiltin(view.reduce)) &&
+      (!q.descending || (q.limit == UINT64_MAX && q.keys == nullptr))) {
     cache = CacheFor(p, p.keys.Rows(view.map_index), static_cast<int>(ParseBuiltin(view.reduce)));
+  } else if (!(reduce && has_reduce) && q.keys == nullptr) {
+    // A map query's offset counts the rows before its range.
+    cache = CacheFor(p, p.keys.Rows(view.map_index), static_cast<int>(Builtin::kCount));
   }
   auto snap = p.kv->GetSnapshot();
   Header h;
@@ -795,7 +1002,7 @@ Status QueryAt(const IndexPlace& p, Database& db, ViewFunctions* js, const Desig
   if (reduce && has_reduce) {
     s = ReduceQuery(p, snap.get(), js, ddoc.code, view.map_index, view.reduce, h, q, cache.get(), out);
   } else {
-    s = MapQuery(p, snap.get(), db, view.map_index, h, q, out);
+    s = MapQuery(p, snap.get(), db, view.map_index, h, q, cache.get(), out);
   }
   if (!s.ok()) return s;
   if (q.update == UpdateMode::kLazy) {

@@ -280,6 +280,32 @@ TEST_P(DatabaseValidateTest, ConflictsStayConflicts) {
   EXPECT_EQ(fns_->runs(), 0);
 }
 
+// An edit whose parent is stored but not a leaf is CouchDB's 409: the
+// conflict check comes before validate_doc_update, which would refuse it.
+TEST_P(DatabaseValidateTest, NonLeafEditIsAConflictNotARefusal) {
+  AddValidator("_design/v", "forbid-bad");
+  const std::string r1 = PutOk("a", "{}");
+  const std::string r2 = PutOk("a", R"({"_rev":")" + r1 + R"("})");
+  fns_->Clear();
+  EXPECT_EQ(db_->Put("a", R"({"_rev":")" + r1 + R"(","bad":true})").status().code(),
+            Status::Code::kConflict);
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocsArray(R"([{"_id":"a","_rev":")" + r1 + R"(","bad":true}])", {}, &results).ok());
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].status.code(), Status::Code::kConflict);
+  EXPECT_EQ(fns_->runs(), 0);
+  // An edit of the leaf still runs the function.
+  EXPECT_EQ(db_->Put("a", R"({"_rev":")" + r2 + R"(","bad":true})").status().code(),
+            Status::Code::kForbidden);
+  EXPECT_EQ(fns_->runs(), 1);
+  // So does an edit of a conflicting (non-winning) leaf.
+  UpdateOptions repl;
+  repl.new_edits = false;
+  PutOk("a", R"({"_id":"a","_rev":"2-00000000000000000000000000000000"})", repl);
+  EXPECT_EQ(db_->Put("a", R"({"_rev":"2-00000000000000000000000000000000","bad":true})").status().code(),
+            Status::Code::kForbidden);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, DatabaseValidateTest,
                          ::testing::Values(StoreOptions::Backend::kMemory,
                                            StoreOptions::Backend::kLevelDB),
