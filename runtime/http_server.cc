@@ -171,8 +171,10 @@ class Connection {
   ReadResult ReadRequest(RequestParser& parser, HttpRequest* out);
   // BodyReader::Read() of a streamed body: parses it off the input as it
   // arrives, handing its pieces to `sink`. *done once the body ended.
+  // *broken when the body cannot be read on (cut short, malformed); after a
+  // sink error it can (the rest is drained).
   Status ReadBody(RequestParser& parser, const std::function<Status(std::string_view)>& sink,
-                  bool* done);
+                  bool* done, bool* broken);
   // Runs the parser over the buffered input and drops what it used.
   RequestParser::Event Parse(RequestParser& parser);
   // Waits for more input; false on EOF, error, timeout or (when idle) stop.
@@ -370,7 +372,8 @@ RequestParser::Event Connection::Parse(RequestParser& parser) {
 }
 
 Status Connection::ReadBody(RequestParser& parser,
-                            const std::function<Status(std::string_view)>& sink, bool* done) {
+                            const std::function<Status(std::string_view)>& sink, bool* done,
+                            bool* broken) {
   Status sink_status;
   const std::function<void(std::string_view)> forward = [&](std::string_view piece) {
     if (sink_status.ok()) sink_status = sink(piece);  // after an error: dropped
@@ -388,6 +391,7 @@ Status Connection::ReadBody(RequestParser& parser,
           *done = true;
           return sink_status;
         case RequestParser::Event::kError:
+          *broken = true;
           if (parser.error_status() == 413) {
             return {Status::Code::kAttachmentTooLarge, "Attachment is too large"};
           }
@@ -400,6 +404,7 @@ Status Connection::ReadBody(RequestParser& parser,
     }
     // The peer must keep sending: no progress for the request timeout ends it.
     if (!WaitForInput(std::chrono::steady_clock::now() + timeout, false)) {
+      *broken = true;
       return Status::BadRequest("The request body was cut short");
     }
   }
@@ -471,17 +476,16 @@ void Connection::Run() {
    public:
     StreamedBody(Connection* c, RequestParser* p) : c_(c), p_(p) {}
     Status Read(const std::function<Status(std::string_view)>& sink) override {
-      if (done_ || failed_) return Status::BadRequest("the request body was read already");
-      Status s = c_->ReadBody(*p_, sink, &done_);
-      failed_ = !done_;
-      return s;
+      if (read_) return Status::BadRequest("the request body was read already");
+      read_ = true;
+      return c_->ReadBody(*p_, sink, &done_, &broken_);
     }
     bool done() const { return done_; }
     // After the handler: reads what it left unread. False when the
     // connection cannot be reused.
     bool Finish() {
-      if (!done_ && !failed_) {
-        c_->ReadBody(*p_, [](std::string_view) { return Status::OK(); }, &done_).ok();
+      if (!done_ && !broken_) {
+        c_->ReadBody(*p_, [](std::string_view) { return Status::OK(); }, &done_, &broken_).ok();
       }
       if (done_) p_->TakeRequest();  // resets the parser for the next request
       return done_;
@@ -490,8 +494,9 @@ void Connection::Run() {
    private:
     Connection* const c_;
     RequestParser* const p_;
+    bool read_ = false;
     bool done_ = false;
-    bool failed_ = false;
+    bool broken_ = false;
   };
   bool linger = false;
   try {
