@@ -318,6 +318,15 @@ void CouchServer::Handle(http::HttpRequest& request, http::HttpResponse& respons
   }
 }
 
+bool CouchServer::StreamsBody(const http::HttpRequest& head) {
+  if (head.method != "PUT") return false;
+  std::vector<std::string> segments;
+  Router::Match match;
+  return SplitPath(head.path, &segments) &&
+         router_.Find(head.method, segments, &match) == Router::Outcome::kFound &&
+         match.streams_body;
+}
+
 void CouchServer::HandleParseError(int status, const std::string& reason,
                                    http::HttpResponse& response) {
   SendHttpError(response, status, ErrorNameForHttpStatus(status), reason);

@@ -179,6 +179,8 @@ class CouchServer final : public http::HttpHandler {
   void Handle(http::HttpRequest& request, http::HttpResponse& response) override;
   void HandleParseError(int status, const std::string& reason,
                         http::HttpResponse& response) override;
+  // PUTs whose route streams its body (standalone attachments).
+  bool StreamsBody(const http::HttpRequest& head) override;
 
  private:
   Status Dispatch(RequestContext& ctx);

@@ -190,24 +190,62 @@ Status SendAttachmentWritten(RequestContext& ctx, const DocUpdateResult& r, int 
   return ctx.SendJson(status, out);
 }
 
+Status ContentMd5Mismatch(RequestContext& ctx) {
+  return ctx.SendJson(400, R"({"error":"content_md5_mismatch","reason":"Possible message corruption."})");
+}
+
+// The body as it comes off the socket, into an AttachmentWriter a piece at a
+// time: memory stays at the connection's input buffer and a chunk or two of
+// the writer's, whatever the size. A body cut short drops the writer, which
+// deletes what it stored.
+Result<DocUpdateResult> PutStreamedAttachment(RequestContext& ctx, Database& db,
+                                              const std::string& docid, const std::string& name,
+                                              const std::string& rev,
+                                              const std::string& content_type,
+                                              const UpdateOptions& opts, bool* md5_mismatch) {
+  auto writer = db.NewAttachmentWriter(docid, name, rev, content_type, opts);
+  if (!writer.ok()) return writer.status();
+  const std::string* content_md5 = ctx.req.Header("content-md5");
+  std::optional<Md5> md5;
+  if (content_md5 != nullptr) md5.emplace();
+  Status s = ctx.req.body_reader->Read([&](std::string_view piece) {
+    if (md5) md5->Update(piece);
+    return (*writer)->Write(piece);
+  });
+  if (!s.ok()) return s;
+  if (md5 && *content_md5 != Base64Encode(md5->FinishRaw())) {
+    *md5_mismatch = true;
+    return Status::BadRequest("content_md5_mismatch");
+  }
+  return ctx.server.RunWrite([&] { return (*writer)->Commit(); });
+}
+
 Status PutAttachment(RequestContext& ctx, std::string_view prefix) {
   const std::string docid = std::string(prefix) + ctx.params.at(1);
   const std::string& name = ctx.params.at(2);
   auto db = ctx.OpenDb(IsDesignId(docid));
   if (!db.ok()) return db.status();
-  if (const std::string* md5 = ctx.req.Header("content-md5")) {
-    if (*md5 != Base64Encode(Md5Raw(ctx.req.body))) {
-      return ctx.SendJson(400, R"({"error":"content_md5_mismatch","reason":"Possible message corruption."})");
-    }
-  }
   const std::string* type = ctx.req.Header("content-type");
   const std::string content_type = type != nullptr && !type->empty() ? *type : "application/octet-stream";
   const std::string rev = RequestedRev(ctx);
   UpdateOptions opts;
   opts.user = &ctx.user;
-  auto r = ctx.server.RunWrite([&] {
-    return (*db)->PutAttachment(docid, name, rev, content_type, std::move(ctx.req.body), opts);
-  });
+  bool md5_mismatch = false;
+  auto put = [&]() -> Result<DocUpdateResult> {
+    if (ctx.req.body_reader != nullptr) {
+      return PutStreamedAttachment(ctx, **db, docid, name, rev, content_type, opts, &md5_mismatch);
+    }
+    // A request without a body (or a server that buffers every body).
+    if (const std::string* md5 = ctx.req.Header("content-md5")) {
+      md5_mismatch = *md5 != Base64Encode(Md5Raw(ctx.req.body));
+      if (md5_mismatch) return Status::BadRequest("content_md5_mismatch");
+    }
+    return ctx.server.RunWrite([&] {
+      return (*db)->PutAttachment(docid, name, rev, content_type, std::move(ctx.req.body), opts);
+    });
+  };
+  auto r = put();
+  if (md5_mismatch) return ContentMd5Mismatch(ctx);
   if (!r.ok()) return r.status();
   ctx.res.AddHeader("Location",
                     AbsoluteUrl(ctx, "/" + http::PercentEncode(ctx.params[0]) + "/" +
@@ -230,7 +268,8 @@ Status DeleteAttachment(RequestContext& ctx, std::string_view prefix) {
 
 void AddAttachmentRoutes(Router& r, const std::string& pattern, std::string prefix) {
   r.Add("GET,HEAD", pattern, [prefix](RequestContext& c) { return GetAttachment(c, prefix); });
-  r.Add("PUT", pattern, [prefix](RequestContext& c) { return PutAttachment(c, prefix); });
+  r.Add("PUT", pattern, [prefix](RequestContext& c) { return PutAttachment(c, prefix); },
+        /*streams_body=*/true);
   r.Add("DELETE", pattern, [prefix](RequestContext& c) { return DeleteAttachment(c, prefix); });
 }
 

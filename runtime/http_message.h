@@ -6,11 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "settee/status.h"
 
 namespace settee::http {
 
@@ -27,6 +30,25 @@ std::string AsciiLower(std::string_view s);
 // Case-insensitive ASCII equality.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
+// The body of a request whose handler reads it as it arrives
+// (HttpHandler::StreamsBody()) instead of after the server buffered it.
+// Owned by the connection; valid while the handler runs, on its fiber.
+class BodyReader {
+ public:
+  virtual ~BodyReader() = default;
+  // Calls `sink` with consecutive pieces of the body (chunked framing
+  // removed) as they come off the socket, each valid during the call only,
+  // until the body ends: then OK. Reading waits for the peer (the fiber
+  // parks; the loop serves others), and the socket is read no faster than
+  // `sink` consumes: memory stays at the connection's input buffer. The
+  // sink's first error stops the reading and is returned; so is kBadRequest
+  // for a body cut short (the peer closed, or sent nothing for the request
+  // timeout) or malformed, and kAttachmentTooLarge past the size limit. Once
+  // only. A body the handler leaves unread is drained (or the connection
+  // closed) after its response.
+  virtual Status Read(const std::function<Status(std::string_view)>& sink) = 0;
+};
+
 struct HttpRequest {
   std::string method;  // "GET", "PUT", ... as sent (http-parser validates it)
   std::string url;     // the raw request target: path and query, still encoded
@@ -38,6 +60,8 @@ struct HttpRequest {
   // kept as separate entries, in order).
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // Set instead of `body` for a request whose body is streamed.
+  BodyReader* body_reader = nullptr;
   // Query parameters, decoded, in order (repeated names kept).
   std::vector<std::pair<std::string, std::string>> params;
   // The peer address, "ip:port", for logs.

@@ -12,6 +12,7 @@
 #include <ctime>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <unordered_set>
 
 #include <boost/fiber/all.hpp>
@@ -168,6 +169,14 @@ class Connection {
  private:
   enum class ReadResult { kRequest, kClosed, kError };
   ReadResult ReadRequest(RequestParser& parser, HttpRequest* out);
+  // BodyReader::Read() of a streamed body: parses it off the input as it
+  // arrives, handing its pieces to `sink`. *done once the body ended.
+  // *broken when the body cannot be read on (cut short, malformed); after a
+  // sink error it can (the rest is drained).
+  Status ReadBody(RequestParser& parser, const std::function<Status(std::string_view)>& sink,
+                  bool* done, bool* broken);
+  // Runs the parser over the buffered input and drops what it used.
+  RequestParser::Event Parse(RequestParser& parser);
   // Waits for more input; false on EOF, error, timeout or (when idle) stop.
   bool WaitForInput(std::chrono::steady_clock::time_point deadline, bool idle);
   void StartReading();
@@ -187,6 +196,10 @@ class Connection {
   std::string peer_;
   std::string inbuf_;   // received bytes; [inpos_, size) not yet parsed
   size_t inpos_ = 0;
+  // While the parser runs over inbuf_ (its body sink may park the fiber),
+  // reads land here instead, so the views it hands out stay valid.
+  bool parsing_ = false;
+  std::string inbuf_side_;
   bool reading_ = false;
   bool eof_ = false;
   bool broken_ = false;  // write failed or timed out
@@ -206,12 +219,16 @@ void Connection::OnAlloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
 void Connection::OnRead(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
   auto* c = static_cast<Connection*>(s->data);
   if (nread > 0) {
-    if (c->inpos_ == c->inbuf_.size()) {
-      c->inbuf_.clear();
-      c->inpos_ = 0;
+    if (c->parsing_) {
+      c->inbuf_side_.append(buf->base, static_cast<size_t>(nread));
+    } else {
+      if (c->inpos_ == c->inbuf_.size()) {
+        c->inbuf_.clear();
+        c->inpos_ = 0;
+      }
+      c->inbuf_.append(buf->base, static_cast<size_t>(nread));
     }
-    c->inbuf_.append(buf->base, static_cast<size_t>(nread));
-    if (c->inbuf_.size() - c->inpos_ > kMaxBufferedInput) {
+    if (c->inbuf_.size() - c->inpos_ + c->inbuf_side_.size() > kMaxBufferedInput) {
       uv_read_stop(s);
       c->reading_ = false;
     }
@@ -332,6 +349,67 @@ bool Connection::WriteParts(const std::string_view* parts, size_t count) {
   return write_status_ == 0;
 }
 
+RequestParser::Event Connection::Parse(RequestParser& parser) {
+  size_t used = 0;
+  parsing_ = true;
+  auto ev = parser.Execute(std::string_view(inbuf_).substr(inpos_), &used);
+  parsing_ = false;
+  inpos_ += used;
+  if (inpos_ == inbuf_.size()) {
+    // An idle connection must not pin the buffer of its largest upload.
+    if (inbuf_.capacity() > kRetainedBufferBytes) std::string().swap(inbuf_);
+    inbuf_.clear();
+    inpos_ = 0;
+  } else if (inpos_ > 64 * 1024) {
+    inbuf_.erase(0, inpos_);
+    inpos_ = 0;
+  }
+  if (!inbuf_side_.empty()) {
+    inbuf_.append(inbuf_side_);
+    inbuf_side_.clear();
+  }
+  return ev;
+}
+
+Status Connection::ReadBody(RequestParser& parser,
+                            const std::function<Status(std::string_view)>& sink, bool* done,
+                            bool* broken) {
+  Status sink_status;
+  const std::function<void(std::string_view)> forward = [&](std::string_view piece) {
+    if (sink_status.ok()) sink_status = sink(piece);  // after an error: dropped
+  };
+  parser.SetBodySink(&forward);
+  struct Unset {
+    RequestParser& p;
+    ~Unset() { p.SetBodySink(nullptr); }
+  } unset{parser};
+  const auto timeout = server()->options().request_timeout;
+  for (;;) {
+    if (inpos_ < inbuf_.size()) {
+      switch (Parse(parser)) {
+        case RequestParser::Event::kMessageComplete:
+          *done = true;
+          return sink_status;
+        case RequestParser::Event::kError:
+          *broken = true;
+          if (parser.error_status() == 413) {
+            return {Status::Code::kAttachmentTooLarge, "Attachment is too large"};
+          }
+          return Status::BadRequest(parser.error_reason());
+        default:
+          break;
+      }
+      if (!sink_status.ok()) return sink_status;
+      continue;
+    }
+    // The peer must keep sending: no progress for the request timeout ends it.
+    if (!WaitForInput(std::chrono::steady_clock::now() + timeout, false)) {
+      *broken = true;
+      return Status::BadRequest("The request body was cut short");
+    }
+  }
+}
+
 Connection::ReadResult Connection::ReadRequest(RequestParser& parser, HttpRequest* out) {
   const auto& opts = server()->options();
   auto idle_deadline = std::chrono::steady_clock::now() + opts.idle_timeout;
@@ -341,23 +419,16 @@ Connection::ReadResult Connection::ReadRequest(RequestParser& parser, HttpReques
       if (!request_deadline) {
         request_deadline = std::chrono::steady_clock::now() + opts.request_timeout;
       }
-      size_t used = 0;
-      auto ev = parser.Execute(std::string_view(inbuf_).substr(inpos_), &used);
-      inpos_ += used;
-      if (inpos_ == inbuf_.size()) {
-        // An idle connection must not pin the buffer of its largest upload.
-        if (inbuf_.capacity() > kRetainedBufferBytes) std::string().swap(inbuf_);
-        inbuf_.clear();
-        inpos_ = 0;
-      } else if (inpos_ > 64 * 1024) {
-        inbuf_.erase(0, inpos_);
-        inpos_ = 0;
-      }
+      auto ev = Parse(parser);
       switch (ev) {
         case RequestParser::Event::kHeadersComplete: {
           bool has_body = !parser.content_length() || *parser.content_length() > 0;
           if (parser.expects_continue() && has_body) {
             if (!Write("HTTP/1.1 100 Continue\r\n\r\n")) return ReadResult::kClosed;
+          }
+          if (parser.streaming()) {
+            *out = parser.TakeHead();
+            return ReadResult::kRequest;
           }
           continue;
         }
@@ -398,6 +469,35 @@ void Connection::Run() {
   uv_tcp_nodelay(&tcp_, 1);
   StartReading();
   RequestParser parser(srv->options().limits);
+  parser.SetStreamClassifier(
+      [srv](const HttpRequest& head) { return srv->handler()->StreamsBody(head); });
+  // A streamed request's body, read by its handler as it arrives.
+  class StreamedBody final : public BodyReader {
+   public:
+    StreamedBody(Connection* c, RequestParser* p) : c_(c), p_(p) {}
+    Status Read(const std::function<Status(std::string_view)>& sink) override {
+      if (read_) return Status::BadRequest("the request body was read already");
+      read_ = true;
+      return c_->ReadBody(*p_, sink, &done_, &broken_);
+    }
+    bool done() const { return done_; }
+    // After the handler: reads what it left unread. False when the
+    // connection cannot be reused.
+    bool Finish() {
+      if (!done_ && !broken_) {
+        c_->ReadBody(*p_, [](std::string_view) { return Status::OK(); }, &done_, &broken_).ok();
+      }
+      if (done_) p_->TakeRequest();  // resets the parser for the next request
+      return done_;
+    }
+
+   private:
+    Connection* const c_;
+    RequestParser* const p_;
+    bool read_ = false;
+    bool done_ = false;
+    bool broken_ = false;
+  };
   bool linger = false;
   try {
     for (;;) {
@@ -415,6 +515,8 @@ void Connection::Run() {
       }
       bool keep_alive = parser.ShouldKeepAlive() && !loop_->stopping();
       req.peer = peer_;
+      std::optional<StreamedBody> streamed;
+      if (parser.streaming()) req.body_reader = &streamed.emplace(this, &parser);
       HttpResponse res(this, &req, keep_alive);
       srv->requests_.fetch_add(1, std::memory_order_relaxed);
       try {
@@ -431,9 +533,20 @@ void Connection::Run() {
         if (res.chunked_) res.EndChunked();
         else broken_ = true;  // HTTP/1.0 stream: only the close ends it
       }
-      if (broken_ || !res.keep_alive_ || res.close_after_ || loop_->stopping()) {
-        break;
+      const bool reuse = !broken_ && res.keep_alive_ && !res.close_after_ && !loop_->stopping();
+      if (streamed) {
+        if (!streamed->done() && !reuse) {
+          // Unread body, and the connection ends: linger so that the peer,
+          // still sending, sees the response rather than a reset.
+          linger = !broken_;
+          break;
+        }
+        // A body the handler left unread (an error answered before it) is
+        // read and dropped so that the connection can be reused; one cut
+        // short ends it.
+        if (!streamed->Finish()) break;
       }
+      if (!reuse) break;
     }
   } catch (const std::exception& e) {
     LogError("connection %s: %s", peer_.c_str(), e.what());

@@ -149,6 +149,11 @@ class HttpHandler {
  public:
   virtual ~HttpHandler() = default;
   virtual void Handle(HttpRequest& request, HttpResponse& response) = 0;
+  // Asked once the headers of a request with a body are in: true to have
+  // Handle() called then, with the body left to request.body_reader (an
+  // upload read as it arrives, never held whole), instead of after the
+  // body was buffered into request.body. Called on loop threads.
+  virtual bool StreamsBody(const HttpRequest& /*head*/) { return false; }
   // Called for requests the parser rejected (status 400/413/414/417/431) so the
   // application can shape the error body; the connection is closed after.
   virtual void HandleParseError(int status, const std::string& reason, HttpResponse& response) = 0;

@@ -33,6 +33,8 @@ void RequestParser::Reset() {
   expects_continue_ = false;
   in_message_ = false;
   content_length_.reset();
+  streaming_ = false;
+  body_bytes_ = 0;
 }
 
 HttpRequest RequestParser::TakeRequest() {
@@ -151,11 +153,17 @@ int RequestParser::OnHeadersComplete(http_parser* p) {
     self->expects_continue_ = p->http_major == 1 && p->http_minor >= 1;
   }
   // http-parser sets content_length to ULLONG_MAX when absent or chunked.
-  if ((p->flags & F_CHUNKED) == 0 && p->content_length != ULLONG_MAX) {
+  const bool chunked = (p->flags & F_CHUNKED) != 0;
+  const bool sized = !chunked && p->content_length != ULLONG_MAX;
+  const bool has_body = chunked || (sized && p->content_length > 0);
+  self->streaming_ = has_body && self->classifier_ && self->classifier_(r);
+  if (sized) {
     self->content_length_ = p->content_length;
-    if (p->content_length > self->limits_.max_body_bytes) {
+    if (p->content_length > self->BodyLimit()) {
       return fail(413, "the request entity is too large");
     }
+  }
+  if (sized && !self->streaming_) {
     // One allocation for the whole body: growing a large upload (an
     // attachment) by doubling would copy it twice over and hold the old and
     // the new buffer at once. Pages are touched only as bytes arrive, so a
@@ -169,10 +177,15 @@ int RequestParser::OnHeadersComplete(http_parser* p) {
 
 int RequestParser::OnBody(http_parser* p, const char* at, size_t len) {
   RequestParser* self = Self(p);
-  if (self->request_.body.size() + len > self->limits_.max_body_bytes) {
+  self->body_bytes_ += len;
+  if (self->body_bytes_ > self->BodyLimit()) {
     return self->Fail(413, "the request entity is too large");
   }
-  self->request_.body.append(at, len);
+  if (!self->streaming_) {
+    self->request_.body.append(at, len);
+  } else if (self->body_sink_ != nullptr) {
+    (*self->body_sink_)(std::string_view(at, len));
+  }
   return 0;
 }
 

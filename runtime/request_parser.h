@@ -7,11 +7,17 @@
 // time, in order). Bytes beyond the point where it stopped are left to the
 // caller, who passes them again on the next call.
 //
+// A request the stream classifier picks (SetStreamClassifier(), asked at the
+// end of the headers) has its body streamed: no bytes are kept in
+// request().body; each piece goes to the body sink (SetBodySink()) as it is
+// parsed, and max_streamed_body_bytes is its limit.
+//
 // Thread safety: a RequestParser is owned by one connection; not thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +37,9 @@ struct ParserLimits {
   size_t max_url_bytes = 16 * 1024;
   // Decoded body bytes (Content-Length or the sum of chunks). Beyond it: 413.
   uint64_t max_body_bytes = 64u << 20;
+  // The same for a streamed body (a standalone attachment PUT), which is
+  // never held whole. CouchDB's max_attachment_size default (1 GiB).
+  uint64_t max_streamed_body_bytes = 1u << 30;
 };
 
 class RequestParser {
@@ -58,6 +67,20 @@ class RequestParser {
   // Moves the finished request out and resets for the next one.
   HttpRequest TakeRequest();
 
+  // Decides, with the request's method, URL and headers, whether its body is
+  // streamed. Unset: no body is.
+  void SetStreamClassifier(std::function<bool(const HttpRequest&)> classifier) {
+    classifier_ = std::move(classifier);
+  }
+  // True from kHeadersComplete of a streamed request until the next request.
+  bool streaming() const { return streaming_; }
+  // Receives a streamed body's pieces during Execute() (nullptr: dropped).
+  // The pieces point into the caller's data.
+  void SetBodySink(const std::function<void(std::string_view)>* sink) { body_sink_ = sink; }
+  // A streamed request's head, moved out at kHeadersComplete while its body
+  // is still to be parsed; TakeRequest() after kMessageComplete resets.
+  HttpRequest TakeHead() { return std::move(request_); }
+
   // True once headers arrived with "Expect: 100-continue" and HTTP/1.1.
   bool expects_continue() const { return expects_continue_; }
   // The declared Content-Length, when given (not for chunked bodies).
@@ -80,6 +103,9 @@ class RequestParser {
   static int OnMessageComplete(http_parser* p);
 
   int Fail(int status, std::string reason);
+  uint64_t BodyLimit() const {
+    return streaming_ ? limits_.max_streamed_body_bytes : limits_.max_body_bytes;
+  }
   void Reset();
 
   const ParserLimits limits_;
@@ -92,6 +118,10 @@ class RequestParser {
   bool expects_continue_ = false;
   bool in_message_ = false;
   std::optional<uint64_t> content_length_;
+  std::function<bool(const HttpRequest&)> classifier_;
+  bool streaming_ = false;
+  uint64_t body_bytes_ = 0;
+  const std::function<void(std::string_view)>* body_sink_ = nullptr;
   Event pending_ = Event::kNeedMore;
   int error_status_ = 0;
   std::string error_reason_;

@@ -21,8 +21,10 @@ bool SplitPath(std::string_view raw_path, std::vector<std::string>* segments) {
   return true;
 }
 
-void Router::Add(std::string_view methods, std::string_view pattern, RouteHandler handler) {
+void Router::Add(std::string_view methods, std::string_view pattern, RouteHandler handler,
+                 bool streams_body) {
   Route r;
+  r.streams_body = streams_body;
   size_t pos = 0;
   while (pos <= methods.size()) {
     size_t comma = methods.find(',', pos);
@@ -99,6 +101,7 @@ Router::Outcome Router::Find(std::string_view method, const std::vector<std::str
     for (const std::string& m : r->methods) {
       if (m == method) {
         match->handler = &r->handler;
+        match->streams_body = r->streams_body;
         return Outcome::kFound;
       }
     }

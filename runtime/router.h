@@ -40,10 +40,15 @@ class Router {
     std::vector<std::string> params;
     // With kMethodNotAllowed: the allowed methods, "GET,HEAD".
     std::string allowed;
+    // The route reads its request body as it arrives (HttpRequest::body_reader).
+    bool streams_body = false;
   };
 
-  // `methods` is a comma-separated list ("GET,HEAD,POST").
-  void Add(std::string_view methods, std::string_view pattern, RouteHandler handler);
+  // `methods` is a comma-separated list ("GET,HEAD,POST"). `streams_body`:
+  // the handler reads the request body from HttpRequest::body_reader as it
+  // arrives instead of from a buffered HttpRequest::body.
+  void Add(std::string_view methods, std::string_view pattern, RouteHandler handler,
+           bool streams_body = false);
 
   Outcome Find(std::string_view method, const std::vector<std::string>& segments,
                Match* match) const;
@@ -57,6 +62,7 @@ class Router {
     std::vector<std::string> methods;
     std::vector<Segment> pattern;
     RouteHandler handler;
+    bool streams_body = false;
   };
   // Fills params and returns true if `route` matches; `score` gets the
   // specificity vector.

@@ -37,6 +37,7 @@ struct ServeConfig {
   bool sync = false;
   size_t max_document_size = 8u << 20;
   uint64_t max_request_size = 64u << 20;
+  uint64_t max_attachment_size = 1u << 30;
   int view_threads = 0;
   int view_timeout_ms = 5000;
 };
@@ -136,6 +137,7 @@ int RunServe(ServeConfig cfg) {
     http_opts.threads = cfg.threads > 0 ? cfg.threads
                                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     http_opts.limits.max_body_bytes = cfg.max_request_size;
+    http_opts.limits.max_streamed_body_bytes = cfg.max_attachment_size;
     http::HttpServer server(http_opts, &couch);
     Status s = server.Start();
     if (!s.ok()) {
@@ -184,7 +186,11 @@ void RegisterServeCommand(CLI::App& app) {
   serve->add_flag("--sync", cfg->sync, "fsync every write before acknowledging it");
   serve->add_option("--max-document-size", cfg->max_document_size, "Largest document, bytes")
       ->capture_default_str();
-  serve->add_option("--max-request-size", cfg->max_request_size, "Largest request body, bytes")
+  serve->add_option("--max-request-size", cfg->max_request_size,
+                    "Largest request body read whole, bytes")
+      ->capture_default_str();
+  serve->add_option("--max-attachment-size", cfg->max_attachment_size,
+                    "Largest standalone attachment upload (streamed to storage), bytes")
       ->capture_default_str();
   serve->add_option("--view-threads", cfg->view_threads,
                     "Isolate threads for design-document code: views, filters, validate_doc_update "

@@ -8,28 +8,33 @@
 #include <zlib.h>
 
 #include "util/coding.h"
+#include "util/digest.h"
 
 namespace settee {
 
 namespace {
 
-// DO NOT CHANGE: embedded in stored headers.
+// DO NOT CHANGE: embedded in stored headers. Format 2 is format 1 plus the
+// name a streamed body's chunks are keyed under.
 constexpr uint8_t kBodyFormat = 1;
+constexpr uint8_t kBodyFormatNamedChunks = 2;
 constexpr uint8_t kFlagGzip = 1;
 
 std::string EncodeHeader(const AttachmentBodyInfo& info) {
   std::string out;
-  out.push_back(static_cast<char>(kBodyFormat));
+  out.push_back(static_cast<char>(info.chunk_name.empty() ? kBodyFormat : kBodyFormatNamedChunks));
   out.push_back(static_cast<char>(info.gzip ? kFlagGzip : 0));
   coding::PutVarint64(&out, info.length);
   coding::PutVarint64(&out, info.encoded_length);
   coding::PutVarint64(&out, info.chunk_bytes);
   coding::PutLengthPrefixed(&out, info.content_hash);
+  if (!info.chunk_name.empty()) coding::PutLengthPrefixed(&out, info.chunk_name);
   return out;
 }
 
 Status DecodeHeader(std::string_view in, AttachmentBodyInfo* info) {
-  if (in.size() < 2 || static_cast<uint8_t>(in[0]) != kBodyFormat) {
+  const uint8_t format = in.empty() ? 0 : static_cast<uint8_t>(in[0]);
+  if (in.size() < 2 || (format != kBodyFormat && format != kBodyFormatNamedChunks)) {
     return Status::Corruption("bad attachment header");
   }
   info->gzip = (static_cast<uint8_t>(in[1]) & kFlagGzip) != 0;
@@ -43,6 +48,14 @@ Status DecodeHeader(std::string_view in, AttachmentBodyInfo* info) {
   }
   info->chunk_bytes = static_cast<uint32_t>(chunk);
   info->content_hash.assign(hash);
+  info->chunk_name.clear();
+  if (format == kBodyFormatNamedChunks) {
+    std::string_view name;
+    if (!coding::GetLengthPrefixed(&in, &name) || name.empty()) {
+      return Status::Corruption("bad attachment header");
+    }
+    info->chunk_name.assign(name);
+  }
   return Status::OK();
 }
 
@@ -169,7 +182,7 @@ Status AttachmentStore::ReadStored(const KVReadOptions& ro, std::string_view dig
   std::string own;
   std::string& chunk = scratch != nullptr ? *scratch : own;
   for (uint64_t i = 0; i < chunks; ++i) {
-    Status s = kv_->Get(ro, keys_->AttachmentChunk(digest, static_cast<uint32_t>(i)), &chunk);
+    Status s = kv_->Get(ro, ChunkKey(digest, info, static_cast<uint32_t>(i)), &chunk);
     if (s.IsNotFound()) return Status::Corruption("attachment chunk missing");
     if (!s.ok()) return s;
     if (!sink(chunk)) return Status::OK();
@@ -190,7 +203,7 @@ Status AttachmentStore::ReadDecoded(const KVReadOptions& ro, std::string_view di
     std::string own;
     std::string& chunk = scratch != nullptr ? *scratch : own;
     for (uint64_t i = first; count > 0; ++i) {
-      Status s = kv_->Get(ro, keys_->AttachmentChunk(digest, static_cast<uint32_t>(i)), &chunk);
+      Status s = kv_->Get(ro, ChunkKey(digest, info, static_cast<uint32_t>(i)), &chunk);
       if (s.IsNotFound()) return Status::Corruption("attachment chunk missing");
       if (!s.ok()) return s;
       if (skip >= chunk.size()) return Status::Corruption("attachment chunk short");
@@ -255,6 +268,9 @@ Status AttachmentStore::ReadMany(const KVReadOptions& ro,
     if (!s.ok()) return s;
     if (!read) continue;
     if (info.gzip) inflater = std::make_unique<Inflater>();
+    // A streamed body's chunks are under a name of their own.
+    const bool named = !info.chunk_name.empty();
+    if (named) key = keys_->Attachment(info.chunk_name);
     const size_t header_size = key.size();
     const uint64_t chunks = (info.encoded_length + info.chunk_bytes - 1) / info.chunk_bytes;
     uint64_t decoded = 0;
@@ -266,8 +282,14 @@ Status AttachmentStore::ReadMany(const KVReadOptions& ro,
       return piece_status.ok();
     };
     for (uint64_t c = 0; c < chunks && !stopped; ++c) {
-      it->Next();
       key.resize(header_size);
+      if (named && c == 0) {
+        coding::PutFixed32BE(&key, 0);
+        it->Seek(key);
+        key.resize(header_size);
+      } else {
+        it->Next();
+      }
       coding::PutFixed32BE(&key, static_cast<uint32_t>(c));
       if (!it->Valid() || it->key() != key) {
         if (!it->status().ok()) return it->status();
@@ -310,6 +332,28 @@ Status AttachmentStore::CollectGarbage(const KVWriteOptions& wo,
   io.lower_bound = kind;
   io.upper_bound = keys::PrefixEnd(kind);
   auto it = kv_->NewIterator(io);
+  // The chunks of streamed bodies are kept under the names their (kept)
+  // headers give.
+  std::unordered_set<std::string> named_chunks;
+  it->SeekToFirst();
+  while (it->Valid()) {
+    std::string_view rest = keys_->Suffix(it->key());
+    std::string_view digest;
+    if (!coding::GetLengthPrefixed(&rest, &digest)) {
+      it->Next();
+      continue;
+    }
+    const std::string d(digest);
+    const std::string header = keys_->Attachment(digest);
+    if (rest.empty() && (live.count(d) != 0 || pending.count(d) != 0)) {
+      AttachmentBodyInfo info;
+      Status s = DecodeHeader(it->value(), &info);
+      if (!s.ok()) return s;
+      if (!info.chunk_name.empty()) named_chunks.insert(std::move(info.chunk_name));
+    }
+    it->Seek(keys::PrefixEnd(header));
+  }
+  if (!it->status().ok()) return it->status();
   KVWriteBatch batch;
   it->SeekToFirst();
   while (it->Valid()) {
@@ -322,7 +366,7 @@ Status AttachmentStore::CollectGarbage(const KVWriteOptions& wo,
     }
     const std::string header = keys_->Attachment(digest);
     const std::string d(digest);
-    if (live.count(d) != 0 || pending.count(d) != 0) {
+    if (live.count(d) != 0 || pending.count(d) != 0 || named_chunks.count(d) != 0) {
       it->Seek(keys::PrefixEnd(header));  // past its chunks
       continue;
     }
@@ -337,6 +381,189 @@ Status AttachmentStore::CollectGarbage(const KVWriteOptions& wo,
   if (!it->status().ok()) return it->status();
   if (batch.count() == 0) return Status::OK();
   return kv_->WriteOwned(wo, std::move(batch));
+}
+
+uint64_t AttachmentStore::CountKeys() {
+  const std::string kind = keys_->KindPrefix(keys::kAttachmentKind);
+  KVIteratorOptions io;
+  io.lower_bound = kind;
+  io.upper_bound = keys::PrefixEnd(kind);
+  auto it = kv_->NewIterator(io);
+  uint64_t n = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+  return n;
+}
+
+Status AttachmentStore::DeleteChunks(std::string_view name, uint32_t count) {
+  KVWriteBatch batch;
+  for (uint32_t i = 0; i < count; ++i) {
+    batch.Delete(keys_->AttachmentChunk(name, i));
+    if (batch.count() >= 1024) {
+      Status s = kv_->WriteOwned(KVWriteOptions(), std::move(batch));
+      if (!s.ok()) return s;
+      batch = KVWriteBatch();
+    }
+  }
+  if (batch.count() == 0) return Status::OK();
+  return kv_->WriteOwned(KVWriteOptions(), std::move(batch));
+}
+
+//////// AttachmentBodyWriter
+
+struct AttachmentBodyWriter::State {
+  Md5 md5;
+  Xxh128 hash;
+  z_stream z{};
+  bool deflating = false;
+  std::string chunk;        // stored bytes not yet in a chunk key
+  KVWriteBatch batch;       // chunks not yet written
+  uint32_t batched = 0;
+  char out[64 << 10];       // deflate output
+};
+
+AttachmentBodyWriter::AttachmentBodyWriter(AttachmentStore* store, KVWriteOptions header_wo,
+                                           std::string chunk_name, bool gzip)
+    : store_(store), header_wo_(header_wo), chunk_name_(std::move(chunk_name)), gzip_(gzip),
+      state_(std::make_unique<State>()) {
+  state_->chunk.reserve(AttachmentStore::kChunkBytes);
+  if (gzip_) {
+    // Level 1, as GzipCompress().
+    state_->deflating =
+        deflateInit2(&state_->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+    failed_ = !state_->deflating;
+  }
+}
+
+AttachmentBodyWriter::~AttachmentBodyWriter() {
+  if (!finished_) Abort();
+  if (state_->deflating) deflateEnd(&state_->z);
+}
+
+void AttachmentBodyWriter::Abort() {
+  if (finished_) return;
+  finished_ = true;
+  failed_ = true;
+  state_->batch = KVWriteBatch();
+  // Best effort: what a failed delete leaves, no header names, and the next
+  // compaction deletes.
+  store_->DeleteChunks(chunk_name_, chunks_).ok();
+}
+
+Status AttachmentBodyWriter::FlushChunk(bool last) {
+  State& st = *state_;
+  if (!st.chunk.empty()) {
+    st.batch.Put(store_->keys_->AttachmentChunk(chunk_name_, chunks_), st.chunk);
+    ++chunks_;
+    ++st.batched;
+    st.chunk.clear();
+  }
+  if (st.batched == 0 || (!last && st.batched < AttachmentStore::kChunksPerBatch)) {
+    return Status::OK();
+  }
+  st.batched = 0;
+  Status s = store_->kv_->WriteOwned(KVWriteOptions(), std::move(st.batch));
+  st.batch = KVWriteBatch();
+  return s;
+}
+
+Status AttachmentBodyWriter::Store(std::string_view stored) {
+  State& st = *state_;
+  stored_length_ += stored.size();
+  while (!stored.empty()) {
+    const size_t n = std::min(stored.size(), AttachmentStore::kChunkBytes - st.chunk.size());
+    st.chunk.append(stored.substr(0, n));
+    stored.remove_prefix(n);
+    if (st.chunk.size() == AttachmentStore::kChunkBytes) {
+      Status s = FlushChunk(false);
+      if (!s.ok()) return s;
+    }
+  }
+  return Status::OK();
+}
+
+Status AttachmentBodyWriter::Deflate(std::string_view in, bool finish) {
+  State& st = *state_;
+  st.z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  st.z.avail_in = static_cast<uInt>(in.size());
+  for (;;) {
+    st.z.next_out = reinterpret_cast<Bytef*>(st.out);
+    st.z.avail_out = sizeof(st.out);
+    const int r = deflate(&st.z, finish ? Z_FINISH : Z_NO_FLUSH);
+    if (r == Z_STREAM_ERROR) return Status::Internal("gzip failed");
+    Status s = Store(std::string_view(st.out, sizeof(st.out) - st.z.avail_out));
+    if (!s.ok()) return s;
+    if (finish ? r == Z_STREAM_END : (st.z.avail_in == 0 && st.z.avail_out != 0)) break;
+  }
+  return Status::OK();
+}
+
+Status AttachmentBodyWriter::Write(std::string_view piece) {
+  if (finished_ || failed_) return Status::Internal("attachment writer is closed");
+  State& st = *state_;
+  st.md5.Update(piece);
+  st.hash.Update(piece);
+  length_ += piece.size();
+  // zlib counts input in 32 bits.
+  while (!piece.empty()) {
+    const std::string_view part = piece.substr(0, 1u << 30);
+    piece.remove_prefix(part.size());
+    Status s = gzip_ ? Deflate(part, false) : Store(part);
+    if (!s.ok()) {
+      failed_ = true;
+      return s;
+    }
+  }
+  return Status::OK();
+}
+
+Status AttachmentBodyWriter::Close(std::string* digest, uint64_t* length) {
+  if (closed_ || finished_ || failed_) return Status::Internal("attachment writer is closed");
+  closed_ = true;
+  State& st = *state_;
+  // An empty body stays identity, as the whole-body path stores it.
+  Status s = gzip_ && length_ > 0 ? Deflate({}, true) : Status::OK();
+  if (s.ok()) s = FlushChunk(true);
+  if (!s.ok()) {
+    Abort();
+    return s;
+  }
+  digest_ = "md5-" + Base64Encode(st.md5.FinishRaw());
+  info_.gzip = gzip_ && length_ > 0;
+  info_.length = length_;
+  info_.encoded_length = stored_length_;
+  info_.chunk_bytes = AttachmentStore::kChunkBytes;
+  info_.content_hash = st.hash.FinishHex();
+  info_.chunk_name = chunk_name_;
+  *digest = digest_;
+  *length = length_;
+  return Status::OK();
+}
+
+Status AttachmentBodyWriter::Finish() {
+  if (!closed_ || finished_ || failed_) return Status::Internal("attachment writer is not closed");
+  AttachmentBodyInfo existing;
+  Status s = store_->Stat(KVReadOptions(), digest_, &existing);
+  if (s.ok()) {
+    // Stored once per digest: this copy's chunks go.
+    Abort();
+    if (existing.content_hash != info_.content_hash || existing.length != info_.length) {
+      return Status::BadRequest("Attachment digest " + digest_ + " does not match the data");
+    }
+    return Status::OK();
+  }
+  if (!s.IsNotFound()) {
+    Abort();
+    return s;
+  }
+  KVWriteBatch batch;
+  batch.Put(store_->keys_->Attachment(digest_), EncodeHeader(info_));
+  s = store_->kv_->WriteOwned(header_wo_, std::move(batch));
+  if (!s.ok()) {
+    Abort();
+    return s;
+  }
+  finished_ = true;
+  return Status::OK();
 }
 
 uint64_t AttachmentStore::ApproximateSize() {

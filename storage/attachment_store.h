@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -45,6 +46,66 @@ struct AttachmentBodyInfo {
   uint64_t encoded_length = 0;  // stored length
   uint32_t chunk_bytes = 0;
   std::string content_hash;     // XXH3-128 hex of the decoded bytes
+  // The name the chunks are keyed under: empty for the digest itself, else
+  // the name a streamed body's chunks were written under.
+  std::string chunk_name;
+};
+
+class AttachmentStore;
+
+// Writes one body a piece at a time, as it arrives: the stored bytes go to
+// the KV store a chunk at a time (gzip-encoded as they come when `gzip`),
+// and the MD5 digest and content hash are computed on the way, so memory
+// stays at a few chunks whatever the body's size. Finish() stores the header;
+// a writer destroyed before a successful Finish() deletes the chunks it wrote,
+// so an interrupted upload leaves nothing behind. Not thread-safe; must not
+// outlive the store.
+class AttachmentBodyWriter {
+ public:
+  // `chunk_wo` for the chunks (the durability of the body comes with its
+  // header's write, `header_wo`: on LevelDB a synced write also makes the
+  // log before it durable). `chunk_name` must be unique to this writer.
+  AttachmentBodyWriter(AttachmentStore* store, KVWriteOptions header_wo, std::string chunk_name,
+                       bool gzip);
+  ~AttachmentBodyWriter();
+  AttachmentBodyWriter(const AttachmentBodyWriter&) = delete;
+  AttachmentBodyWriter& operator=(const AttachmentBodyWriter&) = delete;
+
+  // Appends decoded bytes.
+  Status Write(std::string_view piece);
+  // Ends the body: its last chunks are written and *digest is
+  // "md5-<base64>" of the decoded bytes.
+  Status Close(std::string* digest, uint64_t* length);
+  // After Close(): stores the header under the digest, or, when a body is
+  // there already under it, drops the streamed chunks (kBadRequest if that
+  // body has other bytes). The caller pins the digest first (compaction).
+  Status Finish();
+  // Deletes the chunks written so far (the destructor does this unless
+  // Finish() succeeded).
+  void Abort();
+
+  const std::string& chunk_name() const { return chunk_name_; }
+  uint64_t length() const { return length_; }
+
+ private:
+  Status Store(std::string_view stored);  // stored bytes into chunks
+  Status FlushChunk(bool last);
+  Status Deflate(std::string_view in, bool finish);
+
+  AttachmentStore* const store_;
+  const KVWriteOptions header_wo_;
+  const std::string chunk_name_;
+  const bool gzip_;
+  struct State;
+  std::unique_ptr<State> state_;  // hashes, deflater, pending chunk and batch
+  uint64_t length_ = 0;
+  uint64_t stored_length_ = 0;
+  uint32_t chunks_ = 0;
+  bool failed_ = false;
+  bool closed_ = false;
+  bool finished_ = false;
+  std::string digest_;
+  AttachmentBodyInfo info_;
 };
 
 // Called with consecutive pieces of a body; returns false to stop early.
@@ -112,8 +173,20 @@ class AttachmentStore {
 
   // Bytes of every stored body, chunks and headers (KVStore::ApproximateSize).
   uint64_t ApproximateSize();
+  // Keys under the attachment kind (headers and chunks): for tests that check
+  // nothing was left behind.
+  uint64_t CountKeys();
 
  private:
+  friend class AttachmentBodyWriter;
+  // The key of chunk `index` of the body under `digest`.
+  std::string ChunkKey(std::string_view digest, const AttachmentBodyInfo& info,
+                       uint32_t index) const {
+    return keys_->AttachmentChunk(info.chunk_name.empty() ? digest : info.chunk_name, index);
+  }
+  // Deletes chunks [0, count) under `name`.
+  Status DeleteChunks(std::string_view name, uint32_t count);
+
   KVStore* const kv_;
   const keys::DatabaseKeys* const keys_;
 };

@@ -93,7 +93,7 @@ Status DatabaseImpl::StageAttachments(IncomingDoc& doc, bool new_edits, Attachme
     return Status::OK();
   }
   for (IncomingAttachment& att : *doc.attachments) {
-    if (att.stub) continue;
+    if (att.stub || att.staged) continue;  // staged: the writer pinned it
     if (att.follows) {
       return Status::BadRequest("Attachment " + att.name + " follows, but no body was sent");
     }
@@ -447,11 +447,7 @@ Status LoadForEdit(Database& db, std::string_view docid, std::string_view rev, s
 
 }  // namespace
 
-Result<DocUpdateResult> DatabaseImpl::PutAttachment(std::string_view docid, std::string_view name,
-                                                    std::string_view rev,
-                                                    std::string_view content_type,
-                                                    std::string data,
-                                                    const UpdateOptions& options) {
+Status DatabaseImpl::CheckAttachmentTarget(std::string_view docid, std::string_view name) {
   Status s = CheckAlive();
   if (!s.ok()) return s;
   s = ValidateDocId(docid);
@@ -463,26 +459,122 @@ Result<DocUpdateResult> DatabaseImpl::PutAttachment(std::string_view docid, std:
                               "' starts with prohibited character '_'");
   }
   if (!json::IsValidUtf8(name)) return Status::BadRequest("Attachment name is not UTF-8");
-  IncomingDoc doc;
+  return Status::OK();
+}
+
+Status DatabaseImpl::DocWithAttachment(std::string_view docid, std::string_view name,
+                                       std::string_view rev, IncomingAttachment att,
+                                       IncomingDoc* doc) {
   if (rev.empty()) {
-    doc.id.assign(docid);
-    doc.body = "{}";
-    doc.attachments.emplace();
+    doc->id.assign(docid);
+    doc->body = "{}";
+    doc->attachments.emplace();
   } else {
-    s = LoadForEdit(*this, docid, rev, std::numeric_limits<size_t>::max(), &doc);
+    Status s = LoadForEdit(*this, docid, rev, std::numeric_limits<size_t>::max(), doc);
     if (!s.ok()) return s;
   }
-  auto& atts = *doc.attachments;
+  auto& atts = *doc->attachments;
   auto it = std::find_if(atts.begin(), atts.end(),
                          [&](const IncomingAttachment& a) { return a.name == name; });
   if (it == atts.end()) it = atts.insert(atts.end(), IncomingAttachment());
-  *it = IncomingAttachment();
+  *it = std::move(att);
   it->name.assign(name);
-  it->content_type.assign(content_type.empty() ? kDefaultContentType : content_type);
-  it->data = std::move(data);
+  if (it->content_type.empty()) it->content_type.assign(kDefaultContentType);
+  return Status::OK();
+}
+
+Result<DocUpdateResult> DatabaseImpl::PutAttachment(std::string_view docid, std::string_view name,
+                                                    std::string_view rev,
+                                                    std::string_view content_type,
+                                                    std::string data,
+                                                    const UpdateOptions& options) {
+  Status s = CheckAttachmentTarget(docid, name);
+  if (!s.ok()) return s;
+  IncomingAttachment att;
+  att.content_type.assign(content_type);
+  att.data = std::move(data);
+  IncomingDoc doc;
+  s = DocWithAttachment(docid, name, rev, std::move(att), &doc);
+  if (!s.ok()) return s;
   UpdateOptions edit;
   edit.user = options.user;
   return WriteOneDoc(std::move(doc), edit);
+}
+
+// The AttachmentWriter of NewAttachmentWriter(): an AttachmentBodyWriter
+// under a fresh chunk name, pinned (with, at the end, its digest) so that a
+// compaction meanwhile leaves it alone, then the document's write.
+class StreamedAttachmentWriter final : public AttachmentWriter {
+ public:
+  StreamedAttachmentWriter(DatabaseImpl* db, std::string docid, std::string name, std::string rev,
+                           std::string content_type, const UpdateOptions& options,
+                           std::string chunk_name)
+      : db_(db), pins_(db), docid_(std::move(docid)), name_(std::move(name)),
+        rev_(std::move(rev)), content_type_(std::move(content_type)), user_(options.user),
+        body_(&db->attachment_store_, db->owner_->write_options(), chunk_name,
+              IsCompressibleType(content_type_)) {
+    pins_.Pin(chunk_name);
+  }
+
+  Status Write(std::string_view piece) override { return body_.Write(piece); }
+  uint64_t length() const override { return body_.length(); }
+
+  Result<DocUpdateResult> Commit() override {
+    if (committed_) return Status(Status::Code::kInvalidOperation, "already committed");
+    committed_ = true;
+    Status s = db_->CheckAlive();
+    if (!s.ok()) return s;
+    IncomingAttachment att;
+    att.content_type = content_type_;
+    std::string digest;
+    uint64_t length = 0;
+    s = body_.Close(&digest, &length);
+    if (!s.ok()) return s;
+    // Pinned before its header is written: a compaction between the header
+    // and the revision's commit must keep the body.
+    pins_.Pin(digest);
+    s = body_.Finish();
+    if (!s.ok()) return s;
+    att.digest = std::move(digest);
+    att.length = length;
+    att.staged = true;
+    IncomingDoc doc;
+    s = db_->DocWithAttachment(docid_, name_, rev_, std::move(att), &doc);
+    if (!s.ok()) return s;
+    UpdateOptions edit;
+    edit.user = user_;
+    return db_->WriteOneDoc(std::move(doc), edit);
+  }
+
+ private:
+  DatabaseImpl* const db_;
+  DatabaseImpl::AttachmentPins pins_;
+  const std::string docid_, name_, rev_, content_type_;
+  const UserContext* const user_;
+  AttachmentBodyWriter body_;
+  bool committed_ = false;
+};
+
+Result<std::unique_ptr<AttachmentWriter>> DatabaseImpl::NewAttachmentWriter(
+    std::string_view docid, std::string_view name, std::string_view rev,
+    std::string_view content_type, const UpdateOptions& options) {
+  Status s = CheckAttachmentTarget(docid, name);
+  if (!s.ok()) return s;
+  // Fail before the body is read when the write could not succeed now.
+  if (rev.empty()) {
+    auto current = Get(docid, GetOptions());
+    if (current.ok()) return Status::Conflict();
+    if (!current.status().IsNotFound()) return current.status();
+  } else {
+    IncomingDoc doc;
+    s = LoadForEdit(*this, docid, rev, std::numeric_limits<size_t>::max(), &doc);
+    if (!s.ok()) return s;
+  }
+  // A chunk name no digest takes: '~' is not base64.
+  return std::unique_ptr<AttachmentWriter>(new StreamedAttachmentWriter(
+      this, std::string(docid), std::string(name), std::string(rev),
+      std::string(content_type.empty() ? kDefaultContentType : content_type), options,
+      "~" + RandomUuidHex()));
 }
 
 Result<DocUpdateResult> DatabaseImpl::DeleteAttachment(std::string_view docid,

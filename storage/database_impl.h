@@ -125,6 +125,9 @@ class DatabaseImpl final : public Database {
   Result<DocUpdateResult> PutAttachment(std::string_view docid, std::string_view name,
                                         std::string_view rev, std::string_view content_type,
                                         std::string data, const UpdateOptions& options) override;
+  Result<std::unique_ptr<AttachmentWriter>> NewAttachmentWriter(
+      std::string_view docid, std::string_view name, std::string_view rev,
+      std::string_view content_type, const UpdateOptions& options) override;
   Result<DocUpdateResult> DeleteAttachment(std::string_view docid, std::string_view name,
                                            std::string_view rev,
                                            const UpdateOptions& options) override;
@@ -240,6 +243,13 @@ class DatabaseImpl final : public Database {
   static bool IsDesignDoc(std::string_view id);
 
   //////// Attachments (database_attachments.cc)
+  friend class StreamedAttachmentWriter;
+  // The checks PutAttachment() makes before reading the document.
+  Status CheckAttachmentTarget(std::string_view docid, std::string_view name);
+  // The document PutAttachment() writes: revision `rev` of `docid` (or a new
+  // one when `rev` is empty) with attachment `name` replaced by `att`.
+  Status DocWithAttachment(std::string_view docid, std::string_view name, std::string_view rev,
+                           IncomingAttachment att, IncomingDoc* doc);
   // Digests whose bodies a write has stored (or found) and whose revisions
   // are not committed yet: compaction must not collect them. Released on
   // destruction, after the write's commit.

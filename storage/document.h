@@ -46,6 +46,9 @@ struct IncomingAttachment {
   uint64_t revpos = 0;       // as given (0 if none)
   std::string encoding;      // as given; "gzip" with follows: `data` is gzip bytes
   uint64_t length = 0;       // as given: the decoded length (follows)
+  // The body is in the AttachmentStore already under `digest`, `length`
+  // bytes (a streamed upload): the write stores nothing for it.
+  bool staged = false;
 };
 
 // The kinds of top-level members whose name starts with '_' (see the top of

@@ -18,6 +18,7 @@
 #include "bench/harness/child_process.h"
 #include "bench/harness/subprocess.h"
 #include "bench/harness/suite_support.h"
+#include "util/digest.h"
 #include "util/json.h"
 
 namespace settee::bench {
@@ -38,6 +39,9 @@ constexpr Endpoint kEndpoints[] = {
     {"get-doc", "/bench/doc1", false},
     {"all-docs-limit10", "/bench/_all_docs?limit=10", false},
     {"post-doc", "/bench", true},
+    // PouchDB's many-attachments read over HTTP: a doc with 100 attachments
+    // of 50,000 bytes, bodies inline as base64 (6.7 MB of JSON).
+    {"get-doc-100-attachments", "/bench/atts?attachments=true", false},
 };
 
 std::string RowName(const Endpoint& e, int connections, int loops) {
@@ -54,6 +58,21 @@ Status Seed(int port) {
     docs += std::string(i ? "," : "") + "{\"_id\":\"" + id + "\",\"value\":" + std::to_string(i) + "}";
   }
   docs += "]}";
+  // 100 attachments of 50,000 pseudo-random bytes (incompressible, so the
+  // servers store them as they are), inline in one PUT.
+  std::string atts = "{\"_attachments\":{";
+  uint32_t x = 1;
+  std::string bytes(50000, '\0');
+  for (int i = 0; i < 100; ++i) {
+    for (char& c : bytes) {
+      x = x * 1664525u + 1013904223u;
+      c = static_cast<char>(x >> 24);
+    }
+    atts += std::string(i ? "," : "") + "\"att-" + std::to_string(i) +
+            "\":{\"content_type\":\"application/octet-stream\",\"data\":\"" + Base64Encode(bytes) +
+            "\"}";
+  }
+  atts += "}}";
   struct Step {
     const char* method;
     std::string url;
@@ -62,6 +81,7 @@ Status Seed(int port) {
       {"PUT", base, ""},
       {"PUT", base + "/doc1", R"({"type":"bench","value":1,"name":"the document read by the GET benchmark"})"},
       {"POST", base + "/_bulk_docs", docs},
+      {"PUT", base + "/atts", atts},
   };
   for (const Step& s : steps) {
     auto status = HttpCall(s.method, s.url, s.body);

@@ -5,11 +5,15 @@
 // For each server configuration the suite starts a fresh server on
 // 127.0.0.1 (settee: `options.settee_binary serve --port 0 --threads L
 // --backend options.backend`, data under options.scratch_dir, with L = 1 and
-// L = options.threads loop threads), seeds database "bench" (doc "doc1" and
-// 100 small docs) and runs wrk --latency for `seconds_per_row` per row:
+// L = options.threads loop threads), seeds database "bench" (doc "doc1", 100
+// small docs, doc "atts" with 100 attachments) and runs wrk --latency for
+// `seconds_per_row` per row:
 //   get-doc           GET /bench/doc1
 //   all-docs-limit10  GET /bench/_all_docs?limit=10
 //   post-doc          POST /bench, a small doc (bench/http/post.lua)
+//   get-doc-100-attachments  GET /bench/atts?attachments=true: a doc with 100
+//                     attachments of 50,000 bytes, inline as base64 (PouchDB's
+//                     many-attachments case over HTTP)
 // at 1 and 10 connections. Rows are named "get-doc c=10 loops=2"; their
 // `threads` is the server's loop threads. wrk gets the cores the server
 // leaves free (at least one thread, at most one per connection): with more

@@ -261,6 +261,27 @@ class AttachmentReader {
   virtual Status ReadEncoded(const std::function<bool(std::string_view)>& sink) = 0;
 };
 
+// An attachment body written a piece at a time (Database::NewAttachmentWriter:
+// an upload streamed from a socket). Bytes go to storage in chunks as they
+// come, their MD5 digest and (for compressible types) gzip encoding computed
+// on the way, so a body of any size costs a few chunks of memory. Commit()
+// then adds the attachment to the document as PutAttachment() would. A
+// writer destroyed without a successful Commit() deletes what it stored:
+// an interrupted upload leaves nothing behind. Not thread-safe; must not
+// outlive the Database it came from.
+class AttachmentWriter {
+ public:
+  virtual ~AttachmentWriter() = default;
+  // Appends decoded bytes. An error ends the writer (destroy it).
+  virtual Status Write(std::string_view piece) = 0;
+  // Bytes written so far.
+  virtual uint64_t length() const = 0;
+  // Ends the body and writes the document's new revision: errors as
+  // PutAttachment() (kConflict when `rev` is no longer a current leaf).
+  // Once only.
+  virtual Result<DocUpdateResult> Commit() = 0;
+};
+
 ////////////////////////////////////////////////////////////////////////////////
 
 struct DatabaseInfo {
@@ -372,6 +393,14 @@ class Database {
                                                 std::string_view content_type,
                                                 std::string data,
                                                 const UpdateOptions& options = {}) = 0;
+  // PutAttachment() with the body written through the returned writer, a
+  // piece at a time, and the revision written by its Commit(). The checks
+  // that need no body (the id, the name, `rev` being a current leaf or the
+  // document absent without one) are made here, so a doomed upload fails
+  // before its body is read; the revision check is made again at Commit().
+  virtual Result<std::unique_ptr<AttachmentWriter>> NewAttachmentWriter(
+      std::string_view docid, std::string_view name, std::string_view rev,
+      std::string_view content_type, const UpdateOptions& options = {}) = 0;
   // Removes attachment `name` at leaf `rev`: kConflict for a rev that is
   // not a leaf (or none), kNotFound when the revision lacks the attachment.
   virtual Result<DocUpdateResult> DeleteAttachment(std::string_view docid, std::string_view name,

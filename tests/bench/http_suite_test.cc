@@ -95,18 +95,19 @@ TEST(HttpSuiteTest, MissingWrkSkipsEveryRowByName) {
   HttpSuiteConfig c = ShortConfig();
   c.wrk = "settee-no-such-wrk";
   auto rows = RunHttpSuiteWith(o, nullptr, c);
-  // 3 requests x 2 concurrencies x (settee 1 loop, settee 2 loops, pouchdb-server)
-  ASSERT_EQ(rows.size(), 18u);
+  // 4 requests x 2 concurrencies x (settee 1 loop, settee 2 loops, pouchdb-server)
+  ASSERT_EQ(rows.size(), 24u);
   for (const CaseResult& r : rows) {
     EXPECT_EQ(r.outcome, Outcome::kSkipped) << r.name;
     EXPECT_NE(r.error.find("wrk is not installed"), std::string::npos);
   }
   EXPECT_EQ(rows[0].name, "get-doc c=1 loops=1");
   EXPECT_EQ(rows[0].runtime, "settee");
-  EXPECT_EQ(rows[6].name, "get-doc c=1 loops=2");
-  EXPECT_EQ(rows[6].threads, 2);
-  EXPECT_EQ(rows[12].runtime, "pouchdb-server");
-  EXPECT_EQ(rows[12].name, "get-doc c=1 loops=1");
+  EXPECT_EQ(rows[3].name, "get-doc-100-attachments c=1 loops=1");
+  EXPECT_EQ(rows[8].name, "get-doc c=1 loops=2");
+  EXPECT_EQ(rows[8].threads, 2);
+  EXPECT_EQ(rows[16].runtime, "pouchdb-server");
+  EXPECT_EQ(rows[16].name, "get-doc c=1 loops=1");
 }
 
 TEST(HttpSuiteTest, GrepSelectsRows) {
@@ -129,7 +130,7 @@ TEST(HttpSuiteTest, AServerThatDoesNotStartFailsItsRows) {
   if (FindInPath("wrk").empty()) GTEST_SKIP() << "no wrk";
   BenchOptions o = Options(1);
   o.settee_binary = "/bin/false";
-  o.grep = "get-doc";
+  o.grep = "get-doc c=";
   auto rows = RunHttpSuiteWith(o, nullptr, ShortConfig());
   ASSERT_EQ(rows.size(), 2u);
   for (const CaseResult& r : rows) {

@@ -3,7 +3,11 @@
 // through every path, Range, ETag, gzip, multipart in and out, bad input.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "runtime/multipart.h"
+#include "storage/database_impl.h"
 #include "tests/runtime/couch_test_util.h"
 
 namespace settee::testing {
@@ -304,6 +308,96 @@ TEST_P(EndpointsAttachmentsTest, LocalDocumentsRefuseAttachmentsAsCouchDb) {
   }
   // The document itself is untouched.
   EXPECT_EQ(J(Req("GET", "/db/_local/x"))["a"].GetInt(), 1);
+}
+
+// Incompressible bytes (LevelDB's snappy and gzip shrink repeats).
+std::string Noise(size_t n, uint32_t seed) {
+  std::string s(n, '\0');
+  uint32_t x = seed;
+  for (char& c : s) {
+    x = x * 1664525u + 1013904223u;
+    c = static_cast<char>(x >> 24);
+  }
+  return s;
+}
+
+TEST_P(EndpointsAttachmentsTest, UploadsAreStreamedWithContentLengthOrChunked) {
+  // Past the server's buffered-body limit (8 MiB here): streamed, not 413.
+  const std::string big = Noise(10 << 20, 1);
+  const std::string rev = PutAtt("/db/s/big.bin", big);
+  auto r = Req("GET", "/db/s/big.bin");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_TRUE(r.body == big);
+  EXPECT_EQ(r.HeaderOr("etag"), "\"" + Base64Encode(Md5Raw(big)) + "\"");
+  r = Req("GET", "/db/s/big.bin", {}, {{"Range", "bytes=5000000-5000009"}});
+  EXPECT_EQ(r.body, big.substr(5000000, 10));
+  // Chunked, a compressible type: stored gzip, served decoded or as stored.
+  std::string text;
+  while (text.size() < (1 << 20)) text += "streamed text, compressed on the way in; ";
+  std::string chunked = "PUT /db/s/t.txt?rev=" + rev +
+                        " HTTP/1.1\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (size_t off = 0; off < text.size(); off += 50000) {
+    const std::string piece = text.substr(off, 50000);
+    char size[16];
+    snprintf(size, sizeof(size), "%zx\r\n", piece.size());
+    chunked += size + piece + "\r\n";
+  }
+  chunked += "0\r\n\r\n";
+  ASSERT_TRUE(client_->SendRaw(chunked));
+  auto put = client_->ReadResponse();
+  ASSERT_TRUE(put.has_value());
+  ASSERT_EQ(put->status, 201) << put->body;
+  EXPECT_EQ(Req("GET", "/db/s/t.txt").body, text);
+  r = Req("GET", "/db/s/t.txt", {}, {{"Accept-Encoding", "gzip"}});
+  EXPECT_EQ(r.HeaderOr("content-encoding"), "gzip");
+  EXPECT_LT(r.body.size(), text.size() / 10);
+  json::Document doc = J(Req("GET", "/db/s"));
+  EXPECT_EQ(doc["_attachments"]["big.bin"]["length"].GetUint64(), big.size());
+  EXPECT_EQ(Str(doc["_attachments"]["t.txt"], "digest"), "md5-" + Base64Encode(Md5Raw(text)));
+  // The same bytes as another document's: stored once.
+  auto* db = static_cast<DatabaseImpl*>(server_->store()->OpenDatabase("db")->get());
+  const uint64_t keys = db->attachment_store().CountKeys();
+  PutAtt("/db/s2/copy", big);
+  EXPECT_EQ(db->attachment_store().CountKeys(), keys);
+}
+
+TEST_P(EndpointsAttachmentsTest, RefusedOrCutShortUploadsLeaveNothingBehind) {
+  auto* db = static_cast<DatabaseImpl*>(server_->store()->OpenDatabase("db")->get());
+  const std::string rev = PutAtt("/db/u/small", "x");
+  const uint64_t keys = db->attachment_store().CountKeys();
+  const std::string body = Noise(3 << 20, 2);
+  // Refused before the body is read: a stale rev, a missing database; the
+  // connection is still usable after each.
+  auto r = Req("PUT", "/db/u/big?rev=1-0000", body);
+  EXPECT_EQ(r.status, 409);
+  r = Req("PUT", "/nodb/u/big", body);
+  EXPECT_EQ(r.status, 404);
+  // A Content-MD5 that does not match: read, then refused.
+  r = Req("PUT", "/db/u/big?rev=" + rev, body, {{"Content-MD5", Base64Encode(Md5Raw("x"))}});
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(J(r), "error"), "content_md5_mismatch");
+  EXPECT_EQ(db->attachment_store().CountKeys(), keys);
+  // A client that goes away mid-body, after some of it was stored.
+  {
+    TestClient gone(server_->port());
+    ASSERT_TRUE(gone.SendRaw("PUT /db/u/big?rev=" + rev +
+                             " HTTP/1.1\r\nContent-Length: " + std::to_string(12 << 20) +
+                             "\r\n\r\n"));
+    const std::string part = Noise(6 << 20, 3);
+    ASSERT_TRUE(gone.SendRaw(part));
+    for (int i = 0; i < 500 && db->attachment_store().CountKeys() == keys; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_GT(db->attachment_store().CountKeys(), keys);  // chunks were being written
+  }
+  for (int i = 0; i < 500 && db->attachment_store().CountKeys() != keys; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(db->attachment_store().CountKeys(), keys);
+  json::Document doc = J(Req("GET", "/db/u"));
+  EXPECT_EQ(Str(doc, "_rev"), rev);
+  EXPECT_FALSE(doc["_attachments"].HasMember("big"));
+  EXPECT_EQ(Req("GET", "/db/u/big").status, 404);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, EndpointsAttachmentsTest,

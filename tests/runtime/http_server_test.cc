@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <vector>
 #include <stdexcept>
 #include <thread>
 
@@ -40,6 +42,35 @@ class EchoHandler : public HttpHandler {
       res.Send(200, "text/plain", body, "!");
       return;
     }
+    if (req.path.rfind("/up", 0) == 0) {
+      // Streamed uploads: the body's length, piece count and a checksum.
+      EXPECT_NE(req.body_reader, nullptr);
+      EXPECT_TRUE(req.body.empty());
+      if (req.path == "/up/unread") {
+        res.Send(409, "text/plain", "refused before the body");
+        return;
+      }
+      uint64_t length = 0, sum = 0, pieces = 0;
+      Status s = req.body_reader->Read([&](std::string_view piece) {
+        ++pieces;
+        for (unsigned char c : piece) sum = sum * 31 + c;
+        length += piece.size();
+        if (req.path == "/up/fail" && length > 10) return Status::BadRequest("sink refused");
+        return Status::OK();
+      });
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        upload_statuses.push_back(s);
+      }
+      if (!s.ok()) {
+        res.Send(400, "text/plain", s.ToString());
+        return;
+      }
+      res.Send(200, "text/plain",
+               std::to_string(length) + " " + std::to_string(sum) + " " +
+                   std::to_string(pieces > 0));
+      return;
+    }
     if (req.path == "/throw") throw std::runtime_error("boom");
     if (req.path == "/silent") return;
     if (req.path == "/wait") {
@@ -64,6 +95,10 @@ class EchoHandler : public HttpHandler {
   void HandleParseError(int status, const std::string& reason, HttpResponse& res) override {
     res.Send(status, "text/plain", "error:" + reason);
   }
+  bool StreamsBody(const HttpRequest& head) override { return head.path.rfind("/up", 0) == 0; }
+
+  std::mutex mu;
+  std::vector<Status> upload_statuses;  // guarded by mu
 
   // How many /wait handlers have started: tests that act while a request is
   // in flight wait for it rather than sleeping and hoping.
@@ -253,6 +288,90 @@ TEST_F(HttpServerTest, TruncatedBodyThenCloseDoesNotDisturbOthers) {
   }  // closed mid-body
   TestClient ok(port());
   EXPECT_EQ(ok.Request("GET", "/after").body, "GET /after|");
+}
+
+std::string Checksum(std::string_view body) {
+  uint64_t sum = 0;
+  for (unsigned char c : body) sum = sum * 31 + c;
+  return std::to_string(body.size()) + " " + std::to_string(sum) + " " +
+         std::to_string(!body.empty());
+}
+
+TEST_F(HttpServerTest, StreamedBodiesPassTheBufferedLimitAndKeepTheConnection) {
+  // 3 MiB, past max_body_bytes (1 KiB here): never buffered, so not 413.
+  std::string body(3 << 20, '\0');
+  for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>(i * 7 + i / 1000);
+  TestClient c(port());
+  auto r = c.Request("PUT", "/up", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, Checksum(body));
+  // Chunked, then a pipelined request behind it on the same connection.
+  ASSERT_TRUE(c.SendRaw("PUT /up HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        "3\r\nabc\r\n5\r\ndefgh\r\n0\r\n\r\n"
+                        "GET /next HTTP/1.1\r\n\r\n"));
+  auto a = c.ReadResponse();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->body, Checksum("abcdefgh"));
+  auto b = c.ReadResponse();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->body, "GET /next|");
+  // Buffered routes keep their limit.
+  EXPECT_EQ(c.Request("PUT", "/buffered", std::string(2000, 'x')).status, 413);
+}
+
+TEST_F(HttpServerTest, StreamedBodyLimitIs413) {
+  HttpServerOptions opts;
+  opts.limits.max_streamed_body_bytes = 100;
+  StartServer(opts);
+  {
+    TestClient c(port());
+    EXPECT_EQ(c.Request("PUT", "/up", std::string(101, 'x')).status, 413);
+  }
+  TestClient c(port());
+  ASSERT_TRUE(c.SendRaw("PUT /up HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        "40\r\n" + std::string(64, 'y') + "\r\n"
+                        "40\r\n" + std::string(64, 'y') + "\r\n0\r\n\r\n"));
+  auto r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("Attachment is too large"), std::string::npos) << r->body;
+}
+
+TEST_F(HttpServerTest, StreamedBodyLeftUnreadIsDrainedAndSinkErrorsStopTheRead) {
+  TestClient c(port());
+  // Larger than the server's input buffer (1 MiB): most of it arrives after
+  // the handler answered, and must be drained for the next request.
+  const std::string body(4 << 20, 'u');
+  auto r = c.Request("PUT", "/up/unread", body);
+  EXPECT_EQ(r.status, 409);
+  EXPECT_EQ(c.Request("GET", "/after").body, "GET /after|");
+  r = c.Request("PUT", "/up/fail", body);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("sink refused"), std::string::npos);
+  EXPECT_EQ(c.Request("GET", "/again").body, "GET /again|");
+  EXPECT_EQ(server_->connection_count(), 1);
+}
+
+TEST_F(HttpServerTest, StreamedBodyCutShortReachesTheHandlerAsAnError) {
+  {
+    TestClient c(port());
+    ASSERT_TRUE(c.SendRaw("PUT /up HTTP/1.1\r\nContent-Length: 100000\r\n\r\n" +
+                          std::string(30000, 'z')));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }  // closed mid-body
+  for (int i = 0; i < 200; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(handler_.mu);
+      if (!handler_.upload_statuses.empty()) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::lock_guard<std::mutex> lock(handler_.mu);
+  ASSERT_EQ(handler_.upload_statuses.size(), 1u);
+  EXPECT_EQ(handler_.upload_statuses[0].code(), Status::Code::kBadRequest);
+  EXPECT_EQ(handler_.upload_statuses[0].reason(), "The request body was cut short");
+  TestClient ok(port());
+  EXPECT_EQ(ok.Request("GET", "/fine").body, "GET /fine|");
 }
 
 TEST_F(HttpServerTest, StreamedResponseIsChunked) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 namespace settee::http {
 namespace {
 
@@ -53,6 +55,56 @@ TEST(RequestParserTest, StopsAfterHeadersThenAfterEachPipelinedRequest) {
   EXPECT_EQ(ParseAll(p, std::string_view(two).substr(pos), &used), Event::kMessageComplete);
   EXPECT_EQ(p.TakeRequest().path, "/b");
   EXPECT_EQ(pos + used, two.size());
+}
+
+TEST(RequestParserTest, StreamedBodiesGoToTheSinkNotTheRequest) {
+  ParserLimits limits;
+  limits.max_body_bytes = 4;
+  limits.max_streamed_body_bytes = 20;
+  RequestParser p(limits);
+  p.SetStreamClassifier([](const HttpRequest& head) { return head.path == "/s"; });
+  std::string got;
+  const std::function<void(std::string_view)> sink = [&](std::string_view b) { got.append(b); };
+  p.SetBodySink(&sink);
+  const std::string two =
+      "PUT /s HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789"
+      "PUT /s HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
+  size_t used = 0, pos = 0;
+  ASSERT_EQ(p.Execute(two, &used), Event::kHeadersComplete);
+  pos += used;
+  EXPECT_TRUE(p.streaming());
+  HttpRequest head = p.TakeHead();
+  EXPECT_EQ(head.path, "/s");
+  EXPECT_EQ(*p.content_length(), 10u);
+  // Fed in pieces: each reaches the sink as it is parsed.
+  ASSERT_EQ(p.Execute(std::string_view(two).substr(pos, 4), &used), Event::kNeedMore);
+  pos += used;
+  EXPECT_FALSE(got.empty());
+  EXPECT_EQ(std::string("0123456789").rfind(got, 0), 0u) << got;
+  ASSERT_EQ(p.Execute(std::string_view(two).substr(pos), &used), Event::kMessageComplete);
+  pos += used;
+  EXPECT_EQ(got, "0123456789");
+  EXPECT_TRUE(p.TakeRequest().body.empty());
+  EXPECT_FALSE(p.streaming());
+  got.clear();
+  ASSERT_EQ(ParseAll(p, std::string_view(two).substr(pos), &used), Event::kMessageComplete);
+  EXPECT_EQ(got, "abcde");
+  EXPECT_EQ(pos + used, two.size());
+  p.TakeRequest();
+  // The streamed limit applies to streamed bodies, the buffered one to others.
+  EXPECT_EQ(ParseAll(p, "PUT /s HTTP/1.1\r\nContent-Length: 21\r\n\r\n", &used), Event::kError);
+  EXPECT_EQ(p.error_status(), 413);
+  RequestParser q(limits);
+  q.SetStreamClassifier([](const HttpRequest& head) { return head.path == "/s"; });
+  EXPECT_EQ(ParseAll(q, "PUT /b HTTP/1.1\r\nContent-Length: 5\r\n\r\n12345", &used),
+            Event::kError);
+  EXPECT_EQ(q.error_status(), 413);
+  RequestParser r(limits);
+  r.SetStreamClassifier([](const HttpRequest& head) { return head.path == "/s"; });
+  EXPECT_EQ(ParseAll(r, "PUT /s HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        "15\r\n" + std::string(21, 'x') + "\r\n0\r\n\r\n", &used),
+            Event::kError);
+  EXPECT_EQ(r.error_status(), 413);
 }
 
 TEST(RequestParserTest, IncompleteInputAsksForMore) {

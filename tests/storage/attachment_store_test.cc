@@ -145,6 +145,129 @@ TEST_F(AttachmentStoreTest, CollectGarbageKeepsLiveAndPendingBodies) {
   EXPECT_EQ(Range("md5-live", 0, UINT64_MAX), Bytes(AttachmentStore::kChunkBytes * 2, 4));
 }
 
+// Writes `data` through an AttachmentBodyWriter in pieces of `piece` bytes.
+std::string Stream(AttachmentStore* store, const std::string& name, const std::string& data,
+                   bool gzip, size_t piece) {
+  AttachmentBodyWriter w(store, KVWriteOptions(), name, gzip);
+  for (size_t off = 0; off < data.size(); off += piece) {
+    EXPECT_TRUE(w.Write(std::string_view(data).substr(off, piece)).ok());
+  }
+  std::string digest;
+  uint64_t length = 0;
+  EXPECT_TRUE(w.Close(&digest, &length).ok());
+  EXPECT_EQ(length, data.size());
+  EXPECT_TRUE(w.Finish().ok());
+  return digest;
+}
+
+TEST_F(AttachmentStoreTest, StreamedBodiesAreChunkedUnderTheirNameAndReadBack) {
+  const std::string big = Bytes(2 * AttachmentStore::kChunkBytes + 12345, 8);
+  const std::string digest = Stream(&store_, "~a", big, false, 70001);
+  EXPECT_EQ(digest, "md5-" + Base64Encode(Md5Raw(big)));
+  AttachmentBodyInfo info;
+  ASSERT_TRUE(store_.Stat(KVReadOptions(), digest, &info).ok());
+  EXPECT_EQ(info.chunk_name, "~a");
+  EXPECT_FALSE(info.gzip);
+  EXPECT_EQ(info.length, big.size());
+  EXPECT_EQ(info.content_hash, Xxh128Hex(big));
+  // Three chunks under "~a" and the header under the digest.
+  EXPECT_EQ(store_.CountKeys(), 4u);
+  EXPECT_EQ(Range(digest, 0, UINT64_MAX), big);
+  EXPECT_EQ(Range(digest, AttachmentStore::kChunkBytes - 3, 10),
+            big.substr(AttachmentStore::kChunkBytes - 3, 10));
+  std::string all;
+  ASSERT_TRUE(store_.ReadAll(KVReadOptions(), digest, &all).ok());
+  EXPECT_EQ(all, big);
+
+  // gzip, compressed as it came; ReadMany over a plain and a streamed body.
+  std::string text;
+  while (text.size() < 3 * AttachmentStore::kChunkBytes) text += "streamed compressible text ";
+  const std::string gz_digest = Stream(&store_, "~b", text, true, 4096);
+  ASSERT_TRUE(store_.Stat(KVReadOptions(), gz_digest, &info).ok());
+  EXPECT_TRUE(info.gzip);
+  EXPECT_LT(info.encoded_length, text.size() / 10);
+  EXPECT_EQ(Range(gz_digest, 100, 1000), text.substr(100, 1000));
+  Put("md5-plain", "plain", false);
+  struct Collect : AttachmentBodyVisitor {
+    std::vector<std::string> got;
+    Status Begin(size_t, const AttachmentBodyInfo&, bool* read) override {
+      got.emplace_back();
+      *read = true;
+      return Status::OK();
+    }
+    Status Piece(size_t i, std::string_view b) override {
+      got[i].append(b);
+      return Status::OK();
+    }
+    Status End(size_t) override { return Status::OK(); }
+  } collect;
+  ASSERT_TRUE(store_.ReadMany(KVReadOptions(), {gz_digest, "md5-plain", digest}, &collect).ok());
+  ASSERT_EQ(collect.got.size(), 3u);
+  EXPECT_EQ(collect.got[0], text);
+  EXPECT_EQ(collect.got[1], "plain");
+  EXPECT_EQ(collect.got[2], big);
+}
+
+TEST_F(AttachmentStoreTest, StreamedBodyAlreadyStoredKeepsOneCopy) {
+  const std::string data = Bytes(AttachmentStore::kChunkBytes + 10, 9);
+  const std::string digest = "md5-" + Base64Encode(Md5Raw(data));
+  Put(digest, data, false);
+  const uint64_t keys = store_.CountKeys();
+  EXPECT_EQ(Stream(&store_, "~c", data, false, 1000), digest);
+  EXPECT_EQ(store_.CountKeys(), keys);
+  AttachmentBodyInfo info;
+  ASSERT_TRUE(store_.Stat(KVReadOptions(), digest, &info).ok());
+  EXPECT_TRUE(info.chunk_name.empty());
+  EXPECT_EQ(Range(digest, 0, UINT64_MAX), data);
+  // Empty bodies too, and they stay identity even for a compressible type.
+  const std::string empty = Stream(&store_, "~d", "", true, 1);
+  ASSERT_TRUE(store_.Stat(KVReadOptions(), empty, &info).ok());
+  EXPECT_FALSE(info.gzip);
+  EXPECT_EQ(info.length, 0u);
+  EXPECT_EQ(Range(empty, 0, UINT64_MAX), "");
+}
+
+TEST_F(AttachmentStoreTest, AnUnfinishedStreamedBodyLeavesNoKeys) {
+  const std::string data = Bytes((AttachmentStore::kChunksPerBatch + 1) *
+                                     AttachmentStore::kChunkBytes, 10);
+  {
+    AttachmentBodyWriter w(&store_, KVWriteOptions(), "~e", false);
+    ASSERT_TRUE(w.Write(data).ok());
+    // Written as they came, a batch of chunks at a time.
+    EXPECT_EQ(store_.CountKeys(), AttachmentStore::kChunksPerBatch);
+  }
+  EXPECT_EQ(store_.CountKeys(), 0u);
+  {
+    // Closed (every chunk written) but never finished: no header either.
+    AttachmentBodyWriter w(&store_, KVWriteOptions(), "~f", true);
+    ASSERT_TRUE(w.Write(data).ok());
+    std::string digest;
+    uint64_t length;
+    ASSERT_TRUE(w.Close(&digest, &length).ok());
+  }
+  EXPECT_EQ(store_.CountKeys(), 0u);
+}
+
+TEST_F(AttachmentStoreTest, CollectGarbageKeepsTheChunksOfKeptStreamedBodies) {
+  const std::string live = Bytes(AttachmentStore::kChunkBytes + 1, 11);
+  const std::string dead = Bytes(AttachmentStore::kChunkBytes + 2, 12);
+  const std::string live_digest = Stream(&store_, "~live", live, false, 100000);
+  const std::string dead_digest = Stream(&store_, "~dead", dead, false, 100000);
+  // Chunks of an upload in progress (pinned by name) and of a crashed one.
+  ASSERT_TRUE(kv_.Put(KVWriteOptions(), keys_.AttachmentChunk("~busy", 0), "b").ok());
+  ASSERT_TRUE(kv_.Put(KVWriteOptions(), keys_.AttachmentChunk("~crashed", 0), "c").ok());
+  ASSERT_TRUE(store_.CollectGarbage(KVWriteOptions(), {live_digest}, {"~busy"}).ok());
+  EXPECT_EQ(Range(live_digest, 0, UINT64_MAX), live);
+  AttachmentBodyInfo info;
+  EXPECT_TRUE(store_.Stat(KVReadOptions(), dead_digest, &info).IsNotFound());
+  std::string v;
+  EXPECT_TRUE(kv_.Get(KVReadOptions(), keys_.AttachmentChunk("~dead", 0), &v).IsNotFound());
+  EXPECT_TRUE(kv_.Get(KVReadOptions(), keys_.AttachmentChunk("~crashed", 0), &v).IsNotFound());
+  EXPECT_TRUE(kv_.Get(KVReadOptions(), keys_.AttachmentChunk("~busy", 0), &v).ok());
+  // Live header + 2 chunks, and the busy chunk.
+  EXPECT_EQ(store_.CountKeys(), 4u);
+}
+
 TEST(CompressibleTypes, CouchDbDefaults) {
   EXPECT_TRUE(IsCompressibleType("text/plain"));
   EXPECT_TRUE(IsCompressibleType("Text/HTML; charset=utf-8"));

@@ -37,6 +37,11 @@ std::string Noise(size_t n, uint32_t seed) {
 
 std::string Md5Digest(std::string_view data) { return "md5-" + Base64Encode(Md5Raw(data)); }
 
+std::string Str(const json::Value& v, const char* member) {
+  auto m = v.FindMember(member);
+  return m != v.MemberEnd() && m->value.IsString() ? std::string(json::View(m->value)) : "";
+}
+
 class DatabaseAttachmentsTest : public ::testing::TestWithParam<Backend> {
  protected:
   DatabaseAttachmentsTest() : store_(GetParam()) {
@@ -354,6 +359,96 @@ TEST_P(DatabaseAttachmentsTest, CompactionFreesBodiesNoRevisionNames) {
   EXPECT_EQ(ReadAtt("c", "keep"), kept);
   ASSERT_TRUE(db_->Compact().ok());
   EXPECT_EQ(AttachmentBytes(), after);
+}
+
+// Writes `data` through NewAttachmentWriter() in pieces of `piece` bytes.
+Result<DocUpdateResult> StreamAtt(Database& db, std::string_view id, std::string_view name,
+                                  std::string_view rev, std::string_view type,
+                                  const std::string& data, size_t piece) {
+  auto w = db.NewAttachmentWriter(id, name, rev, type);
+  if (!w.ok()) return w.status();
+  for (size_t off = 0; off < data.size(); off += piece) {
+    Status s = (*w)->Write(std::string_view(data).substr(off, piece));
+    if (!s.ok()) return s;
+  }
+  EXPECT_EQ((*w)->length(), data.size());
+  return (*w)->Commit();
+}
+
+TEST_P(DatabaseAttachmentsTest, StreamedWriterPutsAttachmentsAsPutAttachmentDoes) {
+  auto* impl = static_cast<DatabaseImpl*>(db_.get());
+  const std::string big = Noise(3 * AttachmentStore::kChunkBytes + 17, 20);
+  auto r = StreamAtt(*db_, "s", "big.bin", "", "", big, 65536);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(ReadAtt("s", "big.bin"), big);
+  json::Document d = Doc("s");
+  EXPECT_EQ(json::View(d["_attachments"]["big.bin"]["digest"]), Md5Digest(big));
+  EXPECT_EQ(d["_attachments"]["big.bin"]["length"].GetUint64(), big.size());
+  EXPECT_EQ(json::View(d["_attachments"]["big.bin"]["content_type"]), "application/octet-stream");
+  // A text type is stored gzip and served decoded; inline reads see it too.
+  std::string text;
+  while (text.size() < 300000) text += "some text to compress ";
+  r = StreamAtt(*db_, "s", "t.txt", r->rev, "text/plain", text, 1000);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto reader = db_->OpenAttachment("s", "t.txt");
+  ASSERT_TRUE(reader.ok());
+  EXPECT_TRUE((*reader)->info().gzip);
+  EXPECT_EQ(ReadAtt("s", "t.txt"), text);
+  GetOptions with_bodies;
+  with_bodies.attachments = true;
+  d = Doc("s", with_bodies);
+  std::string decoded;
+  ASSERT_TRUE(Base64Decode(json::View(d["_attachments"]["t.txt"]["data"]), &decoded));
+  EXPECT_EQ(decoded, text);
+  ASSERT_TRUE(Base64Decode(json::View(d["_attachments"]["big.bin"]["data"]), &decoded));
+  EXPECT_EQ(decoded, big);
+  // The same bytes again, as another document's: stored once.
+  const uint64_t keys = impl->attachment_store().CountKeys();
+  ASSERT_TRUE(StreamAtt(*db_, "s2", "copy", "", "", big, 100000).ok());
+  EXPECT_EQ(impl->attachment_store().CountKeys(), keys);
+  EXPECT_EQ(ReadAtt("s2", "copy"), big);
+  // Compaction keeps what revisions name, then frees a body none names.
+  ASSERT_TRUE(db_->Compact().ok());
+  EXPECT_EQ(ReadAtt("s", "big.bin"), big);
+  EXPECT_EQ(ReadAtt("s", "t.txt"), text);
+  ASSERT_TRUE(db_->Delete("s2", Str(Doc("s2"), "_rev")).ok());
+  r = db_->DeleteAttachment("s", "big.bin", Str(Doc("s"), "_rev"));
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(db_->Compact().ok());
+  EXPECT_EQ(ReadAtt("s", "t.txt"), text);
+  AttachmentBodyInfo info;
+  EXPECT_TRUE(impl->attachment_store().Stat(KVReadOptions(), Md5Digest(big), &info).IsNotFound());
+  EXPECT_LT(impl->attachment_store().CountKeys(), 4u);
+}
+
+TEST_P(DatabaseAttachmentsTest, StreamedWriterChecksBeforeTheBodyAndLeavesNothingWhenDropped) {
+  auto* impl = static_cast<DatabaseImpl*>(db_.get());
+  const std::string rev = Put("d", R"({"a":1})");
+  EXPECT_EQ(db_->NewAttachmentWriter("d", "x", "", "").status().code(), Status::Code::kConflict);
+  EXPECT_EQ(db_->NewAttachmentWriter("d", "x", "1-abc", "").status().code(),
+            Status::Code::kConflict);
+  EXPECT_EQ(db_->NewAttachmentWriter("nodoc", "x", rev, "").status().code(),
+            Status::Code::kConflict);
+  EXPECT_EQ(db_->NewAttachmentWriter("d", "_x", rev, "").status().code(),
+            Status::Code::kBadRequest);
+  EXPECT_EQ(db_->NewAttachmentWriter("_local/d", "x", "", "").status().code(),
+            Status::Code::kBadRequest);
+  {
+    auto w = db_->NewAttachmentWriter("d", "x", rev, "");
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    ASSERT_TRUE((*w)->Write(Noise((AttachmentStore::kChunksPerBatch + 1) *
+                                  AttachmentStore::kChunkBytes, 21)).ok());
+    EXPECT_GT(impl->attachment_store().CountKeys(), 0u);
+  }  // dropped: an upload cut short
+  EXPECT_EQ(impl->attachment_store().CountKeys(), 0u);
+  EXPECT_EQ(Str(Doc("d"), "_rev"), rev);
+  // The document changed while the body was being written: 409 at commit.
+  auto w = db_->NewAttachmentWriter("d", "x", rev, "");
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->Write("late").ok());
+  ASSERT_TRUE(db_->Put("d", R"({"_rev":")" + rev + R"(","a":2})").ok());
+  EXPECT_EQ((*w)->Commit().status().code(), Status::Code::kConflict);
+  EXPECT_FALSE(Doc("d").HasMember("_attachments"));
 }
 
 TEST_P(DatabaseAttachmentsTest, ReplicatedWritesKeepDigestsRevposAndResolveStubs) {
