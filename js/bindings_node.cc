@@ -2,10 +2,12 @@
 // clocks, process facts, files for require(), compilation, UTF-8, timers and
 // the thread/task/message plumbing.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <climits>
 #include <cstring>
 #include <mutex>
@@ -106,13 +108,32 @@ void Hrtime(const Args& args) {
   args.GetReturnValue().Set(v8::BigInt::NewFromUnsigned(args.GetIsolate(), uv_hrtime()));
 }
 
+// The resident set size in bytes. libuv reads /proc/self/stat, which
+// qemu-user fabricates with zeros (an arm64 build run under emulation): then
+// /proc/self/statm, which qemu passes through (the emulator's own resident
+// set, which holds the guest's), then the peak from getrusage.
+size_t ResidentSetSize() {
+  size_t rss = 0;
+  if (uv_resident_set_memory(&rss) == 0 && rss > 0) return rss;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    unsigned long size = 0;
+    unsigned long resident = 0;
+    const bool read = std::fscanf(f, "%lu %lu", &size, &resident) == 2;
+    std::fclose(f);
+    const long page = sysconf(_SC_PAGESIZE);
+    if (read && resident > 0 && page > 0) return static_cast<size_t>(resident) * static_cast<size_t>(page);
+  }
+  struct rusage ru {};
+  if (getrusage(RUSAGE_SELF, &ru) == 0 && ru.ru_maxrss > 0) return static_cast<size_t>(ru.ru_maxrss) * 1024;
+  return 0;
+}
+
 void MemoryUsage(const Args& args) {
   v8::Isolate* isolate = args.GetIsolate();
   v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
   v8::HeapStatistics hs;
   isolate->GetHeapStatistics(&hs);
-  size_t rss = 0;
-  uv_resident_set_memory(&rss);
+  const size_t rss = ResidentSetSize();
   v8::Local<v8::Object> o = v8::Object::New(isolate);
   SetValue(ctx, o, "rss", v8::Number::New(isolate, static_cast<double>(rss)));
   SetValue(ctx, o, "heapTotal", v8::Number::New(isolate, static_cast<double>(hs.total_heap_size())));
