@@ -16,6 +16,15 @@
 // while blocked in JS. The StoreState lives until its last handle is freed,
 // and closes the store then if nobody did.
 //
+// Replications run on threads of the store's ReplicationJobs (created at
+// the first start). Closing cancels them and joins their threads before it
+// takes the mutex exclusively, then drops the handles' jobs (a job's
+// endpoints hold the store's databases) and the registry.
+//
+// Design-document JavaScript (views, validate_doc_update, replication
+// filters) runs on the store's own PoolViewFunctions (JS builds), made at
+// open and started at first use; it goes just before the Store.
+//
 // Callbacks: thread-locals record which store's mutex this thread holds
 // shared (a settee_db_changes callback may call back into the store: the
 // mutex is then not taken again) and whose callback it runs (changes rows,
@@ -24,6 +33,7 @@
 // is refused there and freeing is left undone (the header says so).
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -34,6 +44,12 @@
 #include "settee/settee.h"
 #include "settee/status.h"
 #include "settee/store.h"
+#include "storage/view_functions.h"
+
+namespace settee::replication {
+class ReplicationJob;
+class ReplicationJobs;
+}  // namespace settee::replication
 
 namespace settee_c {
 
@@ -105,13 +121,20 @@ struct StoreState {
   std::mutex registry_mu;
   std::set<settee_db*> dbs;
   std::set<settee_runtime*> runtimes;
+  std::set<settee_replication*> replications;
 
-  bool closing = false;  // guarded by mu: no new runtimes
+  // Set at open, reset by Close (with mu held exclusively, like store).
+  std::shared_ptr<settee::views::ViewFunctions> view_functions;
+  // Made by the first replication start (under registry_mu); moved out and
+  // destroyed by Close.
+  std::unique_ptr<settee::replication::ReplicationJobs> jobs;
+
+  bool closing = false;  // guarded by mu: no new runtimes or replications
 
   // Stops the runtimes, then closes the databases and the store. Idempotent.
   // REQUIRES: mu not held by this thread.
   void Close();
-  ~StoreState() { Close(); }
+  ~StoreState();
 };
 
 
@@ -158,6 +181,31 @@ struct settee_runtime {
 };
 
 namespace settee_c {
+// How a replication ended, filled on its thread when it does: what
+// settee_replication_wait waits on, kept apart from the job so that a
+// waiter never holds the job (and so the store's databases) past a close.
+struct ReplicationEnd {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;      // guarded by mu
+  settee::Status result;  // guarded by mu
+};
+}  // namespace settee_c
+
+struct settee_replication {
+  std::shared_ptr<settee_c::StoreState> state;
+  // Guarded by state->mu; null once the store is closed.
+  std::shared_ptr<settee::replication::ReplicationJob> job;
+  std::shared_ptr<settee_c::ReplicationEnd> end;
+};
+
+namespace settee_c {
+
+// The store's design-document functions for `options` (nullptr in a build
+// without JS), also installed as its validate_doc_update runner
+// (settee_c_js.cc).
+std::shared_ptr<settee::views::ViewFunctions> MakeViewFunctions(settee::Store* store,
+                                                               const settee_store_options& options);
 
 // A database call's view of its handle: the Database, with the store held
 // open (shared) until it goes out of scope.
@@ -179,6 +227,8 @@ class DbCall {
   settee::Database& db() const { return *db_; }
   // REQUIRES: Check() was SETTEE_OK (the store is open and stays so).
   settee::Store& store_ref() const { return *state_->store; }
+  // The store's design-document functions (nullptr without JS).
+  settee::views::ViewFunctions* view_functions() const { return state_->view_functions.get(); }
   const void* store() const { return state_.get(); }
 
  private:

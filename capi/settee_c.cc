@@ -15,6 +15,7 @@
 #include <simdjson.h>
 
 #include "capi/c_api_internal.h"
+#include "replication/jobs.h"
 
 using settee::Status;
 
@@ -121,18 +122,23 @@ settee_code OptionalUtf8Arg(const char* s, const char* name, settee_error* err) 
 }
 
 void StoreState::Close() {
-  // The isolate threads are joined without the mutex held: a runtime's
-  // callback may be in a database call, waiting for it.
+  // The isolate and replication threads are joined without the mutex held:
+  // a runtime's callback may be in a database call, waiting for it.
   std::vector<std::shared_ptr<settee::JsRuntime>> stopping;
+  std::unique_ptr<settee::replication::ReplicationJobs> replicating;
   {
     std::unique_lock lock(mu);
     closing = true;
     for (settee_runtime* r : runtimes) {
       if (r->rt) stopping.push_back(std::move(r->rt));
     }
+    std::lock_guard<std::mutex> registry(registry_mu);
+    replicating = std::move(jobs);
   }
   for (auto& rt : stopping) rt->Shutdown();
+  replicating.reset();  // cancels every replication and joins its thread
   std::unique_lock lock(mu);
+  for (settee_replication* r : replications) r->job.reset();
   for (settee_db* d : dbs) {
     if (d->db) {
       std::lock_guard<std::mutex> lock(d->listeners_mu);
@@ -141,8 +147,11 @@ void StoreState::Close() {
     }
     d->db.reset();
   }
+  view_functions.reset();
   store.reset();
 }
+
+StoreState::~StoreState() { Close(); }
 
 namespace {
 
@@ -247,11 +256,15 @@ settee_code settee_store_open(const settee_store_options* options, settee_store*
   o.sync = options->sync != 0;
   if (options->max_document_size) o.max_document_size = options->max_document_size;
   if (options->revs_limit) o.default_revs_limit = options->revs_limit;
+  if (options->view_threads < 0 || options->view_threads > 64) {
+    return InvalidArgument(err, "view_threads must be 0..64");
+  }
   return Guarded(err, [&] {
     auto store = settee::Store::Open(o);
     if (!store.ok()) return Fail(err, store.status());
     auto h = std::make_unique<settee_store>();
     h->state = std::make_shared<StoreState>();
+    h->state->view_functions = MakeViewFunctions(store->get(), *options);
     h->state->store = std::move(*store);
     *out = h.release();
     return Ok(err);

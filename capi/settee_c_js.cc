@@ -5,6 +5,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "capi/c_api_internal.h"
 
@@ -12,6 +14,30 @@ using settee::Status;
 using namespace settee_c;  // NOLINT: the C functions below are this module's surface
 
 #if SETTEE_WITH_JS
+#include <algorithm>
+#include <thread>
+
+#include "js/view_functions_js.h"
+#include "storage/validate_functions.h"
+
+namespace settee_c {
+
+std::shared_ptr<settee::views::ViewFunctions> MakeViewFunctions(settee::Store* store,
+                                                               const settee_store_options& options) {
+  settee::js::PoolOptions pool;
+  pool.threads = options.view_threads > 0
+                     ? options.view_threads
+                     : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  // CouchDB's os_process_timeout: a map function that loops ends the query
+  // instead of hanging it.
+  pool.limits.timeout_ms = options.view_timeout_ms ? options.view_timeout_ms : 5000;
+  if (options.view_jitless) pool.v8_flags = "--jitless --no-expose-wasm";
+  auto functions = std::make_shared<settee::js::PoolViewFunctions>(pool);
+  settee::validation::SetValidateFunctions(*store, functions);
+  return functions;
+}
+
+}  // namespace settee_c
 
 namespace {
 
@@ -23,7 +49,41 @@ std::shared_ptr<settee::JsRuntime> RuntimeOf(settee_runtime* h) {
 
 }  // namespace
 
-#endif
+#else  // !SETTEE_WITH_JS
+
+namespace settee_c {
+
+namespace {
+
+// Design-document JavaScript in a build without it: settee_db_query turns
+// this kInvalidOperation into SETTEE_ERR_UNSUPPORTED.
+class NoJsViewFunctions final : public settee::views::ViewFunctions {
+ public:
+  Status Map(const settee::views::MapCode&, const std::vector<std::string>&, std::string*) override {
+    return Unsupported();
+  }
+  Status Reduce(const settee::views::MapCode&, const std::string&, std::string_view,
+                std::string*) override {
+    return Unsupported();
+  }
+
+ private:
+  static Status Unsupported() {
+    return Status(Status::Code::kInvalidOperation,
+                  "JavaScript views need the JS runtime, which this build left out (SETTEE_WITH_JS=OFF)");
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<settee::views::ViewFunctions> MakeViewFunctions(settee::Store*,
+                                                               const settee_store_options&) {
+  return std::make_shared<NoJsViewFunctions>();
+}
+
+}  // namespace settee_c
+
+#endif  // SETTEE_WITH_JS
 
 extern "C" {
 

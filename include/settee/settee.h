@@ -32,11 +32,12 @@
  *     out-pointer is set to NULL.
  *   - A settee_error's message is owned by the error: settee_error_clear()
  *     frees it (and is needed before reusing the error, or it leaks).
- *   - Handles (settee_store, settee_db, settee_runtime) are owned by the
- *     caller and freed with their *_free function, in any order. Closing a
- *     store (settee_store_close, or settee_store_free) also closes every
- *     settee_db and settee_runtime opened on it: their calls then fail with
- *     SETTEE_ERR_CLOSED, but they must still be freed. Passing a handle after
+ *   - Handles (settee_store, settee_db, settee_runtime, settee_replication)
+ *     are owned by the caller and freed with their *_free function, in any
+ *     order. Closing a store (settee_store_close, or settee_store_free) also
+ *     closes every settee_db and settee_runtime opened on it and cancels its
+ *     replications: their calls then fail with SETTEE_ERR_CLOSED, but they
+ *     must still be freed. Passing a handle after
  *     its *_free is undefined behaviour, like any use after free.
  *   - Pointers handed to callbacks are valid only during the callback.
  *
@@ -137,6 +138,14 @@ typedef struct settee_store_options {
   int sync;         /* non-zero: fsync every write before acknowledging it */
   uint64_t max_document_size; /* bytes of one document's JSON; 0 = 8 MiB */
   uint32_t revs_limit;        /* revs_limit of new databases; 0 = 1000 */
+  /* Design-document JavaScript (map and reduce functions of views,
+   * validate_doc_update, replication filters) runs on isolate threads of
+   * the store's own, started when first needed (never, if no database has
+   * such code). Ignored by a build without the JS runtime. */
+  int view_threads;         /* isolate threads; 0 = one per core, at most 4 */
+  uint32_t view_timeout_ms; /* cap per call into that code; 0 = 5000 (CouchDB's) */
+  int view_jitless;         /* non-zero: V8 without JIT, if these threads are
+                               the first of the process to start V8 */
 } settee_store_options;
 
 /* Fills *options with the defaults (LevelDB, path NULL, no sync). */
@@ -331,6 +340,105 @@ SETTEE_EXPORT settee_code settee_db_create_index(settee_db* db, const char* inde
  * $operator), NO_USABLE_INDEX (a sort no index covers). */
 SETTEE_EXPORT settee_code settee_db_find(settee_db* db, const char* query_json, char** json_out,
                                          settee_error* err);
+
+/* ----------------------------------------------------------------- Views */
+
+/* Queries view `view` of design document `ddoc` (its name, with or without
+ * "_design/"), as GET /db/_design/ddoc/_view/view and PouchDB's
+ * db.query('ddoc/view', options) do. `options_json` (NULL: {}) is a JSON
+ * object of the query's options as PouchDB and CouchDB spell them, with
+ * JSON values: key, keys, startkey/start_key, endkey/end_key,
+ * startkey_docid, endkey_docid, inclusive_end, descending, skip, limit,
+ * reduce, group, group_level, include_docs, conflicts, update_seq, update
+ * (true, false, "lazy") or stale ("ok", "update_after"); unknown members
+ * are ignored, as CouchDB does.
+ *
+ * *json_out = CouchDB's answer: {"total_rows":N,"offset":N,"rows":[{"id",
+ * "key","value"[,"doc"]}..]}, or for a view with a reduce (unless
+ * "reduce":false) {"rows":[{"key","value"}..]} grouped as the options say.
+ * The index is brought up to date first (unless update is false) and kept
+ * in the store, so later queries only map what changed.
+ *
+ * Map and reduce functions in JavaScript run on the store's view threads
+ * (settee_store_options); the built-in reduces (_sum, _count, _stats,
+ * _approx_count_distinct) and Mango's "query" indexes run in C++.
+ * Errors: NOT_FOUND ("missing": no such design document;
+ * "missing_named_view"), QUERY_PARSE (a bad option, or one the view does
+ * not allow such as include_docs on a reduce), BAD_REQUEST (options_json
+ * is not a JSON object), COMPILATION (a function does not compile),
+ * TIMEOUT (a function ran past view_timeout_ms), UNSUPPORTED (JavaScript
+ * views in a build without the JS runtime). A failed update leaves the
+ * index as it was. */
+SETTEE_EXPORT settee_code settee_db_query(settee_db* db, const char* ddoc, const char* view,
+                                          const char* options_json, char** json_out,
+                                          settee_error* err);
+
+/* ----------------------------------------------------------- Replication */
+
+/* A replication from a source to a target by CouchDB's replication
+ * protocol (checkpoints in _local/ documents on both sides, so a restart
+ * resumes where the last one stopped), on a thread of its own. */
+typedef struct settee_replication settee_replication;
+
+typedef enum settee_replication_state {
+  SETTEE_REPLICATION_INITIALIZING = 0,
+  SETTEE_REPLICATION_RUNNING = 1,
+  SETTEE_REPLICATION_PAUSED = 2,    /* continuous, caught up, waiting for changes */
+  SETTEE_REPLICATION_RETRYING = 3,  /* an attempt failed; it retries with backoff */
+  SETTEE_REPLICATION_COMPLETED = 4, /* one-shot, done */
+  SETTEE_REPLICATION_FAILED = 5,    /* ended by an error no retry can mend */
+  SETTEE_REPLICATION_CANCELLED = 6
+} settee_replication_state;
+
+/* Starts replicating `source` to `target`, each a database of `store` (its
+ * name) or a CouchDB-compatible server's database (an http:// or https://
+ * URL, credentials as its user:password@). `options_json` (NULL: {}) is a
+ * JSON object with the other members of CouchDB's POST /_replicate body:
+ * "continuous", "create_target", "doc_ids", "filter" ("ddoc/name", with
+ * "query_params"), "selector" (Mango), "since_seq", "batch_size",
+ * "batches_limit", "retries_per_request". Returns at once: the work
+ * happens on the replication's thread; *out is a new handle (free with
+ * settee_replication_free). Starting a replication that is running (same
+ * source, target and options) gives a handle to the running one, as
+ * CouchDB does. Errors: BAD_REQUEST (options_json is not an object, has
+ * "source"/"target"/"cancel", or a bad option), ILLEGAL_DATABASE_NAME, a
+ * filter's NOT_FOUND. A missing database or an unreachable server is not
+ * an error here: the replication fails (one-shot) or retries (continuous)
+ * and its status and settee_replication_wait say why. */
+SETTEE_EXPORT settee_code settee_replication_start(settee_store* store, const char* source,
+                                                   const char* target, const char* options_json,
+                                                   settee_replication** out, settee_error* err);
+
+/* The replication's progress. *state_out (if not NULL) gets its
+ * settee_replication_state; *json_out (if not NULL) = {"replication_id",
+ * "source","target","continuous","state" ("initializing", "running",
+ * "paused", "retrying", "completed", "failed", "cancelled"),"docs_read",
+ * "docs_written","doc_write_failures","missing_revisions_found",
+ * "revisions_checked","changes_pending","start_seq","source_seq",
+ * "checkpointed_source_seq","retries"[,"error":{"error","reason"}]} (the
+ * error of a failed replication, or of the last failed attempt). Passwords
+ * in URLs are not shown. CLOSED once its store is closed. */
+SETTEE_EXPORT settee_code settee_replication_status(settee_replication* rep, int* state_out,
+                                                    char** json_out, settee_error* err);
+
+/* Waits up to `timeout_ms` (0: no limit) for the replication to end: a
+ * one-shot one completes or fails, a continuous one is cancelled or fails.
+ * Returns SETTEE_OK when it completed or was cancelled, the error that
+ * ended it when it failed (NOT_FOUND for a missing database, UNAUTHORIZED,
+ * ...), TIMEOUT if it is still running, CLOSED if its store was closed
+ * (closing cancels every replication and ends the wait). */
+SETTEE_EXPORT settee_code settee_replication_wait(settee_replication* rep, uint32_t timeout_ms,
+                                                  settee_error* err);
+
+/* Stops the replication (it ends with state CANCELLED, its last batch
+ * checkpointed) and returns without waiting for its thread: see
+ * settee_replication_wait. Idempotent; OK for one that has ended. */
+SETTEE_EXPORT settee_code settee_replication_cancel(settee_replication* rep, settee_error* err);
+
+/* Frees the handle. The replication itself goes on until it ends, is
+ * cancelled (through another handle to it) or its store closes: cancel
+ * first to stop it. NULL is fine. */
+SETTEE_EXPORT void settee_replication_free(settee_replication* rep);
 
 /* ------------------------------------------------------------ JavaScript */
 
