@@ -1,7 +1,8 @@
 /* An application embedding settee through its C API (settee/settee.h):
  * opens a store, writes documents, reads them back, follows the changes
- * feed, then runs a JavaScript script on the runtime's isolate threads
- * against the same store.
+ * feed, queries a map/reduce view, backs the database up by replication,
+ * then runs a JavaScript script on the runtime's isolate threads against
+ * the same store.
  *
  *   notes [DIR]     LevelDB store in DIR; without DIR an in-memory store
  *
@@ -32,9 +33,15 @@ static int print_change(void* context, const settee_change* change) {
 static const char kScript[] =
     "const db = new PouchDB('notes');\n"
     "db.allDocs({include_docs: true}).then((r) => {\n"
-    "  const words = r.rows.map((row) => row.doc.text).join(' ');\n"
+    "  const words = r.rows.filter((row) => row.doc.text).map((row) => row.doc.text).join(' ');\n"
     "  return db.put({_id: 'summary', words: words.split(' ').length, by: 'js'});\n"
     "}).then(() => settee.postMessage('summary written'));\n";
+
+/* Notes by their number of words; reduced, how many there are. */
+static const char kDesign[] =
+    "{\"views\":{\"by_words\":{"
+    "\"map\":\"function (doc) { if (doc.text) emit(doc.text.split(' ').length, doc._id); }\","
+    "\"reduce\":\"_count\"}}}";
 
 static void on_message(void* context, int thread, const char* json) {
   (void)context;
@@ -96,6 +103,34 @@ int main(int argc, char** argv) {
   uint64_t last_seq = 0;
   if (!check(settee_db_changes(db, NULL, print_change, &changes, &last_seq, &err), &err, "changes"))
     return 1;
+
+  if (settee_has_js()) { /* the map function is JavaScript */
+    code = settee_db_put(db, "_design/notes", kDesign, NULL, NULL, &err);
+    if (code == SETTEE_ERR_CONFLICT) settee_error_clear(&err); /* there from an earlier run */
+    else if (!check(code, &err, "put _design/notes")) return 1;
+    char* view = NULL;
+    if (!check(settee_db_query(db, "notes", "by_words", "{\"reduce\":false,\"startkey\":2}", &view, &err),
+               &err, "query"))
+      return 1;
+    printf("view by_words from 2 -> %s\n", view);
+    settee_free(view);
+    if (!check(settee_db_query(db, "notes", "by_words", NULL, &view, &err), &err, "query")) return 1;
+    printf("view by_words reduced -> %s\n", view);
+    settee_free(view);
+  }
+
+  /* A backup of the notes in another database of the store, by replication
+   * (a URL such as "http://user:pass@host:5984/notes" works the same). */
+  settee_replication* rep = NULL;
+  if (!check(settee_replication_start(store, "notes", "notes_backup", "{\"create_target\":true}", &rep, &err),
+             &err, "replication_start") ||
+      !check(settee_replication_wait(rep, 0, &err), &err, "replication_wait"))
+    return 1;
+  char* status = NULL;
+  if (!check(settee_replication_status(rep, NULL, &status, &err), &err, "replication_status")) return 1;
+  printf("replicated -> %s\n", status);
+  settee_free(status);
+  settee_replication_free(rep);
 
   if (settee_has_js()) {
     settee_runtime_options ro;
