@@ -19,8 +19,9 @@
 #   3. configure build-arm64/ with cmake/toolchains/aarch64-linux-gnu.cmake and
 #      build every target but the Google Benchmark micro-benchmarks
 #      (`nice -n 19`, -j2);
-#   4. `settee bench --suite basics --baseline none` natively and under qemu,
-#      then `settee bench --compare`;
+#   4. `settee bench --suite basics --baseline none` natively and under qemu
+#      (its replication cases against an arm64 `settee serve` the script
+#      starts under qemu), then `settee bench --compare`;
 #   5. ctest there: every test binary runs through qemu-aarch64-static
 #      (CMAKE_CROSSCOMPILING_EMULATOR), and so do the programs the tests start
 #      (build-arm64/emulated/). package_examples is left out: it compiles the
@@ -78,8 +79,27 @@ t=$(date +%s)
 echo "arm64: settee bench --suite basics, natively then under qemu"
 "$native/settee" bench --suite basics --baseline none --json "$out/bench-desktop.json" "${bench_args[@]}" \
   >"$out/bench-desktop.txt" 2>&1 || { tail -20 "$out/bench-desktop.txt"; exit 1; }
-"${qemu[@]}" "$out/settee" bench --suite basics --baseline none --json "$out/bench-arm64.json" "${bench_args[@]}" \
-  >"$out/bench-arm64.txt" 2>&1 || { tail -20 "$out/bench-arm64.txt"; exit 1; }
+# The replication cases pull from a `settee serve` that the bench starts
+# from its own executable; under qemu-user that is the arm64 binary, which
+# the host cannot exec without a binfmt_misc registration. So the arm64
+# server is started here, under the same emulator, and given as --remote.
+"${qemu[@]}" "$out/settee" serve --port 0 --bind 127.0.0.1 --backend memory --log-level error \
+  >"$out/serve-arm64.log" 2>&1 &
+serve_pid=$!
+trap 'kill "$serve_pid" 2>/dev/null || true' EXIT
+remote=""
+for _ in $(seq 600); do
+  remote=$(sed -n 's|^settee: listening on \(http://[^/]*\)/.*|\1|p' "$out/serve-arm64.log")
+  [ -n "$remote" ] && break
+  kill -0 "$serve_pid" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$remote" ] || { echo "arm64: settee serve did not start under qemu:" >&2; cat "$out/serve-arm64.log" >&2; exit 1; }
+"${qemu[@]}" "$out/settee" bench --suite basics --baseline none --remote "$remote" --json "$out/bench-arm64.json" \
+  "${bench_args[@]}" >"$out/bench-arm64.txt" 2>&1 || { tail -20 "$out/bench-arm64.txt"; exit 1; }
+kill "$serve_pid" 2>/dev/null || true
+wait "$serve_pid" 2>/dev/null || true
+trap - EXIT
 "$native/settee" bench --compare "$out/bench-desktop.json" "$out/bench-arm64.json" >"$out/bench-compare.txt"
 step bench "$t"
 grep -q '"emulation": "user-mode emulation' "$out/bench-arm64.json" ||
