@@ -31,7 +31,12 @@ struct Args {
   std::vector<std::string> compare;
 };
 
+// What child `settee serve` / `settee run` processes are started from: this
+// executable, or $SETTEE_SELF_EXEC, a wrapper that runs it under an emulator
+// (qemu-user cannot exec a foreign binary without a binfmt_misc
+// registration; the emulated/ wrappers of tests/CMakeLists.txt set it).
 std::string ExecPath() {
+  if (const char* self = std::getenv("SETTEE_SELF_EXEC"); self && *self) return self;
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("settee");
