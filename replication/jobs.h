@@ -45,8 +45,10 @@ struct ReplicationRequest {
 // Parses a POST /_replicate body or a _replicator document: "source" and
 // "target" as a string or {"url", "headers":{"Authorization":"Basic .."}}
 // or {"url","auth":{"basic":{"username","password"}}}; "continuous",
-// "create_target", "doc_ids", "since_seq", "worker_batch_size" (or PouchDB's
-// "batch_size"), "retries_per_request", "cancel", "replication_id".
+// "create_target", "doc_ids", "filter" (a design document's, with
+// "query_params"), "selector", "since_seq", "worker_batch_size" (or PouchDB's
+// "batch_size"), "batches_limit", "retries_per_request", "cancel",
+// "replication_id"; at most one of doc_ids, filter and selector.
 // kBadRequest with CouchDB's reasons for anything else it cannot use.
 Result<ReplicationRequest> ParseReplicationRequest(std::string_view json_text);
 
