@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <v8-array-buffer.h>
 #include <v8-container.h>
@@ -54,6 +56,13 @@ void Digest(const Args& args) {
   if (md == nullptr) return ThrowError(isolate, "Digest method not supported");
   if (!args[1]->IsArray()) return ThrowError(isolate, "chunks must be an array");
   auto chunks = args[1].As<v8::Array>();
+  // The chunks as byte views, checked once for both kinds of digest.
+  std::vector<std::string_view> pieces;
+  for (uint32_t i = 0; i < chunks->Length(); ++i) {
+    v8::Local<v8::Value> c;
+    if (!chunks->Get(ctx, i).ToLocal(&c) || !c->IsArrayBufferView()) return ThrowError(isolate, "bad chunk");
+    pieces.push_back(Bytes(c));
+  }
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int out_len = 0;
   bool ok;
@@ -61,22 +70,14 @@ void Digest(const Args& args) {
     std::string_view key = Bytes(args[2]);
     std::unique_ptr<HMAC_CTX, decltype(&HMAC_CTX_free)> h(HMAC_CTX_new(), HMAC_CTX_free);
     ok = h && HMAC_Init_ex(h.get(), key.data(), static_cast<int>(key.size()), md, nullptr) == 1;
-    for (uint32_t i = 0; ok && i < chunks->Length(); ++i) {
-      v8::Local<v8::Value> c;
-      if (!chunks->Get(ctx, i).ToLocal(&c) || !c->IsArrayBufferView()) return ThrowError(isolate, "bad chunk");
-      std::string_view b = Bytes(c);
-      ok = HMAC_Update(h.get(), reinterpret_cast<const unsigned char*>(b.data()), b.size()) == 1;
+    for (std::string_view b : pieces) {
+      ok = ok && HMAC_Update(h.get(), reinterpret_cast<const unsigned char*>(b.data()), b.size()) == 1;
     }
     ok = ok && HMAC_Final(h.get(), out, &out_len) == 1;
   } else {
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> h(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     ok = h && EVP_DigestInit_ex(h.get(), md, nullptr) == 1;
-    for (uint32_t i = 0; ok && i < chunks->Length(); ++i) {
-      v8::Local<v8::Value> c;
-      if (!chunks->Get(ctx, i).ToLocal(&c) || !c->IsArrayBufferView()) return ThrowError(isolate, "bad chunk");
-      std::string_view b = Bytes(c);
-      ok = EVP_DigestUpdate(h.get(), b.data(), b.size()) == 1;
-    }
+    for (std::string_view b : pieces) ok = ok && EVP_DigestUpdate(h.get(), b.data(), b.size()) == 1;
     ok = ok && EVP_DigestFinal_ex(h.get(), out, &out_len) == 1;
   }
   if (!ok) return ThrowError(isolate, "digest failed: " + name);

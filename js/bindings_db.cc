@@ -489,6 +489,21 @@ void DbBulkDocs(const Args& args) {
   ReturnBulkResults(args, results, opts.new_edits);
 }
 
+// Writes documents already in the engine's split form (dbBulkDocsSplit,
+// dbBulkDocsEncoded) and returns their results as dbBulkDocs does.
+void WriteSplitDocs(const Args& args, Database* db, std::unique_ptr<BulkDocsBody::Parsed> parsed,
+                    bool new_edits) {
+  UpdateOptions opts;
+  opts.new_edits = new_edits;
+  std::vector<DocUpdateResult> results;
+  Status s = db->BulkDocs(BulkDocsBody(std::move(parsed)), opts, &results);
+  if (!s.ok()) {
+    Fail(args, s);
+    return;
+  }
+  ReturnBulkResults(args, results, opts.new_edits);
+}
+
 // dbBulkDocsSplit(h, docs, replicator_mode): bulkDocs of an array of plain
 // JSON objects, split by js/doc_split.h without JSON text. Returns undefined,
 // having written nothing, when some document is not plain: the caller then
@@ -501,15 +516,7 @@ void DbBulkDocsSplit(const Args& args) {
                      &parsed->statuses) != SplitOutcome::kDone) {
     return;  // not plain, or a getter threw (its exception is pending)
   }
-  UpdateOptions opts;
-  opts.new_edits = !args[2]->IsTrue();
-  std::vector<DocUpdateResult> results;
-  Status s = db->BulkDocs(BulkDocsBody(std::move(parsed)), opts, &results);
-  if (!s.ok()) {
-    Fail(args, s);
-    return;
-  }
-  ReturnBulkResults(args, results, opts.new_edits);
+  WriteSplitDocs(args, db, std::move(parsed), !args[2]->IsTrue());
 }
 
 // dbBulkDocsEncoded(h, bytes, meta, strs, nums, count, replicator_mode):
@@ -539,15 +546,7 @@ void DbBulkDocsEncoded(const Args& args) {
                        &parsed->statuses) != SplitOutcome::kDone) {
     return;
   }
-  UpdateOptions opts;
-  opts.new_edits = !args[6]->IsTrue();
-  std::vector<DocUpdateResult> results;
-  Status s = db->BulkDocs(BulkDocsBody(std::move(parsed)), opts, &results);
-  if (!s.ok()) {
-    Fail(args, s);
-    return;
-  }
-  ReturnBulkResults(args, results, opts.new_edits);
+  WriteSplitDocs(args, db, std::move(parsed), !args[6]->IsTrue());
 }
 
 //////// queries
