@@ -155,14 +155,7 @@ class RemotePouchDB extends PouchDB {
   }
   remove(docOrId, revOrOpts, opts, cb) {
     let id, rev;
-    if (typeof docOrId === 'string') {
-      id = docOrId;
-      if (typeof revOrOpts === 'string') { rev = revOrOpts; } else { cb = opts; opts = revOrOpts; }
-    } else {
-      cb = opts; opts = revOrOpts;
-      id = docOrId && docOrId._id;
-      rev = docOrId && docOrId._rev;
-    }
+    ({ id, rev, opts, cb } = removeArgs(docOrId, revOrOpts, opts, cb));
     if (typeof opts === 'function') cb = opts;
     if (typeof id !== 'string' || id === '') return settle(Promise.reject(new PouchError(412, 'missing_id', 'docid is required')), cb);
     return settle(this._call('DELETE', encodeDocId(id) + queryString({ rev })), cb);

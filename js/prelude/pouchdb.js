@@ -29,6 +29,15 @@ function run(cb, fn) {
   try { p = Promise.resolve(fn()); } catch (e) { p = Promise.reject(e); }
   return cb === undefined ? p : settle(p, cb);
 }
+// remove()'s overloads, PouchDB's: (doc, opts?, cb?) or (id, rev, opts?, cb?).
+function removeArgs(docOrId, revOrOpts, opts, cb) {
+  if (typeof docOrId === 'string') {
+    if (typeof revOrOpts === 'string') return { id: docOrId, rev: revOrOpts, opts, cb };
+    return { id: docOrId, rev: undefined, opts: revOrOpts, cb: opts };
+  }
+  return { id: docOrId && docOrId._id, rev: docOrId && docOrId._rev, opts: revOrOpts, cb: opts };
+}
+
 function argsOf(opts, cb) {
   if (typeof opts === 'function') return [{}, opts];
   return [opts == null ? {} : opts, cb];
@@ -208,14 +217,7 @@ class PouchDB extends EventEmitter {
   }
   remove(docOrId, revOrOpts, opts, cb) {
     let id, rev;
-    if (typeof docOrId === 'string') {
-      id = docOrId;
-      if (typeof revOrOpts === 'string') { rev = revOrOpts; } else { cb = opts; opts = revOrOpts; }
-    } else {
-      cb = opts; opts = revOrOpts;
-      id = docOrId && docOrId._id;
-      rev = docOrId && docOrId._rev;
-    }
+    ({ id, rev, opts, cb } = removeArgs(docOrId, revOrOpts, opts, cb));
     if (typeof opts === 'function') { cb = opts; opts = {}; }
     return run(cb, () => {
       if (typeof id !== 'string' || id === '') throw new PouchError(412, 'missing_id', 'docid is required');
