@@ -1,7 +1,8 @@
 // OpenSSL behind the prelude's `crypto` module (js/prelude/crypto.js):
 // digests and HMACs of byte chunks, and strong random bytes.
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
 #include <openssl/rand.h>
 
 #include <cstring>
@@ -68,12 +69,26 @@ void Digest(const Args& args) {
   bool ok;
   if (args[2]->IsArrayBufferView()) {
     std::string_view key = Bytes(args[2]);
-    std::unique_ptr<HMAC_CTX, decltype(&HMAC_CTX_free)> h(HMAC_CTX_new(), HMAC_CTX_free);
-    ok = h && HMAC_Init_ex(h.get(), key.data(), static_cast<int>(key.size()), md, nullptr) == 1;
+    // EVP_MAC_init takes a null key as "keep the key set before"; an empty
+    // key (which node accepts) must be a non-null pointer of length 0.
+    static const unsigned char kNoKeyBytes = 0;
+    const auto* key_bytes =
+        key.empty() ? &kNoKeyBytes : reinterpret_cast<const unsigned char*>(key.data());
+    std::unique_ptr<EVP_MAC, decltype(&EVP_MAC_free)> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr),
+                                                          EVP_MAC_free);
+    std::unique_ptr<EVP_MAC_CTX, decltype(&EVP_MAC_CTX_free)> h(
+        mac ? EVP_MAC_CTX_new(mac.get()) : nullptr, EVP_MAC_CTX_free);
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+                                         const_cast<char*>(EVP_MD_get0_name(md)), 0),
+        OSSL_PARAM_construct_end()};
+    ok = h && EVP_MAC_init(h.get(), key_bytes, key.size(), params) == 1;
     for (std::string_view b : pieces) {
-      ok = ok && HMAC_Update(h.get(), reinterpret_cast<const unsigned char*>(b.data()), b.size()) == 1;
+      ok = ok && EVP_MAC_update(h.get(), reinterpret_cast<const unsigned char*>(b.data()), b.size()) == 1;
     }
-    ok = ok && HMAC_Final(h.get(), out, &out_len) == 1;
+    size_t mac_len = 0;
+    ok = ok && EVP_MAC_final(h.get(), out, &mac_len, sizeof(out)) == 1;
+    out_len = static_cast<unsigned int>(mac_len);
   } else {
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> h(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     ok = h && EVP_DigestInit_ex(h.get(), md, nullptr) == 1;

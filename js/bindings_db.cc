@@ -105,8 +105,6 @@ void AttachmentOpts(const json::Value& o, GetOptions* opts) {
   }
 }
 
-v8::Local<v8::String> Str(v8::Isolate* isolate, std::string_view s) { return ToV8String(isolate, s); }
-
 // The bytes of an ArrayBufferView or ArrayBuffer argument; false if it is
 // neither.
 bool BytesArg(v8::Local<v8::Value> v, std::string_view* out) {

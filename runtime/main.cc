@@ -2,6 +2,7 @@
 // themselves (serve: runtime/serve_command.h; bench: bench/harness/bench_command.h).
 #include <algorithm>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +14,7 @@
 #if SETTEE_WITH_HTTP && SETTEE_WITH_JS
 #include "js/view_functions_js.h"
 #include "runtime/endpoints_views.h"
+#include "runtime/log.h"
 #endif
 #if SETTEE_WITH_HTTP
 #include "runtime/replicate_command.h"
@@ -36,6 +38,13 @@ int main(int argc, char** argv) {
     pool.threads = threads > 0 ? threads
                                : static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
     pool.limits.timeout_ms = server.options().view_timeout_ms;
+    // A design function's throw or timeout is answered to the client; the
+    // server's log (and its --log-level) is where the operator sees it.
+    pool.on_error = [](int thread, const std::string& report) {
+      const size_t end = report.find_last_not_of('\n');
+      LogWarning("design function on view thread %d: %.*s", thread,
+                         static_cast<int>(end == std::string::npos ? 0 : end + 1), report.c_str());
+    };
     auto functions = std::make_shared<settee::js::PoolViewFunctions>(pool);
     settee::RegisterViewEndpoints(server, functions);
     settee::InstallValidateFunctions(server, functions);

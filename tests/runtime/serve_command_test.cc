@@ -1,7 +1,9 @@
 // `settee serve`'s design-document options end to end, on the real
 // executable: --view-timeout-ms stops a map function that loops forever
 // (CouchDB's error shape, the server still serving, the isolate replaced),
-// and --view-threads sets how many isolate threads run design-document code.
+// --view-threads sets how many isolate threads run design-document code, and
+// what design functions report goes through the server's log and its
+// --log-level.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -22,10 +25,11 @@ namespace settee {
 namespace {
 
 // A `settee serve --port 0` child on the memory backend; the port is read
-// from its "listening on" line.
+// from its "listening on" line. Its stderr goes to `stderr_path` if given.
 class ServeProcess {
  public:
-  explicit ServeProcess(std::vector<std::string> extra) {
+  explicit ServeProcess(std::vector<std::string> extra, std::string log_level = "none",
+                        std::string stderr_path = {}) {
     int fds[2];
     if (pipe(fds) != 0) return;
     pid_ = fork();
@@ -33,8 +37,12 @@ class ServeProcess {
       dup2(fds[1], STDOUT_FILENO);
       close(fds[0]);
       close(fds[1]);
+      if (!stderr_path.empty()) {
+        FILE* err = std::fopen(stderr_path.c_str(), "w");
+        if (err != nullptr) dup2(fileno(err), STDERR_FILENO);
+      }
       std::vector<std::string> args = {SETTEE_BINARY, "serve", "--port", "0", "--bind", "127.0.0.1",
-                                       "--backend", "memory", "--log-level", "none", "--threads", "1"};
+                                       "--backend", "memory", "--log-level", log_level, "--threads", "1"};
       args.insert(args.end(), extra.begin(), extra.end());
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
@@ -153,6 +161,34 @@ TEST(ServeCommandTest, ViewThreadsSetsTheIsolateThreads) {
     threads[i] = server.Threads();
   }
   EXPECT_EQ(threads[1] - threads[0], 3) << "1 view thread: " << threads[0] << " threads, 4: " << threads[1];
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(ServeCommandTest, DesignFunctionReportsFollowTheLogLevel) {
+  // A map function's timeout is reported on stderr as a warning of the
+  // server's log, and not at all under --log-level none.
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string pid = std::to_string(getpid());
+  const std::string levels[2] = {"warning", "none"};
+  std::string logged[2];
+  for (int i = 0; i < 2; ++i) {
+    const auto path = dir / ("serve_command_test_" + pid + "_" + levels[i] + ".err");
+    {
+      ServeProcess server({"--view-timeout-ms", "200"}, levels[i], path.string());
+      ASSERT_GT(server.port(), 0);
+      Fill(server);
+      EXPECT_EQ(Req(server, "GET", "/db/_design/d/_view/loop").status, 500);
+    }
+    logged[i] = ReadFile(path);
+    std::filesystem::remove(path);
+  }
+  EXPECT_NE(logged[0].find("design function on view thread"), std::string::npos) << logged[0];
+  EXPECT_NE(logged[0].find("200"), std::string::npos) << logged[0];
+  EXPECT_EQ(logged[1], "");
 }
 
 }  // namespace

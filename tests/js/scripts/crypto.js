@@ -17,6 +17,13 @@ check('hashes and HMACs give the standard digests', () => {
   assert.strictEqual(nodeCrypto.createHmac('sha256', 'key').update('The quick brown fox jumps over the lazy dog').digest('hex'),
     'f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8');
   assert.throws(() => nodeCrypto.createHash('nope'), /Digest method not supported/);
+  // An empty key, a key longer than the block (hashed first) and a binary key.
+  assert.strictEqual(nodeCrypto.createHmac('sha256', '').update('').digest('hex'),
+    'b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad');
+  assert.strictEqual(nodeCrypto.createHmac('sha1', 'k'.repeat(200)).update('abc').digest('base64'),
+    'glq1W/kMeXxA0QY+T3WZ9FQMfBE=');
+  assert.strictEqual(nodeCrypto.createHmac('md5', Buffer.from([0, 1, 2])).update('x').update('y').digest('hex'),
+    '96a1186e4bfc658eee45151fe0673d3e');
 });
 
 check('random bytes, UUIDs, integers and getRandomValues', () => {
