@@ -200,6 +200,7 @@ bool IsolateThread::CreateIsolate() {
   InstallNodeBindings(this, native);
   InstallFsBindings(this, native);
   InstallCryptoBindings(this, native);
+  InstallValueBindings(this, native);
   InstallDbBindings(this, native);
   InstallReplicationBindings(this, native);
   InstallHttpBindings(this, native);

@@ -311,6 +311,7 @@ void SetFn(v8::Local<v8::Context> ctx, v8::Local<v8::Object> obj, const char* na
 void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native);
 void InstallFsBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_fs.cc
 void InstallCryptoBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_crypto.cc
+void InstallValueBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_values.cc
 void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native);
 void InstallReplicationBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_replication.cc
 void InstallHttpBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_http.cc

@@ -16,7 +16,7 @@ const console = {
     const e = new Error(format(...a));
     native.print(2, 'Trace: ' + String(e.stack).split('\n').slice(1).join('\n').replace(/^/, format(...a) + '\n') + '\n');
   },
-  dir: (v) => native.print(1, inspect(v) + '\n'),
+  dir: (v, o) => native.print(1, inspect(v, Object.assign({ customInspect: false }, o)) + '\n'),
   assert: (c, ...a) => { if (!c) native.print(2, 'Assertion failed' + (a.length ? ': ' + format(...a) : '') + '\n'); },
   count: (label = 'default') => {
     const n = (counts.get(label) || 0) + 1;
@@ -98,13 +98,34 @@ const process = {
     native.exit(Number(code) | 0);
   },
   on: (ev, fn) => { (processEmitter[ev] = processEmitter[ev] || []).push(fn); return process; },
-  once: (ev, fn) => process.on(ev, fn),
+  once: (ev, fn) => {
+    const w = (...args) => { process.off(ev, w); return fn(...args); };
+    w.listener = fn;
+    return process.on(ev, w);
+  },
   off: (ev, fn) => {
     const l = processEmitter[ev];
-    if (l) { const i = l.indexOf(fn); if (i >= 0) l.splice(i, 1); }
+    if (l) { const i = l.findIndex((x) => x === fn || x.listener === fn); if (i >= 0) l.splice(i, 1); }
     return process;
   },
-  emitWarning: (w) => native.print(2, '(settee) Warning: ' + (w && w.message ? w.message : w) + '\n'),
+  emit: (ev, ...args) => hooks.emitProcess(ev, ...args),
+  listenerCount: (ev) => (processEmitter[ev] || []).length,
+  listeners: (ev) => (processEmitter[ev] || []).map((x) => x.listener || x),
+  // node's emitWarning(warning[, type[, code]]) or (warning, {type, code,
+  // detail}): 'warning' listeners get the Error; stderr gets node's line.
+  emitWarning: (warning, type, code) => {
+    let detail;
+    if (type !== null && typeof type === 'object') ({ type, code, detail } = type);
+    const w = warning instanceof Error ? warning : new Error(String(warning));
+    if (!(warning instanceof Error)) {
+      w.name = typeof type === 'string' && type ? type : 'Warning';
+      if (code !== undefined) w.code = code;
+      if (detail !== undefined) w.detail = detail;
+    }
+    process.emit('warning', w);
+    native.print(2, '(settee:' + native.pid + ') ' + (w.code !== undefined ? '[' + w.code + '] ' : '') + w.name + ': ' +
+      w.message + (w.detail !== undefined ? '\n' + w.detail : '') + '\n');
+  },
   stdout: { write: (s) => { native.print(1, String(s)); return true; }, isTTY: false },
   stderr: { write: (s) => { native.print(2, String(s)); return true; }, isTTY: false },
 };

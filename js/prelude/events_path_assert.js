@@ -1,29 +1,48 @@
-// Part of the isolate prelude (js/prelude/begin.js): EventEmitter, path, util and assert.
+// Part of the isolate prelude (js/prelude/begin.js): EventEmitter (with events.once/on), path and assert.
 // A fragment, not a module: it shares the prelude function's scope.
 
 // ---------------------------------------------------------------------------
 // EventEmitter
 
+const kErrorMonitor = Symbol('events.errorMonitor');
 class EventEmitter {
-  constructor() { this._events = Object.create(null); }
-  on(ev, fn) {
+  constructor() { this._events = Object.create(null); this._maxListeners = undefined; }
+  _add(ev, fn, prepend) {
+    if (typeof fn !== 'function') throw new TypeError('The "listener" argument must be of type function');
     if (!this._events) this._events = Object.create(null);
-    (this._events[ev] = this._events[ev] || []).push(fn);
+    if (this._events.newListener) this.emit('newListener', ev, fn.listener || fn);
+    const l = (this._events[ev] = this._events[ev] || []);
+    if (prepend) l.unshift(fn); else l.push(fn);
     return this;
   }
-  addListener(ev, fn) { return this.on(ev, fn); }
-  prependListener(ev, fn) { this.on(ev, fn); const l = this._events[ev]; l.unshift(l.pop()); return this; }
-  once(ev, fn) {
+  on(ev, fn) { return this._add(ev, fn, false); }
+  addListener(ev, fn) { return this._add(ev, fn, false); }
+  prependListener(ev, fn) { return this._add(ev, fn, true); }
+  _onceWrapper(ev, fn) {
     const self = this;
     function w(...a) { self.removeListener(ev, w); return fn.apply(this, a); }
     w.listener = fn;
-    return this.on(ev, w);
+    return w;
+  }
+  once(ev, fn) {
+    if (typeof fn !== 'function') throw new TypeError('The "listener" argument must be of type function');
+    return this._add(ev, this._onceWrapper(ev, fn), false);
+  }
+  prependOnceListener(ev, fn) {
+    if (typeof fn !== 'function') throw new TypeError('The "listener" argument must be of type function');
+    return this._add(ev, this._onceWrapper(ev, fn), true);
   }
   removeListener(ev, fn) {
     const l = this._events && this._events[ev];
     if (!l) return this;
-    const i = l.findIndex((x) => x === fn || x.listener === fn);
-    if (i >= 0) l.splice(i, 1);
+    // The last registration goes first, as in node.
+    let i = l.length - 1;
+    while (i >= 0 && l[i] !== fn && l[i].listener !== fn) i--;
+    if (i >= 0) {
+      l.splice(i, 1);
+      if (l.length === 0) delete this._events[ev];
+      if (this._events.removeListener) this.emit('removeListener', ev, fn);
+    }
     return this;
   }
   off(ev, fn) { return this.removeListener(ev, fn); }
@@ -33,9 +52,12 @@ class EventEmitter {
     return this;
   }
   emit(ev, ...args) {
+    if (ev === 'error' && this._events && this._events[kErrorMonitor]) {
+      for (const fn of this._events[kErrorMonitor].slice()) fn.apply(this, args);
+    }
     const l = this._events && this._events[ev];
     if (!l || l.length === 0) {
-      if (ev === 'error') throw args[0] instanceof Error ? args[0] : new Error('Unhandled error: ' + inspect(args[0]));
+      if (ev === 'error') throw args[0] instanceof Error ? args[0] : new Error('Unhandled error. (' + inspect(args[0]) + ')');
       return false;
     }
     for (const fn of l.slice()) fn.apply(this, args);
@@ -43,10 +65,108 @@ class EventEmitter {
   }
   listenerCount(ev) { const l = this._events && this._events[ev]; return l ? l.length : 0; }
   listeners(ev) { const l = this._events && this._events[ev]; return l ? l.map((x) => x.listener || x) : []; }
-  eventNames() { return this._events ? Object.keys(this._events).filter((k) => this._events[k].length) : []; }
-  setMaxListeners() { return this; }
+  rawListeners(ev) { const l = this._events && this._events[ev]; return l ? l.slice() : []; }
+  eventNames() { return this._events ? Reflect.ownKeys(this._events).filter((k) => this._events[k].length) : []; }
+  // Listener counts are not limited here, so the limit only answers back.
+  setMaxListeners(n) {
+    if (typeof n !== 'number' || n < 0 || Number.isNaN(n)) throw new RangeError('The value of "n" is out of range. It must be a non-negative number. Received ' + inspect(n));
+    this._maxListeners = n;
+    return this;
+  }
+  getMaxListeners() { return this._maxListeners === undefined ? EventEmitter.defaultMaxListeners : this._maxListeners; }
 }
 EventEmitter.EventEmitter = EventEmitter;
+EventEmitter.defaultMaxListeners = 10;
+EventEmitter.errorMonitor = kErrorMonitor;
+EventEmitter.setMaxListeners = (n = EventEmitter.defaultMaxListeners, ...targets) => {
+  if (targets.length === 0) EventEmitter.defaultMaxListeners = n;
+  for (const t of targets) if (typeof t.setMaxListeners === 'function') t.setMaxListeners(n);
+};
+// The listeners of an EventEmitter or an EventTarget (web_events.js).
+EventEmitter.getEventListeners = (target, ev) =>
+  typeof target.listeners === 'function' ? target.listeners(ev) : eventTargetListeners(target, ev);
+
+function abortErrorFor(signal) {
+  const e = new Error('The operation was aborted', { cause: signal && signal.reason });
+  e.name = 'AbortError';
+  e.code = 'ABORT_ERR';
+  return e;
+}
+
+// events.once(emitter, name[, {signal}]): a promise of the arguments of the
+// next `name` event; an 'error' event (of an EventEmitter) rejects it.
+EventEmitter.once = function (emitter, name, options = {}) {
+  const signal = options && options.signal;
+  if (signal && signal.aborted) return Promise.reject(abortErrorFor(signal));
+  return new Promise((resolve, reject) => {
+    const isTarget = typeof emitter.addEventListener === 'function' && typeof emitter.on !== 'function';
+    let onAbort;
+    const cleanup = () => {
+      if (isTarget) emitter.removeEventListener(name, onEvent);
+      else {
+        emitter.removeListener(name, onEvent);
+        if (name !== 'error') emitter.removeListener('error', onError);
+      }
+      if (signal) signal.removeEventListener('abort', onAbort);
+    };
+    function onEvent(...args) { cleanup(); resolve(args); }
+    function onError(err) { cleanup(); reject(err); }
+    onAbort = () => { cleanup(); reject(abortErrorFor(signal)); };
+    if (isTarget) emitter.addEventListener(name, onEvent, { once: true });
+    else {
+      emitter.on(name, onEvent);
+      if (name !== 'error') emitter.on('error', onError);
+    }
+    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+  });
+};
+
+// events.on(emitter, name[, {signal}]): an async iterator of the argument
+// arrays of every `name` event, ended by return(), failed by 'error'.
+EventEmitter.on = function (emitter, name, options = {}) {
+  const signal = options && options.signal;
+  if (signal && signal.aborted) throw abortErrorFor(signal);
+  const queued = [];
+  const waiting = [];
+  let failure = null;
+  let finished = false;
+  const onEvent = (...args) => {
+    if (waiting.length) waiting.shift().resolve({ value: args, done: false });
+    else queued.push(args);
+  };
+  const stop = () => {
+    finished = true;
+    emitter.removeListener(name, onEvent);
+    emitter.removeListener('error', onError);
+    if (signal) signal.removeEventListener('abort', onAbort);
+  };
+  const fail = (err) => {
+    stop();
+    if (waiting.length) waiting.shift().reject(err);
+    else failure = err;
+    while (waiting.length) waiting.shift().resolve({ value: undefined, done: true });
+  };
+  function onError(err) { fail(err); }
+  function onAbort() { fail(abortErrorFor(signal)); }
+  emitter.on(name, onEvent);
+  if (name !== 'error') emitter.on('error', onError);
+  if (signal) signal.addEventListener('abort', onAbort, { once: true });
+  return {
+    next() {
+      if (queued.length) return Promise.resolve({ value: queued.shift(), done: false });
+      if (failure) { const e = failure; failure = null; return Promise.reject(e); }
+      if (finished) return Promise.resolve({ value: undefined, done: true });
+      return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+    },
+    return() {
+      stop();
+      while (waiting.length) waiting.shift().resolve({ value: undefined, done: true });
+      return Promise.resolve({ value: undefined, done: true });
+    },
+    throw(err) { fail(err); return Promise.reject(err); },
+    [Symbol.asyncIterator]() { return this; },
+  };
+};
 
 // ---------------------------------------------------------------------------
 // path (POSIX)
@@ -95,37 +215,62 @@ const path = {
     const i = b.lastIndexOf('.');
     return i <= 0 ? '' : b.slice(i);
   },
+  relative(from, to) {
+    const a = path.resolve(from).split('/').filter(Boolean);
+    const b = path.resolve(to).split('/').filter(Boolean);
+    let common = 0;
+    while (common < a.length && common < b.length && a[common] === b[common]) common++;
+    return a.slice(common).map(() => '..').concat(b.slice(common)).join('/');
+  },
+  parse(p) {
+    const root = p.startsWith('/') ? '/' : '';
+    const trimmed = p.replace(/\/+$/, '');
+    if (trimmed === '') return { root, dir: root, base: '', ext: '', name: '' };
+    const base = path.basename(trimmed);
+    const ext = path.extname(base);
+    const slash = trimmed.lastIndexOf('/');
+    const dir = slash < 0 ? '' : (slash === 0 ? '/' : trimmed.slice(0, slash));
+    return { root, dir, base, ext, name: ext ? base.slice(0, -ext.length) : base };
+  },
+  format(o) {
+    const dir = o.dir || o.root || '';
+    const base = o.base || ((o.name || '') + (o.ext ? (o.ext.startsWith('.') ? '' : '.') + o.ext : ''));
+    if (!dir) return base;
+    return dir === o.root ? dir + base : dir + '/' + base;
+  },
+  toNamespacedPath: (p) => p,
 };
+path.posix = path;
 
 // ---------------------------------------------------------------------------
-// util and assert
+// assert (and the deep equality util shares)
 
-function promisify(fn) {
-  return function (...args) {
-    return new Promise((res, rej) => fn.call(this, ...args, (err, v) => (err ? rej(err) : res(v))));
-  };
-}
-function isDeepStrictEqual(a, b, seen = []) {
-  if (Object.is(a, b)) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+// Deep equality, strict (Object.is for primitives, prototypes must match:
+// util.isDeepStrictEqual, assert.deepStrictEqual) or assert's legacy loose
+// kind (primitives compared with ==, prototypes ignored).
+function isDeepEqual(a, b, strict, seen) {
+  if (strict ? Object.is(a, b) : (a === b || (a !== a && b !== b))) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    return !strict && (typeof a !== 'object' || a === null) && (typeof b !== 'object' || b === null) && a == b;
+  }
+  if (strict ? Object.getPrototypeOf(a) !== Object.getPrototypeOf(b) : Array.isArray(a) !== Array.isArray(b)) return false;
   if (seen.some(([x, y]) => x === a && y === b)) return true;
   seen.push([a, b]);
-  if (a instanceof Date) return a.getTime() === b.getTime();
+  if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
   if (a instanceof Map || a instanceof Set) {
-    if (a.size !== b.size) return false;
+    if (!(b instanceof Map || b instanceof Set) || a.size !== b.size) return false;
     if (a instanceof Set) return [...a].every((x) => b.has(x));
-    for (const [k, v] of a) if (!b.has(k) || !isDeepStrictEqual(v, b.get(k), seen)) return false;
+    for (const [k, v] of a) if (!b.has(k) || !isDeepEqual(v, b.get(k), strict, seen)) return false;
     return true;
   }
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
-  for (const k of ka) if (!hasOwn(b, k) || !isDeepStrictEqual(a[k], b[k], seen)) return false;
+  for (const k of ka) if (!hasOwn(b, k) || !isDeepEqual(a[k], b[k], strict, seen)) return false;
   return true;
 }
-const util = { inspect, format, promisify, isDeepStrictEqual, types: {
-  isPromise: (p) => p instanceof Promise, isDate: (d) => d instanceof Date, isRegExp: (r) => r instanceof RegExp } };
+const isDeepStrictEqual = (a, b) => isDeepEqual(a, b, true, []);
+const isDeepLooseEqual = (a, b) => isDeepEqual(a, b, false, []);
 
 class AssertionError extends Error {
   constructor(opts) {
@@ -158,7 +303,12 @@ assert.notStrictEqual = (a, b, m) => {
 assert.deepStrictEqual = (a, b, m) => {
   if (!isDeepStrictEqual(a, b)) fail(a, b, m, 'deepStrictEqual', () => `Expected values to be strictly deep-equal:\n+ actual - expected\n\n+ ${inspect(a)}\n- ${inspect(b)}\n`);
 };
-assert.deepEqual = assert.deepStrictEqual;
+assert.deepEqual = (a, b, m) => {
+  if (!isDeepLooseEqual(a, b)) fail(a, b, m, 'deepEqual', () => `Expected values to be loosely deep-equal:\n\n${inspect(a)}\n\nshould loosely deep-equal\n\n${inspect(b)}`);
+};
+assert.notDeepEqual = (a, b, m) => {
+  if (isDeepLooseEqual(a, b)) fail(a, b, m, 'notDeepEqual', () => `"actual" deepEqual "expected"`);
+};
 assert.notDeepStrictEqual = (a, b, m) => {
   if (isDeepStrictEqual(a, b)) fail(a, b, m, 'notDeepStrictEqual', () => `Expected "actual" not to be strictly deep-equal to: ${inspect(b)}`);
 };
@@ -201,6 +351,22 @@ assert.doesNotReject = async (p, m) => {
     fail(e, undefined, m, 'doesNotReject', () => 'Got unwanted rejection: ' + inspect(e));
   }
 };
-assert.match = (s, re, m) => { if (!re.test(s)) fail(s, re, m, 'match', () => `The input did not match ${re}: ${inspect(s)}`); };
-assert.strict = assert;
+assert.match = (s, re, m) => { if (!re.test(s)) fail(s, re, m, 'match', () => `The input did not match the regular expression ${re}. Input:\n\n${inspect(s)}\n`); };
+assert.doesNotMatch = (s, re, m) => {
+  if (re.test(s)) fail(s, re, m, 'doesNotMatch', () => `The input was expected to not match the regular expression ${re}. Input:\n\n${inspect(s)}\n`);
+};
+assert.ifError = (v) => {
+  if (v === null || v === undefined) return;
+  const what = v !== null && typeof v === 'object' && typeof v.message === 'string'
+    ? (v.message === '' && v.constructor ? v.constructor.name : v.message) : inspect(v);
+  throw new AssertionError({ message: 'ifError got unwanted exception: ' + what, actual: v, expected: null, operator: 'ifError' });
+};
+// assert/strict: the same functions with the loose ones made strict.
+const assertStrict = (v, message) => assert(v, message);
+Object.assign(assertStrict, assert, {
+  equal: assert.strictEqual, notEqual: assert.notStrictEqual,
+  deepEqual: assert.deepStrictEqual, notDeepEqual: assert.notDeepStrictEqual,
+});
+assertStrict.strict = assertStrict;
+assert.strict = assertStrict;
 

@@ -5,7 +5,10 @@
 // CommonJS require
 
 const builtins = {
-  events: EventEmitter, util, assert, path, fs, crypto, os, url: { URL, URLSearchParams }, 'fs/promises': fs.promises, pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: { Buffer },
+  events: EventEmitter, util, 'util/types': utilTypes, assert, 'assert/strict': assertStrict, path, 'path/posix': path,
+  fs, 'fs/promises': fs.promises, crypto, os, url: { URL, URLSearchParams }, querystring,
+  string_decoder: { StringDecoder }, 'timers/promises': timersPromises, perf_hooks: { performance },
+  pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: bufferModule,
   timers: null, process: null, console: null,
 };
 const moduleCache = Object.create(null);
@@ -178,12 +181,6 @@ hooks.runMain = function (filename, source) {
 // ---------------------------------------------------------------------------
 // Globals
 
-const performance = {
-  now: () => native.now(),
-  timeOrigin: Date.now() - native.now(),
-  mark() {}, measure() {},
-};
-performance.toJSON = () => ({ timeOrigin: performance.timeOrigin });
 
 function defineGlobal(name, value) {
   Object.defineProperty(global, name, { value, writable: true, configurable: true, enumerable: false });
@@ -192,6 +189,8 @@ defineGlobal('global', global);
 defineGlobal('console', console);
 defineGlobal('process', process);
 defineGlobal('setTimeout', (fn, ms, ...args) => setTimer(fn, ms, args, false));
+global.setTimeout[kCustomPromisify] = timersPromises.setTimeout;
+setImmediate[kCustomPromisify] = timersPromises.setImmediate;
 defineGlobal('setInterval', (fn, ms, ...args) => setTimer(fn, ms, args, true));
 defineGlobal('clearTimeout', clearTimer);
 defineGlobal('clearInterval', clearTimer);
@@ -212,5 +211,12 @@ defineGlobal('PouchDB', PouchDB);
 defineGlobal('settee', settee);
 defineGlobal('require', makeRequire(null));
 defineGlobal('EventEmitter', EventEmitter);
+defineGlobal('structuredClone', structuredClone);
+defineGlobal('DOMException', DOMException);
+defineGlobal('Event', Event);
+defineGlobal('CustomEvent', CustomEvent);
+defineGlobal('EventTarget', EventTarget);
+defineGlobal('AbortController', AbortController);
+defineGlobal('AbortSignal', AbortSignal);
 defineGlobal('atob', (s) => String.fromCharCode(...base64Decode(s)));
 defineGlobal('btoa', (s) => base64Encode(Buffer.from(String(s), 'latin1')));

@@ -79,3 +79,69 @@ hooks.onImmediate = function () {
   if (immediates.length === 0) native.immediateStop();
 };
 
+
+// ---------------------------------------------------------------------------
+// timers/promises (and util.promisify(setTimeout / setImmediate))
+
+function abortedPromise(signal) {
+  const e = new Error('The operation was aborted', { cause: signal.reason });
+  e.name = 'AbortError';
+  e.code = 'ABORT_ERR';
+  return Promise.reject(e);
+}
+
+// A promise settled by a timer or an immediate, rejected with an AbortError
+// if `signal` aborts first; ref: false lets the thread end while it waits.
+function timerPromise(schedule, cancel, value, options) {
+  const signal = options && options.signal;
+  if (signal && signal.aborted) return abortedPromise(signal);
+  return new Promise((resolve, reject) => {
+    let onAbort;
+    const handle = schedule(() => {
+      if (signal) signal.removeEventListener('abort', onAbort);
+      resolve(value);
+    });
+    if (options && options.ref === false && typeof handle.unref === 'function') handle.unref();
+    if (signal) {
+      onAbort = () => { cancel(handle); abortedPromise(signal).catch(reject); };
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+  });
+}
+
+const timersPromises = {
+  setTimeout: (ms, value, options = {}) =>
+    timerPromise((fn) => setTimer(fn, ms, [], false), clearTimer, value, options),
+  setImmediate: (value, options = {}) => timerPromise((fn) => setImmediate(fn), clearImmediate, value, options),
+  // An async iterator yielding `value` every `ms`; return() stops it.
+  setInterval(ms, value, options = {}) {
+    const signal = options && options.signal;
+    let ticks = 0;
+    let wake = null;
+    let done = false;
+    const timer = setTimer(() => {
+      ticks++;
+      if (wake) { const w = wake; wake = null; w(); }
+    }, ms, [], true);
+    if (options && options.ref === false) timer.unref();
+    const stop = () => { done = true; clearTimer(timer); if (wake) { const w = wake; wake = null; w(); } };
+    if (signal) signal.addEventListener('abort', stop, { once: true });
+    return {
+      async next() {
+        if (signal && signal.aborted) { stop(); return abortedPromise(signal); }
+        if (done) return { value: undefined, done: true };
+        if (ticks === 0) await new Promise((r) => { wake = r; });
+        if (signal && signal.aborted) return abortedPromise(signal);
+        if (done) return { value: undefined, done: true };
+        ticks--;
+        return { value, done: false };
+      },
+      async return() { stop(); return { value: undefined, done: true }; },
+      [Symbol.asyncIterator]() { return this; },
+    };
+  },
+  scheduler: {
+    wait: (ms, options) => timersPromises.setTimeout(ms, undefined, options),
+    yield: () => timersPromises.setImmediate(),
+  },
+};

@@ -297,6 +297,18 @@ TEST(JsScripts, UrlAndUrlSearchParamsAsInNode) {
   EXPECT_THAT(o.out, HasSubstr("all 1 passed"));
 }
 
+TEST(JsScripts, UtilEventsAbortAndFriendsAsInNode) {
+  auto o = Settee({"run", kScripts + "/node_util.js"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 10 passed"));
+}
+
+TEST(JsScripts, BufferAsInNode) {
+  auto o = Settee({"run", kScripts + "/buffer.js"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 4 passed"));
+}
+
 TEST(JsScripts, CryptoAsInNode) {
   auto o = Settee({"run", kScripts + "/crypto.js"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
