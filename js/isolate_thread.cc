@@ -204,6 +204,7 @@ bool IsolateThread::CreateIsolate() {
   InstallDbBindings(this, native);
   InstallReplicationBindings(this, native);
   InstallHttpBindings(this, native);
+  InstallFetchBindings(this, native);
   InstallViewBindings(this, native);
 
   v8::ScriptOrigin origin(isolate, Str(isolate, "settee:prelude.js"));

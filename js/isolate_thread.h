@@ -315,6 +315,7 @@ void InstallValueBindings(IsolateThread* t, v8::Local<v8::Object> native);  // b
 void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native);
 void InstallReplicationBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_replication.cc
 void InstallHttpBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_http.cc
+void InstallFetchBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_fetch.cc
 void InstallViewBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_views.cc
 
 // The prelude source (generated from js/prelude/*.js at build time).

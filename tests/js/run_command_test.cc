@@ -13,6 +13,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#ifdef SETTEE_BINARY
+#include "tests/replication/serve_child.h"
+#endif
+
 namespace {
 
 using testing::HasSubstr;
@@ -308,6 +312,17 @@ TEST(JsScripts, BufferAsInNode) {
   EXPECT_EQ(o.code, 0) << o.out << o.err;
   EXPECT_THAT(o.out, HasSubstr("all 4 passed"));
 }
+
+#ifdef SETTEE_BINARY
+TEST(JsScripts, FetchAgainstSetteeServeInThreeThreads) {
+  settee::testing::ServeChild server(SETTEE_BINARY, ::testing::TempDir() + "/run_command_fetch_" + std::to_string(getpid()) + ".log");
+  const std::string url = server.Url();
+  ASSERT_FALSE(url.empty()) << server.Log();
+  auto o = Settee({"run", "--threads", "3", kScripts + "/fetch.js", url});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  for (int t = 0; t < 3; ++t) EXPECT_THAT(o.out, HasSubstr("[thread " + std::to_string(t) + "] all 4 passed"));
+}
+#endif
 
 TEST(JsScripts, CryptoAsInNode) {
   auto o = Settee({"run", kScripts + "/crypto.js"});
