@@ -28,27 +28,28 @@ namespace {
 using Args = v8::FunctionCallbackInfo<v8::Value>;
 using replication::ReplicationEvent;
 
-// One registry per store, shared by every isolate and kept for the life of
-// the process: jobs end (cancelled and awaited) with the feed that started
-// them, so none outlives the isolates' store.
+// One registry per isolate pool, shared by its isolates and ended with
+// them (IsolatePool::Impl::SharedService): jobs end (cancelled and
+// awaited) with the feed that started them or with the registry, so none
+// outlives the isolates' store.
 // Filter functions of local sources (a design document's, or one given to
 // PouchDB.replicate) run on an isolate thread of their own, started at the
 // first filtered replication: a job's thread cannot enter the isolate that
 // started it, which may be waiting for the job.
-replication::ReplicationJobs& JobsFor(Store* store) {
-  static std::mutex mu;
-  static auto* registries = new std::map<Store*, std::unique_ptr<replication::ReplicationJobs>>();
-  std::lock_guard<std::mutex> lock(mu);
-  auto& jobs = (*registries)[store];
-  if (!jobs) {
-    jobs = std::make_unique<replication::ReplicationJobs>(store);
+replication::ReplicationJobs& JobsFor(IsolateThread* t) {
+  Store* store = t->store();
+  auto service = t->pool()->SharedService("replication", [store] {
+    auto jobs = std::make_shared<replication::ReplicationJobs>(store);
     PoolOptions pool;
     pool.threads = 1;
     pool.store = store;
     auto functions = std::make_shared<PoolViewFunctions>(pool);
     jobs->SetViewFunctionsProvider([functions] { return functions; });
-  }
-  return *jobs;
+    return std::static_pointer_cast<void>(jobs);
+  });
+  // The pool keeps the registry until it shuts down, after every isolate
+  // (and so every caller) has stopped.
+  return *static_cast<replication::ReplicationJobs*>(service.get());
 }
 
 // Events of one replication, filled on the job's thread, drained by JS.
@@ -139,7 +140,7 @@ void Replicate(const Args& args) {
       (void)r.job->Wait();
     }
   });
-  auto job = JobsFor(t->store())
+  auto job = JobsFor(t)
                  .Start(*request, [events, wake](const ReplicationEvent& e) {
                    // Cancelled jobs report "complete" with status "cancelled".
                    bool cancelled = e.stats.state == replication::ReplicationState::kCancelled;

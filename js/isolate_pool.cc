@@ -60,6 +60,22 @@ void IsolatePool::Impl::Shutdown() {
   for (auto& t : threads_) t->Join();
   if (watchdog_.joinable()) watchdog_.join();
   threads_.clear();
+  // After the isolates: their services may wait for work the isolates
+  // started (replication jobs), and nothing can ask for them any more.
+  std::map<std::string, std::shared_ptr<void>> services;
+  {
+    std::lock_guard<std::mutex> lock(services_mu_);
+    services.swap(services_);
+  }
+  services.clear();
+}
+
+std::shared_ptr<void> IsolatePool::Impl::SharedService(
+    const std::string& key, const std::function<std::shared_ptr<void>()>& make) {
+  std::lock_guard<std::mutex> lock(services_mu_);
+  std::shared_ptr<void>& service = services_[key];
+  if (!service) service = make();
+  return service;
 }
 
 int IsolatePool::Impl::Wait() {

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -90,6 +91,13 @@ class IsolatePool::Impl {
 
   const PoolOptions& options() const { return options_; }
 
+  // A service the pool's isolates share (the replication registry of
+  // bindings_replication.cc): made by `make` at the first call for `key`,
+  // destroyed by Shutdown() once the isolate threads have stopped, so it
+  // lives exactly as long as the isolates that use it. Any thread.
+  std::shared_ptr<void> SharedService(const std::string& key,
+                                      const std::function<std::shared_ptr<void>()>& make);
+
   //////// Called by isolate threads:
   // REQUIRES: the calling thread holds its own queue mutex (lock order:
   // thread queue mutex, then this pool mutex).
@@ -120,6 +128,9 @@ class IsolatePool::Impl {
 
   std::thread watchdog_;
   std::mutex report_mu_;  // serializes reports written to stderr
+
+  std::mutex services_mu_;
+  std::map<std::string, std::shared_ptr<void>> services_;  // guarded by services_mu_
 };
 
 class IsolateThread {

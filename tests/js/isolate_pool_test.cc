@@ -3,6 +3,8 @@
 #include "js/isolate_pool.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -327,6 +329,40 @@ TEST_F(IsolatePoolTest, WaitReturnsWhenAllThreadsAreIdle) {
   std::lock_guard<std::mutex> lock(mu_);
   ASSERT_EQ(messages_.size(), 1u);  // the timer ran before Wait() returned
   EXPECT_EQ(messages_[0], "0:\"done\"");
+}
+
+// The process's thread count (/proc/self/status).
+int ProcessThreads() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::atoi(line.c_str() + 8);
+  }
+  return -1;
+}
+
+TEST_F(IsolatePoolTest, ReplicationServicesEndWithThePool) {
+  // A filtered local replication starts the pool's replication registry and
+  // its filter isolate thread; both must end with the pool, not stay for
+  // the life of the process (or of a store address that may be reused).
+  StartPool(1);
+  EXPECT_EQ(RunOk(0, "() => 1"), "1");
+  pool_->Shutdown();
+  pool_.reset();
+  const int baseline = ProcessThreads();  // V8's platform threads are up by now
+  StartPool(1);
+  EXPECT_EQ(RunOk(0, R"(async () => {
+    const a = new PouchDB('filter_src');
+    await a.bulkDocs([{_id: 'kept', keep: true}, {_id: 'dropped'}]);
+    const b = new PouchDB('filter_dst');
+    await a.replicate.to(b, {filter: (doc) => doc.keep === true});
+    return (await b.allDocs()).rows.map((r) => r.id);
+  })"),
+            "[\"kept\"]");
+  EXPECT_GT(ProcessThreads(), baseline);
+  pool_->Shutdown();
+  pool_.reset();
+  EXPECT_EQ(ProcessThreads(), baseline);
 }
 
 }  // namespace
