@@ -228,6 +228,14 @@ void NoteExitCode(const Args& args) {
   Self(args)->NoteExitCode(args[0]->Int32Value(args.GetIsolate()->GetCurrentContext()).FromMaybe(0));
 }
 
+// reportUncaught(error): reports `error` as an uncaught exception, located
+// where it was thrown (an ES module's failed evaluation surfaces as a
+// promise's rejection, but is the script's uncaught error).
+void ReportUncaught(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  Self(args)->ReportUncaught(args[0], v8::Exception::CreateMessage(isolate, args[0]), "Uncaught");
+}
+
 void Cwd(const Args& args) {
   char buf[PATH_MAX];
   const char* d = getcwd(buf, sizeof buf);
@@ -448,6 +456,7 @@ void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "osInfo", OsInfo);
   SetFn(ctx, native, "exit", Exit);
   SetFn(ctx, native, "noteExitCode", NoteExitCode);
+  SetFn(ctx, native, "reportUncaught", ReportUncaught);
   SetFn(ctx, native, "cwd", Cwd);
   SetFn(ctx, native, "statKind", StatKind);
   SetFn(ctx, native, "readFile", ReadFile);

@@ -27,7 +27,8 @@ namespace {
 constexpr const char* kHookNames[IsolateThread::kNumHooks] = {
     "runTicks",    "hasTicks",    "onTimer",  "onImmediate", "makeError",
     "runTask",     "evalScript",  "onMessage", "onTaskReply", "onFeed",
-    "runMain",     "errorText",   "emitProcess", "inspect",   "processEnd"};
+    "runMain",     "errorText",   "emitProcess", "inspect",   "processEnd",
+    "esmImport",   "esmMeta"};
 
 v8::Local<v8::String> Str(v8::Isolate* isolate, std::string_view s) { return ToV8String(isolate, s); }
 
@@ -205,6 +206,7 @@ bool IsolateThread::CreateIsolate() {
   InstallReplicationBindings(this, native);
   InstallHttpBindings(this, native);
   InstallFetchBindings(this, native);
+  InstallEsmBindings(this, native);
   InstallViewBindings(this, native);
 
   v8::ScriptOrigin origin(isolate, Str(isolate, "settee:prelude.js"));
@@ -246,6 +248,9 @@ void IsolateThread::DisposeIsolate() {
 
   dbs_.clear();
   rejections_.clear();
+  std::vector<std::function<void()>> at_dispose;
+  at_dispose.swap(at_dispose_);
+  for (auto& fn : at_dispose) fn();
   for (auto& h : hooks_) h.Reset();
   context_.Reset();
   {

@@ -171,7 +171,8 @@ class IsolateThread {
   // The JS functions of the prelude (js/prelude/) that C++ calls.
   enum Hook {
     kRunTicks, kHasTicks, kOnTimer, kOnImmediate, kMakeError, kRunTask, kEvalScript, kOnMessage,
-    kOnTaskReply, kOnFeed, kRunMain, kErrorText, kEmitProcess, kInspect, kProcessEnd, kNumHooks
+    kOnTaskReply, kOnFeed, kRunMain, kErrorText, kEmitProcess, kInspect, kProcessEnd, kEsmImport,
+    kEsmMeta, kNumHooks
   };
   v8::Local<v8::Function> hook(Hook h) { return hooks_[h].Get(isolate_); }
 
@@ -206,6 +207,10 @@ class IsolateThread {
   // Live change feeds: `feed_id` is chosen by JS; hooks.onFeed(feed_id) runs
   // on this loop after each committed write to `db`.
   void Listen(const std::shared_ptr<Database>& db, uint64_t feed_id);
+  // Runs `fn` on this thread when the current isolate is disposed (a reset
+  // or the end), before V8 lets go of it: bindings drop their per-isolate
+  // handles there.
+  void AtDispose(std::function<void()> fn) { at_dispose_.push_back(std::move(fn)); }
   // A feed woken by native code instead of a database: the returned
   // function may be called from any thread (before or after Unlisten) and
   // makes hooks.onFeed(feed_id) run on this loop, coalesced. `on_close`
@@ -285,6 +290,7 @@ class IsolateThread {
   v8::Isolate* isolate_ = nullptr;
   v8::Global<v8::Context> context_;
   v8::Global<v8::Function> hooks_[kNumHooks];
+  std::vector<std::function<void()>> at_dispose_;
   uint64_t epoch_ = 0;
   int call_depth_ = 0;
   bool heap_exceeded_ = false;
@@ -327,6 +333,7 @@ void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native);
 void InstallReplicationBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_replication.cc
 void InstallHttpBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_http.cc
 void InstallFetchBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_fetch.cc
+void InstallEsmBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_esm.cc
 void InstallViewBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_views.cc
 
 // The prelude source (generated from js/prelude/*.js at build time).

@@ -6,8 +6,9 @@
 
 const builtins = {
   events: EventEmitter, util, 'util/types': utilTypes, assert, 'assert/strict': assertStrict, path, 'path/posix': path,
-  fs, 'fs/promises': fs.promises, crypto, os, url: { URL, URLSearchParams }, querystring,
+  fs, 'fs/promises': fs.promises, crypto, os, url: { URL, URLSearchParams, fileURLToPath, pathToFileURL }, querystring,
   string_decoder: { StringDecoder }, 'timers/promises': timersPromises, perf_hooks: { performance },
+  module: { createRequire: (from) => makeRequire(new Module(from instanceof URL || String(from).startsWith('file:') ? fileURLToPath(from) : String(from), null)) },
   pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: bufferModule,
   timers: null, process: null, console: null,
 };
@@ -44,22 +45,26 @@ function resolveFile(base) {
   return null;
 }
 
-// A package.json "exports" target for the require() conditions, or
-// undefined: a string, an array (first that resolves), or a conditions
-// object ("require", "node", "default", in the package's order).
-function exportsTarget(value) {
+// The package.json "exports" conditions of require() and of import.
+const kRequireConditions = ['require', 'node', 'default'];
+const kImportConditions = ['import', 'node', 'default'];
+
+// A package.json "exports" target for `conditions`, or undefined: a string,
+// an array (first that resolves), or a conditions object (the first key, in
+// the package's order, that is one of `conditions`).
+function exportsTarget(value, conditions = kRequireConditions) {
   if (typeof value === 'string') return value;
   if (Array.isArray(value)) {
     for (const v of value) {
-      const t = exportsTarget(v);
+      const t = exportsTarget(v, conditions);
       if (t !== undefined) return t;
     }
     return undefined;
   }
   if (value && typeof value === 'object') {
     for (const key of Object.keys(value)) {
-      if (key === 'require' || key === 'node' || key === 'default') {
-        const t = exportsTarget(value[key]);
+      if (conditions.includes(key)) {
+        const t = exportsTarget(value[key], conditions);
         if (t !== undefined) return t;
       }
     }
@@ -69,7 +74,7 @@ function exportsTarget(value) {
 
 // `subpath` ("." or "./x") of the package in `dir` through its "exports",
 // or null when it has none (plain file resolution applies then).
-function resolvePackageExports(dir, subpath) {
+function resolvePackageExports(dir, subpath, conditions) {
   const pkgFile = dir + '/package.json';
   if (native.statKind(pkgFile) !== 1) return null;
   let exportsField;
@@ -77,13 +82,13 @@ function resolvePackageExports(dir, subpath) {
   if (exportsField === undefined || exportsField === null) return null;
   const sugar = typeof exportsField === 'string' || Array.isArray(exportsField) ||
       !Object.keys(exportsField).some((k) => k.startsWith('.'));
-  const target = exportsTarget(sugar ? (subpath === '.' ? exportsField : undefined) : exportsField[subpath]);
+  const target = exportsTarget(sugar ? (subpath === '.' ? exportsField : undefined) : exportsField[subpath], conditions);
   return target === undefined ? null : resolveFile(path.resolve(dir, target));
 }
 
 // node's lookup of a bare specifier ("pkg", "pkg/sub", "@scope/pkg/sub"):
 // node_modules/ in the requiring module's directory, then in each parent.
-function resolveNodeModules(dir, spec) {
+function resolveNodeModules(dir, spec, conditions = kRequireConditions) {
   const parts = spec.split('/');
   const nameLength = spec.startsWith('@') ? 2 : 1;
   const name = parts.slice(0, nameLength).join('/');
@@ -92,7 +97,7 @@ function resolveNodeModules(dir, spec) {
     if (path.basename(d) !== 'node_modules') {
       const pkgDir = path.join(d, 'node_modules', name);
       if (native.statKind(pkgDir) === 2) {
-        const viaExports = resolvePackageExports(pkgDir, subpath);
+        const viaExports = resolvePackageExports(pkgDir, subpath, conditions);
         if (viaExports) return viaExports;
         const r = resolveFile(path.join(d, 'node_modules', spec));
         if (r) return r;
@@ -125,6 +130,9 @@ function makeRequire(mod) {
       e.code = 'MODULE_NOT_FOUND';
       throw e;
     }
+    // An ES module is loaded synchronously, as node 20 does, unless it
+    // (or an import) awaits at the top level.
+    if (isEsmFile(filename)) return requireEsm(filename);
     return loadModule(filename, mod).exports;
   }
   require.resolve = (spec) => {
@@ -175,7 +183,10 @@ function loadModule(filename, parent, source) {
 // Runs the main script: `source` is given for stdin/eval-like input.
 hooks.runMain = function (filename, source) {
   const abs = filename === '[stdin]' ? native.cwd() + '/[stdin]' : path.resolve(filename);
-  loadModule(abs, null, source === '' ? undefined : source);
+  // An ES module's errors, top-level await's included, reject its
+  // evaluation; they are reported as the uncaught exceptions they are.
+  if (source === '' && isEsmFile(abs)) importEsm(abs).catch((e) => native.reportUncaught(e));
+  else loadModule(abs, null, source === '' ? undefined : source);
 };
 
 // ---------------------------------------------------------------------------

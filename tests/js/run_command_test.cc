@@ -324,6 +324,25 @@ TEST(JsScripts, FetchAgainstSetteeServeInThreeThreads) {
 }
 #endif
 
+TEST(JsScripts, EsModulesAsInNodeInTwoThreads) {
+  auto o = Settee({"run", "--threads", "2", kScripts + "/esm.mjs"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  for (int t = 0; t < 2; ++t) EXPECT_THAT(o.out, HasSubstr("[thread " + std::to_string(t) + "] all 4 passed"));
+}
+
+TEST(RunCommand, AnEsModulesUncaughtErrorFailsTheRunWithItsLocation) {
+  std::string dir = ::testing::TempDir() + "/settee_esm_" + std::to_string(getpid());
+  std::system(("mkdir -p " + Quote(dir)).c_str());
+  {
+    std::ofstream(dir + "/boom.mjs") << "export const x = 1;\nawait null;\nthrow new Error('esm boom');\n";
+  }
+  auto o = Settee({"run", dir + "/boom.mjs"});
+  EXPECT_NE(o.code, 0);
+  EXPECT_THAT(o.err, HasSubstr("boom.mjs:3\nthrow new Error"));
+  EXPECT_THAT(o.err, HasSubstr("Error: esm boom"));
+  std::system(("rm -rf " + Quote(dir)).c_str());
+}
+
 TEST(JsScripts, CryptoAsInNode) {
   auto o = Settee({"run", kScripts + "/crypto.js"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;

@@ -1,0 +1,2 @@
+exports.answer = 42;
+exports.name = 'cjs';
