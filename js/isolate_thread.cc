@@ -207,6 +207,7 @@ bool IsolateThread::CreateIsolate() {
   InstallHttpBindings(this, native);
   InstallFetchBindings(this, native);
   InstallEsmBindings(this, native);
+  InstallZlibBindings(this, native);
   InstallViewBindings(this, native);
 
   v8::ScriptOrigin origin(isolate, Str(isolate, "settee:prelude.js"));

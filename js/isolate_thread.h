@@ -334,6 +334,7 @@ void InstallReplicationBindings(IsolateThread* t, v8::Local<v8::Object> native);
 void InstallHttpBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_http.cc
 void InstallFetchBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_fetch.cc
 void InstallEsmBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_esm.cc
+void InstallZlibBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_zlib.cc
 void InstallViewBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_views.cc
 
 // The prelude source (generated from js/prelude/*.js at build time).

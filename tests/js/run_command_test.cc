@@ -343,6 +343,12 @@ TEST(RunCommand, AnEsModulesUncaughtErrorFailsTheRunWithItsLocation) {
   std::system(("rm -rf " + Quote(dir)).c_str());
 }
 
+TEST(JsScripts, ZlibAsInNode) {
+  auto o = Settee({"run", kScripts + "/zlib.js"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 3 passed"));
+}
+
 TEST(JsScripts, CryptoAsInNode) {
   auto o = Settee({"run", kScripts + "/crypto.js"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
