@@ -3,6 +3,7 @@
 // body, byte for byte, as the engine's parser gives for JSON.stringify's
 // text of the same documents; everything else declined, with nothing
 // handed on.
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -166,6 +167,46 @@ TEST_F(DocEncodeTest, EncodesEveryDocumentOfTheArray) {
   ASSERT_EQ(Encode("[{w: 'x'}]", &docs, &statuses), SplitOutcome::kDone);
   ASSERT_EQ(docs.size(), 1u);
   EXPECT_EQ(docs[0].body, "{\"w\":\"x\"}");
+}
+
+// The separators between members are written without a bound check of
+// their own: each writer leaves room after its end. A literal reserves
+// exactly what it writes, so the separator after a null that ends where the
+// buffer's bound lets it is the byte that room is for. The encoder starts
+// with 64 KiB: a first body of 8 + L bytes puts the second one's nulls at
+// 14 + L + 5k, one of which ends at 65536 for L = 65518 mod 5. Then many
+// documents of mixed shapes, across the buffer's later growth steps.
+TEST_F(DocEncodeTest, EveryBodyMatchesAcrossBufferGrowth) {
+  Eval("var growthDocs = [{s: 'x'.repeat(65518 % 5)}, {l: new Array(14000).fill(null)}]");
+  auto expect_all_match = [&](size_t count) {
+    std::vector<IncomingDoc> docs;
+    std::vector<Status> statuses;
+    ASSERT_EQ(Encode("growthDocs", &docs, &statuses), SplitOutcome::kDone);
+    ASSERT_EQ(docs.size(), count);
+    for (size_t i = 0; i < docs.size(); ++i) {
+      std::string text = ToUtf8(
+          isolate_, v8::JSON::Stringify(context_, Eval("growthDocs[" + std::to_string(i) + "]")).ToLocalChecked());
+      IncomingDoc parsed;
+      ASSERT_TRUE(ParseIncomingDoc(text, {}, SIZE_MAX, &parsed).ok());
+      const std::string& got = docs[i].body;
+      const size_t differs =
+          std::mismatch(got.begin(), got.end(), parsed.body.begin(), parsed.body.end()).first - got.begin();
+      ASSERT_TRUE(got == parsed.body) << "document " << i << " differs from byte " << differs << " of "
+                                      << parsed.body.size();
+      ASSERT_EQ(docs[i].id, parsed.id);
+    }
+  };
+  expect_all_match(2);
+  Eval("growthDocs = Array.from({length: 3000}, (_, i) => {"
+       "  const d = {_id: 'd' + i, s: 'x'.repeat(i % 37), n: i, f: i / 7, e: 'caf\\u00e9\"' + i};"
+       "  let a = [];"
+       "  for (let k = 0; k < i % 9; k++) a = [a, {k, b: k % 2 === 0, z: null}, []];"
+       "  d.a = a;"
+       "  d.l = Array.from({length: i % 41}, (_, k) => k % 3 === 0 ? false : null);"
+       "  if (i % 5 === 0) d.o = {p: {q: {r: [{}, {}, ['' + i]]}}};"
+       "  return d;"
+       "})");
+  expect_all_match(3000);
 }
 
 TEST_F(DocEncodeTest, DeclinesWhatIsNotPlainJson) {
