@@ -29,9 +29,16 @@ const docEncoder = (() => {
   const isArray = Array.isArray;
   const isSafeInteger = Number.isSafeInteger;
   const HEX = [48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 65, 66, 67, 68, 69, 70];
-  // A buffer grown past this is let go after the call, so one huge bulkDocs
-  // does not keep its size held by the isolate for good.
-  const kKeepBytes = 64 << 20;
+  // A batch is handed to the engine in parts of about this many bytes (a
+  // document is never split), so the buffer stays this small however big
+  // the batch: the engine copies each part's bodies out as it takes it.
+  // A whole batch in one buffer held its size twice over while growing
+  // (50 massive documents: 40 MB, a 64 MB buffer and the 32 MB one it grew
+  // from) and kept it afterwards.
+  const kPartBytes = 4 << 20;
+  // A buffer grown past this (by one document bigger than a part) is let
+  // go after the call, so it is not held by the isolate for good.
+  const kKeepBytes = 8 << 20;
   const kMaxDepth = 500;
   // Every writer checks its own room and leaves at least kSlack bytes free
   // after its end, and containers check on opening and closing, so the
@@ -265,24 +272,55 @@ const docEncoder = (() => {
     return p;
   }
 
-  // Encodes every document of `docs` and calls write(buf, meta, strs, nums,
-  // count) with the result, or returns undefined (nothing called) if some
-  // document is not plain.
-  function encode(docs, write) {
+  // Part flags of write()'s last argument.
+  const kFirst = 1;  // the first part: the engine drops what an abandoned batch left
+  const kLast = 2;   // the last part: the engine writes the batch and answers
+  let busy = false;
+
+  // Encodes every document of `docs` and hands the result to the engine in
+  // parts: write(buf, meta, strs, nums, count, flags) for each, `meta` and
+  // `strs` indexed from the part's first document. A part that is not the
+  // last must answer true (taken); the last answers with the batch's
+  // results, which encode returns. Returns undefined, the engine holding
+  // nothing, if some document is not plain or the engine declines a part.
+  // `partBytes` is for tests.
+  function encode(docs, write, partBytes = kPartBytes) {
     if ('toJSON' in AP) return undefined;  // Array.prototype, or Object.prototype behind it
     for (const k in OP) return undefined;  // an enumerable property every object inherits
+    // A getter that writes to a database re-enters here: it gets the other
+    // paths, this call's buffer being in use.
+    if (busy) return undefined;
+    busy = true;
     const n = docs.length;
     if (meta.length < 3 * n) meta = new Int32Array(3 * n);
     strs.length = 2 * n;
     nnum = 0;
     let p = 0;
+    let first = 0;       // the index of the part's first document
+    let handed = false;  // a part is with the engine
+    let done = false;
     try {
       for (let i = 0; i < n; i++) {
-        p = doc(docs[i], p, i);
+        if (p >= partBytes) {
+          if (write(buf, meta, strs, nums, i - first, handed ? 0 : kFirst) !== true) {
+            handed = false;  // the engine dropped the parts
+            return undefined;
+          }
+          handed = true;
+          first = i;
+          p = 0;
+          nnum = 0;
+        }
+        p = doc(docs[i], p, i - first);
         if (p < 0) return undefined;
       }
-      return write(buf, meta, strs, nums, n);
+      done = true;
+      return write(buf, meta, strs, nums, n - first, (handed ? 0 : kFirst) | kLast);
     } finally {
+      // Declined (or a getter threw) after a part was handed over: the
+      // engine drops it now rather than hold it until the next batch.
+      if (handed && !done) write(buf, meta, strs, nums, 0, kFirst);
+      busy = false;
       strs.length = 0;
       if (buf.length > kKeepBytes) {
         buf = new Uint8Array(1 << 16);
