@@ -517,14 +517,32 @@ void DbBulkDocsSplit(const Args& args) {
   WriteSplitDocs(args, db, std::move(parsed), !args[2]->IsTrue());
 }
 
-// dbBulkDocsEncoded(h, bytes, meta, strs, nums, count, replicator_mode):
+// dbBulkDocsEncoded(h, bytes, meta, strs, nums, count, replicator_mode, part):
 // bulkDocs of documents js/prelude/doc_encode.js encoded (the layout is
-// BuildEncodedDocs's, js/doc_split.h). Returns undefined, having written
-// nothing, if the encoding does not add up.
+// BuildEncodedDocs's, js/doc_split.h), handed over in parts. `part`'s bit 0
+// marks the first part (what an abandoned batch left is dropped), bit 1 the
+// last: a part before the last is completed into the documents this thread
+// holds and answers true; the last one writes them all and answers as
+// dbBulkDocs does. A first part of no documents that is not the last drops
+// what is held. Returns undefined, holding nothing and having written
+// nothing, if a part does not add up.
 void DbBulkDocsEncoded(const Args& args) {
+  // One isolate per thread, and the encoder is not re-entered (a getter
+  // that writes meanwhile takes the other paths): one batch at a time.
+  thread_local std::unique_ptr<BulkDocsBody::Parsed> held;
+  const uint32_t part = args[7]->IsUint32() ? args[7].As<v8::Uint32>()->Value() : 3;
+  const bool first = (part & 1) != 0;
+  const bool last = (part & 2) != 0;
+  if (first) held.reset();
   auto db = DbArg(args);
   if (!db || !args[1]->IsUint8Array() || !args[2]->IsInt32Array() || !args[3]->IsArray() ||
       !args[4]->IsFloat64Array() || !args[5]->IsUint32()) {
+    held.reset();
+    return;
+  }
+  const uint32_t count = args[5].As<v8::Uint32>()->Value();
+  if (first && !last && count == 0) {
+    args.GetReturnValue().Set(true);
     return;
   }
   auto view_of = [](v8::Local<v8::Value> v) {
@@ -535,16 +553,20 @@ void DbBulkDocsEncoded(const Args& args) {
   const std::string_view bytes = view_of(args[1]);
   const std::string_view meta = view_of(args[2]);
   const std::string_view nums = view_of(args[4]);
-  auto parsed = std::make_unique<BulkDocsBody::Parsed>();
+  if (!held) held = std::make_unique<BulkDocsBody::Parsed>();
   if (BuildEncodedDocs(args.GetIsolate()->GetCurrentContext(), bytes,
                        {reinterpret_cast<const int32_t*>(meta.data()), meta.size() / sizeof(int32_t)},
                        args[3].As<v8::Array>(),
-                       {reinterpret_cast<const double*>(nums.data()), nums.size() / sizeof(double)},
-                       args[5].As<v8::Uint32>()->Value(), &parsed->docs,
-                       &parsed->statuses) != SplitOutcome::kDone) {
+                       {reinterpret_cast<const double*>(nums.data()), nums.size() / sizeof(double)}, count,
+                       &held->docs, &held->statuses) != SplitOutcome::kDone) {
+    held.reset();
     return;
   }
-  WriteSplitDocs(args, db, std::move(parsed), !args[6]->IsTrue());
+  if (!last) {
+    args.GetReturnValue().Set(true);
+    return;
+  }
+  WriteSplitDocs(args, db, std::move(held), !args[6]->IsTrue());
 }
 
 //////// queries

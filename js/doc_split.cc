@@ -357,23 +357,22 @@ SplitOutcome BuildEncodedDocs(v8::Local<v8::Context> context, std::string_view b
                               std::span<const double> nums, uint32_t count,
                               std::vector<IncomingDoc>* docs, std::vector<Status>* statuses) {
   v8::Isolate* isolate = context->GetIsolate();
-  docs->clear();
-  statuses->clear();
   auto not_plain = [&] {
     docs->clear();
     statuses->clear();
     return SplitOutcome::kNotPlain;
   };
   if (meta.size() / 3 < count || strs->Length() < 2 * count) return not_plain();
-  docs->resize(count);
-  statuses->resize(count);
+  const size_t base = docs->size();
+  docs->resize(base + count);
+  statuses->resize(base + count);
   std::vector<uint16_t> units;
   size_t next_num = 0;
   for (uint32_t i = 0; i < count; ++i) {
     const int32_t start = meta[3 * i];
     const int32_t end = meta[3 * i + 1];
     if (start < 0 || end < start || static_cast<size_t>(end) > bytes.size()) return not_plain();
-    IncomingDoc& doc = (*docs)[i];
+    IncomingDoc& doc = (*docs)[base + i];
     doc.deleted = (meta[3 * i + 2] & 1) != 0;
     // The body, with each 0x01 byte replaced by its number's text.
     std::string_view body = bytes.substr(start, end - start);
@@ -398,7 +397,7 @@ SplitOutcome BuildEncodedDocs(v8::Local<v8::Context> context, std::string_view b
     if (rev->IsString() && !Utf8Of(isolate, rev.As<v8::String>(), &units, &rev_text.emplace())) {
       return not_plain();
     }
-    (*statuses)[i] = FinishSplitDoc(saw_id, rev_text, &doc);
+    (*statuses)[base + i] = FinishSplitDoc(saw_id, rev_text, &doc);
   }
   return SplitOutcome::kDone;
 }

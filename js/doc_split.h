@@ -57,9 +57,11 @@ SplitOutcome SplitPlainDocs(v8::Local<v8::Context> context, v8::Local<v8::Array>
 // meta[3i], meta[3i+1] and meta[3i+2] document i's body start, end and flags
 // (bit 0: _deleted), strs[2i] and strs[2i+1] its _id and _rev (undefined
 // when it has none), and `nums` the values of the bodies' 0x01 bytes, in
-// order, printed here as the parsers print numbers. kNotPlain (outputs
-// cleared) for an _id or _rev with a lone surrogate or input that does not
-// add up.
+// order, printed here as the parsers print numbers. The documents are
+// appended to *docs and *statuses (a batch comes in parts, each encoded
+// into the same buffer in turn). kNotPlain (outputs cleared, the earlier
+// parts' documents too) for an _id or _rev with a lone surrogate or input
+// that does not add up.
 SplitOutcome BuildEncodedDocs(v8::Local<v8::Context> context, std::string_view bytes,
                               std::span<const int32_t> meta, v8::Local<v8::Array> strs,
                               std::span<const double> nums, uint32_t count,

@@ -160,6 +160,11 @@ class DatabaseImpl::WriteContext {
       std::string encoded;
       EncodeDocRecord(**d.slot, &encoded);
       batch_.PutOwned(keys_.Doc(d.docid), std::move(encoded));
+      // The record is spent (the context ends with the batch): its body,
+      // now copied into the encoded record, goes back at once, so a batch
+      // of big documents holds each body once, not twice, and the next
+      // record reuses the memory while it is warm.
+      std::string().swap((*d.slot)->winner_body);
     }
     // May name a slot left empty: too large an estimate only costs lookups.
     if (!dirty_.empty()) largest_written_ = dirty_.back().docid;

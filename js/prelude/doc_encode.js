@@ -29,34 +29,64 @@ const docEncoder = (() => {
   const isArray = Array.isArray;
   const isSafeInteger = Number.isSafeInteger;
   const HEX = [48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 65, 66, 67, 68, 69, 70];
-  // A buffer grown past this is let go after the call, so one huge bulkDocs
-  // does not keep its size held by the isolate for good.
-  const kKeepBytes = 64 << 20;
+  // A batch is handed to the engine in parts of about this many bytes (a
+  // document is never split), so the buffer stays this small however big
+  // the batch: the engine copies each part's bodies out as it takes it.
+  // A whole batch in one buffer held its size twice over while growing
+  // (50 massive documents: 40 MB, a 64 MB buffer and the 32 MB one it grew
+  // from) and kept it afterwards.
+  const kPartBytes = 4 << 20;
+  // A buffer grown past this (by one document bigger than a part) is let
+  // go after the call, so it is not held by the isolate for good.
+  const kKeepBytes = 8 << 20;
   const kMaxDepth = 500;
+  // Every writer checks its own room and leaves at least kSlack bytes free
+  // after its end, and containers check on opening and closing, so the
+  // separators between two writers (',' and ':') need no check of their
+  // own. The bound is a plain number beside the buffer: reading
+  // buf.length per byte was a call in V8's optimized code.
+  const kSlack = 8;
   let buf = new Uint8Array(1 << 16);
+  let room = buf.length - kSlack;  // the end a writer may reach
   let nums = new Float64Array(64);
   let nnum = 0;
   let meta = new Int32Array(192);  // per document: body start, body end, flags
   const strs = [];                 // per document: _id, _rev (or undefined)
-  const stack = [];                // the containers being written (cycles)
 
-  // Doubles the buffer until `need` more bytes fit after `p`; returns it.
+  // Grows the buffer until `need` more bytes fit after `p`.
   function grow(p, need) {
     let cap = buf.length * 2;
-    while (cap < p + need) cap *= 2;
+    while (cap - kSlack < p + need) cap *= 2;
     const nb = new Uint8Array(cap);
     nb.set(buf.subarray(0, p));
     buf = nb;
-    return nb;
+    room = cap - kSlack;
   }
 
   // Each writer takes the end `p` and returns the new end, or -1.
+  //
+  // Strings of printable ASCII without quotes or backslashes (nearly every
+  // key and most values) are copied in a loop small enough for V8 to inline
+  // into its callers; the first other character hands over to strRest.
   function str(s, p) {
     const n = s.length;
-    let b = buf;
-    if (p + 6 * n + 2 > b.length) b = grow(p, 6 * n + 2);  // \u00XX is six bytes
-    b[p++] = 34;
+    if (p + 6 * n + 2 > room) grow(p, 6 * n + 2);  // \u00XX is six bytes
+    const b = buf;
+    b[p] = 34;
     for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x20 || c > 0x7E || c === 34 || c === 92) return strRest(s, i, p + 1 + i);
+      b[p + 1 + i] = c;
+    }
+    b[p + 1 + n] = 34;
+    return p + n + 2;
+  }
+
+  // The rest of `s` from index `i`, at `p` (room is checked by str).
+  function strRest(s, i, p) {
+    const n = s.length;
+    const b = buf;
+    for (; i < n; i++) {
       const c = s.charCodeAt(i);
       if (c < 0x80) {
         if (c >= 0x20 && c !== 34 && c !== 92) {
@@ -98,8 +128,8 @@ const docEncoder = (() => {
   }
 
   function num(x, p) {
-    let b = buf;
-    if (p + 24 > b.length) b = grow(p, 24);
+    if (p + 24 > room) grow(p, 24);
+    const b = buf;
     if (isSafeInteger(x)) {
       if (x < 0) {
         b[p++] = 45;
@@ -127,6 +157,10 @@ const docEncoder = (() => {
     return p;
   }
 
+  // Objects and arrays nested deeper than kMaxDepth are declined, which
+  // also ends a cycle (JSON.stringify's TypeError is the other paths'):
+  // keeping the containers on a stack to find cycles cost a scan of it per
+  // object.
   function value(v, p, depth) {
     switch (typeof v) {
       case 'string':
@@ -134,8 +168,8 @@ const docEncoder = (() => {
       case 'number':
         return num(v, p);
       case 'boolean': {
-        let b = buf;
-        if (p + 5 > b.length) b = grow(p, 5);
+        if (p + 5 > room) grow(p, 5);
+        const b = buf;
         if (v) {
           b[p] = 116; b[p + 1] = 114; b[p + 2] = 117; b[p + 3] = 101;
           return p + 4;
@@ -145,13 +179,12 @@ const docEncoder = (() => {
       }
       case 'object': {
         if (v === null) {
-          let b = buf;
-          if (p + 4 > b.length) b = grow(p, 4);
+          if (p + 4 > room) grow(p, 4);
+          const b = buf;
           b[p] = 110; b[p + 1] = 117; b[p + 2] = 108; b[p + 3] = 108;
           return p + 4;
         }
         if (depth > kMaxDepth) return -1;
-        for (let i = 0; i < stack.length; i++) if (stack[i] === v) return -1;  // a cycle
         return isArray(v) ? array(v, p, depth) : object(v, p, depth);
       }
     }
@@ -160,21 +193,17 @@ const docEncoder = (() => {
 
   function array(v, p, depth) {
     if (getProto(v) !== AP) return -1;
-    stack.push(v);
-    if (p + 1 > buf.length) grow(p, 1);
+    if (p + 1 > room) grow(p, 1);
     buf[p++] = 91;
     const n = v.length;
     for (let i = 0; i < n; i++) {
-      if (i) {
-        if (p + 1 > buf.length) grow(p, 1);
-        buf[p++] = 44;
-      }
-      p = value(v[i], p, depth + 1);
+      if (i) buf[p++] = 44;
+      const x = v[i];
+      p = typeof x === 'string' ? str(x, p) : value(x, p, depth + 1);
       if (p < 0) return -1;
     }
-    if (p + 1 > buf.length) grow(p, 1);
+    if (p + 1 > room) grow(p, 1);
     buf[p++] = 93;
-    stack.pop();
     return p;
   }
 
@@ -183,35 +212,27 @@ const docEncoder = (() => {
   // enumerable properties.
   function object(v, p, depth) {
     if (getProto(v) !== OP) return -1;
-    stack.push(v);
-    if (p + 1 > buf.length) grow(p, 1);
+    if (p + 1 > room) grow(p, 1);
     buf[p++] = 123;
-    let first = true;
+    const open = p;
     for (const k in v) {
-      if (!first) {
-        if (p + 1 > buf.length) grow(p, 1);
-        buf[p++] = 44;
-      }
-      first = false;
+      if (p !== open) buf[p++] = 44;
       p = str(k, p);
       if (p < 0) return -1;
-      if (p + 1 > buf.length) grow(p, 1);
       buf[p++] = 58;
-      p = value(v[k], p, depth + 1);
+      const x = v[k];
+      p = typeof x === 'string' ? str(x, p) : value(x, p, depth + 1);
       if (p < 0) return -1;
     }
-    if (p + 1 > buf.length) grow(p, 1);
+    if (p + 1 > room) grow(p, 1);
     buf[p++] = 125;
-    stack.pop();
     return p;
   }
 
   // A document: its body from `p`, its special members into meta and strs.
   function doc(d, p, i) {
     if (typeof d !== 'object' || d === null || isArray(d) || getProto(d) !== OP) return -1;
-    stack.length = 0;
-    stack.push(d);
-    if (p + 1 > buf.length) grow(p, 1);
+    if (p + 1 > room) grow(p, 1);
     const start = p;
     buf[p++] = 123;
     let id;
@@ -234,18 +255,14 @@ const docEncoder = (() => {
         }
         return -1;  // the others, and these with other types: the C++ paths
       }
-      if (p > start + 1) {
-        if (p + 1 > buf.length) grow(p, 1);
-        buf[p++] = 44;
-      }
+      if (p > start + 1) buf[p++] = 44;
       p = str(k, p);
       if (p < 0) return -1;
-      if (p + 1 > buf.length) grow(p, 1);
       buf[p++] = 58;
       p = value(v, p, 1);
       if (p < 0) return -1;
     }
-    if (p + 1 > buf.length) grow(p, 1);
+    if (p + 1 > room) grow(p, 1);
     buf[p++] = 125;
     meta[3 * i] = start;
     meta[3 * i + 1] = p;
@@ -255,30 +272,62 @@ const docEncoder = (() => {
     return p;
   }
 
-  // Encodes every document of `docs` and calls write(buf, meta, strs, nums,
-  // count) with the result, or returns undefined (nothing called) if some
-  // document is not plain.
-  function encode(docs, write) {
+  // Part flags of write()'s last argument.
+  const kFirst = 1;  // the first part: the engine drops what an abandoned batch left
+  const kLast = 2;   // the last part: the engine writes the batch and answers
+  let busy = false;
+
+  // Encodes every document of `docs` and hands the result to the engine in
+  // parts: write(buf, meta, strs, nums, count, flags) for each, `meta` and
+  // `strs` indexed from the part's first document. A part that is not the
+  // last must answer true (taken); the last answers with the batch's
+  // results, which encode returns. Returns undefined, the engine holding
+  // nothing, if some document is not plain or the engine declines a part.
+  // `partBytes` is for tests.
+  function encode(docs, write, partBytes = kPartBytes) {
     if ('toJSON' in AP) return undefined;  // Array.prototype, or Object.prototype behind it
     for (const k in OP) return undefined;  // an enumerable property every object inherits
+    // A getter that writes to a database re-enters here: it gets the other
+    // paths, this call's buffer being in use.
+    if (busy) return undefined;
+    busy = true;
     const n = docs.length;
     if (meta.length < 3 * n) meta = new Int32Array(3 * n);
     strs.length = 2 * n;
     nnum = 0;
     let p = 0;
+    let first = 0;       // the index of the part's first document
+    let handed = false;  // a part is with the engine
+    let done = false;
     try {
       for (let i = 0; i < n; i++) {
-        p = doc(docs[i], p, i);
+        if (p >= partBytes) {
+          if (write(buf, meta, strs, nums, i - first, handed ? 0 : kFirst) !== true) {
+            handed = false;  // the engine dropped the parts
+            return undefined;
+          }
+          handed = true;
+          first = i;
+          p = 0;
+          nnum = 0;
+        }
+        p = doc(docs[i], p, i - first);
         if (p < 0) return undefined;
       }
-      return write(buf, meta, strs, nums, n);
+      done = true;
+      return write(buf, meta, strs, nums, n - first, (handed ? 0 : kFirst) | kLast);
     } finally {
-      stack.length = 0;
+      // Declined (or a getter threw) after a part was handed over: the
+      // engine drops it now rather than hold it until the next batch.
+      if (handed && !done) write(buf, meta, strs, nums, 0, kFirst);
+      busy = false;
       strs.length = 0;
-      if (buf.length > kKeepBytes) buf = new Uint8Array(1 << 16);
+      if (buf.length > kKeepBytes) {
+        buf = new Uint8Array(1 << 16);
+        room = buf.length - kSlack;
+      }
     }
   }
 
   return { encode };
 })();
-

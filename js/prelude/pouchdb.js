@@ -257,8 +257,8 @@ class PouchDB extends EventEmitter {
       // its precise error.
       const h = this._handle();
       const replicated = newEdits === false;
-      let r = docEncoder.encode(docs, (bytes, meta, strs, nums, n) =>
-        native.dbBulkDocsEncoded(h, bytes, meta, strs, nums, n, replicated));
+      let r = docEncoder.encode(docs, (bytes, meta, strs, nums, n, part) =>
+        native.dbBulkDocsEncoded(h, bytes, meta, strs, nums, n, replicated, part));
       if (r === undefined) r = native.dbBulkDocsSplit(h, docs, replicated);
       if (r === undefined) {
         let plain = true;

@@ -3,6 +3,7 @@
 // body, byte for byte, as the engine's parser gives for JSON.stringify's
 // text of the same documents; everything else declined, with nothing
 // handed on.
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -47,11 +48,16 @@ class DocEncodeTest : public testing::Test {
     std::stringstream text;
     text << in.rdbuf();
     ASSERT_FALSE(text.str().empty());
-    // The fragment declares docEncoder; the helper hands back what it gave
-    // its write callback (or undefined when it declined).
+    // The fragment declares docEncoder; the helper hands back the parts it
+    // gave its write callback (or undefined when it declined), and keeps
+    // every call in `writes`.
     Eval(text.str());
-    Eval("var encodeForTest = (docs) => docEncoder.encode(docs, (bytes, meta, strs, nums, n) =>"
-         " [bytes.slice(), meta.slice(), strs.slice(), nums.slice(), n])");
+    Eval("var writes = [];"
+         "var encodeForTest = (docs, partBytes) => { const parts = []; writes = [];"
+         "  return docEncoder.encode(docs, (bytes, meta, strs, nums, n, flags) => {"
+         "    writes.push([n, flags]);"
+         "    parts.push([bytes.slice(), meta.slice(), strs.slice(), nums.slice(), n, flags]);"
+         "    return (flags & 2) ? parts : true; }, partBytes); }");
   }
   void TearDown() override {
     context_->Exit();
@@ -71,19 +77,33 @@ class DocEncodeTest : public testing::Test {
     return {base + view->ByteOffset(), view->ByteLength()};
   }
 
-  // Encodes the documents of `array_expr`: kNotPlain when the JS declined.
+  // Encodes the documents of `array_expr` (in parts of about `part_bytes`,
+  // if given) and completes every part in turn, as dbBulkDocsEncoded does:
+  // kNotPlain when the JS declined.
   SplitOutcome Encode(const std::string& array_expr, std::vector<IncomingDoc>* docs,
-                      std::vector<Status>* statuses) {
-    v8::Local<v8::Value> r = Eval("encodeForTest(" + array_expr + ")");
+                      std::vector<Status>* statuses, int part_bytes = 0) {
+    docs->clear();
+    statuses->clear();
+    v8::Local<v8::Value> r = Eval("encodeForTest(" + array_expr +
+                                  (part_bytes > 0 ? ", " + std::to_string(part_bytes) : std::string()) + ")");
     if (r->IsUndefined()) return SplitOutcome::kNotPlain;
-    auto out = r.As<v8::Array>();
-    auto at = [&](uint32_t i) { return out->Get(context_, i).ToLocalChecked(); };
-    std::string_view meta = Bytes(at(1)), nums = Bytes(at(3));
-    return BuildEncodedDocs(context_, Bytes(at(0)),
-                            {reinterpret_cast<const int32_t*>(meta.data()), meta.size() / 4},
-                            at(2).As<v8::Array>(),
-                            {reinterpret_cast<const double*>(nums.data()), nums.size() / 8},
-                            at(4).As<v8::Uint32>()->Value(), docs, statuses);
+    auto parts = r.As<v8::Array>();
+    for (uint32_t k = 0; k < parts->Length(); ++k) {
+      auto part = parts->Get(context_, k).ToLocalChecked().As<v8::Array>();
+      auto at = [&](uint32_t i) { return part->Get(context_, i).ToLocalChecked(); };
+      // The first part says so, and only the last one is the last.
+      const uint32_t flags = at(5).As<v8::Uint32>()->Value();
+      EXPECT_EQ(flags & 1, k == 0 ? 1u : 0u);
+      EXPECT_EQ(flags & 2, k + 1 == parts->Length() ? 2u : 0u);
+      std::string_view meta = Bytes(at(1)), nums = Bytes(at(3));
+      SplitOutcome o = BuildEncodedDocs(context_, Bytes(at(0)),
+                                        {reinterpret_cast<const int32_t*>(meta.data()), meta.size() / 4},
+                                        at(2).As<v8::Array>(),
+                                        {reinterpret_cast<const double*>(nums.data()), nums.size() / 8},
+                                        at(4).As<v8::Uint32>()->Value(), docs, statuses);
+      if (o != SplitOutcome::kDone) return o;
+    }
+    return SplitOutcome::kDone;
   }
 
   void ExpectSameAsParser(const std::string& expr) {
@@ -166,6 +186,70 @@ TEST_F(DocEncodeTest, EncodesEveryDocumentOfTheArray) {
   ASSERT_EQ(Encode("[{w: 'x'}]", &docs, &statuses), SplitOutcome::kDone);
   ASSERT_EQ(docs.size(), 1u);
   EXPECT_EQ(docs[0].body, "{\"w\":\"x\"}");
+}
+
+// The separators between members are written without a bound check of
+// their own: each writer leaves room after its end. A literal reserves
+// exactly what it writes, so the separator after a null that ends where the
+// buffer's bound lets it is the byte that room is for. The encoder starts
+// with 64 KiB: a first body of 8 + L bytes puts the second one's nulls at
+// 14 + L + 5k, one of which ends at 65536 for L = 65518 mod 5. Then many
+// documents of mixed shapes, across the buffer's later growth steps.
+TEST_F(DocEncodeTest, EveryBodyMatchesAcrossBufferGrowth) {
+  Eval("var growthDocs = [{s: 'x'.repeat(65518 % 5)}, {l: new Array(14000).fill(null)}]");
+  auto expect_all_match = [&](size_t count, int part_bytes = 0) {
+    std::vector<IncomingDoc> docs;
+    std::vector<Status> statuses;
+    ASSERT_EQ(Encode("growthDocs", &docs, &statuses, part_bytes), SplitOutcome::kDone);
+    ASSERT_EQ(docs.size(), count);
+    for (size_t i = 0; i < docs.size(); ++i) {
+      std::string text = ToUtf8(
+          isolate_, v8::JSON::Stringify(context_, Eval("growthDocs[" + std::to_string(i) + "]")).ToLocalChecked());
+      IncomingDoc parsed;
+      ASSERT_TRUE(ParseIncomingDoc(text, {}, SIZE_MAX, &parsed).ok());
+      const std::string& got = docs[i].body;
+      const size_t differs =
+          std::mismatch(got.begin(), got.end(), parsed.body.begin(), parsed.body.end()).first - got.begin();
+      ASSERT_TRUE(got == parsed.body) << "document " << i << " differs from byte " << differs << " of "
+                                      << parsed.body.size();
+      ASSERT_EQ(docs[i].id, parsed.id);
+    }
+  };
+  expect_all_match(2);
+  Eval("growthDocs = Array.from({length: 3000}, (_, i) => {"
+       "  const d = {_id: 'd' + i, s: 'x'.repeat(i % 37), n: i, f: i / 7, e: 'caf\\u00e9\"' + i};"
+       "  let a = [];"
+       "  for (let k = 0; k < i % 9; k++) a = [a, {k, b: k % 2 === 0, z: null}, []];"
+       "  d.a = a;"
+       "  d.l = Array.from({length: i % 41}, (_, k) => k % 3 === 0 ? false : null);"
+       "  if (i % 5 === 0) d.o = {p: {q: {r: [{}, {}, ['' + i]]}}};"
+       "  return d;"
+       "})");
+  expect_all_match(3000);
+  // Handed over in parts of about 4 KiB, each written from the buffer's
+  // start: the same documents.
+  expect_all_match(3000, 4096);
+  EXPECT_GT(Eval("writes.length").As<v8::Int32>()->Value(), 100);
+}
+
+// A document declined after parts were handed over: the engine is told to
+// drop them (an empty first part), and the encoder takes the next batch.
+TEST_F(DocEncodeTest, ADeclineAfterPartsDropsThem) {
+  std::vector<IncomingDoc> docs;
+  std::vector<Status> statuses;
+  EXPECT_EQ(Encode("[{a: 'x'.repeat(100)}, {b: 'y'.repeat(100)}, {c: undefined}]", &docs, &statuses, 64),
+            SplitOutcome::kNotPlain);
+  EXPECT_EQ(ToUtf8(isolate_, Eval("JSON.stringify(writes)")), "[[1,1],[1,0],[0,1]]");
+  ASSERT_EQ(Encode("[{a: 1}, {b: 2}]", &docs, &statuses, 64), SplitOutcome::kDone);
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0].body, "{\"a\":1}");
+  EXPECT_EQ(docs[1].body, "{\"b\":2}");
+  // A getter that writes re-enters the encoder: that inner call is declined
+  // (the other paths take it), the outer one goes on.
+  ASSERT_EQ(Encode("[{get a() { return encodeForTest([{z: 1}]) === undefined ? 'inner declined' : 'no'; }}]",
+                   &docs, &statuses),
+            SplitOutcome::kDone);
+  EXPECT_EQ(docs[0].body, "{\"a\":\"inner declined\"}");
 }
 
 TEST_F(DocEncodeTest, DeclinesWhatIsNotPlainJson) {
