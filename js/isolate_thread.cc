@@ -208,6 +208,7 @@ bool IsolateThread::CreateIsolate() {
   InstallFetchBindings(this, native);
   InstallEsmBindings(this, native);
   InstallZlibBindings(this, native);
+  InstallChildProcessBindings(this, native);
   InstallViewBindings(this, native);
 
   v8::ScriptOrigin origin(isolate, Str(isolate, "settee:prelude.js"));

@@ -335,6 +335,7 @@ void InstallHttpBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bi
 void InstallFetchBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_fetch.cc
 void InstallEsmBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_esm.cc
 void InstallZlibBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_zlib.cc
+void InstallChildProcessBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_child_process.cc
 void InstallViewBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_views.cc
 
 // The prelude source (generated from js/prelude/*.js at build time).

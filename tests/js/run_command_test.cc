@@ -349,6 +349,12 @@ TEST(JsScripts, ZlibAsInNode) {
   EXPECT_THAT(o.out, HasSubstr("all 3 passed"));
 }
 
+TEST(JsScripts, ChildProcessAsInNode) {
+  auto o = Settee({"run", kScripts + "/child_process.js"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 3 passed"));
+}
+
 TEST(JsScripts, CryptoAsInNode) {
   auto o = Settee({"run", kScripts + "/crypto.js"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
