@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,8 +22,11 @@ namespace settee::views {
 
 namespace {
 
-// Documents mapped per Map() call and per KV batch of an update.
+// Documents mapped per MapShares() call of an update. The first chunk is
+// smaller: it is read while the isolate threads wait (later chunks are read
+// while the previous one maps).
 constexpr uint64_t kUpdateChunk = 4096;
+constexpr uint64_t kFirstUpdateChunk = 512;
 // Rows a JavaScript reduce sees per call before a rereduce.
 constexpr size_t kReduceChunk = 1000;
 
@@ -304,7 +308,6 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     }
   }
   if (h.seq >= db.UpdateSeq() && !h.dirty) return Status::OK();
-  std::vector<ChangeRow> rows;
   std::vector<std::string> docs;
   std::vector<size_t> mapped_row;  // docs[i] is the doc of rows[mapped_row[i]]
   std::vector<std::string> view_prefix;
@@ -319,7 +322,42 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     return p.kv->WriteOwned(p.wo, std::move(batch));
   };
   bool need_clean = h.dirty;
-  while (true) {
+  // The changes after `since`, a chunk of them. The next chunk is read on a
+  // thread of its own while this one is mapped and written (the read is
+  // the serial part of an update: without the overlap every isolate thread
+  // waits for it, once per chunk). Reading ahead is safe: a chunk's
+  // documents are mapped only after the previous chunk is written, and a
+  // document changed meanwhile comes again in a later chunk.
+  struct Chunk {
+    std::vector<ChangeRow> rows;
+    uint64_t last = 0;
+    uint64_t limit = 0;  // rows asked for: fewer came when none are left
+  };
+  auto read_chunk = [&db](uint64_t since, uint64_t limit, Chunk* c) {
+    ChangesOptions co;
+    co.since = since;
+    co.limit = limit;
+    co.include_docs = true;
+    co.conflicts = true;
+    c->last = since;
+    c->limit = limit;
+    c->rows.reserve(limit);
+    return db.Changes(co, [c](const ChangeRow& r) {
+      c->rows.push_back(r);
+      return true;
+    }, &c->last);
+  };
+  Chunk cur;
+  s = read_chunk(h.seq, kFirstUpdateChunk, &cur);
+  if (!s.ok()) return s;
+  while (!cur.rows.empty()) {
+    const bool more = cur.rows.size() >= cur.limit;
+    Chunk next;
+    // Declared after `next`, so that a return below waits for the read
+    // before `next` goes.
+    std::future<Status> next_read;
+    if (more) next_read = std::async(std::launch::async, read_chunk, cur.last, kUpdateChunk, &next);
+    std::vector<ChangeRow>& rows = cur.rows;
     ChunkUpdate u;
     u.p = &p;
     u.view_prefix = &view_prefix;
@@ -331,21 +369,9 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     // lock, so none appears while this update runs.
     u.note_changes = p.caches != nullptr && p.caches->Any(ik.base);
     u.count_delta.assign(nviews, 0);
-    rows.clear();
     docs.clear();
     mapped_row.clear();
-    ChangesOptions co;
-    co.since = h.seq;
-    co.limit = kUpdateChunk;
-    co.include_docs = true;
-    co.conflicts = true;
-    uint64_t last = h.seq;
-    s = db.Changes(co, [&](const ChangeRow& r) {
-      rows.push_back(r);
-      return true;
-    }, &last);
-    if (!s.ok()) return s;
-    if (rows.empty()) break;
+    const uint64_t last = cur.last;
     u.seq = last;
     for (size_t i = 0; i < rows.size(); ++i) {
       if (rows[i].deleted || IsDesign(rows[i].id)) continue;
@@ -392,9 +418,9 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     // design documents lose, and the header at the chunk's seq (exact: every
     // share is written).
     KVWriteBatch& batch = u.held;
-    for (size_t i = 0, next = 0; i < rows.size(); ++i) {
-      if (next < mapped_row.size() && mapped_row[next] == i) {
-        ++next;
+    for (size_t i = 0, next_mapped = 0; i < rows.size(); ++i) {
+      if (next_mapped < mapped_row.size() && mapped_row[next_mapped] == i) {
+        ++next_mapped;
         continue;
       }
       s = ReplaceDocRows(u, rows[i].id, nullptr, &batch, &u.held_changed, &u.held_delta);
@@ -412,7 +438,10 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     s = p.kv->WriteOwned(p.wo, std::move(batch));
     if (!s.ok()) return s;
     need_clean = false;
-    if (rows.size() < kUpdateChunk) break;
+    if (!more) break;
+    s = next_read.get();
+    if (!s.ok()) return s;
+    cur = std::move(next);
   }
   return need_clean ? write_header() : Status::OK();
 }

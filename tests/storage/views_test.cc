@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <random>
 #include <sstream>
@@ -35,9 +36,12 @@ class FakeFunctions : public ViewFunctions {
   // delivered, as a pool whose later share runs over its time budget.
   size_t share_docs = 0;  // 0: one share
   int fail_after_shares = -1;
+  // Called at the start of every Map(), before the documents are mapped.
+  std::function<void()> on_map;
 
   Status Map(const MapCode& code, const std::vector<std::string>& docs, std::string* out) override {
     if (!fail.ok()) return fail;
+    if (on_map) on_map();
     ++map_calls;
     mapped_docs += static_cast<int>(docs.size());
     json::Document result;
@@ -395,6 +399,43 @@ TEST_P(ViewsTest, UpdateThatDiesMidChunkIsRedone) {
   Put(R"({"_id":"e","k":5})");
   ASSERT_TRUE(json::Parse(Q("t", "v"), &d).ok());
   EXPECT_EQ(d["total_rows"].GetInt(), 10);
+}
+
+// An update of several chunks reads the next chunk while it maps the
+// current one; documents edited meanwhile (in a chunk already read, or in
+// one not yet read) end with their new rows only.
+TEST_P(ViewsTest, EditsDuringAMultiChunkUpdate) {
+  const int n = 9000;  // a first chunk of 512, then chunks of 4096
+  std::string docs = "[";
+  for (int i = 0; i < n; ++i) {
+    docs += std::string(i ? "," : "") + R"({"_id":"d)" + std::to_string(10000 + i) + R"(","k":)" + std::to_string(i) + "}";
+  }
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocsArray(docs + "]", {}, &results).ok());
+  Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\"}","reduce":"_count"}}})");
+  fns_.share_docs = 300;
+  int maps = 0;
+  fns_.on_map = [&] {
+    // While the first chunks map: edit a doc of the first chunk, one of
+    // the second and one of the last, and delete one.
+    if (++maps == 2) {
+      for (int i : {5, 1000, 8500}) {
+        ASSERT_TRUE(db_->Put("d" + std::to_string(10000 + i),
+                             R"({"_rev":")" + results[i].rev + R"(","k":)" + std::to_string(-i) + "}").ok());
+      }
+      ASSERT_TRUE(db_->Delete("d10007", results[7].rev).ok());
+    }
+  };
+  Q("t", "v");
+  fns_.on_map = nullptr;
+  // Up to date now (the edits may have come after the first update's read).
+  EXPECT_EQ(Q("t", "v"), R"({"rows":[{"key":null,"value":8999}]})");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"reduce":false,"endkey":0})")), "-8500 -1000 -5 0");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"reduce":false,"startkey":4,"endkey":8})")), "4 6 8");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"reduce":false,"key":1000})")), "");
+  json::Document d;
+  ASSERT_TRUE(json::Parse(Q("t", "v", R"({"reduce":false,"limit":0})"), &d).ok());
+  EXPECT_EQ(d["total_rows"].GetInt(), 8999);
 }
 
 TEST_P(ViewsTest, SurvivesReopen) {
