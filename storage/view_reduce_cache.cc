@@ -59,42 +59,38 @@ void ReduceCache::NoteChange(std::string_view key, uint64_t seq) {
   if (seq > b.last_change) b.last_change = seq;
 }
 
-std::shared_ptr<ReduceCache> ReduceCaches::Get(const std::string& prefix, int kind) {
-  std::string k = prefix;
-  k.push_back(static_cast<char>(kind));
+std::shared_ptr<ReduceCache> ReduceCaches::Get(const std::string& prefix, const std::string& reduce) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto& slot = caches_[k];
+  auto& slot = caches_[{prefix, reduce}];
   if (!slot) slot = std::make_shared<ReduceCache>(prefix);
   return slot;
 }
 
-std::shared_ptr<ReduceCache> ReduceCaches::Find(const std::string& prefix, int kind) {
-  std::string k = prefix;
-  k.push_back(static_cast<char>(kind));
+std::shared_ptr<ReduceCache> ReduceCaches::Find(const std::string& prefix, const std::string& reduce) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = caches_.find(k);
+  auto it = caches_.find({prefix, reduce});
   return it == caches_.end() ? nullptr : it->second;
 }
 
 bool ReduceCaches::Any(const std::string& base) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = caches_.lower_bound(base);
-  return it != caches_.end() && it->first.compare(0, base.size(), base) == 0;
+  auto it = caches_.lower_bound({base, std::string()});
+  return it != caches_.end() && it->first.first.compare(0, base.size(), base) == 0;
 }
 
 void ReduceCaches::NoteChanges(const std::string& base, const std::vector<std::string>& keys,
                                uint64_t seq) {
-  std::vector<std::pair<std::string, std::shared_ptr<ReduceCache>>> found;
+  std::vector<std::shared_ptr<ReduceCache>> found;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = caches_.lower_bound(base);
-         it != caches_.end() && it->first.compare(0, base.size(), base) == 0; ++it) {
-      found.emplace_back(it->first.substr(0, it->first.size() - 1), it->second);
+    for (auto it = caches_.lower_bound({base, std::string()});
+         it != caches_.end() && it->first.first.compare(0, base.size(), base) == 0; ++it) {
+      found.push_back(it->second);
     }
   }
   for (const std::string& key : keys) {
-    for (auto& [prefix, cache] : found) {
-      if (key.compare(0, prefix.size(), prefix) == 0) cache->NoteChange(key, seq);
+    for (auto& cache : found) {
+      if (key.compare(0, cache->prefix().size(), cache->prefix()) == 0) cache->NoteChange(key, seq);
     }
   }
 }

@@ -697,13 +697,29 @@ Status MapQuery(const IndexPlace& p, const KVSnapshot* snap, Database& db, size_
   return Status::OK();
 }
 
-// One group of a reduce query: its key and its rows' values.
+// One group of a reduce query: its key and what it reduces.
 struct Group {
   std::string key;  // JSON
   std::string encoded;
-  std::vector<std::string> keys;    // [key, id] JSON, for JavaScript
-  std::vector<std::string> values;  // JSON
-  std::string result;               // built-ins: the value
+  // JavaScript: the rows read for the group ([key, id] JSON, value JSON),
+  // and reductions that stand for other rows of it (cached blocks').
+  std::vector<std::string> keys;
+  std::vector<std::string> values;
+  std::vector<std::string> reduced;
+  // Rows [from, to) of keys/values that a new block part (NewPart, by
+  // index) holds whole: the part's reduction stands for them.
+  struct Covered {
+    size_t from, to, part;
+  };
+  std::vector<Covered> covered;
+  std::string result;  // the group's value (JSON)
+};
+
+// A part of a block read whole for a JavaScript reduce: its rows, reduced
+// in the same call as the groups' rows, then kept in the cache.
+struct NewPart {
+  std::vector<std::string> keys, values;
+  std::string result;
 };
 
 std::string JoinArray(const std::vector<std::string>& items, size_t from, size_t to) {
@@ -716,60 +732,78 @@ std::string JoinArray(const std::vector<std::string>& items, size_t from, size_t
   return a;
 }
 
-// Reduces every group through the JavaScript reduce `source`: each group's
-// rows in chunks of kReduceChunk, then one rereduce of the chunks' results.
+// Reduces through the JavaScript reduce `source`, in one call, every new
+// part and every group's rows no part covers (in chunks of kReduceChunk);
+// then, in a second call, rereduces each group's reductions (its cached
+// blocks', its parts', its chunks') unless it has only one.
 Status ReduceJs(ViewFunctions* fns, const MapCode& code, const std::string& source,
-                std::vector<Group>& groups) {
+                std::vector<Group>& groups, std::vector<NewPart>& parts) {
   if (fns == nullptr) return Status::Internal("JavaScript reduce needs the settee runtime");
   std::string calls = "[";
-  std::vector<size_t> chunks_of(groups.size());
-  bool first = true;
+  size_t ncalls = 0;
+  auto add_call = [&](const std::vector<std::string>& keys, const std::vector<std::string>& values,
+                      size_t from, size_t to) {
+    if (ncalls++ > 0) calls.push_back(',');
+    calls += '[';
+    calls += JoinArray(keys, from, to);
+    calls += ',';
+    calls += JoinArray(values, from, to);
+    calls += ",false]";
+  };
+  for (const NewPart& part : parts) add_call(part.keys, part.values, 0, part.keys.size());
+  std::vector<std::vector<size_t>> chunk_calls(groups.size());
   for (size_t g = 0; g < groups.size(); ++g) {
     const Group& gr = groups[g];
-    size_t n = gr.values.size();
-    for (size_t from = 0; from < n || (from == 0 && n == 0); from += kReduceChunk) {
-      size_t to = std::min(n, from + kReduceChunk);
-      if (!first) calls.push_back(',');
-      first = false;
-      calls += '[';
-      calls += JoinArray(gr.keys, from, to);
-      calls += ',';
-      calls += JoinArray(gr.values, from, to);
-      calls += ",false]";
-      ++chunks_of[g];
-      if (n == 0) break;
+    auto run = [&](size_t from, size_t to) {
+      for (size_t f = from; f < to; f += kReduceChunk) {
+        chunk_calls[g].push_back(ncalls);
+        add_call(gr.keys, gr.values, f, std::min(to, f + kReduceChunk));
+      }
+    };
+    size_t at = 0;
+    for (const Group::Covered& c : gr.covered) {
+      run(at, c.from);
+      at = c.to;
+    }
+    run(at, gr.keys.size());
+    if (chunk_calls[g].empty() && gr.covered.empty() && gr.reduced.empty()) {
+      chunk_calls[g].push_back(ncalls);
+      add_call(gr.keys, gr.values, 0, 0);
     }
   }
   calls.push_back(']');
-  std::string out;
-  Status s = fns->Reduce(code, source, calls, &out);
-  if (!s.ok()) return s;
   json::Document results;
-  s = json::Parse(out, &results);
-  if (!s.ok()) return s;
-  if (!results.IsArray()) return Status::Internal("reduce results are not an array");
-  size_t k = 0;
+  std::string out;
+  if (ncalls > 0) {
+    Status s = fns->Reduce(code, source, calls, &out);
+    if (!s.ok()) return s;
+    s = json::Parse(out, &results);
+    if (!s.ok()) return s;
+    if (!results.IsArray() || results.Size() != ncalls) return Status::Internal("reduce results do not match");
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    parts[i].result = json::Serialize(results[static_cast<rapidjson::SizeType>(i)]);
+  }
   std::string rereduce = "[";
   std::vector<size_t> needs;
   for (size_t g = 0; g < groups.size(); ++g) {
-    if (k + chunks_of[g] > results.Size()) return Status::Internal("too few reduce results");
-    if (chunks_of[g] == 1) {
-      groups[g].result = json::Serialize(results[static_cast<rapidjson::SizeType>(k)]);
-    } else {
-      if (!needs.empty()) rereduce.push_back(',');
-      rereduce += "[null,[";
-      for (size_t c = 0; c < chunks_of[g]; ++c) {
-        if (c > 0) rereduce.push_back(',');
-        rereduce += json::Serialize(results[static_cast<rapidjson::SizeType>(k + c)]);
-      }
-      rereduce += "],true]";
-      needs.push_back(g);
+    Group& gr = groups[g];
+    std::vector<std::string> partials = std::move(gr.reduced);
+    for (const Group::Covered& c : gr.covered) partials.push_back(parts[c.part].result);
+    for (size_t k : chunk_calls[g]) partials.push_back(json::Serialize(results[static_cast<rapidjson::SizeType>(k)]));
+    if (partials.size() == 1) {
+      gr.result = std::move(partials[0]);
+      continue;
     }
-    k += chunks_of[g];
+    if (!needs.empty()) rereduce.push_back(',');
+    rereduce += "[null,";
+    rereduce += JoinArray(partials, 0, partials.size());
+    rereduce += ",true]";
+    needs.push_back(g);
   }
   rereduce.push_back(']');
   if (!needs.empty()) {
-    s = fns->Reduce(code, source, rereduce, &out);
+    Status s = fns->Reduce(code, source, rereduce, &out);
     if (!s.ok()) return s;
     s = json::Parse(out, &results);
     if (!s.ok()) return s;
@@ -783,17 +817,40 @@ Status ReduceJs(ViewFunctions* fns, const MapCode& code, const std::string& sour
   return Status::OK();
 }
 
-// Built-ins whose reductions combine (a block's value stands for its rows).
-bool Cacheable(Builtin b) { return b == Builtin::kSum || b == Builtin::kCount || b == Builtin::kStats; }
+// The collation encoding of a JSON key.
+Status EncodeJsonKey(std::string_view key_json, std::string* out) {
+  json::Document k;
+  Status s = json::Parse(key_json, &k);
+  if (!s.ok()) return s;
+  out->clear();
+  collation::AppendIndexKey(k, out);
+  return Status::OK();
+}
 
-// A reduce query. With `cache` (a cacheable built-in), a block of rows that
-// lies wholly inside a range and inside one group adds its cached value
-// instead of its rows, and every block read whole leaves its summary for
-// the next query.
+// What the reduce cache is kept under: the built-in's name, or the
+// JavaScript function's source.
+std::string CacheName(const std::string& reduce) {
+  switch (ParseBuiltin(reduce)) {
+    case Builtin::kSum: return "_sum";
+    case Builtin::kCount: return "_count";
+    case Builtin::kStats: return "_stats";
+    case Builtin::kApproxCountDistinct: return "_approx_count_distinct";
+    case Builtin::kNone: break;
+  }
+  return reduce;
+}
+
+// A reduce query. With `cache` (the view's reductions), a block of rows
+// that lies wholly inside a range and inside one group adds its cached
+// value instead of its rows, and every block read whole leaves its summary
+// for the next query: built-ins' at once, a JavaScript reduce's once the
+// reduce call that computes the groups' values has computed them too.
 Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* fns,
                    const MapCode& code, size_t view, const std::string& reduce, const Header& h,
                    const ViewQuery& q, ReduceCache* cache, std::string* out) {
   const Builtin builtin = ParseBuiltin(reduce);
+  const bool js = builtin == Builtin::kNone;
+  const bool distinct = builtin == Builtin::kApproxCountDistinct;
   const bool grouped = q.group || q.group_level.has_value();
   const size_t level = q.group_level ? static_cast<size_t>(*q.group_level)
                                      : (q.group ? SIZE_MAX : 0);
@@ -801,6 +858,15 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
   std::vector<Range> ranges = RangesOf(prefix, q);
   std::vector<Group> groups;
   BuiltinReducer reducer(builtin);
+  // JavaScript: the parts of blocks read whole, and the blocks to store once
+  // their parts are reduced (the first part's index in new_parts).
+  std::vector<NewPart> new_parts;
+  struct PendingStore {
+    std::string start;
+    std::vector<std::pair<std::string, BlockSummary>> parts;
+    size_t first_part;
+  };
+  std::vector<PendingStore> pending_stores;
   // Groups needed: skip + limit of them (all when ungrouped: one).
   // A descending query with the cache (no limit, one range: QueryAt)
   // reduces its range in ascending order, block by block, and reverses the
@@ -810,7 +876,7 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
   Status err;
   bool open = false;
   auto close_group = [&]() {
-    if (open && builtin != Builtin::kNone) groups.back().result = reducer.Finish();
+    if (open && !js) groups.back().result = reducer.Finish();
     open = false;
   };
   json::Document key_doc, group_doc;
@@ -838,22 +904,14 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
     open = true;
     return true;
   };
-  auto add_row = [&](const Row& row) {
+  // Adds a row (`enc_key`: its key's encoding, for _approx_count_distinct).
+  auto add_row = [&](const Row& row, std::string_view enc_key) {
     std::string gkey, encoded;
     err = group_of(row.key, &gkey, &encoded);
     if (!err.ok()) return false;
     if (!enter_group(std::move(gkey), std::move(encoded))) return false;
     Group& g = groups.back();
-    if (builtin != Builtin::kNone) {
-      std::string_view enc_key;
-      std::string full;
-      if (builtin == Builtin::kApproxCountDistinct) {
-        json::Document k;
-        err = json::Parse(row.key, &k);
-        if (!err.ok()) return false;
-        collation::AppendIndexKey(k, &full);
-        enc_key = full;
-      }
+    if (!js) {
       err = reducer.Add(enc_key, row.value);
       if (!err.ok()) return false;
     } else {
@@ -867,12 +925,18 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
     }
     return true;
   };
+  std::string enc_key;
   bool stopped = false;
   for (size_t ri = 0; ri < ranges.size() && !stopped; ++ri) {
     const Range& r = ranges[ri];
     if (cache == nullptr) {
-      Status s = Scan(p.kv, snap, r, q.descending,
-                      [&](std::string_view, const Row& row) { return (stopped = !add_row(row)) == false; });
+      Status s = Scan(p.kv, snap, r, q.descending, [&](std::string_view, const Row& row) {
+        if (distinct) {
+          err = EncodeJsonKey(row.key, &enc_key);
+          if (!err.ok()) return false;
+        }
+        return (stopped = !add_row(row, enc_key)) == false;
+      });
       if (!err.ok()) return err;
       if (!s.ok()) return s;
       continue;
@@ -893,7 +957,16 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
         if (!err.ok()) return err;
         if (efirst == elast) {
           if (!enter_group(std::move(gfirst), std::move(efirst))) break;
-          err = reducer.AddReduced(sum.value);
+          if (js) {
+            groups.back().reduced.push_back(sum.value);
+          } else if (distinct) {
+            std::string first, last;
+            err = EncodeJsonKey(sum.first_key, &first);
+            if (err.ok()) err = EncodeJsonKey(sum.last_key, &last);
+            if (err.ok()) err = reducer.AddDistinctRun(sum.value, first, last);
+          } else {
+            err = reducer.AddReduced(sum.value);
+          }
           if (!err.ok()) return err;
           cur = b.end;
           continue;
@@ -904,27 +977,60 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
       Range seg{cur, std::min(b.end, r.upper)};
       std::vector<std::pair<std::string, BlockSummary>> parts;
       BuiltinReducer part_reducer(builtin);
+      // JavaScript: this block's new parts, and the group rows each holds
+      // when it lies inside one group (SIZE_MAX: it spans groups).
+      std::vector<NewPart> block_parts;
+      struct Span {
+        size_t group = SIZE_MAX, from = 0, to = 0;
+        bool one_group = true;
+      };
+      std::vector<Span> spans;
       auto close_part = [&]() {
-        if (!parts.empty()) parts.back().second.value = part_reducer.Finish();
+        if (!parts.empty() && !js) parts.back().second.value = part_reducer.Finish();
       };
       bool complete = true;
       Status s = Scan(p.kv, snap, seg, false, [&](std::string_view kv_key, const Row& row) {
+        if (distinct) {
+          err = EncodeJsonKey(row.key, &enc_key);
+          if (!err.ok()) return false;
+        }
         if (whole) {
           if (parts.empty() || parts.back().second.rows == ReduceCache::kBlockRows) {
             close_part();
             parts.emplace_back(parts.empty() ? b.start : std::string(kv_key), BlockSummary());
             parts.back().second.first_key.assign(row.key);
+            if (js) {
+              block_parts.emplace_back();
+              spans.emplace_back();
+            }
           }
           BlockSummary& part = parts.back().second;
           ++part.rows;
           part.last_key.assign(row.key);
-          err = part_reducer.Add({}, row.value);
-          if (!err.ok()) return false;
+          if (!js) {
+            err = part_reducer.Add(enc_key, row.value);
+            if (!err.ok()) return false;
+          }
         }
-        if (!add_row(row)) {
+        if (!add_row(row, enc_key)) {
           stopped = true;
           complete = false;
           return false;
+        }
+        if (whole && js) {
+          // The row as add_row kept it, for the part too.
+          const Group& g = groups.back();
+          block_parts.back().keys.push_back(g.keys.back());
+          block_parts.back().values.push_back(g.values.back());
+          Span& span = spans.back();
+          const size_t gi = groups.size() - 1, at = g.keys.size() - 1;
+          if (span.group == SIZE_MAX) {
+            span.group = gi;
+            span.from = at;
+          } else if (span.group != gi) {
+            span.one_group = false;
+          }
+          span.to = at + 1;
         }
         return true;
       });
@@ -933,20 +1039,38 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
       if (whole && complete) {
         if (parts.empty()) {
           parts.emplace_back(b.start, BlockSummary());
-          parts.back().second.value = part_reducer.Finish();
+          if (js) {
+            // An empty block: its value is never used (rows == 0).
+            parts.back().second.value = "null";
+          } else {
+            parts.back().second.value = part_reducer.Finish();
+          }
         } else {
           close_part();
         }
-        cache->Store(b.start, h.seq, std::move(parts));
+        if (!js || block_parts.empty()) {
+          cache->Store(b.start, h.seq, std::move(parts));
+        } else {
+          const size_t first = new_parts.size();
+          for (size_t i = 0; i < block_parts.size(); ++i) {
+            if (spans[i].one_group) groups[spans[i].group].covered.push_back({spans[i].from, spans[i].to, first + i});
+            new_parts.push_back(std::move(block_parts[i]));
+          }
+          pending_stores.push_back({b.start, std::move(parts), first});
+        }
       }
       cur = seg.upper;
     }
   }
   close_group();
   if (reverse) std::reverse(groups.begin(), groups.end());
-  if (builtin == Builtin::kNone && !groups.empty()) {
-    Status s = ReduceJs(fns, code, reduce, groups);
+  if (js && !groups.empty()) {
+    Status s = ReduceJs(fns, code, reduce, groups, new_parts);
     if (!s.ok()) return s;
+    for (PendingStore& ps : pending_stores) {
+      for (size_t i = 0; i < ps.parts.size(); ++i) ps.parts[i].second.value = new_parts[ps.first_part + i].result;
+      cache->Store(ps.start, h.seq, std::move(ps.parts));
+    }
   }
   out->append("{");
   if (q.update_seq) {
@@ -974,13 +1098,15 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
 // after, sees that update) or after it (and notes its changes to it).
 // A query that finds the index being updated goes without (stale=ok must
 // not wait for the update).
-std::shared_ptr<ReduceCache> CacheFor(const IndexPlace& p, const std::string& prefix, int kind) {
+std::shared_ptr<ReduceCache> CacheFor(const IndexPlace& p, const std::string& prefix,
+                                      const std::string& reduce) {
   if (p.caches == nullptr) return nullptr;
-  if (auto cache = p.caches->Find(prefix, kind)) return cache;
+  const std::string name = CacheName(reduce);
+  if (auto cache = p.caches->Find(prefix, name)) return cache;
   auto lock = IndexLock(p.kv, p.keys.base);
   std::unique_lock<std::mutex> g(*lock, std::try_to_lock);
   if (!g.owns_lock()) return nullptr;
-  return p.caches->Get(prefix, kind);
+  return p.caches->Get(prefix, name);
 }
 
 Status QueryAt(const IndexPlace& p, Database& db, ViewFunctions* js, const DesignDoc& ddoc,
@@ -1011,17 +1137,15 @@ Status QueryAt(const IndexPlace& p, Database& db, ViewFunctions* js, const Desig
     s = UpdateAt(p, db, js, ddoc.code);
     if (!s.ok()) return s;
   }
-  // The cached reductions, taken before the snapshot (see
-  // CacheFor): ascending reduces of the built-ins that combine.
+  // The cached reductions, taken before the snapshot (see CacheFor).
   std::shared_ptr<ReduceCache> cache;
   // Descending only without a limit and keys (see ReduceQuery): with a
   // limit, reading from the top stops early.
-  if (reduce && has_reduce && Cacheable(ParseBuiltin(view.reduce)) &&
-      (!q.descending || (q.limit == UINT64_MAX && q.keys == nullptr))) {
-    cache = CacheFor(p, p.keys.Rows(view.map_index), static_cast<int>(ParseBuiltin(view.reduce)));
+  if (reduce && has_reduce && (!q.descending || (q.limit == UINT64_MAX && q.keys == nullptr))) {
+    cache = CacheFor(p, p.keys.Rows(view.map_index), view.reduce);
   } else if (!(reduce && has_reduce) && q.keys == nullptr) {
     // A map query's offset counts the rows before its range.
-    cache = CacheFor(p, p.keys.Rows(view.map_index), static_cast<int>(Builtin::kCount));
+    cache = CacheFor(p, p.keys.Rows(view.map_index), "_count");
   }
   auto snap = p.kv->GetSnapshot();
   Header h;
