@@ -51,13 +51,18 @@ class ReduceCache {
   // The block holding row key `key`, with its summary if it is valid for a
   // snapshot at index seq `seq`.
   Lookup Find(std::string_view key, uint64_t seq);
+  // The block holding the keys just below `end` (a descending walk's next
+  // block), likewise.
+  Lookup FindBefore(std::string_view end, uint64_t seq);
 
-  // After a scan of the whole block starting at `start` on a snapshot at
-  // index seq `seq`: its rows as consecutive parts, the first starting at
-  // `start`, each given by its start key and summary. Ignored when the
-  // block changed after `seq` or no longer starts at `start`.
+  // After a scan of the block starting at `start` on a snapshot at index
+  // seq `seq`: its rows from parts.front().first (`start`, or a row key in
+  // the block) to `end` (empty: the block's end) as consecutive parts, each
+  // given by its start key and summary. What the parts leave of the block
+  // before and after them becomes blocks of unknown summary. Ignored when
+  // the block changed after `seq` or no longer starts at `start`.
   void Store(const std::string& start, uint64_t seq,
-             std::vector<std::pair<std::string, BlockSummary>> parts);
+             std::vector<std::pair<std::string, BlockSummary>> parts, const std::string& end = {});
 
   // Called by an index update about to move the index to `seq` and to
   // write or delete row key `key`.
@@ -73,6 +78,7 @@ class ReduceCache {
     uint64_t last_change = 0;  // the latest update that touched the block
   };
   std::map<std::string, Block>::iterator BlockOf(std::string_view key);  // REQUIRES mu_
+  Lookup LookupOf(std::map<std::string, Block>::iterator it, uint64_t seq);  // REQUIRES mu_
 
   const std::string prefix_;
   const std::string end_;  // the end of the prefix's key range
@@ -91,6 +97,8 @@ class ReduceCaches {
   std::shared_ptr<ReduceCache> Get(const std::string& prefix, const std::string& reduce);
   // That cache if it exists, else nullptr.
   std::shared_ptr<ReduceCache> Find(const std::string& prefix, const std::string& reduce);
+  // Drops every cache (a benchmark's cold runs).
+  void Clear();
   // True if some cache exists under index key base `base`.
   bool Any(const std::string& base);
   // ReduceCache::NoteChange for every cache of the index at `base`.

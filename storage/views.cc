@@ -753,7 +753,10 @@ Status ReduceJs(ViewFunctions* fns, const MapCode& code, const std::string& sour
   for (const NewPart& part : parts) add_call(part.keys, part.values, 0, part.keys.size());
   std::vector<std::vector<size_t>> chunk_calls(groups.size());
   for (size_t g = 0; g < groups.size(); ++g) {
-    const Group& gr = groups[g];
+    Group& gr = groups[g];
+    // In row order (a descending walk adds a block's parts top first).
+    std::sort(gr.covered.begin(), gr.covered.end(),
+              [](const Group::Covered& a, const Group::Covered& b) { return a.from < b.from; });
     auto run = [&](size_t from, size_t to) {
       for (size_t f = from; f < to; f += kReduceChunk) {
         chunk_calls[g].push_back(ncalls);
@@ -865,13 +868,15 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
     std::string start;
     std::vector<std::pair<std::string, BlockSummary>> parts;
     size_t first_part;
+    std::string end;
   };
   std::vector<PendingStore> pending_stores;
   // Groups needed: skip + limit of them (all when ungrouped: one).
-  // A descending query with the cache (no limit, one range: QueryAt)
-  // reduces its range in ascending order, block by block, and reverses the
-  // groups.
-  const bool reverse = cache != nullptr && q.descending;
+  // A descending query with the cache and without a limit or keys reduces
+  // its range in ascending order, block by block, and reverses the groups
+  // (the blocks are cut from the bottom, as ascending queries cut them);
+  // with a limit it walks the blocks from the top.
+  const bool reverse = cache != nullptr && q.descending && q.limit == UINT64_MAX && q.keys == nullptr;
   const uint64_t wanted = q.limit == UINT64_MAX || reverse ? UINT64_MAX : q.skip + q.limit;
   Status err;
   bool open = false;
@@ -941,14 +946,16 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
       if (!s.ok()) return s;
       continue;
     }
-    std::string cur = r.lower;
-    while (cur < r.upper && !stopped) {
-      ReduceCache::Lookup b = cache->Find(cur, h.seq);
-      const bool whole = cur == b.start && b.end <= r.upper;
+    // Block by block, from the top when descending (unless reversing).
+    const bool down = q.descending && !reverse;
+    std::string cur = down ? r.upper : r.lower;
+    while ((down ? cur > r.lower : cur < r.upper) && !stopped) {
+      ReduceCache::Lookup b = down ? cache->FindBefore(cur, h.seq) : cache->Find(cur, h.seq);
+      const bool whole = down ? b.end == cur && b.start >= r.lower : cur == b.start && b.end <= r.upper;
       if (whole && b.summary) {
         const BlockSummary& sum = *b.summary;
         if (sum.rows == 0) {
-          cur = b.end;
+          cur = down ? b.start : b.end;
           continue;
         }
         std::string gfirst, efirst, glast, elast;
@@ -968,17 +975,19 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
             err = reducer.AddReduced(sum.value);
           }
           if (!err.ok()) return err;
-          cur = b.end;
+          cur = down ? b.start : b.end;
           continue;
         }
       }
-      // Read the rows up to the block's end; a block read whole is cut
-      // into parts of kBlockRows rows, each summarized.
-      Range seg{cur, std::min(b.end, r.upper)};
+      // Read the rows of the block in range, cutting them into parts of
+      // kBlockRows rows (from the top when descending), each summarized:
+      // the parts become blocks, and what the read leaves of the block
+      // before and after them blocks of unknown summary.
+      Range seg = down ? Range{std::max(b.start, r.lower), cur} : Range{cur, std::min(b.end, r.upper)};
       std::vector<std::pair<std::string, BlockSummary>> parts;
       BuiltinReducer part_reducer(builtin);
-      // JavaScript: this block's new parts, and the group rows each holds
-      // when it lies inside one group (SIZE_MAX: it spans groups).
+      // JavaScript: the new parts' rows, and the group rows each holds when
+      // it lies inside one group.
       std::vector<NewPart> block_parts;
       struct Span {
         size_t group = SIZE_MAX, from = 0, to = 0;
@@ -989,35 +998,39 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
         if (!parts.empty() && !js) parts.back().second.value = part_reducer.Finish();
       };
       bool complete = true;
-      Status s = Scan(p.kv, snap, seg, false, [&](std::string_view kv_key, const Row& row) {
+      Status s = Scan(p.kv, snap, seg, down, [&](std::string_view kv_key, const Row& row) {
         if (distinct) {
           err = EncodeJsonKey(row.key, &enc_key);
           if (!err.ok()) return false;
         }
-        if (whole) {
-          if (parts.empty() || parts.back().second.rows == ReduceCache::kBlockRows) {
-            close_part();
-            parts.emplace_back(parts.empty() ? b.start : std::string(kv_key), BlockSummary());
-            parts.back().second.first_key.assign(row.key);
-            if (js) {
-              block_parts.emplace_back();
-              spans.emplace_back();
-            }
+        if (parts.empty() || parts.back().second.rows == ReduceCache::kBlockRows) {
+          close_part();
+          parts.emplace_back(std::string(kv_key), BlockSummary());
+          (down ? parts.back().second.last_key : parts.back().second.first_key).assign(row.key);
+          if (js) {
+            block_parts.emplace_back();
+            spans.emplace_back();
           }
-          BlockSummary& part = parts.back().second;
-          ++part.rows;
+        }
+        auto& [part_start, part] = parts.back();
+        ++part.rows;
+        if (down) {
+          // A part read downwards starts at its lowest row.
+          part_start.assign(kv_key);
+          part.first_key.assign(row.key);
+        } else {
           part.last_key.assign(row.key);
-          if (!js) {
-            err = part_reducer.Add(enc_key, row.value);
-            if (!err.ok()) return false;
-          }
+        }
+        if (!js) {
+          err = part_reducer.Add(enc_key, row.value);
+          if (!err.ok()) return false;
         }
         if (!add_row(row, enc_key)) {
           stopped = true;
           complete = false;
           return false;
         }
-        if (whole && js) {
+        if (js) {
           // The row as add_row kept it, for the part too.
           const Group& g = groups.back();
           block_parts.back().keys.push_back(g.keys.back());
@@ -1036,30 +1049,48 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
       });
       if (!err.ok()) return err;
       if (!s.ok()) return s;
-      if (whole && complete) {
-        if (parts.empty()) {
-          parts.emplace_back(b.start, BlockSummary());
-          if (js) {
-            // An empty block: its value is never used (rows == 0).
-            parts.back().second.value = "null";
-          } else {
-            parts.back().second.value = part_reducer.Finish();
-          }
-        } else {
-          close_part();
+      // The parts' end: the segment's (empty: the block's end). Stopped
+      // (enough groups): the last part holds the row not taken; the parts
+      // before it were read whole and are kept.
+      std::string parts_end = seg.upper == b.end ? std::string() : seg.upper;
+      if (!complete) {
+        if (!down) parts_end = parts.back().first;
+        parts.pop_back();
+        if (js) {
+          block_parts.pop_back();
+          spans.pop_back();
         }
+      } else {
+        close_part();
+      }
+      if (down) {
+        std::reverse(parts.begin(), parts.end());
+        std::reverse(block_parts.begin(), block_parts.end());
+        std::reverse(spans.begin(), spans.end());
+      }
+      // The lowest part starts where the read began (ascending) or ended
+      // (descending, unless stopped: then at its lowest row).
+      if (parts.empty() && complete) {
+        // No rows: the segment is one empty part (its value is never used:
+        // rows == 0).
+        parts.emplace_back(seg.lower, BlockSummary());
+        parts.back().second.value = js ? "null" : part_reducer.Finish();
+      } else if (!parts.empty() && (!down || complete)) {
+        parts.front().first = seg.lower;
+      }
+      if (!parts.empty()) {
         if (!js || block_parts.empty()) {
-          cache->Store(b.start, h.seq, std::move(parts));
+          cache->Store(b.start, h.seq, std::move(parts), parts_end);
         } else {
           const size_t first = new_parts.size();
           for (size_t i = 0; i < block_parts.size(); ++i) {
             if (spans[i].one_group) groups[spans[i].group].covered.push_back({spans[i].from, spans[i].to, first + i});
             new_parts.push_back(std::move(block_parts[i]));
           }
-          pending_stores.push_back({b.start, std::move(parts), first});
+          pending_stores.push_back({b.start, std::move(parts), first, std::move(parts_end)});
         }
       }
-      cur = seg.upper;
+      cur = down ? seg.lower : seg.upper;
     }
   }
   close_group();
@@ -1069,7 +1100,7 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
     if (!s.ok()) return s;
     for (PendingStore& ps : pending_stores) {
       for (size_t i = 0; i < ps.parts.size(); ++i) ps.parts[i].second.value = new_parts[ps.first_part + i].result;
-      cache->Store(ps.start, h.seq, std::move(ps.parts));
+      cache->Store(ps.start, h.seq, std::move(ps.parts), ps.end);
     }
   }
   out->append("{");
@@ -1139,9 +1170,7 @@ Status QueryAt(const IndexPlace& p, Database& db, ViewFunctions* js, const Desig
   }
   // The cached reductions, taken before the snapshot (see CacheFor).
   std::shared_ptr<ReduceCache> cache;
-  // Descending only without a limit and keys (see ReduceQuery): with a
-  // limit, reading from the top stops early.
-  if (reduce && has_reduce && (!q.descending || (q.limit == UINT64_MAX && q.keys == nullptr))) {
+  if (reduce && has_reduce) {
     cache = CacheFor(p, p.keys.Rows(view.map_index), view.reduce);
   } else if (!(reduce && has_reduce) && q.keys == nullptr) {
     // A map query's offset counts the rows before its range.
