@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <unordered_set>
 
 #include "storage/collation.h"
@@ -356,7 +357,13 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     // Declared after `next`, so that a return below waits for the read
     // before `next` goes.
     std::future<Status> next_read;
-    if (more) next_read = std::async(std::launch::async, read_chunk, cur.last, kUpdateChunk, &next);
+    if (more) {
+      try {
+        next_read = std::async(std::launch::async, read_chunk, cur.last, kUpdateChunk, &next);
+      } catch (const std::system_error&) {
+        // No thread to be had: the chunk is read after this one.
+      }
+    }
     std::vector<ChangeRow>& rows = cur.rows;
     ChunkUpdate u;
     u.p = &p;
@@ -439,7 +446,7 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     if (!s.ok()) return s;
     need_clean = false;
     if (!more) break;
-    s = next_read.get();
+    s = next_read.valid() ? next_read.get() : read_chunk(cur.last, kUpdateChunk, &next);
     if (!s.ok()) return s;
     cur = std::move(next);
   }
