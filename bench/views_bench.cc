@@ -1,17 +1,22 @@
 // View index builds: a JavaScript map over 10,000 documents, on isolate
 // pools of 1 and 2 threads (js/view_functions_js.h fans one update's map
 // work out over the threads), and Mango's C++ mapper as the floor. Prints
-// the 2-thread speed-up as a ratio measured in the same run (the issue asks
-// for at least 1.6x on 2 cores).
+// the 2-thread speed-up as the ratio of the medians of interleaved builds
+// in the same run (the issue asks for at least 1.6x on 2 cores; another
+// process busy on the cores lowers it).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <vector>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "js/view_functions_js.h"
 #include "settee/store.h"
+#include "storage/database_impl.h"
 #include "storage/design_doc.h"
 #include "storage/mango.h"
 #include "storage/views.h"
@@ -38,35 +43,62 @@ std::unique_ptr<settee::Store> MakeStore() {
   return std::move(store).value();
 }
 
-std::map<int, double> g_seconds;  // threads -> best seconds per build
+// Median build times (ms) by isolate threads, and the rounds behind them.
+std::map<int, double> g_build_ms;
+constexpr int kBuildRounds = 15;
 
-// Builds a fresh index (a new signature each iteration) on `threads`
-// isolate threads.
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Builds a fresh index (new code each round, so a new signature) on pools
+// of 1 and 2 isolate threads, the two interleaved round by round (the order
+// alternating) so that load from other processes falls on both alike; the
+// index is dropped after each build, so every build starts from the same
+// store. Each pool builds once untimed first (isolate start-up, code
+// caches). Reports the median of each.
 void BM_JsViewBuild(benchmark::State& state) {
-  const int threads = static_cast<int>(state.range(0));
   auto store = MakeStore();
   auto db = *store->OpenDatabase("bench");
-  settee::js::PoolOptions po;
-  po.threads = threads;
-  po.store = store.get();
-  settee::js::PoolViewFunctions fns(po);
+  std::map<int, std::unique_ptr<settee::js::PoolViewFunctions>> pools;
+  for (int threads : {1, 2}) {
+    settee::js::PoolOptions po;
+    po.threads = threads;
+    po.store = store.get();
+    pools[threads] = std::make_unique<settee::js::PoolViewFunctions>(po);
+  }
   int round = 0;
-  double best = 1e9;
-  for (auto _ : state) {
+  auto build = [&](int threads) -> double {
     // A comment makes each round's code, so its index, new.
     std::string map = "function (doc) { /*" + std::to_string(round++) +
                       "*/ var s = 0; for (var i = 0; i < doc.tags.length; i++) s += doc.tags[i].length;"
                       " emit([doc.n, doc.name.toUpperCase()], s); }";
     auto ddoc = settee::views::TempDesignDoc("javascript", map, "");
     auto start = std::chrono::steady_clock::now();
-    settee::Status s = settee::views::UpdateIndex(*store, *db, &fns, ddoc);
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    settee::Status s = settee::views::UpdateIndex(*store, *db, pools[threads].get(), ddoc);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!s.ok()) state.SkipWithError(s.ToString().c_str());
+    // No design document names it: the index goes.
+    (void)settee::views::Cleanup(*store, *db);
+    return ms;
+  };
+  for (auto _ : state) {
+    build(1);
+    build(2);
+    std::map<int, std::vector<double>> ms;
+    for (int r = 0; r < kBuildRounds; ++r) {
+      for (int threads : (r % 2 == 0 ? std::vector<int>{1, 2} : std::vector<int>{2, 1})) {
+        ms[threads].push_back(build(threads));
+      }
+    }
+    for (int threads : {1, 2}) g_build_ms[threads] = Median(ms[threads]);
   }
-  g_seconds[threads] = best;
-  state.counters["docs/s"] = benchmark::Counter(kDocs, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["1 thread ms"] = g_build_ms[1];
+  state.counters["2 threads ms"] = g_build_ms[2];
+  state.counters["speed-up"] = g_build_ms[1] / g_build_ms[2];
 }
-BENCHMARK(BM_JsViewBuild)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->Iterations(5)->UseRealTime();
+BENCHMARK(BM_JsViewBuild)->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
 
 void BM_MangoIndexBuild(benchmark::State& state) {
   auto store = MakeStore();
@@ -81,12 +113,12 @@ void BM_MangoIndexBuild(benchmark::State& state) {
 }
 BENCHMARK(BM_MangoIndexBuild)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 
-// A _sum reduce over 100,000 rows, ungrouped and at group_level 1 (100
-// groups): descending with a limit, which reads and reduces every row (a
-// limited descending reduce reads from the top instead of using cached
-// reductions: what every reduce did before them), against ascending, which
-// combines cached block reductions (storage/view_reduce_cache.h) after its
-// first run. Same index, same run.
+// A _sum and a JavaScript reduce over 100,000 rows, ungrouped and at
+// group_level 1 (100 groups), descending with a limit (blocks walked from
+// the top): with the view's cached reductions dropped before each run
+// (every row read and reduced, the blocks cut again: what every reduce did
+// before them), against the blocks the previous runs left
+// (storage/view_reduce_cache.h). Same index, same run.
 constexpr int kReduceDocs = 100000;
 std::map<std::string, double> g_reduce_ms;  // "<query> <direction>" -> best ms
 
@@ -108,7 +140,8 @@ void BM_ReduceQuery(benchmark::State& state) {
       std::vector<settee::DocUpdateResult> results;
       (void)db->BulkDocsArray(docs + "]", {}, &results);
     }
-    (void)db->Put("_design/r", R"({"views":{"s":{"map":"function (doc) { emit([doc.g, doc._id], doc.v); }","reduce":"_sum"}}})");
+    (void)db->Put("_design/r", R"({"views":{"s":{"map":"function (doc) { emit([doc.g, doc._id], doc.v); }","reduce":"_sum"},)"
+                              R"("j":{"map":"function (doc) { emit([doc.g, doc._id], doc.v); }","reduce":"function (keys, values, rereduce) { return sum(values); }"}}})");
     settee::js::PoolOptions po;
     po.threads = 2;
     po.store = store.get();
@@ -117,23 +150,25 @@ void BM_ReduceQuery(benchmark::State& state) {
   auto db = *store->OpenDatabase("reduce");
   const bool cached = state.range(0) == 1;
   const bool grouped = state.range(1) == 1;
+  const bool js = state.range(2) == 1;
   settee::json::Document opts;
-  std::string text = std::string("{\"descending\":") + (cached ? "false" : "true,\"limit\":1000000") +
-                     (grouped ? ",\"group_level\":1}" : "}");
+  std::string text = std::string("{\"descending\":true,\"limit\":1000000") + (grouped ? ",\"group_level\":1}" : "}");
   (void)settee::json::Parse(text, &opts);
   auto q = settee::views::ParseViewQuery(opts).value();
   double best = 1e9;
   for (auto _ : state) {
     std::string out;
+    if (!cached) dynamic_cast<settee::DatabaseImpl&>(*db).reduce_caches().Clear();
     auto start = std::chrono::steady_clock::now();
-    settee::Status s = settee::views::Query(*store, *db, fns.get(), "r", "s", q, &out);
+    settee::Status s = settee::views::Query(*store, *db, fns.get(), "r", js ? "j" : "s", q, &out);
     best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     if (!s.ok()) state.SkipWithError(s.ToString().c_str());
   }
-  g_reduce_ms[std::string(grouped ? "group_level=1" : "ungrouped") + (cached ? " cached" : " full")] = best;
+  g_reduce_ms[std::string(js ? "js " : "_sum ") + (grouped ? "group_level=1" : "ungrouped") + (cached ? " cached" : " full")] = best;
 }
 BENCHMARK(BM_ReduceQuery)
-    ->Args({0, 0})->Args({1, 0})->Args({0, 1})->Args({1, 1})
+    ->Args({0, 0, 0})->Args({1, 0, 0})->Args({0, 1, 0})->Args({1, 1, 0})
+    ->Args({0, 0, 1})->Args({1, 0, 1})->Args({0, 1, 1})->Args({1, 1, 1})
     ->Unit(benchmark::kMillisecond)->Iterations(5)->UseRealTime();
 
 }  // namespace
@@ -141,15 +176,18 @@ BENCHMARK(BM_ReduceQuery)
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
-  if (g_seconds.count(1) && g_seconds.count(2)) {
-    std::printf("JS view build of %d docs, best of 5: 1 thread %.0f ms, 2 threads %.0f ms: %.2fx\n", kDocs,
-                g_seconds[1] * 1e3, g_seconds[2] * 1e3, g_seconds[1] / g_seconds[2]);
+  if (g_build_ms.count(1) && g_build_ms.count(2)) {
+    std::printf("JS view build of %d docs, median of %d interleaved rounds: 1 thread %.1f ms, 2 threads %.1f ms: %.2fx\n",
+                kDocs, kBuildRounds, g_build_ms[1], g_build_ms[2], g_build_ms[1] / g_build_ms[2]);
   }
-  for (const char* q : {"ungrouped", "group_level=1"}) {
-    std::string full = std::string(q) + " full", cached = std::string(q) + " cached";
-    if (g_reduce_ms.count(full) && g_reduce_ms.count(cached)) {
-      std::printf("_sum reduce over %d rows, %s, best of 5: every row %.2f ms, cached blocks %.2f ms: %.1fx\n",
-                  kReduceDocs, q, g_reduce_ms[full], g_reduce_ms[cached], g_reduce_ms[full] / g_reduce_ms[cached]);
+  for (const char* kind : {"_sum", "js"}) {
+    for (const char* q : {"ungrouped", "group_level=1"}) {
+      std::string name = std::string(kind) + " " + q;
+      std::string full = name + " full", cached = name + " cached";
+      if (g_reduce_ms.count(full) && g_reduce_ms.count(cached)) {
+        std::printf("%s reduce over %d rows, %s, descending, limited, best of 5: caches dropped %.2f ms, cached blocks %.2f ms: %.1fx\n", kind,
+                    kReduceDocs, q, g_reduce_ms[full], g_reduce_ms[cached], g_reduce_ms[full] / g_reduce_ms[cached]);
+      }
     }
   }
   benchmark::Shutdown();

@@ -14,8 +14,10 @@ namespace {
 // The tasks: js/prelude/views.js behind the settee object. They return JSON
 // text (JSON.stringify: an emitted NaN is null, as CouchDB's JSON encoder
 // has it) so that the task result is never refused.
-constexpr const char* kMapTask = "(a) => JSON.stringify(settee._views.map(a))";
+constexpr const char* kMapTask = "(a) => settee._views.mapText(a)";
 constexpr const char* kReduceTask = "(a) => JSON.stringify(settee._views.reduce(a))";
+// The fewest documents a map task gets (a task costs a JSON round trip).
+constexpr size_t kMinShare = 256;
 constexpr const char* kValidateTask = "(a) => JSON.stringify(settee._views.validate(a))";
 
 // A JS error's stack text as a Status with CouchDB's kind where the text
@@ -102,30 +104,34 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, const std::vecto
   auto pool = Pool();
   if (!pool.ok()) return pool.status();
   if (docs.empty()) return Status::OK();
-  // A few shares per thread, handed out as threads finish their last one
-  // (a thread that maps or writes slower takes fewer), so that a thread
-  // hands its results to `each` while the others map and the threads end
-  // together; at least a few hundred documents each (a task costs a JSON
-  // round trip).
-  constexpr size_t kSharesPerThread = 4;
-  constexpr size_t kMinShare = 256;
+  // Shares handed out as threads finish their last one (a thread that maps
+  // or writes slower takes fewer), so that a thread hands its results to
+  // `each` while the others map. Shares shrink as the documents run out
+  // (guided scheduling: a share is the remaining documents over twice the
+  // threads), so the threads end together and the caller's wait for the
+  // last share is short; at least kMinShare documents each.
   const size_t threads = static_cast<size_t>((*pool)->size());
-  const size_t shares = std::max<size_t>(1, std::min(threads * kSharesPerThread, docs.size() / kMinShare));
   struct State {
     IsolatePool* pool;
     const std::vector<std::string>* docs;
     const ShareFn* each;
     std::string code_json;
-    size_t per = 0;
+    size_t threads = 1;
     std::mutex mu;
     std::condition_variable cv;
     size_t next = 0;     // the next share's first document; GUARDED_BY(mu)
     size_t running = 0;  // shares started and not done; GUARDED_BY(mu)
     Status first_error;  // GUARDED_BY(mu)
-    // Starts the share at `from` on `thread`; its completion (on that
+    // The size of the share starting at `next`. REQUIRES mu.
+    size_t ShareSize() const {
+      const size_t left = docs->size() - next;
+      const size_t guided = (left + 2 * threads - 1) / (2 * threads);
+      // The last share takes what a minimum share would leave behind.
+      return left < 2 * kMinShare ? left : std::max(guided, kMinShare);
+    }
+    // Starts the share [from, to) on `thread`; its completion (on that
     // isolate thread) runs `each` and starts the next share there.
-    void Start(int thread, size_t from) {
-      const size_t to = std::min(docs->size(), from + per);
+    void Start(int thread, size_t from, size_t to) {
       std::string arg = "{\"code\":" + code_json + ",\"docs\":[";
       for (size_t d = from; d < to; ++d) {
         if (d > from) arg += ',';
@@ -136,19 +142,20 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, const std::vecto
         std::string part;
         Status s = Unwrap(std::move(r), &part);
         if (s.ok()) s = (*each)(from, to, part);
-        size_t more = SIZE_MAX;
+        size_t more = SIZE_MAX, more_to = 0;
         {
           std::lock_guard<std::mutex> g(mu);
           if (!s.ok() && first_error.ok()) first_error = s;
           // After a failure no more shares start: the update fails anyway.
           if (first_error.ok() && next < docs->size()) {
             more = next;
-            next += per;
+            next += ShareSize();
+            more_to = next;
           } else if (--running == 0) {
             cv.notify_all();
           }
         }
-        if (more != SIZE_MAX) Start(thread, more);
+        if (more != SIZE_MAX) Start(thread, more, more_to);
       });
     }
   } state;
@@ -156,17 +163,18 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, const std::vecto
   state.docs = &docs;
   state.each = &each;
   state.code_json = MapCodeJson(code);
-  state.per = (docs.size() + shares - 1) / shares;
-  std::vector<size_t> firsts;
+  state.threads = threads;
+  std::vector<std::pair<size_t, size_t>> firsts;
   {
     std::lock_guard<std::mutex> g(state.mu);
     for (size_t t = 0; t < threads && state.next < docs.size(); ++t) {
-      firsts.push_back(state.next);
-      state.next += state.per;
+      const size_t from = state.next;
+      state.next += state.ShareSize();
+      firsts.emplace_back(from, state.next);
       ++state.running;
     }
   }
-  for (size_t t = 0; t < firsts.size(); ++t) state.Start(static_cast<int>(t), firsts[t]);
+  for (size_t t = 0; t < firsts.size(); ++t) state.Start(static_cast<int>(t), firsts[t].first, firsts[t].second);
   std::unique_lock<std::mutex> g(state.mu);
   state.cv.wait(g, [&] { return state.running == 0; });
   return state.first_error;

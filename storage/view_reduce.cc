@@ -175,6 +175,21 @@ Status BuiltinReducer::AddReduced(std::string_view reduced_json) {
   }
 }
 
+Status BuiltinReducer::AddDistinctRun(std::string_view distinct, std::string_view first,
+                                      std::string_view last) {
+  if (kind_ != Builtin::kApproxCountDistinct) return Status::Internal("not _approx_count_distinct");
+  json::Document v;
+  Status s = json::Parse(distinct, &v);
+  if (!s.ok()) return s;
+  if (!v.IsUint64()) return Status::Internal("bad _approx_count_distinct reduction");
+  const uint64_t ends = first == last ? 1 : 2;
+  if (v.GetUint64() < ends) return Status::Internal("bad _approx_count_distinct reduction");
+  distinct_inner_ += v.GetUint64() - ends;
+  distinct_.emplace(first);
+  distinct_.emplace(last);
+  return Status::OK();
+}
+
 std::string BuiltinReducer::Finish() {
   std::string out;
   json::StringOutput sink(&out);
@@ -191,7 +206,7 @@ std::string BuiltinReducer::Finish() {
       w.Uint64(count_);
       break;
     case Builtin::kApproxCountDistinct:
-      w.Uint64(distinct_.size());
+      w.Uint64(distinct_.size() + distinct_inner_);
       break;
     case Builtin::kSum:
       if (sum_.IsNull()) {
@@ -244,6 +259,7 @@ std::string BuiltinReducer::Finish() {
   s_sum_ = s_min_ = s_max_ = s_sumsqr_ = 0;
   s_count_ = 0;
   distinct_.clear();
+  distinct_inner_ = 0;
   return out;
 }
 

@@ -1,9 +1,9 @@
 // CouchDB's built-in reduce functions (_sum, _count, _stats,
 // _approx_count_distinct), computed in C++ over a group of view rows.
 //
-// A Reducer takes a group's rows one at a time and gives the group's value
-// as JSON text. Built-ins never need a rereduce here: a query reduces each
-// group in one pass over its rows (storage/views.h).
+// A Reducer takes a group's rows one at a time, and the reductions of runs
+// of them (a view's cached blocks, storage/view_reduce_cache.h), and gives
+// the group's value as JSON text.
 //
 // Thread safety: a Reducer is a single-threaded object.
 #pragma once
@@ -34,8 +34,15 @@ class BuiltinReducer {
   Status Add(std::string_view encoded_key, std::string_view value_json);
   // Adds the reduction of some of the group's rows (Finish() of another
   // reducer of the same kind): CouchDB's rereduce. Not for
-  // _approx_count_distinct (its value is a count, not its set).
+  // _approx_count_distinct (its value is a count, not its set): see
+  // AddDistinctRun.
   Status AddReduced(std::string_view reduced_json);
+  // _approx_count_distinct: adds a run of consecutive index rows with
+  // `distinct` distinct keys (Finish() of a reducer given only those rows),
+  // the first and last of them encoded as `first` and `last`. Index rows
+  // are in key order, so of a run's keys only those two can equal a key
+  // added before or after it; the run's count stands for the others.
+  Status AddDistinctRun(std::string_view distinct, std::string_view first, std::string_view last);
   // The group's value as JSON text; the reducer starts a new group.
   std::string Finish();
 
@@ -47,6 +54,7 @@ class BuiltinReducer {
   double s_sum_ = 0, s_min_ = 0, s_max_ = 0, s_sumsqr_ = 0;
   uint64_t s_count_ = 0;
   std::set<std::string> distinct_;
+  uint64_t distinct_inner_ = 0;  // distinct keys of runs, besides their ends
 };
 
 }  // namespace settee::views

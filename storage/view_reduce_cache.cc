@@ -16,9 +16,7 @@ std::map<std::string, ReduceCache::Block>::iterator ReduceCache::BlockOf(std::st
   return it;
 }
 
-ReduceCache::Lookup ReduceCache::Find(std::string_view key, uint64_t seq) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = BlockOf(key);
+ReduceCache::Lookup ReduceCache::LookupOf(std::map<std::string, Block>::iterator it, uint64_t seq) {
   Lookup out;
   out.start = it->first;
   auto next = std::next(it);
@@ -32,15 +30,38 @@ ReduceCache::Lookup ReduceCache::Find(std::string_view key, uint64_t seq) {
   return out;
 }
 
+ReduceCache::Lookup ReduceCache::Find(std::string_view key, uint64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return LookupOf(BlockOf(key), seq);
+}
+
+ReduceCache::Lookup ReduceCache::FindBefore(std::string_view end, uint64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = blocks_.lower_bound(std::string(end));
+  // The first block starts at the prefix, below every end.
+  if (it != blocks_.begin()) --it;
+  return LookupOf(it, seq);
+}
+
 void ReduceCache::Store(const std::string& start, uint64_t seq,
-                        std::vector<std::pair<std::string, BlockSummary>> parts) {
+                        std::vector<std::pair<std::string, BlockSummary>> parts, const std::string& end) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = blocks_.find(start);
-  if (it == blocks_.end() || parts.empty() || parts.front().first != start) return;
+  if (it == blocks_.end() || parts.empty() || parts.front().first < start) return;
   const uint64_t last_change = it->second.last_change;
   // A change after the snapshot: what was read is already stale.
   if (last_change > seq) return;
   auto next = std::next(it);
+  const std::string block_end = next == blocks_.end() ? end_ : next->first;
+  if (parts.front().first >= block_end || (!end.empty() && (end > block_end || end <= parts.front().first))) return;
+  // The rest of the block after the parts, and its head before them: rows
+  // not read, summaries unknown.
+  if (!end.empty() && end < block_end) {
+    Block& rest = blocks_[end];
+    rest.valid = false;
+    rest.last_change = last_change;
+  }
+  if (parts.front().first != start) it->second.valid = false;
   for (auto& [key, summary] : parts) {
     // Parts must lie inside the block (a concurrent cut may have added a
     // boundary; then only the parts before it are ours).
@@ -59,42 +80,43 @@ void ReduceCache::NoteChange(std::string_view key, uint64_t seq) {
   if (seq > b.last_change) b.last_change = seq;
 }
 
-std::shared_ptr<ReduceCache> ReduceCaches::Get(const std::string& prefix, int kind) {
-  std::string k = prefix;
-  k.push_back(static_cast<char>(kind));
+std::shared_ptr<ReduceCache> ReduceCaches::Get(const std::string& prefix, const std::string& reduce) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto& slot = caches_[k];
+  auto& slot = caches_[{prefix, reduce}];
   if (!slot) slot = std::make_shared<ReduceCache>(prefix);
   return slot;
 }
 
-std::shared_ptr<ReduceCache> ReduceCaches::Find(const std::string& prefix, int kind) {
-  std::string k = prefix;
-  k.push_back(static_cast<char>(kind));
+std::shared_ptr<ReduceCache> ReduceCaches::Find(const std::string& prefix, const std::string& reduce) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = caches_.find(k);
+  auto it = caches_.find({prefix, reduce});
   return it == caches_.end() ? nullptr : it->second;
+}
+
+void ReduceCaches::Clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  caches_.clear();
 }
 
 bool ReduceCaches::Any(const std::string& base) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = caches_.lower_bound(base);
-  return it != caches_.end() && it->first.compare(0, base.size(), base) == 0;
+  auto it = caches_.lower_bound({base, std::string()});
+  return it != caches_.end() && it->first.first.compare(0, base.size(), base) == 0;
 }
 
 void ReduceCaches::NoteChanges(const std::string& base, const std::vector<std::string>& keys,
                                uint64_t seq) {
-  std::vector<std::pair<std::string, std::shared_ptr<ReduceCache>>> found;
+  std::vector<std::shared_ptr<ReduceCache>> found;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = caches_.lower_bound(base);
-         it != caches_.end() && it->first.compare(0, base.size(), base) == 0; ++it) {
-      found.emplace_back(it->first.substr(0, it->first.size() - 1), it->second);
+    for (auto it = caches_.lower_bound({base, std::string()});
+         it != caches_.end() && it->first.first.compare(0, base.size(), base) == 0; ++it) {
+      found.push_back(it->second);
     }
   }
   for (const std::string& key : keys) {
-    for (auto& [prefix, cache] : found) {
-      if (key.compare(0, prefix.size(), prefix) == 0) cache->NoteChange(key, seq);
+    for (auto& cache : found) {
+      if (key.compare(0, cache->prefix().size(), cache->prefix()) == 0) cache->NoteChange(key, seq);
     }
   }
 }

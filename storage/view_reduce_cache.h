@@ -1,5 +1,5 @@
-// ReduceCache: a view's built-in reductions kept per block of its index
-// rows, so that a reduce over a large range (or a group spanning many rows)
+// ReduceCache: a view's reductions (built-in or JavaScript) kept per block
+// of its index rows, so that a reduce over a large range (or a group spanning many rows)
 // combines one stored value per block instead of re-reducing every row.
 // CouchDB keeps a reduction in every b-tree node; settee's index rows live
 // in a flat ordered KV range, so the blocks are key ranges of it, cut as
@@ -31,7 +31,7 @@ namespace settee::views {
 struct BlockSummary {
   uint64_t rows = 0;
   std::string first_key, last_key;  // JSON keys of the first and last rows
-  std::string value;                // the built-in's reduction of the rows
+  std::string value;                // the reduce's reduction of the rows (JSON)
 };
 
 class ReduceCache {
@@ -51,17 +51,24 @@ class ReduceCache {
   // The block holding row key `key`, with its summary if it is valid for a
   // snapshot at index seq `seq`.
   Lookup Find(std::string_view key, uint64_t seq);
+  // The block holding the keys just below `end` (a descending walk's next
+  // block), likewise.
+  Lookup FindBefore(std::string_view end, uint64_t seq);
 
-  // After a scan of the whole block starting at `start` on a snapshot at
-  // index seq `seq`: its rows as consecutive parts, the first starting at
-  // `start`, each given by its start key and summary. Ignored when the
-  // block changed after `seq` or no longer starts at `start`.
+  // After a scan of the block starting at `start` on a snapshot at index
+  // seq `seq`: its rows from parts.front().first (`start`, or a row key in
+  // the block) to `end` (empty: the block's end) as consecutive parts, each
+  // given by its start key and summary. What the parts leave of the block
+  // before and after them becomes blocks of unknown summary. Ignored when
+  // the block changed after `seq` or no longer starts at `start`.
   void Store(const std::string& start, uint64_t seq,
-             std::vector<std::pair<std::string, BlockSummary>> parts);
+             std::vector<std::pair<std::string, BlockSummary>> parts, const std::string& end = {});
 
   // Called by an index update about to move the index to `seq` and to
   // write or delete row key `key`.
   void NoteChange(std::string_view key, uint64_t seq);
+
+  const std::string& prefix() const { return prefix_; }
 
  private:
   struct Block {
@@ -71,6 +78,7 @@ class ReduceCache {
     uint64_t last_change = 0;  // the latest update that touched the block
   };
   std::map<std::string, Block>::iterator BlockOf(std::string_view key);  // REQUIRES mu_
+  Lookup LookupOf(std::map<std::string, Block>::iterator it, uint64_t seq);  // REQUIRES mu_
 
   const std::string prefix_;
   const std::string end_;  // the end of the prefix's key range
@@ -79,13 +87,18 @@ class ReduceCache {
 };
 
 // The ReduceCaches of one database's indexes (kept with the database, so
-// they go with it).
+// they go with it). Only in memory: after a restart a reduce reads its rows
+// once and leaves the blocks for the queries after it.
 class ReduceCaches {
  public:
-  // The cache of the view with row prefix `prefix` for built-in `kind`.
-  std::shared_ptr<ReduceCache> Get(const std::string& prefix, int kind);
+  // The cache of the view with row prefix `prefix` for the reduce named by
+  // `reduce` (its source: "_sum", or a JavaScript function's text; views of
+  // one map with different reduces share the rows, not the reductions).
+  std::shared_ptr<ReduceCache> Get(const std::string& prefix, const std::string& reduce);
   // That cache if it exists, else nullptr.
-  std::shared_ptr<ReduceCache> Find(const std::string& prefix, int kind);
+  std::shared_ptr<ReduceCache> Find(const std::string& prefix, const std::string& reduce);
+  // Drops every cache (a benchmark's cold runs).
+  void Clear();
   // True if some cache exists under index key base `base`.
   bool Any(const std::string& base);
   // ReduceCache::NoteChange for every cache of the index at `base`.
@@ -93,8 +106,8 @@ class ReduceCaches {
 
  private:
   std::mutex mu_;
-  // prefix + kind byte -> cache
-  std::map<std::string, std::shared_ptr<ReduceCache>> caches_;  // GUARDED_BY(mu_)
+  // (prefix, reduce) -> cache
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<ReduceCache>> caches_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace settee::views

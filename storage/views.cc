@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <unordered_set>
 
 #include "storage/collation.h"
@@ -21,8 +23,11 @@ namespace settee::views {
 
 namespace {
 
-// Documents mapped per Map() call and per KV batch of an update.
+// Documents mapped per MapShares() call of an update. The first chunk is
+// smaller: it is read while the isolate threads wait (later chunks are read
+// while the previous one maps).
 constexpr uint64_t kUpdateChunk = 4096;
+constexpr uint64_t kFirstUpdateChunk = 512;
 // Rows a JavaScript reduce sees per call before a rereduce.
 constexpr size_t kReduceChunk = 1000;
 
@@ -304,7 +309,6 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     }
   }
   if (h.seq >= db.UpdateSeq() && !h.dirty) return Status::OK();
-  std::vector<ChangeRow> rows;
   std::vector<std::string> docs;
   std::vector<size_t> mapped_row;  // docs[i] is the doc of rows[mapped_row[i]]
   std::vector<std::string> view_prefix;
@@ -319,7 +323,48 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     return p.kv->WriteOwned(p.wo, std::move(batch));
   };
   bool need_clean = h.dirty;
-  while (true) {
+  // The changes after `since`, a chunk of them. The next chunk is read on a
+  // thread of its own while this one is mapped and written (the read is
+  // the serial part of an update: without the overlap every isolate thread
+  // waits for it, once per chunk). Reading ahead is safe: a chunk's
+  // documents are mapped only after the previous chunk is written, and a
+  // document changed meanwhile comes again in a later chunk.
+  struct Chunk {
+    std::vector<ChangeRow> rows;
+    uint64_t last = 0;
+    uint64_t limit = 0;  // rows asked for: fewer came when none are left
+  };
+  auto read_chunk = [&db](uint64_t since, uint64_t limit, Chunk* c) {
+    ChangesOptions co;
+    co.since = since;
+    co.limit = limit;
+    co.include_docs = true;
+    co.conflicts = true;
+    c->last = since;
+    c->limit = limit;
+    c->rows.reserve(limit);
+    return db.Changes(co, [c](const ChangeRow& r) {
+      c->rows.push_back(r);
+      return true;
+    }, &c->last);
+  };
+  Chunk cur;
+  s = read_chunk(h.seq, kFirstUpdateChunk, &cur);
+  if (!s.ok()) return s;
+  while (!cur.rows.empty()) {
+    const bool more = cur.rows.size() >= cur.limit;
+    Chunk next;
+    // Declared after `next`, so that a return below waits for the read
+    // before `next` goes.
+    std::future<Status> next_read;
+    if (more) {
+      try {
+        next_read = std::async(std::launch::async, read_chunk, cur.last, kUpdateChunk, &next);
+      } catch (const std::system_error&) {
+        // No thread to be had: the chunk is read after this one.
+      }
+    }
+    std::vector<ChangeRow>& rows = cur.rows;
     ChunkUpdate u;
     u.p = &p;
     u.view_prefix = &view_prefix;
@@ -331,21 +376,9 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     // lock, so none appears while this update runs.
     u.note_changes = p.caches != nullptr && p.caches->Any(ik.base);
     u.count_delta.assign(nviews, 0);
-    rows.clear();
     docs.clear();
     mapped_row.clear();
-    ChangesOptions co;
-    co.since = h.seq;
-    co.limit = kUpdateChunk;
-    co.include_docs = true;
-    co.conflicts = true;
-    uint64_t last = h.seq;
-    s = db.Changes(co, [&](const ChangeRow& r) {
-      rows.push_back(r);
-      return true;
-    }, &last);
-    if (!s.ok()) return s;
-    if (rows.empty()) break;
+    const uint64_t last = cur.last;
     u.seq = last;
     for (size_t i = 0; i < rows.size(); ++i) {
       if (rows[i].deleted || IsDesign(rows[i].id)) continue;
@@ -392,9 +425,9 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     // design documents lose, and the header at the chunk's seq (exact: every
     // share is written).
     KVWriteBatch& batch = u.held;
-    for (size_t i = 0, next = 0; i < rows.size(); ++i) {
-      if (next < mapped_row.size() && mapped_row[next] == i) {
-        ++next;
+    for (size_t i = 0, next_mapped = 0; i < rows.size(); ++i) {
+      if (next_mapped < mapped_row.size() && mapped_row[next_mapped] == i) {
+        ++next_mapped;
         continue;
       }
       s = ReplaceDocRows(u, rows[i].id, nullptr, &batch, &u.held_changed, &u.held_delta);
@@ -412,7 +445,10 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     s = p.kv->WriteOwned(p.wo, std::move(batch));
     if (!s.ok()) return s;
     need_clean = false;
-    if (rows.size() < kUpdateChunk) break;
+    if (!more) break;
+    s = next_read.valid() ? next_read.get() : read_chunk(cur.last, kUpdateChunk, &next);
+    if (!s.ok()) return s;
+    cur = std::move(next);
   }
   return need_clean ? write_header() : Status::OK();
 }
@@ -668,13 +704,29 @@ Status MapQuery(const IndexPlace& p, const KVSnapshot* snap, Database& db, size_
   return Status::OK();
 }
 
-// One group of a reduce query: its key and its rows' values.
+// One group of a reduce query: its key and what it reduces.
 struct Group {
   std::string key;  // JSON
   std::string encoded;
-  std::vector<std::string> keys;    // [key, id] JSON, for JavaScript
-  std::vector<std::string> values;  // JSON
-  std::string result;               // built-ins: the value
+  // JavaScript: the rows read for the group ([key, id] JSON, value JSON),
+  // and reductions that stand for other rows of it (cached blocks').
+  std::vector<std::string> keys;
+  std::vector<std::string> values;
+  std::vector<std::string> reduced;
+  // Rows [from, to) of keys/values that a new block part (NewPart, by
+  // index) holds whole: the part's reduction stands for them.
+  struct Covered {
+    size_t from, to, part;
+  };
+  std::vector<Covered> covered;
+  std::string result;  // the group's value (JSON)
+};
+
+// A part of a block read whole for a JavaScript reduce: its rows, reduced
+// in the same call as the groups' rows, then kept in the cache.
+struct NewPart {
+  std::vector<std::string> keys, values;
+  std::string result;
 };
 
 std::string JoinArray(const std::vector<std::string>& items, size_t from, size_t to) {
@@ -687,60 +739,81 @@ std::string JoinArray(const std::vector<std::string>& items, size_t from, size_t
   return a;
 }
 
-// Reduces every group through the JavaScript reduce `source`: each group's
-// rows in chunks of kReduceChunk, then one rereduce of the chunks' results.
+// Reduces through the JavaScript reduce `source`, in one call, every new
+// part and every group's rows no part covers (in chunks of kReduceChunk);
+// then, in a second call, rereduces each group's reductions (its cached
+// blocks', its parts', its chunks') unless it has only one.
 Status ReduceJs(ViewFunctions* fns, const MapCode& code, const std::string& source,
-                std::vector<Group>& groups) {
+                std::vector<Group>& groups, std::vector<NewPart>& parts) {
   if (fns == nullptr) return Status::Internal("JavaScript reduce needs the settee runtime");
   std::string calls = "[";
-  std::vector<size_t> chunks_of(groups.size());
-  bool first = true;
+  size_t ncalls = 0;
+  auto add_call = [&](const std::vector<std::string>& keys, const std::vector<std::string>& values,
+                      size_t from, size_t to) {
+    if (ncalls++ > 0) calls.push_back(',');
+    calls += '[';
+    calls += JoinArray(keys, from, to);
+    calls += ',';
+    calls += JoinArray(values, from, to);
+    calls += ",false]";
+  };
+  for (const NewPart& part : parts) add_call(part.keys, part.values, 0, part.keys.size());
+  std::vector<std::vector<size_t>> chunk_calls(groups.size());
   for (size_t g = 0; g < groups.size(); ++g) {
-    const Group& gr = groups[g];
-    size_t n = gr.values.size();
-    for (size_t from = 0; from < n || (from == 0 && n == 0); from += kReduceChunk) {
-      size_t to = std::min(n, from + kReduceChunk);
-      if (!first) calls.push_back(',');
-      first = false;
-      calls += '[';
-      calls += JoinArray(gr.keys, from, to);
-      calls += ',';
-      calls += JoinArray(gr.values, from, to);
-      calls += ",false]";
-      ++chunks_of[g];
-      if (n == 0) break;
+    Group& gr = groups[g];
+    // In row order (a descending walk adds a block's parts top first).
+    std::sort(gr.covered.begin(), gr.covered.end(),
+              [](const Group::Covered& a, const Group::Covered& b) { return a.from < b.from; });
+    auto run = [&](size_t from, size_t to) {
+      for (size_t f = from; f < to; f += kReduceChunk) {
+        chunk_calls[g].push_back(ncalls);
+        add_call(gr.keys, gr.values, f, std::min(to, f + kReduceChunk));
+      }
+    };
+    size_t at = 0;
+    for (const Group::Covered& c : gr.covered) {
+      run(at, c.from);
+      at = c.to;
+    }
+    run(at, gr.keys.size());
+    if (chunk_calls[g].empty() && gr.covered.empty() && gr.reduced.empty()) {
+      chunk_calls[g].push_back(ncalls);
+      add_call(gr.keys, gr.values, 0, 0);
     }
   }
   calls.push_back(']');
-  std::string out;
-  Status s = fns->Reduce(code, source, calls, &out);
-  if (!s.ok()) return s;
   json::Document results;
-  s = json::Parse(out, &results);
-  if (!s.ok()) return s;
-  if (!results.IsArray()) return Status::Internal("reduce results are not an array");
-  size_t k = 0;
+  std::string out;
+  if (ncalls > 0) {
+    Status s = fns->Reduce(code, source, calls, &out);
+    if (!s.ok()) return s;
+    s = json::Parse(out, &results);
+    if (!s.ok()) return s;
+    if (!results.IsArray() || results.Size() != ncalls) return Status::Internal("reduce results do not match");
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    parts[i].result = json::Serialize(results[static_cast<rapidjson::SizeType>(i)]);
+  }
   std::string rereduce = "[";
   std::vector<size_t> needs;
   for (size_t g = 0; g < groups.size(); ++g) {
-    if (k + chunks_of[g] > results.Size()) return Status::Internal("too few reduce results");
-    if (chunks_of[g] == 1) {
-      groups[g].result = json::Serialize(results[static_cast<rapidjson::SizeType>(k)]);
-    } else {
-      if (!needs.empty()) rereduce.push_back(',');
-      rereduce += "[null,[";
-      for (size_t c = 0; c < chunks_of[g]; ++c) {
-        if (c > 0) rereduce.push_back(',');
-        rereduce += json::Serialize(results[static_cast<rapidjson::SizeType>(k + c)]);
-      }
-      rereduce += "],true]";
-      needs.push_back(g);
+    Group& gr = groups[g];
+    std::vector<std::string> partials = std::move(gr.reduced);
+    for (const Group::Covered& c : gr.covered) partials.push_back(parts[c.part].result);
+    for (size_t k : chunk_calls[g]) partials.push_back(json::Serialize(results[static_cast<rapidjson::SizeType>(k)]));
+    if (partials.size() == 1) {
+      gr.result = std::move(partials[0]);
+      continue;
     }
-    k += chunks_of[g];
+    if (!needs.empty()) rereduce.push_back(',');
+    rereduce += "[null,";
+    rereduce += JoinArray(partials, 0, partials.size());
+    rereduce += ",true]";
+    needs.push_back(g);
   }
   rereduce.push_back(']');
   if (!needs.empty()) {
-    s = fns->Reduce(code, source, rereduce, &out);
+    Status s = fns->Reduce(code, source, rereduce, &out);
     if (!s.ok()) return s;
     s = json::Parse(out, &results);
     if (!s.ok()) return s;
@@ -754,17 +827,40 @@ Status ReduceJs(ViewFunctions* fns, const MapCode& code, const std::string& sour
   return Status::OK();
 }
 
-// Built-ins whose reductions combine (a block's value stands for its rows).
-bool Cacheable(Builtin b) { return b == Builtin::kSum || b == Builtin::kCount || b == Builtin::kStats; }
+// The collation encoding of a JSON key.
+Status EncodeJsonKey(std::string_view key_json, std::string* out) {
+  json::Document k;
+  Status s = json::Parse(key_json, &k);
+  if (!s.ok()) return s;
+  out->clear();
+  collation::AppendIndexKey(k, out);
+  return Status::OK();
+}
 
-// A reduce query. With `cache` (a cacheable built-in), a block of rows that
-// lies wholly inside a range and inside one group adds its cached value
-// instead of its rows, and every block read whole leaves its summary for
-// the next query.
+// What the reduce cache is kept under: the built-in's name, or the
+// JavaScript function's source.
+std::string CacheName(const std::string& reduce) {
+  switch (ParseBuiltin(reduce)) {
+    case Builtin::kSum: return "_sum";
+    case Builtin::kCount: return "_count";
+    case Builtin::kStats: return "_stats";
+    case Builtin::kApproxCountDistinct: return "_approx_count_distinct";
+    case Builtin::kNone: break;
+  }
+  return reduce;
+}
+
+// A reduce query. With `cache` (the view's reductions), a block of rows
+// that lies wholly inside a range and inside one group adds its cached
+// value instead of its rows, and every block read whole leaves its summary
+// for the next query: built-ins' at once, a JavaScript reduce's once the
+// reduce call that computes the groups' values has computed them too.
 Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* fns,
                    const MapCode& code, size_t view, const std::string& reduce, const Header& h,
                    const ViewQuery& q, ReduceCache* cache, std::string* out) {
   const Builtin builtin = ParseBuiltin(reduce);
+  const bool js = builtin == Builtin::kNone;
+  const bool distinct = builtin == Builtin::kApproxCountDistinct;
   const bool grouped = q.group || q.group_level.has_value();
   const size_t level = q.group_level ? static_cast<size_t>(*q.group_level)
                                      : (q.group ? SIZE_MAX : 0);
@@ -772,16 +868,27 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
   std::vector<Range> ranges = RangesOf(prefix, q);
   std::vector<Group> groups;
   BuiltinReducer reducer(builtin);
+  // JavaScript: the parts of blocks read whole, and the blocks to store once
+  // their parts are reduced (the first part's index in new_parts).
+  std::vector<NewPart> new_parts;
+  struct PendingStore {
+    std::string start;
+    std::vector<std::pair<std::string, BlockSummary>> parts;
+    size_t first_part;
+    std::string end;
+  };
+  std::vector<PendingStore> pending_stores;
   // Groups needed: skip + limit of them (all when ungrouped: one).
-  // A descending query with the cache (no limit, one range: QueryAt)
-  // reduces its range in ascending order, block by block, and reverses the
-  // groups.
-  const bool reverse = cache != nullptr && q.descending;
+  // A descending query with the cache and without a limit or keys reduces
+  // its range in ascending order, block by block, and reverses the groups
+  // (the blocks are cut from the bottom, as ascending queries cut them);
+  // with a limit it walks the blocks from the top.
+  const bool reverse = cache != nullptr && q.descending && q.limit == UINT64_MAX && q.keys == nullptr;
   const uint64_t wanted = q.limit == UINT64_MAX || reverse ? UINT64_MAX : q.skip + q.limit;
   Status err;
   bool open = false;
   auto close_group = [&]() {
-    if (open && builtin != Builtin::kNone) groups.back().result = reducer.Finish();
+    if (open && !js) groups.back().result = reducer.Finish();
     open = false;
   };
   json::Document key_doc, group_doc;
@@ -809,22 +916,14 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
     open = true;
     return true;
   };
-  auto add_row = [&](const Row& row) {
+  // Adds a row (`enc_key`: its key's encoding, for _approx_count_distinct).
+  auto add_row = [&](const Row& row, std::string_view enc_key) {
     std::string gkey, encoded;
     err = group_of(row.key, &gkey, &encoded);
     if (!err.ok()) return false;
     if (!enter_group(std::move(gkey), std::move(encoded))) return false;
     Group& g = groups.back();
-    if (builtin != Builtin::kNone) {
-      std::string_view enc_key;
-      std::string full;
-      if (builtin == Builtin::kApproxCountDistinct) {
-        json::Document k;
-        err = json::Parse(row.key, &k);
-        if (!err.ok()) return false;
-        collation::AppendIndexKey(k, &full);
-        enc_key = full;
-      }
+    if (!js) {
       err = reducer.Add(enc_key, row.value);
       if (!err.ok()) return false;
     } else {
@@ -838,24 +937,32 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
     }
     return true;
   };
+  std::string enc_key;
   bool stopped = false;
   for (size_t ri = 0; ri < ranges.size() && !stopped; ++ri) {
     const Range& r = ranges[ri];
     if (cache == nullptr) {
-      Status s = Scan(p.kv, snap, r, q.descending,
-                      [&](std::string_view, const Row& row) { return (stopped = !add_row(row)) == false; });
+      Status s = Scan(p.kv, snap, r, q.descending, [&](std::string_view, const Row& row) {
+        if (distinct) {
+          err = EncodeJsonKey(row.key, &enc_key);
+          if (!err.ok()) return false;
+        }
+        return (stopped = !add_row(row, enc_key)) == false;
+      });
       if (!err.ok()) return err;
       if (!s.ok()) return s;
       continue;
     }
-    std::string cur = r.lower;
-    while (cur < r.upper && !stopped) {
-      ReduceCache::Lookup b = cache->Find(cur, h.seq);
-      const bool whole = cur == b.start && b.end <= r.upper;
+    // Block by block, from the top when descending (unless reversing).
+    const bool down = q.descending && !reverse;
+    std::string cur = down ? r.upper : r.lower;
+    while ((down ? cur > r.lower : cur < r.upper) && !stopped) {
+      ReduceCache::Lookup b = down ? cache->FindBefore(cur, h.seq) : cache->Find(cur, h.seq);
+      const bool whole = down ? b.end == cur && b.start >= r.lower : cur == b.start && b.end <= r.upper;
       if (whole && b.summary) {
         const BlockSummary& sum = *b.summary;
         if (sum.rows == 0) {
-          cur = b.end;
+          cur = down ? b.start : b.end;
           continue;
         }
         std::string gfirst, efirst, glast, elast;
@@ -864,60 +971,144 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
         if (!err.ok()) return err;
         if (efirst == elast) {
           if (!enter_group(std::move(gfirst), std::move(efirst))) break;
-          err = reducer.AddReduced(sum.value);
+          if (js) {
+            groups.back().reduced.push_back(sum.value);
+          } else if (distinct) {
+            std::string first, last;
+            err = EncodeJsonKey(sum.first_key, &first);
+            if (err.ok()) err = EncodeJsonKey(sum.last_key, &last);
+            if (err.ok()) err = reducer.AddDistinctRun(sum.value, first, last);
+          } else {
+            err = reducer.AddReduced(sum.value);
+          }
           if (!err.ok()) return err;
-          cur = b.end;
+          cur = down ? b.start : b.end;
           continue;
         }
       }
-      // Read the rows up to the block's end; a block read whole is cut
-      // into parts of kBlockRows rows, each summarized.
-      Range seg{cur, std::min(b.end, r.upper)};
+      // Read the rows of the block in range, cutting them into parts of
+      // kBlockRows rows (from the top when descending), each summarized:
+      // the parts become blocks, and what the read leaves of the block
+      // before and after them blocks of unknown summary.
+      Range seg = down ? Range{std::max(b.start, r.lower), cur} : Range{cur, std::min(b.end, r.upper)};
       std::vector<std::pair<std::string, BlockSummary>> parts;
       BuiltinReducer part_reducer(builtin);
+      // JavaScript: the new parts' rows, and the group rows each holds when
+      // it lies inside one group.
+      std::vector<NewPart> block_parts;
+      struct Span {
+        size_t group = SIZE_MAX, from = 0, to = 0;
+        bool one_group = true;
+      };
+      std::vector<Span> spans;
       auto close_part = [&]() {
-        if (!parts.empty()) parts.back().second.value = part_reducer.Finish();
+        if (!parts.empty() && !js) parts.back().second.value = part_reducer.Finish();
       };
       bool complete = true;
-      Status s = Scan(p.kv, snap, seg, false, [&](std::string_view kv_key, const Row& row) {
-        if (whole) {
-          if (parts.empty() || parts.back().second.rows == ReduceCache::kBlockRows) {
-            close_part();
-            parts.emplace_back(parts.empty() ? b.start : std::string(kv_key), BlockSummary());
-            parts.back().second.first_key.assign(row.key);
-          }
-          BlockSummary& part = parts.back().second;
-          ++part.rows;
-          part.last_key.assign(row.key);
-          err = part_reducer.Add({}, row.value);
+      Status s = Scan(p.kv, snap, seg, down, [&](std::string_view kv_key, const Row& row) {
+        if (distinct) {
+          err = EncodeJsonKey(row.key, &enc_key);
           if (!err.ok()) return false;
         }
-        if (!add_row(row)) {
+        if (parts.empty() || parts.back().second.rows == ReduceCache::kBlockRows) {
+          close_part();
+          parts.emplace_back(std::string(kv_key), BlockSummary());
+          (down ? parts.back().second.last_key : parts.back().second.first_key).assign(row.key);
+          if (js) {
+            block_parts.emplace_back();
+            spans.emplace_back();
+          }
+        }
+        auto& [part_start, part] = parts.back();
+        ++part.rows;
+        if (down) {
+          // A part read downwards starts at its lowest row.
+          part_start.assign(kv_key);
+          part.first_key.assign(row.key);
+        } else {
+          part.last_key.assign(row.key);
+        }
+        if (!js) {
+          err = part_reducer.Add(enc_key, row.value);
+          if (!err.ok()) return false;
+        }
+        if (!add_row(row, enc_key)) {
           stopped = true;
           complete = false;
           return false;
+        }
+        if (js) {
+          // The row as add_row kept it, for the part too.
+          const Group& g = groups.back();
+          block_parts.back().keys.push_back(g.keys.back());
+          block_parts.back().values.push_back(g.values.back());
+          Span& span = spans.back();
+          const size_t gi = groups.size() - 1, at = g.keys.size() - 1;
+          if (span.group == SIZE_MAX) {
+            span.group = gi;
+            span.from = at;
+          } else if (span.group != gi) {
+            span.one_group = false;
+          }
+          span.to = at + 1;
         }
         return true;
       });
       if (!err.ok()) return err;
       if (!s.ok()) return s;
-      if (whole && complete) {
-        if (parts.empty()) {
-          parts.emplace_back(b.start, BlockSummary());
-          parts.back().second.value = part_reducer.Finish();
-        } else {
-          close_part();
+      // The parts' end: the segment's (empty: the block's end). Stopped
+      // (enough groups): the last part holds the row not taken; the parts
+      // before it were read whole and are kept.
+      std::string parts_end = seg.upper == b.end ? std::string() : seg.upper;
+      if (!complete) {
+        if (!down) parts_end = parts.back().first;
+        parts.pop_back();
+        if (js) {
+          block_parts.pop_back();
+          spans.pop_back();
         }
-        cache->Store(b.start, h.seq, std::move(parts));
+      } else {
+        close_part();
       }
-      cur = seg.upper;
+      if (down) {
+        std::reverse(parts.begin(), parts.end());
+        std::reverse(block_parts.begin(), block_parts.end());
+        std::reverse(spans.begin(), spans.end());
+      }
+      // The lowest part starts where the read began (ascending) or ended
+      // (descending, unless stopped: then at its lowest row).
+      if (parts.empty() && complete) {
+        // No rows: the segment is one empty part (its value is never used:
+        // rows == 0).
+        parts.emplace_back(seg.lower, BlockSummary());
+        parts.back().second.value = js ? "null" : part_reducer.Finish();
+      } else if (!parts.empty() && (!down || complete)) {
+        parts.front().first = seg.lower;
+      }
+      if (!parts.empty()) {
+        if (!js || block_parts.empty()) {
+          cache->Store(b.start, h.seq, std::move(parts), parts_end);
+        } else {
+          const size_t first = new_parts.size();
+          for (size_t i = 0; i < block_parts.size(); ++i) {
+            if (spans[i].one_group) groups[spans[i].group].covered.push_back({spans[i].from, spans[i].to, first + i});
+            new_parts.push_back(std::move(block_parts[i]));
+          }
+          pending_stores.push_back({b.start, std::move(parts), first, std::move(parts_end)});
+        }
+      }
+      cur = down ? seg.lower : seg.upper;
     }
   }
   close_group();
   if (reverse) std::reverse(groups.begin(), groups.end());
-  if (builtin == Builtin::kNone && !groups.empty()) {
-    Status s = ReduceJs(fns, code, reduce, groups);
+  if (js && !groups.empty()) {
+    Status s = ReduceJs(fns, code, reduce, groups, new_parts);
     if (!s.ok()) return s;
+    for (PendingStore& ps : pending_stores) {
+      for (size_t i = 0; i < ps.parts.size(); ++i) ps.parts[i].second.value = new_parts[ps.first_part + i].result;
+      cache->Store(ps.start, h.seq, std::move(ps.parts), ps.end);
+    }
   }
   out->append("{");
   if (q.update_seq) {
@@ -945,13 +1136,15 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
 // after, sees that update) or after it (and notes its changes to it).
 // A query that finds the index being updated goes without (stale=ok must
 // not wait for the update).
-std::shared_ptr<ReduceCache> CacheFor(const IndexPlace& p, const std::string& prefix, int kind) {
+std::shared_ptr<ReduceCache> CacheFor(const IndexPlace& p, const std::string& prefix,
+                                      const std::string& reduce) {
   if (p.caches == nullptr) return nullptr;
-  if (auto cache = p.caches->Find(prefix, kind)) return cache;
+  const std::string name = CacheName(reduce);
+  if (auto cache = p.caches->Find(prefix, name)) return cache;
   auto lock = IndexLock(p.kv, p.keys.base);
   std::unique_lock<std::mutex> g(*lock, std::try_to_lock);
   if (!g.owns_lock()) return nullptr;
-  return p.caches->Get(prefix, kind);
+  return p.caches->Get(prefix, name);
 }
 
 Status QueryAt(const IndexPlace& p, Database& db, ViewFunctions* js, const DesignDoc& ddoc,
@@ -982,17 +1175,13 @@ Status QueryAt(const IndexPlace& p, Database& db, ViewFunctions* js, const Desig
     s = UpdateAt(p, db, js, ddoc.code);
     if (!s.ok()) return s;
   }
-  // The cached reductions, taken before the snapshot (see
-  // CacheFor): ascending reduces of the built-ins that combine.
+  // The cached reductions, taken before the snapshot (see CacheFor).
   std::shared_ptr<ReduceCache> cache;
-  // Descending only without a limit and keys (see ReduceQuery): with a
-  // limit, reading from the top stops early.
-  if (reduce && has_reduce && Cacheable(ParseBuiltin(view.reduce)) &&
-      (!q.descending || (q.limit == UINT64_MAX && q.keys == nullptr))) {
-    cache = CacheFor(p, p.keys.Rows(view.map_index), static_cast<int>(ParseBuiltin(view.reduce)));
+  if (reduce && has_reduce) {
+    cache = CacheFor(p, p.keys.Rows(view.map_index), view.reduce);
   } else if (!(reduce && has_reduce) && q.keys == nullptr) {
     // A map query's offset counts the rows before its range.
-    cache = CacheFor(p, p.keys.Rows(view.map_index), static_cast<int>(Builtin::kCount));
+    cache = CacheFor(p, p.keys.Rows(view.map_index), "_count");
   }
   auto snap = p.kv->GetSnapshot();
   Header h;

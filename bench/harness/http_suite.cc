@@ -42,20 +42,26 @@ constexpr Endpoint kEndpoints[] = {
     // PouchDB's many-attachments read over HTTP: a doc with 100 attachments
     // of 50,000 bytes, bodies inline as base64 (6.7 MB of JSON).
     {"get-doc-100-attachments", "/bench/atts?attachments=true", false},
+    // A view with a JavaScript reduce, grouped (10 groups of the 100 seeded
+    // docs; post-doc's docs emit nothing): the map/reduce runtime's HTTP
+    // path with the index up to date.
+    {"view-js-reduce", "/bench/_design/bench/_view/by_group?group_level=1", false},
 };
 
 std::string RowName(const Endpoint& e, int connections, int loops) {
   return std::string(e.name) + " c=" + std::to_string(connections) + " loops=" + std::to_string(loops);
 }
 
-// Database "bench": doc1 for the GETs, 100 more docs for _all_docs.
+// Database "bench": doc1 for the GETs, 100 more docs for _all_docs and the
+// view (design doc "bench").
 Status Seed(int port) {
   std::string base = "http://127.0.0.1:" + std::to_string(port) + "/bench";
   std::string docs = "{\"docs\":[";
   for (int i = 0; i < 100; ++i) {
     char id[8];
     std::snprintf(id, sizeof id, "d%03d", i);
-    docs += std::string(i ? "," : "") + "{\"_id\":\"" + id + "\",\"value\":" + std::to_string(i) + "}";
+    docs += std::string(i ? "," : "") + "{\"_id\":\"" + id + "\",\"value\":" + std::to_string(i) +
+            ",\"group\":" + std::to_string(i % 10) + "}";
   }
   docs += "]}";
   // 100 attachments of 50,000 pseudo-random bytes (incompressible, so the
@@ -82,6 +88,9 @@ Status Seed(int port) {
       {"PUT", base + "/doc1", R"({"type":"bench","value":1,"name":"the document read by the GET benchmark"})"},
       {"POST", base + "/_bulk_docs", docs},
       {"PUT", base + "/atts", atts},
+      {"PUT", base + "/_design/bench",
+       R"({"views":{"by_group":{"map":"function (doc) { if (typeof doc.group === 'number') emit([doc.group, doc._id], doc.value); }",)"
+       R"("reduce":"function (keys, values, rereduce) { return sum(values); }"}}})"},
   };
   for (const Step& s : steps) {
     auto status = HttpCall(s.method, s.url, s.body);

@@ -110,7 +110,9 @@ function viewMap(code, docs) {
 }
 
 // calls: [[keys, values, rereduce], ...]. Returns the results. CouchDB's
-// reduce_limit: a reduce whose output does not shrink is refused.
+// reduce_limit: a reduce or rereduce whose output does not shrink is
+// refused (couchjs checks both; settee reduces cached blocks of 64 rows,
+// whose output may pass the 4 KiB floor only when rereduced).
 function viewReduce(code, source, calls) {
   let fn = reduceCache.get(source);
   if (!fn) {
@@ -123,7 +125,7 @@ function viewReduce(code, source, calls) {
     const [keys, values, rereduce] = calls[i];
     const r = fn(keys, values, rereduce);
     out[i] = r === undefined ? null : r;
-    if (!rereduce && values.length > 1) {
+    if (values.length > 1) {
       const size = JSON.stringify(out[i]).length;
       if (size > 4096 && size * 2 > JSON.stringify(values).length) {
         throw new PouchError(500, 'reduce_overflow_error', 'Reduce output must shrink more rapidly: Current output: \'' + JSON.stringify(out[i]).slice(0, 100) + '\'... (first 100 of ' + size + ' bytes)');
@@ -133,9 +135,34 @@ function viewReduce(code, source, calls) {
   return out;
 }
 
+// viewMap's result as JSON text. An emit that is not JSON (a cycle, a
+// BigInt, a toJSON that throws) drops that document's emits of that
+// function, as a map function that throws does, instead of failing the
+// whole batch.
+function viewMapText(code, docs) {
+  const out = viewMap(code, docs);
+  try {
+    return JSON.stringify(out);
+  } catch (e) {
+    for (let i = 0; i < out.length; i++) {
+      for (let f = 0; f < out[i].length; f++) {
+        try {
+          JSON.stringify(out[i][f]);
+        } catch (e2) {
+          out[i][f] = [];
+          if (mapErrorsLogged++ < 100) {
+            console.error('map function emitted what is not JSON for document ' + JSON.stringify(docs[i]._id) + ': ' + (e2 && e2.message ? e2.message : String(e2)));
+          }
+        }
+      }
+    }
+    return JSON.stringify(out);
+  }
+}
+
 // The in-isolate path (native.dbQuery / dbTempQuery): JSON text both ways.
 function viewMapJson(codeJson, docsJson) {
-  return JSON.stringify(viewMap(JSON.parse(codeJson), JSON.parse(docsJson)));
+  return viewMapText(JSON.parse(codeJson), JSON.parse(docsJson));
 }
 function viewReduceJson(codeJson, source, callsJson) {
   return JSON.stringify(viewReduce(JSON.parse(codeJson), source, JSON.parse(callsJson)));
@@ -197,7 +224,7 @@ function validateDocs(a) {
 // The pool path (IsolatePool::Run with a task source naming these).
 Object.defineProperty(settee, '_views', {
   value: Object.freeze({
-    map: (a) => viewMap(a.code, a.docs),
+    mapText: (a) => viewMapText(a.code, a.docs),
     reduce: (a) => viewReduce(a.code, a.source, a.calls),
     validate: (a) => validateDocs(a),
   }),

@@ -95,8 +95,8 @@ TEST(HttpSuiteTest, MissingWrkSkipsEveryRowByName) {
   HttpSuiteConfig c = ShortConfig();
   c.wrk = "settee-no-such-wrk";
   auto rows = RunHttpSuiteWith(o, nullptr, c);
-  // 4 requests x 2 concurrencies x (settee 1 loop, settee 2 loops, pouchdb-server)
-  ASSERT_EQ(rows.size(), 24u);
+  // 5 requests x 2 concurrencies x (settee 1 loop, settee 2 loops, pouchdb-server)
+  ASSERT_EQ(rows.size(), 30u);
   for (const CaseResult& r : rows) {
     EXPECT_EQ(r.outcome, Outcome::kSkipped) << r.name;
     EXPECT_NE(r.error.find("wrk is not installed"), std::string::npos);
@@ -104,10 +104,11 @@ TEST(HttpSuiteTest, MissingWrkSkipsEveryRowByName) {
   EXPECT_EQ(rows[0].name, "get-doc c=1 loops=1");
   EXPECT_EQ(rows[0].runtime, "settee");
   EXPECT_EQ(rows[3].name, "get-doc-100-attachments c=1 loops=1");
-  EXPECT_EQ(rows[8].name, "get-doc c=1 loops=2");
-  EXPECT_EQ(rows[8].threads, 2);
-  EXPECT_EQ(rows[16].runtime, "pouchdb-server");
-  EXPECT_EQ(rows[16].name, "get-doc c=1 loops=1");
+  EXPECT_EQ(rows[4].name, "view-js-reduce c=1 loops=1");
+  EXPECT_EQ(rows[10].name, "get-doc c=1 loops=2");
+  EXPECT_EQ(rows[10].threads, 2);
+  EXPECT_EQ(rows[20].runtime, "pouchdb-server");
+  EXPECT_EQ(rows[20].name, "get-doc c=1 loops=1");
 }
 
 TEST(HttpSuiteTest, GrepSelectsRows) {
@@ -176,6 +177,18 @@ TEST(HttpSuiteTest, SetteeServesUnderWrk) {
   EXPECT_EQ(seen.back().case_index, 6);  // 0-based, as the harness prints index + 1
   EXPECT_EQ(seen.back().runtime, "pouchdb-server");
   EXPECT_EQ(seen.back().case_count, 7);
+}
+
+// The view query with a JavaScript reduce answers every request.
+TEST(HttpSuiteTest, ViewWithJsReduceUnderWrk) {
+  if (FindInPath("wrk").empty()) GTEST_SKIP() << "no wrk";
+  BenchOptions o = Options(1);
+  o.grep = "^http/view-js-reduce c=10 ";
+  auto rows = RunHttpSuiteWith(o, nullptr, ShortConfig());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].outcome, Outcome::kOk) << rows[0].error;
+  EXPECT_GT(rows[0].operations, 0);
+  EXPECT_EQ(rows[0].metrics.at("error_pct"), 0);
 }
 
 TEST(HttpSuiteTest, LevelDbBackend) {

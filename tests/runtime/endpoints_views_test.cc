@@ -133,6 +133,32 @@ TEST_P(ViewEndpointsTest, BadInputGetsCouchErrors) {
   // Loops forever: stopped by the time budget, 500 timeout, server alive.
   ASSERT_EQ(Req("PUT", "/db/_design/loop", R"({"views":{"v":{"map":"function (doc) { while (true) {} }"}}})").status, 201);
   expect("GET", "/db/_design/loop/_view/v", "", 500, "timeout");
+  // Mango: malformed selectors, unknown operators, a sort no index covers.
+  expect("POST", "/db/_find", R"({"selector":{"n":{"$nope":1}}})", 400, "invalid_operator");
+  expect("POST", "/db/_find", R"({"selector":{"n":{"$in":3}}})", 400, "bad_request");
+  expect("POST", "/db/_find", R"({"selector":3})", 400, "bad_request");
+  expect("POST", "/db/_find", R"({"selector":{"n":1})", 400, "bad_request");
+  expect("POST", "/db/_find", R"({"selector":{"n":1},"sort":["n"]})", 400, "no_usable_index");
+  expect("POST", "/db/_explain", R"({"selector":{"n":{"$regex":"("}}})", 400, "bad_request");
+  expect("POST", "/db/_index", R"({"index":{"fields":[]}})", 400, "bad_request");
+  expect("DELETE", "/db/_index/_design/nope/json/nope", "", 404, "not_found");
+  auto sorted = Req("POST", "/db/_find", R"({"selector":{"n":1},"sort":["n"]})");
+  EXPECT_EQ(sorted.body, R"({"error":"no_usable_index","reason":"No index exists for this sort, try indexing by the sort fields."})");
+  EXPECT_EQ(Req("POST", "/db/_find", R"({"selector":{"n":{"$nope":1}}})").body,
+            R"({"error":"invalid_operator","reason":"Invalid operator: $nope"})");
+  auto found = Req("POST", "/db/_find", R"({"selector":{"n":6},"fields":["_id"],"limit":2})");
+  EXPECT_EQ(found.status, 200) << found.body;
+  EXPECT_NE(found.body.find(R"({"_id":"d1006"},{"_id":"d1013"})"), std::string::npos) << found.body;
+  // Maps that emit what is not JSON (a cycle, a BigInt) or throw: those
+  // documents are skipped (and logged), the others indexed. n is i % 7 over
+  // 600 docs: 86 each for 0..4, 85 for 5 and 6.
+  ASSERT_EQ(Req("PUT", "/db/_design/odd",
+                R"({"views":{"v":{"map":"function (doc) { var o = {}; o.o = o; if (doc.n === 1) emit(o, 1);)"
+                R"( else if (doc.n === 2) emit(doc._id, 1n); else if (doc.n === 3) throw new Error('no');)"
+                R"( else emit(doc.n, null); }"}}})").status, 201);
+  auto odd = Req("GET", "/db/_design/odd/_view/v?limit=0");
+  EXPECT_EQ(odd.status, 200) << odd.body;
+  EXPECT_EQ(odd.body, R"({"total_rows":342,"offset":0,"rows":[]})");
   // A reduce that does not shrink.
   ASSERT_EQ(Req("PUT", "/db/_design/big", R"({"views":{"v":{"map":"function (doc) { emit(doc._id, doc._id); }","reduce":"function (k, v) { return v.concat(v).concat(v); }"}}})").status, 201);
   auto r = Req("GET", "/db/_design/big/_view/v");

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "settee/store.h"
@@ -29,15 +31,19 @@ class FakeFunctions : public ViewFunctions {
   std::atomic<int> map_calls{0};
   std::atomic<int> mapped_docs{0};
   std::atomic<int> rereduces{0};
+  std::atomic<int> reduced_rows{0};  // values given to reduce (not rereduce) calls
   Status fail;  // returned by Map when set
   // MapShares: docs are delivered in shares of this many; with
   // fail_after_shares >= 0 it fails (a timeout) once that many were
   // delivered, as a pool whose later share runs over its time budget.
   size_t share_docs = 0;  // 0: one share
   int fail_after_shares = -1;
+  // Called at the start of every Map(), before the documents are mapped.
+  std::function<void()> on_map;
 
   Status Map(const MapCode& code, const std::vector<std::string>& docs, std::string* out) override {
     if (!fail.ok()) return fail;
+    if (on_map) on_map();
     ++map_calls;
     mapped_docs += static_cast<int>(docs.size());
     json::Document result;
@@ -118,7 +124,11 @@ class FakeFunctions : public ViewFunctions {
     std::string r = "[";
     for (auto& c : calls.GetArray()) {
       double sum = 0;
-      if (c[2].GetBool()) ++rereduces;
+      if (c[2].GetBool()) {
+        ++rereduces;
+      } else {
+        reduced_rows += static_cast<int>(c[1].Size());
+      }
       for (auto& v : c[1].GetArray()) sum += v.IsNumber() ? v.GetDouble() : 0;
       if (r.size() > 1) r += ',';
       r += std::to_string(static_cast<int64_t>(sum));
@@ -397,6 +407,43 @@ TEST_P(ViewsTest, UpdateThatDiesMidChunkIsRedone) {
   EXPECT_EQ(d["total_rows"].GetInt(), 10);
 }
 
+// An update of several chunks reads the next chunk while it maps the
+// current one; documents edited meanwhile (in a chunk already read, or in
+// one not yet read) end with their new rows only.
+TEST_P(ViewsTest, EditsDuringAMultiChunkUpdate) {
+  const int n = 9000;  // a first chunk of 512, then chunks of 4096
+  std::string docs = "[";
+  for (int i = 0; i < n; ++i) {
+    docs += std::string(i ? "," : "") + R"({"_id":"d)" + std::to_string(10000 + i) + R"(","k":)" + std::to_string(i) + "}";
+  }
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocsArray(docs + "]", {}, &results).ok());
+  Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\"}","reduce":"_count"}}})");
+  fns_.share_docs = 300;
+  int maps = 0;
+  fns_.on_map = [&] {
+    // While the first chunks map: edit a doc of the first chunk, one of
+    // the second and one of the last, and delete one.
+    if (++maps == 2) {
+      for (int i : {5, 1000, 8500}) {
+        ASSERT_TRUE(db_->Put("d" + std::to_string(10000 + i),
+                             R"({"_rev":")" + results[i].rev + R"(","k":)" + std::to_string(-i) + "}").ok());
+      }
+      ASSERT_TRUE(db_->Delete("d10007", results[7].rev).ok());
+    }
+  };
+  Q("t", "v");
+  fns_.on_map = nullptr;
+  // Up to date now (the edits may have come after the first update's read).
+  EXPECT_EQ(Q("t", "v"), R"({"rows":[{"key":null,"value":8999}]})");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"reduce":false,"endkey":0})")), "-8500 -1000 -5 0");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"reduce":false,"startkey":4,"endkey":8})")), "4 6 8");
+  EXPECT_EQ(Keys(Q("t", "v", R"({"reduce":false,"key":1000})")), "");
+  json::Document d;
+  ASSERT_TRUE(json::Parse(Q("t", "v", R"({"reduce":false,"limit":0})"), &d).ok());
+  EXPECT_EQ(d["total_rows"].GetInt(), 8999);
+}
+
 TEST_P(ViewsTest, SurvivesReopen) {
   Put(R"({"_id":"a","k":1})");
   Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\"}"}}})");
@@ -543,7 +590,9 @@ TEST_P(ViewsTest, CachedBlockReductionsEqualFullReduce) {
   Put(R"({"_id":"_design/t","views":{)"
       R"("sum":{"map":"{\"key\":\"k\",\"value\":\"v\"}","reduce":"_sum"},)"
       R"("count":{"map":"{\"key\":\"k\",\"value\":\"v\"}","reduce":"_count"},)"
-      R"("stats":{"map":"{\"key\":\"k\",\"value\":\"v\"}","reduce":"_stats"}}})");
+      R"("stats":{"map":"{\"key\":\"k\",\"value\":\"v\"}","reduce":"_stats"},)"
+      R"("js":{"map":"{\"key\":\"k\",\"value\":\"v\"}","reduce":"sum"},)"
+      R"("distinct":{"map":"{\"key\":\"k\",\"value\":\"v\"}","reduce":"_approx_count_distinct"}}})");
   auto key_text = [](const std::vector<int>& k) {
     std::string t = "[";
     for (size_t i = 0; i < k.size(); ++i) t += (i ? "," : "") + std::to_string(k[i]);
@@ -553,10 +602,12 @@ TEST_P(ViewsTest, CachedBlockReductionsEqualFullReduce) {
   auto expect = [&](const std::vector<int>& lo, const std::vector<int>& hi, int level,
                     const std::string& kind) {
     std::map<std::vector<int>, std::vector<int>> groups;
+    std::map<std::vector<int>, std::set<std::vector<int>>> distinct_keys;
     for (const Doc& d : docs) {
       if (!d.live || d.key < lo || d.key > hi) continue;
       std::vector<int> g(d.key.begin(), d.key.begin() + std::min<size_t>(level, 3));
       groups[g].push_back(d.value);
+      distinct_keys[g].insert(d.key);
     }
     std::string out;
     for (auto& [g, vals] : groups) {
@@ -571,7 +622,8 @@ TEST_P(ViewsTest, CachedBlockReductionsEqualFullReduce) {
         mn = std::min(mn, v);
         mx = std::max(mx, v);
       }
-      if (kind == "sum") out += std::to_string(sum);
+      if (kind == "sum" || kind == "js") out += std::to_string(sum);
+      if (kind == "distinct") out += std::to_string(distinct_keys[g].size());
       if (kind == "count") out += std::to_string(vals.size());
       if (kind == "stats") {
         out += R"({"sum":)" + std::to_string(sum) + R"(,"count":)" + std::to_string(vals.size()) +
@@ -594,7 +646,7 @@ TEST_P(ViewsTest, CachedBlockReductionsEqualFullReduce) {
         hi = {9, 9, 99};
       }
       const int level = static_cast<int>(rng() % 4);  // 0: no grouping; 3: exact keys
-      const std::string kind = qn % 3 == 0 ? "sum" : (qn % 3 == 1 ? "count" : "stats");
+      const std::string kind = std::vector<std::string>{"sum", "count", "stats", "js", "distinct"}[qn % 5];
       std::string opts = R"({"startkey":)" + key_text(lo) + R"(,"endkey":)" + key_text(hi);
       if (level > 0) opts += R"(,"group_level":)" + std::to_string(level);
       opts += "}";
@@ -611,6 +663,23 @@ TEST_P(ViewsTest, CachedBlockReductionsEqualFullReduce) {
       std::string reversed;
       for (const std::string& w : want) reversed += (reversed.empty() ? "" : " ") + w;
       EXPECT_EQ(Keys(Q("t", kind, down), true), reversed) << "round " << round << " query " << down;
+      // With a limit, both ways (descending walks the blocks from the top,
+      // keeping the parts it read whole).
+      const size_t limit = 1 + rng() % 4;
+      auto first_words = [&](const std::string& text) {
+        std::istringstream in(text);
+        std::string out;
+        size_t n = 0;
+        for (std::string w; n < limit && in >> w; ++n) out += (out.empty() ? "" : " ") + w;
+        return out;
+      };
+      const std::string lim = R"(,"limit":)" + std::to_string(limit) + "}";
+      const std::string up_limited = opts.substr(0, opts.size() - 1) + lim;
+      const std::string down_limited = down.substr(0, down.size() - 1) + lim;
+      EXPECT_EQ(Keys(Q("t", kind, up_limited), true), first_words(expect(lo, hi, level, kind)))
+          << "round " << round << " query " << up_limited;
+      EXPECT_EQ(Keys(Q("t", kind, down_limited), true), first_words(reversed))
+          << "round " << round << " query " << down_limited;
       // A map query's offset (the rows before its range, either way),
       // counted from the cached blocks too.
       int below = 0, above = 0;
@@ -649,12 +718,48 @@ TEST_P(ViewsTest, CachedBlockReductionsEqualFullReduce) {
       docs[i].rev = r->rev;
     }
   }
+  // A JavaScript reduce over the whole index, again: the second reduces only
+  // the rows of blocks that span two groups (a few), rereducing the other
+  // blocks' values.
+  const std::string all = R"({"group_level":1})";
+  const std::string js_answer = Q("t", "js", all);
+  EXPECT_EQ(Keys(js_answer, true), expect({-1, 0, 0}, {9, 9, 99}, 1, "js"));
+  const int rows_before = fns_.reduced_rows.load();
+  EXPECT_EQ(Q("t", "js", all), js_answer);
+  EXPECT_LT(fns_.reduced_rows.load() - rows_before, n / 4);
   // stale=ok after edits answers from the old index, cache or not.
   const std::string before = Q("t", "sum");
   auto r = db_->Put({}, R"({"_id":"late","k":[0,0,0],"v":1000000})");
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(Q("t", "sum", R"({"stale":"ok"})"), before);
   EXPECT_NE(Q("t", "sum"), before);
+}
+
+// A limited grouped reduce stops inside a block: the parts it read whole
+// are kept, the rest of the block stays unknown, so later reduces over it
+// (ungrouped, other ranges, the other way) still count every row.
+TEST_P(ViewsTest, LimitedReducesKeepWhatTheyRead) {
+  std::string docs = "[";
+  for (int i = 0; i < 1000; ++i) {
+    docs += std::string(i ? "," : "") + R"({"k":[)" + std::to_string(i / 100) + "," + std::to_string(i) +
+            R"(],"v":1})";
+  }
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocsArray(docs + "]", {}, &results).ok());
+  Put(R"({"_id":"_design/t","views":{)"
+      R"("sum":{"map":"{\"key\":\"k\",\"value\":\"v\"}","reduce":"_sum"},)"
+      R"("js":{"map":"{\"key\":\"k\",\"value\":\"v\"}","reduce":"sum"},)"
+      R"("distinct":{"map":"{\"key\":\"k\",\"value\":\"v\"}","reduce":"_approx_count_distinct"}}})");
+  for (const char* view : {"sum", "js", "distinct"}) {
+    EXPECT_EQ(Keys(Q("t", view, R"({"group_level":1,"limit":2})"), true), "[0]=100 [1]=100") << view;
+    EXPECT_EQ(Keys(Q("t", view, R"({"group_level":1,"limit":2,"descending":true})"), true), "[9]=100 [8]=100") << view;
+    EXPECT_EQ(Keys(Q("t", view), true), "null=1000") << view;
+    EXPECT_EQ(Keys(Q("t", view, R"({"startkey":[2,250],"endkey":[7,777],"descending":false})"), true), "null=528") << view;
+    EXPECT_EQ(Keys(Q("t", view, R"({"startkey":[7,777],"endkey":[2,250],"descending":true,"limit":5})"), true),
+              "null=528") << view;
+    EXPECT_EQ(Keys(Q("t", view, R"({"group_level":1,"startkey":[3],"limit":3})"), true), "[3]=100 [4]=100 [5]=100") << view;
+    EXPECT_EQ(Keys(Q("t", view), true), "null=1000") << view;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ViewsTest, ::testing::Values(Backend::kMemory, Backend::kLevelDB),
