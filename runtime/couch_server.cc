@@ -322,9 +322,19 @@ bool CouchServer::StreamsBody(const http::HttpRequest& head) {
   if (head.method != "PUT") return false;
   std::vector<std::string> segments;
   Router::Match match;
-  return SplitPath(head.path, &segments) &&
-         router_.Find(head.method, segments, &match) == Router::Outcome::kFound &&
-         match.streams_body;
+  if (!SplitPath(head.path, &segments) ||
+      router_.Find(head.method, segments, &match) != Router::Outcome::kFound) {
+    return false;
+  }
+  switch (match.body_mode) {
+    case Router::BodyMode::kBuffered:
+      return false;
+    case Router::BodyMode::kStreamed:
+      return true;
+    case Router::BodyMode::kStreamedIfMultipart:
+      return head.ContentType() == "multipart/related";
+  }
+  return false;
 }
 
 void CouchServer::HandleParseError(int status, const std::string& reason,

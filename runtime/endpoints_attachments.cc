@@ -269,7 +269,7 @@ Status DeleteAttachment(RequestContext& ctx, std::string_view prefix) {
 void AddAttachmentRoutes(Router& r, const std::string& pattern, std::string prefix) {
   r.Add("GET,HEAD", pattern, [prefix](RequestContext& c) { return GetAttachment(c, prefix); });
   r.Add("PUT", pattern, [prefix](RequestContext& c) { return PutAttachment(c, prefix); },
-        /*streams_body=*/true);
+        Router::BodyMode::kStreamed);
   r.Add("DELETE", pattern, [prefix](RequestContext& c) { return DeleteAttachment(c, prefix); });
 }
 
@@ -399,6 +399,52 @@ bool WriteOpenRevPart(RequestContext& ctx, Database& db, const std::string& doci
          ctx.res.WriteChunk("\r\n");
 }
 
+namespace {
+
+// The parts of a multipart/related document PUT as they arrive: the first
+// is the document's JSON, held until it ends (then the writer checks it and
+// learns which entries follow); each later one streams into the writer.
+class DocPartsHandler final : public MultipartPartHandler {
+ public:
+  // The JSON part is held whole: at most what a body read whole may be.
+  static constexpr size_t kMaxDocPartBytes = 64u << 20;
+
+  DocPartsHandler(Database& db, const std::string& docid, const UpdateOptions& opts)
+      : db_(db), docid_(docid), opts_(opts) {}
+
+  Status PartBegin(const MultipartPart&) override {
+    return writer_ ? writer_->BeginBody() : Status::OK();
+  }
+  Status PartData(std::string_view bytes) override {
+    if (writer_) return writer_->Write(bytes);
+    if (doc_json_.size() + bytes.size() > kMaxDocPartBytes) {
+      return Status(Status::Code::kDocumentTooLarge, "Document part too large");
+    }
+    doc_json_.append(bytes);
+    return Status::OK();
+  }
+  Status PartEnd() override {
+    if (writer_) return writer_->EndBody();
+    auto w = db_.NewDocBodiesWriter(docid_, doc_json_, opts_);
+    if (!w.ok()) return w.status();
+    writer_ = std::move(*w);
+    std::string().swap(doc_json_);
+    return Status::OK();
+  }
+
+  // Null until the document part has ended.
+  DocBodiesWriter* writer() { return writer_.get(); }
+
+ private:
+  Database& db_;
+  const std::string& docid_;
+  const UpdateOptions& opts_;
+  std::string doc_json_;
+  std::unique_ptr<DocBodiesWriter> writer_;
+};
+
+}  // namespace
+
 Status PutDocMultipart(RequestContext& ctx, Database& db, const std::string& docid,
                        const UpdateOptions& opts, DocUpdateResult* result) {
   const std::string* type = ctx.req.Header("content-type");
@@ -406,17 +452,19 @@ Status PutDocMultipart(RequestContext& ctx, Database& db, const std::string& doc
   if (type == nullptr || !MultipartBoundary(*type, &boundary)) {
     return Status::BadRequest("Malformed multipart body: no boundary");
   }
-  std::vector<MultipartPart> parts;
-  Status s = ParseMultipart(ctx.req.body, boundary, &parts);
-  if (!s.ok()) return s;
-  if (parts.empty()) return Status::BadRequest("Malformed multipart body: no document part");
-  std::vector<std::string> bodies;
-  for (size_t i = 1; i < parts.size(); ++i) bodies.emplace_back(parts[i].body);
-  const std::string doc_json(parts[0].body);
   UpdateOptions with_user = opts;
   with_user.user = &ctx.user;
-  auto r = ctx.server.RunWrite(
-      [&] { return db.PutWithBodies(docid, doc_json, std::move(bodies), with_user); });
+  DocPartsHandler parts(db, docid, with_user);
+  MultipartStreamParser parser(boundary, &parts);
+  // Streamed off the socket when the server let the route take it so (the
+  // bodies go to storage a chunk at a time), else from the buffered body.
+  Status s = ctx.req.body_reader != nullptr
+                 ? ctx.req.body_reader->Read([&](std::string_view piece) { return parser.Feed(piece); })
+                 : parser.Feed(ctx.req.body);
+  if (s.ok()) s = parser.Finish();
+  if (!s.ok()) return s;
+  if (parts.writer() == nullptr) return Status::BadRequest("Malformed multipart body: no document part");
+  auto r = ctx.server.RunWrite([&] { return parts.writer()->Commit(); });
   if (!r.ok()) return r.status();
   *result = std::move(*r);
   return Status::OK();

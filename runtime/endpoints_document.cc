@@ -280,7 +280,10 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
 
 void AddDocRoutes(Router& r, const std::string& pattern, std::string prefix) {
   r.Add("GET,HEAD", pattern, [prefix](RequestContext& c) { return GetDoc(c, prefix); });
-  r.Add("PUT", pattern, [prefix](RequestContext& c) { return PutDoc(c, prefix); });
+  // A multipart/related PUT (a document with its attachments' bodies) is
+  // read as it arrives; _local documents keep no attachments.
+  r.Add("PUT", pattern, [prefix](RequestContext& c) { return PutDoc(c, prefix); },
+        prefix == "_local/" ? Router::BodyMode::kBuffered : Router::BodyMode::kStreamedIfMultipart);
   r.Add("DELETE", pattern, [prefix](RequestContext& c) { return DeleteDoc(c, prefix); });
   r.Add("COPY", pattern, [prefix](RequestContext& c) { return CopyDoc(c, prefix); });
 }

@@ -1,5 +1,7 @@
 #include "runtime/multipart.h"
 
+#include <algorithm>
+
 #include "runtime/http_message.h"
 
 namespace settee {
@@ -68,6 +70,137 @@ Status ParseMultipart(std::string_view body, std::string_view boundary,
     part.body = body.substr(pos, end - pos);
     pos = end + delimiter.size();
   }
+}
+
+MultipartStreamParser::MultipartStreamParser(std::string_view boundary,
+                                             MultipartPartHandler* handler)
+    : dash_("--" + std::string(boundary)), delimiter_("\r\n" + dash_), handler_(handler) {}
+
+Status MultipartStreamParser::Feed(std::string_view piece) {
+  if (state_ == State::kDone) return Status::OK();  // the epilogue is ignored
+  buf_.append(piece);
+  return Process();
+}
+
+Status MultipartStreamParser::Finish() {
+  if (state_ == State::kDone) return Status::OK();
+  return Status::BadRequest(state_ == State::kBody ? "Malformed multipart body: no closing boundary"
+                                                   : "Malformed multipart body: truncated");
+}
+
+Status MultipartStreamParser::Process() {
+  auto bad = [](const char* why) {
+    return Status::BadRequest(std::string("Malformed multipart body: ") + why);
+  };
+  std::string_view rest(buf_);
+  Status s;
+  bool more = true;
+  while (more && s.ok()) {
+    switch (state_) {
+      case State::kStart:
+        // The first boundary may come after a preamble, or right at the start.
+        if (rest.size() < dash_.size()) {
+          if (dash_.compare(0, rest.size(), rest) != 0) state_ = State::kPreamble;
+          more = state_ == State::kPreamble;
+          break;
+        }
+        if (rest.substr(0, dash_.size()) == dash_) {
+          rest.remove_prefix(dash_.size());
+          state_ = State::kAfterBoundary;
+        } else {
+          state_ = State::kPreamble;
+        }
+        break;
+      case State::kPreamble: {
+        size_t at = rest.find(delimiter_);
+        if (at == std::string_view::npos) {
+          // Keep what may be the start of the boundary.
+          rest.remove_prefix(rest.size() - std::min(rest.size(), delimiter_.size() - 1));
+          more = false;
+          break;
+        }
+        rest.remove_prefix(at + delimiter_.size());
+        state_ = State::kAfterBoundary;
+        break;
+      }
+      case State::kAfterBoundary: {
+        // "--" ends the body, else CRLF (after any transport padding) and a part.
+        if (rest.size() < 2) {
+          more = false;
+          break;
+        }
+        if (rest.substr(0, 2) == "--") {
+          state_ = State::kDone;
+          rest = {};
+          more = false;
+          break;
+        }
+        size_t eol = rest.find("\r\n");
+        if (eol == std::string_view::npos) {
+          if (rest.size() > kMaxHeaderBytes) s = bad("boundary line does not end");
+          more = false;
+          break;
+        }
+        rest.remove_prefix(eol + 2);
+        part_ = MultipartPart();
+        header_bytes_ = 0;
+        state_ = State::kHeaders;
+        break;
+      }
+      case State::kHeaders: {
+        size_t eol = rest.find("\r\n");
+        if (eol == std::string_view::npos) {
+          if (header_bytes_ + rest.size() > kMaxHeaderBytes) s = bad("part headers do not end");
+          more = false;
+          break;
+        }
+        std::string_view line = rest.substr(0, eol);
+        rest.remove_prefix(eol + 2);
+        header_bytes_ += eol + 2;
+        if (header_bytes_ > kMaxHeaderBytes) {
+          s = bad("part headers do not end");
+          break;
+        }
+        if (line.empty()) {
+          state_ = State::kBody;
+          s = handler_->PartBegin(part_);
+          break;
+        }
+        size_t colon = line.find(':');
+        if (colon == std::string_view::npos) {
+          s = bad("part header without a colon");
+          break;
+        }
+        std::string_view value = line.substr(colon + 1);
+        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+        while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+        part_.headers.emplace_back(http::AsciiLower(line.substr(0, colon)), std::string(value));
+        break;
+      }
+      case State::kBody: {
+        size_t at = rest.find(delimiter_);
+        if (at == std::string_view::npos) {
+          // All but what may be the start of the delimiter is body.
+          const size_t n = rest.size() - std::min(rest.size(), delimiter_.size() - 1);
+          if (n > 0) s = handler_->PartData(rest.substr(0, n));
+          rest.remove_prefix(n);
+          more = false;
+          break;
+        }
+        if (at > 0) s = handler_->PartData(rest.substr(0, at));
+        if (s.ok()) s = handler_->PartEnd();
+        rest.remove_prefix(at + delimiter_.size());
+        state_ = State::kAfterBoundary;
+        break;
+      }
+      case State::kDone:
+        rest = {};
+        more = false;
+        break;
+    }
+  }
+  buf_.erase(0, buf_.size() - rest.size());
+  return s;
 }
 
 std::string MultipartPartHead(std::string_view boundary,

@@ -22,9 +22,9 @@ bool SplitPath(std::string_view raw_path, std::vector<std::string>* segments) {
 }
 
 void Router::Add(std::string_view methods, std::string_view pattern, RouteHandler handler,
-                 bool streams_body) {
+                 BodyMode body_mode) {
   Route r;
-  r.streams_body = streams_body;
+  r.body_mode = body_mode;
   size_t pos = 0;
   while (pos <= methods.size()) {
     size_t comma = methods.find(',', pos);
@@ -101,7 +101,7 @@ Router::Outcome Router::Find(std::string_view method, const std::vector<std::str
     for (const std::string& m : r->methods) {
       if (m == method) {
         match->handler = &r->handler;
-        match->streams_body = r->streams_body;
+        match->body_mode = r->body_mode;
         return Outcome::kFound;
       }
     }

@@ -33,6 +33,11 @@ bool SplitPath(std::string_view raw_path, std::vector<std::string>* segments);
 class Router {
  public:
   enum class Outcome { kFound, kNotFound, kMethodNotAllowed };
+  // kStreamed: the handler reads the request body from
+  // HttpRequest::body_reader as it arrives instead of from a buffered
+  // HttpRequest::body; kStreamedIfMultipart: only a multipart/related one
+  // (a document with its attachments' bodies).
+  enum class BodyMode { kBuffered, kStreamed, kStreamedIfMultipart };
 
   struct Match {
     const RouteHandler* handler = nullptr;
@@ -40,15 +45,13 @@ class Router {
     std::vector<std::string> params;
     // With kMethodNotAllowed: the allowed methods, "GET,HEAD".
     std::string allowed;
-    // The route reads its request body as it arrives (HttpRequest::body_reader).
-    bool streams_body = false;
+    // How the route takes its request body.
+    BodyMode body_mode = BodyMode::kBuffered;
   };
 
-  // `methods` is a comma-separated list ("GET,HEAD,POST"). `streams_body`:
-  // the handler reads the request body from HttpRequest::body_reader as it
-  // arrives instead of from a buffered HttpRequest::body.
+  // `methods` is a comma-separated list ("GET,HEAD,POST").
   void Add(std::string_view methods, std::string_view pattern, RouteHandler handler,
-           bool streams_body = false);
+           BodyMode body_mode = BodyMode::kBuffered);
 
   Outcome Find(std::string_view method, const std::vector<std::string>& segments,
                Match* match) const;
@@ -62,7 +65,7 @@ class Router {
     std::vector<std::string> methods;
     std::vector<Segment> pattern;
     RouteHandler handler;
-    bool streams_body = false;
+    BodyMode body_mode = BodyMode::kBuffered;
   };
   // Fills params and returns true if `route` matches; `score` gets the
   // specificity vector.

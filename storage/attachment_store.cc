@@ -59,48 +59,52 @@ Status DecodeHeader(std::string_view in, AttachmentBodyInfo* info) {
   return Status::OK();
 }
 
-// Streams gzip bytes in, decoded bytes out, with a fixed output buffer.
-class Inflater {
- public:
-  Inflater() { ok_ = inflateInit2(&z_, 15 + 16) == Z_OK; }  // gzip wrapper
-  ~Inflater() {
-    if (ok_) inflateEnd(&z_);
-  }
-  // Feeds `in`; calls `out` with each decoded piece. False on corrupt data or
-  // when `out` asks to stop (*stopped then set).
-  bool Feed(std::string_view in, const std::function<bool(std::string_view)>& out, bool* stopped) {
-    if (!ok_) return false;
-    if (done_) return true;  // bytes after the gzip member are ignored
-    z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-    z_.avail_in = static_cast<uInt>(in.size());
-    do {
-      z_.next_out = reinterpret_cast<Bytef*>(buf_);
-      z_.avail_out = sizeof(buf_);
-      const int r = inflate(&z_, Z_NO_FLUSH);
-      if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR) return false;
-      const size_t n = sizeof(buf_) - z_.avail_out;
-      if (n > 0 && !out(std::string_view(buf_, n))) {
-        *stopped = true;
-        return false;
-      }
-      if (r == Z_STREAM_END) {
-        done_ = true;
-        break;
-      }
-      if (r == Z_BUF_ERROR) break;  // no progress possible: needs more input
-    } while (z_.avail_out == 0 || z_.avail_in > 0);
-    return true;
-  }
-  bool done() const { return done_; }
+}  // namespace
 
- private:
-  z_stream z_{};
-  bool ok_ = false;
-  bool done_ = false;
-  char buf_[64 << 10];
+struct GzipInflater::State {
+  z_stream z{};
+  bool ok = false;
+  bool done = false;
+  char buf[64 << 10];
 };
 
-}  // namespace
+GzipInflater::GzipInflater() : st_(std::make_unique<State>()) {
+  st_->ok = inflateInit2(&st_->z, 15 + 16) == Z_OK;  // gzip wrapper
+}
+
+GzipInflater::~GzipInflater() {
+  if (st_->ok) inflateEnd(&st_->z);
+}
+
+bool GzipInflater::done() const { return st_->done; }
+
+bool GzipInflater::Feed(std::string_view in, const std::function<bool(std::string_view)>& out,
+                        bool* stopped) {
+  State& st = *st_;
+  z_stream& z = st.z;
+  if (!st.ok) return false;
+  if (st.done) return true;  // bytes after the gzip member are ignored
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  do {
+    z.next_out = reinterpret_cast<Bytef*>(st.buf);
+    z.avail_out = sizeof(st.buf);
+    const int r = inflate(&z, Z_NO_FLUSH);
+    if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR) return false;
+    const size_t n = sizeof(st.buf) - z.avail_out;
+    if (n > 0 && !out(std::string_view(st.buf, n))) {
+      *stopped = true;
+      return false;
+    }
+    if (r == Z_STREAM_END) {
+      st.done = true;
+      break;
+    }
+    if (r == Z_BUF_ERROR) break;  // no progress possible: needs more input
+  } while (z.avail_out == 0 || z.avail_in > 0);
+  return true;
+}
+
 
 bool IsCompressibleType(std::string_view type) {
   // Parameters (";charset=...") do not count.
@@ -215,7 +219,7 @@ Status AttachmentStore::ReadDecoded(const KVReadOptions& ro, std::string_view di
     return Status::OK();
   }
   // gzip: decode from the start, dropping what precedes the range.
-  auto inflater = std::make_unique<Inflater>();
+  auto inflater = std::make_unique<GzipInflater>();
   uint64_t pos = 0;
   bool corrupt = false, stopped = false;
   auto out = [&](std::string_view piece) {
@@ -252,7 +256,7 @@ Status AttachmentStore::ReadMany(const KVReadOptions& ro,
   io.upper_bound = keys::PrefixEnd(kind);
   auto it = kv_->NewIterator(io);
   std::string key;
-  std::unique_ptr<Inflater> inflater;
+  std::unique_ptr<GzipInflater> inflater;
   for (size_t i = 0; i < digests.size(); ++i) {
     key = keys_->Attachment(digests[i]);
     it->Seek(key);
@@ -267,7 +271,7 @@ Status AttachmentStore::ReadMany(const KVReadOptions& ro,
     s = visitor->Begin(i, info, &read);
     if (!s.ok()) return s;
     if (!read) continue;
-    if (info.gzip) inflater = std::make_unique<Inflater>();
+    if (info.gzip) inflater = std::make_unique<GzipInflater>();
     // A streamed body's chunks are under a name of their own.
     const bool named = !info.chunk_name.empty();
     if (named) key = keys_->Attachment(info.chunk_name);
@@ -539,8 +543,11 @@ Status AttachmentBodyWriter::Close(std::string* digest, uint64_t* length) {
   return Status::OK();
 }
 
-Status AttachmentBodyWriter::Finish() {
+Status AttachmentBodyWriter::Finish() { return Finish(digest_); }
+
+Status AttachmentBodyWriter::Finish(std::string_view digest) {
   if (!closed_ || finished_ || failed_) return Status::Internal("attachment writer is not closed");
+  if (digest.data() != digest_.data()) digest_.assign(digest);
   AttachmentBodyInfo existing;
   Status s = store_->Stat(KVReadOptions(), digest_, &existing);
   if (s.ok()) {

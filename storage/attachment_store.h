@@ -80,6 +80,9 @@ class AttachmentBodyWriter {
   // there already under it, drops the streamed chunks (kBadRequest if that
   // body has other bytes). The caller pins the digest first (compaction).
   Status Finish();
+  // Finish() under `digest` instead of the computed one: a replicated body
+  // keeps the digest its peer gave it (digests are opaque across peers).
+  Status Finish(std::string_view digest);
   // Deletes the chunks written so far (the destructor does this unless
   // Finish() succeeded).
   void Abort();
@@ -189,6 +192,26 @@ class AttachmentStore {
 
   KVStore* const kv_;
   const keys::DatabaseKeys* const keys_;
+};
+
+// Streams gzip bytes in, decoded bytes out through a fixed 64 KiB buffer (a
+// stored gzip body read, a peer's gzip body written). Not thread-safe.
+class GzipInflater {
+ public:
+  GzipInflater();
+  ~GzipInflater();
+  GzipInflater(const GzipInflater&) = delete;
+  GzipInflater& operator=(const GzipInflater&) = delete;
+  // Feeds `in`; calls `out` with each decoded piece. False on corrupt data or
+  // when `out` asks to stop (*stopped then set). Bytes after the gzip
+  // member are ignored.
+  bool Feed(std::string_view in, const std::function<bool(std::string_view)>& out, bool* stopped);
+  // The whole gzip member has been decoded.
+  bool done() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> st_;
 };
 
 // CouchDB's default compressible_types: text/*, application/javascript,

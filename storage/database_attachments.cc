@@ -110,7 +110,8 @@ Status DatabaseImpl::StageAttachments(IncomingDoc& doc, bool new_edits, Attachme
       }
       decoded = decoded_copy;
     }
-    // PutWithBodies marks a multipart part's body with its encoding.
+    // An entry that names its encoding as identity is checked against its
+    // digest, as a multipart part's body is (StreamedDocBodiesWriter).
     const bool from_part = !att.encoding.empty();
     std::string md5;
     if (att.digest.empty() || new_edits || (from_part && !given_gzip)) {
@@ -597,29 +598,154 @@ Result<DocUpdateResult> DatabaseImpl::DeleteAttachment(std::string_view docid,
   return WriteOneDoc(std::move(doc), edit);
 }
 
+// The DocBodiesWriter of NewDocBodiesWriter(): one AttachmentBodyWriter per
+// "follows" body under a fresh chunk name (pinned against compaction), each
+// closed as its body ends; their headers are stored only at Commit(), so a
+// writer dropped before then deletes every chunk it wrote.
+class StreamedDocBodiesWriter final : public DocBodiesWriter {
+ public:
+  StreamedDocBodiesWriter(DatabaseImpl* db, IncomingDoc doc, const UpdateOptions& options)
+      : db_(db), pins_(db), doc_(std::move(doc)), options_(options) {
+    if (doc_.attachments) {
+      for (size_t i = 0; i < doc_.attachments->size(); ++i) {
+        if ((*doc_.attachments)[i].follows) follows_.push_back(i);
+      }
+    }
+    // CouchDB keeps no attachments on _local documents: their bodies are
+    // read and dropped.
+    discard_ = IsLocalDocId(doc_.id);
+  }
+
+  Status BeginBody() override {
+    if (current_) return Status::Internal("the previous body has not ended");
+    if (bodies_.size() == follows_.size()) {
+      return Status::BadRequest("More attachment bodies than entries");
+    }
+    IncomingAttachment& att = Entry(bodies_.size());
+    if (att.content_type.empty()) att.content_type.assign(kDefaultContentType);
+    if (!att.encoding.empty() && att.encoding != "gzip" && att.encoding != "identity") {
+      return Status::BadRequest("Unsupported attachment encoding: " + att.encoding);
+    }
+    const std::string chunk_name = "~" + RandomUuidHex();
+    pins_.Pin(chunk_name);
+    bodies_.push_back(std::make_unique<AttachmentBodyWriter>(
+        &db_->attachment_store_, db_->owner_->write_options(), chunk_name,
+        IsCompressibleType(att.content_type)));
+    if (att.encoding == "gzip") inflater_ = std::make_unique<GzipInflater>();
+    current_ = true;
+    return Status::OK();
+  }
+
+  Status Write(std::string_view piece) override {
+    if (!current_) return Status::Internal("no body has begun");
+    if (discard_) return Status::OK();
+    AttachmentBodyWriter& body = *bodies_.back();
+    if (!inflater_) return body.Write(piece);
+    Status s;
+    bool stopped = false;
+    if (!inflater_->Feed(piece, [&](std::string_view decoded) {
+          s = body.Write(decoded);
+          return s.ok();
+        }, &stopped)) {
+      return stopped ? s : NotGzip();
+    }
+    return Status::OK();
+  }
+
+  Status EndBody() override {
+    if (!current_) return Status::Internal("no body has begun");
+    current_ = false;
+    IncomingAttachment& att = Entry(bodies_.size() - 1);
+    const bool gzip = inflater_ != nullptr;
+    if (gzip && !discard_ && !inflater_->done()) return NotGzip();
+    inflater_.reset();
+    std::string md5;
+    uint64_t length = 0;
+    Status s = bodies_.back()->Close(&md5, &length);
+    if (!s.ok()) return s;
+    if (discard_) return Status::OK();
+    // A body as sent must be what its entry says; a gzip one carries its
+    // peer's digest of the encoded bytes, so only its length is checked.
+    if (att.length != 0 && att.length != length) {
+      return Status::BadRequest("Attachment " + att.name + " has the wrong length");
+    }
+    if (!gzip && att.digest.rfind("md5-", 0) == 0 && att.digest != md5) {
+      return Status::BadRequest("Attachment " + att.name + ": digest does not match the data");
+    }
+    // New data gets settee's own digest; a replicated one keeps its peer's
+    // (docs/storage_format.md: digests are opaque across peers).
+    if (options_.new_edits || att.digest.empty()) att.digest = std::move(md5);
+    att.length = length;
+    return Status::OK();
+  }
+
+  Result<DocUpdateResult> Commit() override {
+    if (committed_) return Status(Status::Code::kInvalidOperation, "already committed");
+    committed_ = true;
+    if (current_) return Status::BadRequest("Attachment body cut short");
+    if (bodies_.size() < follows_.size()) {
+      return Status::BadRequest("Attachment " + Entry(bodies_.size()).name +
+                                " follows, but no body was sent");
+    }
+    Status s = db_->CheckAlive();
+    if (!s.ok()) return s;
+    for (size_t i = 0; i < follows_.size(); ++i) {
+      IncomingAttachment& att = Entry(i);
+      att.follows = false;
+      att.encoding.clear();
+      if (discard_) continue;
+      // Pinned before its header is written: a compaction between the
+      // header and the revision's commit must keep the body.
+      pins_.Pin(att.digest);
+      s = bodies_[i]->Finish(att.digest);
+      if (!s.ok()) return s;
+      att.staged = true;
+    }
+    return db_->WriteOneDoc(std::move(doc_), options_);
+  }
+
+ private:
+  IncomingAttachment& Entry(size_t body) { return (*doc_.attachments)[follows_[body]]; }
+  Status NotGzip() {
+    return Status::BadRequest("Attachment " + Entry(bodies_.size() - 1).name +
+                              " is not valid gzip data");
+  }
+
+  DatabaseImpl* const db_;
+  DatabaseImpl::AttachmentPins pins_;
+  IncomingDoc doc_;
+  const UpdateOptions options_;
+  std::vector<size_t> follows_;  // indexes of the "follows" entries
+  std::vector<std::unique_ptr<AttachmentBodyWriter>> bodies_;
+  std::unique_ptr<GzipInflater> inflater_;  // for the current body, if gzip
+  bool current_ = false;
+  bool discard_ = false;
+  bool committed_ = false;
+};
+
+Result<std::unique_ptr<DocBodiesWriter>> DatabaseImpl::NewDocBodiesWriter(
+    std::string_view docid, std::string_view json, const UpdateOptions& options) {
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  IncomingDoc doc;
+  s = ParseIncomingDoc(json, docid, std::numeric_limits<size_t>::max(), &doc);
+  if (!s.ok()) return s;
+  return std::unique_ptr<DocBodiesWriter>(new StreamedDocBodiesWriter(this, std::move(doc), options));
+}
+
 Result<DocUpdateResult> DatabaseImpl::PutWithBodies(std::string_view docid, std::string_view json,
                                                     std::vector<std::string> bodies,
                                                     const UpdateOptions& options) {
-  IncomingDoc doc;
-  Status s = ParseIncomingDoc(json, docid, std::numeric_limits<size_t>::max(), &doc);
-  if (!s.ok()) return s;
-  size_t next = 0;
-  if (doc.attachments) {
-    for (IncomingAttachment& att : *doc.attachments) {
-      if (!att.follows) continue;
-      if (next == bodies.size()) {
-        return Status::BadRequest("Attachment " + att.name + " follows, but no body was sent");
-      }
-      att.follows = false;
-      att.data = std::move(bodies[next++]);
-      if (att.encoding.empty()) att.encoding = "identity";  // marks a part's body
-      if (att.encoding == "identity" && att.length != 0 && att.length != att.data.size()) {
-        return Status::BadRequest("Attachment " + att.name + " has the wrong length");
-      }
-    }
+  auto writer = NewDocBodiesWriter(docid, json, options);
+  if (!writer.ok()) return writer.status();
+  for (std::string& body : bodies) {
+    Status s = (*writer)->BeginBody();
+    if (s.ok()) s = (*writer)->Write(body);
+    if (s.ok()) s = (*writer)->EndBody();
+    if (!s.ok()) return s;
+    std::string().swap(body);
   }
-  if (next != bodies.size()) return Status::BadRequest("More attachment bodies than entries");
-  return WriteOneDoc(std::move(doc), options);
+  return (*writer)->Commit();
 }
 
 Result<std::unique_ptr<AttachmentReader>> DatabaseImpl::OpenAttachment(std::string_view docid,

@@ -137,6 +137,8 @@ class DatabaseImpl final : public Database {
   Result<DocUpdateResult> PutWithBodies(std::string_view docid, std::string_view json,
                                         std::vector<std::string> bodies,
                                         const UpdateOptions& options) override;
+  Result<std::unique_ptr<DocBodiesWriter>> NewDocBodiesWriter(
+      std::string_view docid, std::string_view json, const UpdateOptions& options) override;
 
   // The cached reductions of this database's view indexes
   // (storage/views.cc), dropped with the database.
@@ -244,6 +246,7 @@ class DatabaseImpl final : public Database {
 
   //////// Attachments (database_attachments.cc)
   friend class StreamedAttachmentWriter;
+  friend class StreamedDocBodiesWriter;
   // The checks PutAttachment() makes before reading the document.
   Status CheckAttachmentTarget(std::string_view docid, std::string_view name);
   // The document PutAttachment() writes: revision `rev` of `docid` (or a new

@@ -282,6 +282,31 @@ class AttachmentWriter {
   virtual Result<DocUpdateResult> Commit() = 0;
 };
 
+// A document whose "follows" attachments' bodies arrive one after another
+// (Database::NewDocBodiesWriter: a multipart/related PUT read from a socket,
+// as CouchDB's replicator sends it). Each body goes to storage in chunks as
+// it comes, so a document with bodies of any size costs a few chunks of
+// memory; Commit() then writes the document as PutWithBodies() would. A
+// writer destroyed without a successful Commit() deletes every body it
+// stored: a truncated or malformed upload leaves nothing behind. Not
+// thread-safe; must not outlive the Database it came from.
+class DocBodiesWriter {
+ public:
+  virtual ~DocBodiesWriter() = default;
+  // Starts the body of the next "follows" entry, in the document's order.
+  // kBadRequest when every entry has its body.
+  virtual Status BeginBody() = 0;
+  // Appends bytes of the current body as sent: gzip bytes when its entry
+  // says "encoding":"gzip" (decoded on the way), else the body itself.
+  virtual Status Write(std::string_view piece) = 0;
+  // Ends the current body: kBadRequest if it is not the length its entry
+  // gives, not its digest, or not valid gzip.
+  virtual Status EndBody() = 0;
+  // Writes the document: kBadRequest if an entry's body never came, else
+  // the errors of Put(). Once only.
+  virtual Result<DocUpdateResult> Commit() = 0;
+};
+
 ////////////////////////////////////////////////////////////////////////////////
 
 struct DatabaseInfo {
@@ -419,6 +444,10 @@ class Database {
   virtual Result<DocUpdateResult> PutWithBodies(std::string_view docid, std::string_view json,
                                                 std::vector<std::string> bodies,
                                                 const UpdateOptions& options = {}) = 0;
+  // PutWithBodies() with the bodies written as they arrive (DocBodiesWriter).
+  // The document's JSON is checked here, before any body is read.
+  virtual Result<std::unique_ptr<DocBodiesWriter>> NewDocBodiesWriter(
+      std::string_view docid, std::string_view json, const UpdateOptions& options = {}) = 0;
 
   //////// Reading:
 

@@ -400,6 +400,64 @@ TEST_P(EndpointsAttachmentsTest, RefusedOrCutShortUploadsLeaveNothingBehind) {
   EXPECT_EQ(Req("GET", "/db/u/big").status, 404);
 }
 
+TEST_P(EndpointsAttachmentsTest, MultipartRelatedPutsAreStreamedAndCutShortOnesLeaveNothing) {
+  auto* db = static_cast<DatabaseImpl*>(server_->store()->OpenDatabase("db")->get());
+  const uint64_t keys = db->attachment_store().CountKeys();
+  // Past the server's buffered-body limit (8 MiB here): streamed, not 413.
+  const std::string a = Noise(10 << 20, 4), b = "second body";
+  const std::string head =
+      MultipartPartHead("BB", {{"Content-Type", "application/json"}}) +
+      R"({"_attachments":{"a":{"follows":true,"length":10485760,"content_type":"application/octet-stream"},)"
+      R"("b":{"follows":true,"length":11,"content_type":"text/plain"},"e":{"follows":true,"length":0}}})" +
+      "\r\n" + MultipartPartHead("BB", {{"Content-Disposition", "attachment; filename=\"a\""}});
+  const std::string body = head + a + "\r\n" + MultipartPartHead("BB", {}) + b + "\r\n" +
+                           MultipartPartHead("BB", {}) + MultipartClose("BB");
+  const Headers type = {{"Content-Type", "multipart/related; boundary=\"BB\""}};
+  auto r = Req("PUT", "/db/big", body, type);
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Req("GET", "/db/big/a");
+  EXPECT_TRUE(r.body == a);
+  EXPECT_EQ(r.HeaderOr("etag"), "\"" + Base64Encode(Md5Raw(a)) + "\"");
+  EXPECT_EQ(Req("GET", "/db/big/b").body, b);
+  r = Req("GET", "/db/big/e");  // a zero-length body
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.HeaderOr("content-length"), "0");
+  EXPECT_TRUE(r.body.empty());
+  // And a zero-length standalone upload.
+  ASSERT_EQ(Req("PUT", "/db/z/empty", "", {{"Content-Type", "application/octet-stream"}}).status, 201);
+  r = Req("GET", "/db/z/empty");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_TRUE(r.body.empty());
+  const uint64_t stored = db->attachment_store().CountKeys();
+  ASSERT_GT(stored, keys);
+  // Malformed (no closing boundary), or a body its entry's length does not
+  // match: 400 after the bodies were streamed in, and nothing stored.
+  r = Req("PUT", "/db/bad", body.substr(0, body.size() - 4), type);
+  EXPECT_EQ(r.status, 400) << r.body;
+  std::string longer = body;
+  longer.insert(head.size(), "x");
+  r = Req("PUT", "/db/bad", longer, type);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Req("GET", "/db/bad").status, 404);
+  EXPECT_EQ(db->attachment_store().CountKeys(), stored);
+  // A client that goes away mid-body, after some of it was stored.
+  {
+    TestClient gone(server_->port());
+    ASSERT_TRUE(gone.SendRaw("PUT /db/gone HTTP/1.1\r\nContent-Type: multipart/related; boundary=\"BB\"\r\n"
+                             "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n"));
+    ASSERT_TRUE(gone.SendRaw(body.substr(0, head.size() + (6 << 20))));
+    for (int i = 0; i < 500 && db->attachment_store().CountKeys() == stored; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_GT(db->attachment_store().CountKeys(), stored);  // chunks were being written
+  }
+  for (int i = 0; i < 500 && db->attachment_store().CountKeys() != stored; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(db->attachment_store().CountKeys(), stored);
+  EXPECT_EQ(Req("GET", "/db/gone").status, 404);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, EndpointsAttachmentsTest,
                          ::testing::Values(StoreOptions::Backend::kMemory,
                                            StoreOptions::Backend::kLevelDB),

@@ -532,6 +532,84 @@ TEST_P(DatabaseAttachmentsTest, MultipartBodiesFillFollowsEntries) {
   EXPECT_EQ(db_->Get("mp2").status().code(), Status::Code::kNotFound);
 }
 
+TEST_P(DatabaseAttachmentsTest, DocBodiesWriterStreamsBodiesInPieces) {
+  const std::string a = Noise(600000, 7), text(300000, 't');
+  std::string gz;
+  ASSERT_TRUE(GzipCompress(text, &gz));
+  UpdateOptions replicated;
+  replicated.new_edits = false;
+  auto w = db_->NewDocBodiesWriter(
+      "s", R"({"_rev":"1-abc","_revisions":{"start":1,"ids":["abc"]},"_attachments":{)"
+           R"("a":{"follows":true,"length":600000,"content_type":"application/octet-stream","revpos":1},)"
+           R"("t":{"follows":true,"length":300000,"encoding":"gzip","content_type":"text/plain",)"
+           R"("digest":"md5-peersOwnDigestOfTheGzip==","revpos":1}}})",
+      replicated);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  for (const std::string* body : {&a, static_cast<const std::string*>(&gz)}) {
+    ASSERT_TRUE((*w)->BeginBody().ok());
+    for (size_t at = 0; at < body->size(); at += 7777) {
+      ASSERT_TRUE((*w)->Write(std::string_view(*body).substr(at, 7777)).ok());
+    }
+    ASSERT_TRUE((*w)->EndBody().ok());
+  }
+  EXPECT_EQ((*w)->BeginBody().code(), Status::Code::kBadRequest);  // no third entry
+  auto r = (*w)->Commit();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(ReadAtt("s", "a"), a);
+  EXPECT_EQ(ReadAtt("s", "t"), text);
+  json::Document d = Doc("s");
+  EXPECT_EQ(Str(d["_attachments"]["a"], "digest"), Md5Digest(a));
+  // A replicated body keeps the digest its peer gave it.
+  EXPECT_EQ(Str(d["_attachments"]["t"], "digest"), "md5-peersOwnDigestOfTheGzip==");
+}
+
+TEST_P(DatabaseAttachmentsTest, DocBodiesWriterLeavesNothingUnlessCommitted) {
+  auto* impl = static_cast<DatabaseImpl*>(db_.get());
+  // Past one batch of chunks (kChunksPerBatch), so that some reach the store.
+  const std::string a = Noise(5u << 20, 3);
+  const std::string json = R"({"_attachments":{"a":{"follows":true,"length":5242880},"b":{"follows":true}}})";
+  const uint64_t keys = impl->attachment_store().CountKeys();
+  {  // Cut short inside a body.
+    auto w = db_->NewDocBodiesWriter("cut", json);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->BeginBody().ok());
+    ASSERT_TRUE((*w)->Write(std::string_view(a).substr(0, 4800000)).ok());
+    EXPECT_GT(impl->attachment_store().CountKeys(), keys);  // chunks went out as they came
+  }
+  EXPECT_EQ(impl->attachment_store().CountKeys(), keys);
+  {  // Every body ended, never committed.
+    auto w = db_->NewDocBodiesWriter("cut", json);
+    ASSERT_TRUE(w.ok());
+    for (std::string_view body : {std::string_view(a), std::string_view("b")}) {
+      ASSERT_TRUE((*w)->BeginBody().ok());
+      ASSERT_TRUE((*w)->Write(body).ok());
+      ASSERT_TRUE((*w)->EndBody().ok());
+    }
+  }
+  EXPECT_EQ(impl->attachment_store().CountKeys(), keys);
+  {  // A body missing at the commit.
+    auto w = db_->NewDocBodiesWriter("cut", json);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->BeginBody().ok());
+    ASSERT_TRUE((*w)->Write(a).ok());
+    ASSERT_TRUE((*w)->EndBody().ok());
+    EXPECT_EQ((*w)->Commit().status().code(), Status::Code::kBadRequest);
+  }
+  EXPECT_EQ(impl->attachment_store().CountKeys(), keys);
+  {  // A gzip entry whose body is not gzip.
+    auto w = db_->NewDocBodiesWriter("cut", R"({"_attachments":{"g":{"follows":true,"encoding":"gzip"}}})");
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->BeginBody().ok());
+    Status s = (*w)->Write("not gzip at all");
+    if (s.ok()) s = (*w)->EndBody();
+    EXPECT_EQ(s.code(), Status::Code::kBadRequest);
+  }
+  EXPECT_EQ(impl->attachment_store().CountKeys(), keys);
+  EXPECT_EQ(db_->Get("cut").status().code(), Status::Code::kNotFound);
+  // Bad JSON fails before any body is read.
+  EXPECT_EQ(db_->NewDocBodiesWriter("cut", "{").status().code(), Status::Code::kBadRequest);
+}
+
 TEST_P(DatabaseAttachmentsTest, LargeBodyIsReadInChunks) {
   // 64 MiB on the memory backend; LevelDB gets 16 MiB to keep the suite fast.
   const size_t size = GetParam() == Backend::kMemory ? (64u << 20) : (16u << 20);
