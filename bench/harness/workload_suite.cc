@@ -17,6 +17,7 @@
 #include "bench/harness/pouchdb_baseline.h"
 #include "bench/harness/registry.h"
 #include "bench/harness/replication_remote.h"
+#include "bench/harness/stats.h"
 #include "js/isolate_pool.h"
 #include "js/view_functions_js.h"
 #include "settee/store.h"
@@ -197,12 +198,12 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
   }
   auto store = Store::Open(so);
   if (!store.ok()) return {SuiteFailure(group, "cannot open the store: " + store.status().ToString())};
+  const auto settee_start = std::chrono::steady_clock::now();
 
   // Progress messages come from thread 0's isolate while the case runs.
   std::mutex mu;
   Progress current;
   js::PoolOptions po;
-  po.threads = o.threads;
   po.store = store->get();
   // Writes check for validate_doc_update functions as in `settee run`.
   js::InstallPoolValidateFunctions(store->get(), po.limits);
@@ -220,10 +221,18 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
     std::lock_guard<std::mutex> lock(mu);
     if (uncaught.empty()) uncaught = "thread " + std::to_string(thread) + ": " + FirstLine(report);
   };
-  auto pool = js::IsolatePool::Start(po);
-  if (!pool.ok()) return {SuiteFailure(group, "cannot start the isolates: " + pool.status().ToString())};
+  // One pool per thread count (--threads 1,2), all over the one store, so
+  // that a scaling run interleaves the counts case by case.
+  const std::vector<int> counts = o.thread_counts.empty() ? std::vector<int>{o.threads} : o.thread_counts;
+  std::vector<std::unique_ptr<js::IsolatePool>> pools;
+  for (int n : counts) {
+    po.threads = n;
+    auto pool = js::IsolatePool::Start(po);
+    if (!pool.ok()) return {SuiteFailure(group, "cannot start the isolates: " + pool.status().ToString())};
+    pools.push_back(std::move(*pool));
+  }
 
-  auto cases = ListCases(**pool, runner, group, o);
+  auto cases = ListCases(*pools.front(), runner, group, o);
   if (!cases.ok()) return {SuiteFailure(group, cases.status().reason())};
 
   // The replication cases pull from a server of settee's own on loopback
@@ -232,7 +241,9 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
   ReplicationRemote remote;
   std::string remote_error;
   if (NeedsReplicationRemote(*cases)) {
+    const auto t0 = std::chrono::steady_clock::now();
     auto started = StartReplicationRemote("settee", o);
+    if (o.facts) o.facts->AddSeconds("starting servers", SecondsSince(t0));
     if (started.ok()) {
       remote = std::move(*started);
       run_options.remote = remote.url;
@@ -251,39 +262,62 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
       if (progress) progress(current);
     }
     if (!remote_error.empty() && NeedsReplicationRemote({c})) {
-      CaseResult failed;
-      failed.suite = c.suite;
-      failed.name = c.name;
-      failed.runtime = "settee";
-      failed.outcome = Outcome::kFailed;
-      failed.error = remote_error;
-      results.push_back(std::move(failed));
+      for (int n : counts) {
+        CaseResult failed;
+        failed.suite = c.suite;
+        failed.name = c.name;
+        failed.runtime = "settee";
+        failed.threads = n;
+        failed.outcome = Outcome::kFailed;
+        failed.error = remote_error;
+        results.push_back(std::move(failed));
+      }
       continue;
     }
-    results.push_back(RunCase(**pool, runner, c, run_options));
-    std::lock_guard<std::mutex> lock(mu);
-    if (!uncaught.empty() && results.back().outcome == Outcome::kOk) {
-      results.back().outcome = Outcome::kFailed;
-      results.back().error = "uncaught: " + uncaught;
+    // Runs of each count in turn until there are --repeats of each and each
+    // count's timed loops add up to --min-time; a run that fails ends it.
+    std::vector<std::vector<CaseResult>> runs(pools.size());
+    std::vector<double> timed_ms(pools.size(), 0);
+    for (int rep = 1;; ++rep) {
+      bool stop = false;
+      for (size_t k = 0; k < pools.size(); ++k) {
+        CaseResult r = RunCase(*pools[k], runner, c, run_options);
+        std::lock_guard<std::mutex> lock(mu);
+        if (!uncaught.empty() && r.outcome == Outcome::kOk) {
+          r.outcome = Outcome::kFailed;
+          r.error = "uncaught: " + uncaught;
+        }
+        uncaught.clear();
+        stop |= r.outcome != Outcome::kOk;
+        timed_ms[k] += r.wall_ms;
+        runs[k].push_back(std::move(r));
+      }
+      const bool enough = rep >= o.repeats && *std::min_element(timed_ms.begin(), timed_ms.end()) >= o.min_time_s * 1000;
+      if (stop || enough || rep >= BenchOptions::kMaxRepeats) break;
     }
-    uncaught.clear();
+    for (auto& r : runs) results.push_back(r.size() == 1 ? std::move(r.front()) : MergeRepeats(r));
   }
   if (remote.process) remote.process->Stop();
-  (*pool)->Shutdown();
-  pool->reset();
+  for (auto& pool : pools) {
+    pool->Shutdown();
+    pool.reset();
+  }
   store->reset();
   if (o.backend == "leveldb") {
     std::error_code ec;
     std::filesystem::remove_all(data_dir, ec);
   }
   if (o.facts) {
+    o.facts->AddSeconds("settee", SecondsSince(settee_start));
     o.facts->NotePeakRss("settee", SelfPeakRssMb());
     o.facts->SetVersion("settee", SETTEE_VERSION);
     o.facts->SetVersion("v8", std::string(v8::V8::GetVersion()) + (o.jitless ? " (jitless)" : ""));
   }
 
   if (o.baseline == "pouchdb" && !cases->empty()) {
+    const auto t0 = std::chrono::steady_clock::now();
     auto base = RunPouchDbBaseline(*cases, o, progress);
+    if (o.facts) o.facts->AddSeconds("pouchdb", SecondsSince(t0));
     results.insert(results.end(), base.begin(), base.end());
   }
   return results;
