@@ -314,7 +314,7 @@ std::vector<ScalingRow> ScalingRows(const Report& r) {
     auto row = std::find_if(rows.begin(), rows.end(),
                             [&](const ScalingRow& x) { return x.suite == c.suite && x.name == c.name; });
     if (row == rows.end()) {
-      rows.push_back(ScalingRow{c.suite, c.name, {}, {}, {}, {}, {}});
+      rows.push_back(ScalingRow{c.suite, c.name, {}, {}, {}, {}, {}, {}, {}});
       row = std::prev(rows.end());
     }
     const double ops = Throughput(c);
@@ -328,6 +328,9 @@ std::vector<ScalingRow> ScalingRows(const Report& r) {
     row->threads.push_back(c.threads);
     row->ops.push_back(ops);
     row->ratio.push_back(ops / row->ops.front());
+    auto per_cpu = c.metrics.find("ops_per_cpu_s");
+    row->per_cpu.push_back(per_cpu == c.metrics.end() ? 0 : per_cpu->second);
+    row->cpu_ratio.push_back(row->per_cpu.front() > 0 ? row->per_cpu.back() / row->per_cpu.front() : 0);
     auto reps = c.metrics.find("repeats");
     row->repeats.push_back(reps == c.metrics.end() ? 1 : static_cast<int>(reps->second));
   }
@@ -347,10 +350,15 @@ std::string FormatScalingTable(const Report& r) {
   std::string out = Line("aggregate throughput (iterations/s over all threads, the median of each case's runs, "
                          "interleaved) at --threads %d", counts.front());
   for (size_t i = 1; i < counts.size(); ++i) out += Line(",%d", counts[i]);
-  out += Line("; scaling = ops/s over the ops/s at %d\n\n", counts.front());
+  out += Line("; scaling = ops/s over the ops/s at %d; per CPU = the same for operations per CPU second of the "
+              "process (below 1: contention; near 1 while scaling is low: the machine did not give the run the cores)\n\n",
+              counts.front());
   out += Line("%-34s %4s", "case", "runs");
   for (int n : counts) out += Line(" %9s", (std::to_string(n) + "t ops/s").c_str());
-  for (size_t i = 1; i < counts.size(); ++i) out += Line(" %9s", (std::to_string(counts[i]) + "t/" + std::to_string(counts.front()) + "t").c_str());
+  for (size_t i = 1; i < counts.size(); ++i) {
+    out += Line(" %9s %9s", (std::to_string(counts[i]) + "t/" + std::to_string(counts.front()) + "t").c_str(),
+                "per CPU");
+  }
   out += "\n";
   std::map<int, std::vector<double>> ratios;
   std::string last_suite;
@@ -367,7 +375,7 @@ std::string FormatScalingTable(const Report& r) {
     }
     for (double ops : row.ops) out += Line(" %9.0f", ops);
     for (size_t i = 1; i < row.ratio.size(); ++i) {
-      out += Line(" %9s", Factor(row.ratio[i]).c_str());
+      out += Line(" %9s %9s", Factor(row.ratio[i]).c_str(), Factor(row.cpu_ratio[i]).c_str());
       ratios[row.threads[i]].push_back(row.ratio[i]);
     }
     out += "\n";

@@ -67,6 +67,12 @@ struct ScalingRow {
   std::vector<int> threads;        // the counts that ran ok, in the run's order
   std::vector<double> ops;         // their throughputs (Throughput(): the median run's)
   std::vector<double> ratio;       // ops[i] / ops[0]
+  // Operations per CPU second of the process at each count over the
+  // first's (0 when not measured): below 1, a thread makes the others'
+  // operations dearer (contention); near 1 with a low `ratio`, the run
+  // did not get the cores (a busy machine).
+  std::vector<double> cpu_ratio;
+  std::vector<double> per_cpu;     // operations per CPU second at each count (0: not measured)
   std::vector<int> repeats;        // runs behind each figure
   std::string error;               // the first count that did not run ok, and why
 };

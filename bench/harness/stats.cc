@@ -43,8 +43,15 @@ CaseResult MergeRepeats(const std::vector<CaseResult>& repeats) {
   out.operations = 0;
   out.wall_ms = 0;
   out.metrics.erase("ops_per_sec");
-  std::vector<double> ops;
+  out.metrics.erase("ops_per_cpu_s");
+  out.metrics.erase("cpu_ms");
+  std::vector<double> ops, per_cpu;
+  double cpu_ms = 0;
   for (const CaseResult& r : repeats) {
+    if (auto it = r.metrics.find("cpu_ms"); it != r.metrics.end()) cpu_ms += it->second;
+    if (auto it = r.metrics.find("ops_per_cpu_s"); it != r.metrics.end() && r.outcome == Outcome::kOk) {
+      per_cpu.push_back(it->second);
+    }
     if (out.outcome == Outcome::kOk && r.outcome != Outcome::kOk) {
       out.outcome = r.outcome;
       out.error = r.error;
@@ -55,6 +62,8 @@ CaseResult MergeRepeats(const std::vector<CaseResult>& repeats) {
     if (r.outcome == Outcome::kOk) ops.push_back(Throughput(r));
   }
   out.metrics["repeats"] = static_cast<double>(repeats.size());
+  if (cpu_ms > 0) out.metrics["cpu_ms"] = cpu_ms;
+  if (!per_cpu.empty()) out.metrics["ops_per_cpu_s"] = Median(per_cpu);
   if (!ops.empty()) {
     out.metrics["ops_per_sec"] = Median(ops);
     out.metrics["ops_per_sec_min"] = *std::min_element(ops.begin(), ops.end());

@@ -34,7 +34,8 @@ double Median(std::vector<double> values);
 // operations and wall time together, and the metrics "repeats",
 // "ops_per_sec" (the median of the runs' throughputs: a run that lost the
 // CPU for a while does not move it), "ops_per_sec_min" and
-// "ops_per_sec_max". The first run that did not pass gives the row its
+// "ops_per_sec_max"; "cpu_ms" summed and "ops_per_cpu_s" the median run's
+// when the runs have them. The first run that did not pass gives the row its
 // outcome and error. Empty: an empty kFailed row.
 CaseResult MergeRepeats(const std::vector<CaseResult>& repeats);
 

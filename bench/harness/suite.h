@@ -91,7 +91,7 @@ struct BenchOptions {
   std::vector<int> thread_counts;
   int repeats = 1;                  // runs of each case (fresh databases each), at least
   double min_time_s = 0;            // ... and until its timed loops add up to this (capped at kMaxRepeats runs)
-  static constexpr int kMaxRepeats = 200;
+  static constexpr int kMaxRepeats = 50;
   std::string backend = "memory";   // "memory" or "leveldb"
   std::vector<std::string> suites;  // selected suites, in run order
   std::string grep;                 // ECMAScript regex over "suite/case"; empty: all

@@ -1,5 +1,6 @@
 #include "bench/harness/workload_suite.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,6 +43,14 @@ std::string CaseArg(const std::string& runner, const WorkloadCase& c, const Benc
                   ",\"backend\":" + json::Quote(o.backend) + ",\"remote\":" + json::Quote(o.remote) +
                   ",\"report\":" + (report ? "true" : "false") + "}";
   return a;
+}
+
+// CPU time of the whole process so far, user and system, in ms.
+double ProcessCpuMs() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1000.0 + t.tv_usec / 1000.0; };
+  return ms(u.ru_utime) + ms(u.ru_stime);
 }
 
 // Runs `fn` on every thread at once and waits for all; results by thread.
@@ -93,7 +102,9 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
   bool ready = unsupported.empty() && failed.empty();
   if (ready) {
     auto t0 = std::chrono::steady_clock::now();
+    const double cpu0 = ProcessCpuMs();
     auto timed = OnAll(pool, kTimed, [&](int) { return runner_arg; });
+    const double cpu_ms = ProcessCpuMs() - cpu0;
     r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     // The threads' own bounds of their loops (one clock for all isolates):
     // from the first one's start to the last one's end. Waking the threads
@@ -116,6 +127,7 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
       }
     }
     if (bounded == n && last_end > first_start) r.wall_ms = last_end - first_start;
+    r.metrics["cpu_ms"] = cpu_ms;
   }
   // Always: checks after the loop (when it ran), teardown and destroy.
   auto finished = OnAll(pool, kFinish, [&](int) { return runner_arg; });
@@ -125,6 +137,13 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
     if (!err.empty() && failed.empty()) failed = Prefix(t, n) + FirstLine(err);
   }
   r.operations = static_cast<double>(r.samples_ms.size());
+  // What the operations cost in CPU, the whole process's (the background
+  // threads' work included): unlike the throughput, it does not depend on
+  // how many cores the machine leaves the run, so a second thread's
+  // contention shows as fewer operations per CPU second.
+  if (ready && r.operations > 0 && r.metrics.count("cpu_ms")) {
+    r.metrics["ops_per_cpu_s"] = r.operations * 1000.0 / std::max(r.metrics["cpu_ms"], 1e-3);
+  }
   if (!unsupported.empty()) {
     r.outcome = Outcome::kUnsupported;
     r.error = unsupported;

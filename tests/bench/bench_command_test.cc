@@ -155,6 +155,8 @@ TEST(BenchCommand, SeveralThreadCountsGiveTheScaling) {
     EXPECT_EQ(c.samples_ms.size(), 3u * 5 * (i + 1)) << "3 runs of 5 iterations per thread";
     EXPECT_DOUBLE_EQ(c.metrics.at("repeats"), 3);
     EXPECT_GT(Throughput(c), 0);
+    EXPECT_GT(c.metrics.at("cpu_ms"), 0);
+    EXPECT_GT(c.metrics.at("ops_per_cpu_s"), 0);
   }
   auto rows = ScalingRows(*report);
   ASSERT_EQ(rows.size(), 1u);

@@ -61,6 +61,7 @@ Report ScalingSample() {
     c.threads = threads;
     c.metrics["repeats"] = 5;
     c.metrics["ops_per_sec"] = ops;
+    c.metrics["ops_per_cpu_s"] = threads == 1 ? 2000 : 1500;
     return c;
   };
   r.results.push_back(row("basic-gets", 1, 1000));
@@ -76,6 +77,7 @@ TEST(Report, ScalingRowsGiveEachCountsThroughputOverTheFirsts) {
   EXPECT_EQ(rows[0].name, "basic-gets");
   EXPECT_EQ(rows[0].threads, (std::vector<int>{1, 2}));
   EXPECT_DOUBLE_EQ(rows[0].ratio[1], 1.7);
+  EXPECT_DOUBLE_EQ(rows[0].cpu_ratio[1], 0.75);  // the second thread made each operation dearer
   EXPECT_EQ(rows[0].repeats, (std::vector<int>{5, 5}));
   EXPECT_TRUE(rows[0].error.empty());
   EXPECT_EQ(rows[1].threads, (std::vector<int>{1}));
@@ -86,7 +88,7 @@ TEST(Report, ScalingTableAndItsJson) {
   Report r = ScalingSample();
   std::string table = FormatTable(r);
   EXPECT_THAT(table, HasSubstr("threads 1,2, each case run 5+ times and for 1.0 s of loops"));
-  EXPECT_THAT(table, HasSubstr("1.70x"));
+  EXPECT_THAT(table, HasSubstr("1.70x     0.75x"));
   EXPECT_THAT(table, HasSubstr("2 threads: failed: boom"));
   EXPECT_THAT(table, HasSubstr("geometric mean 1.70x over 1 cases; 1 of them at 1.6x or more"));
   EXPECT_THAT(table, HasSubstr("elapsed 12.5 s: settee 20.5 s, starting servers 0.5 s"));

@@ -87,6 +87,15 @@ TEST(MergeRepeats, ThroughputIsTheMedianRunsNotTheMeanOverAll) {
   EXPECT_DOUBLE_EQ(m.metrics.at("ops_per_sec_min"), 500);
   EXPECT_DOUBLE_EQ(m.metrics.at("ops_per_sec_max"), 1250);
   EXPECT_DOUBLE_EQ(Throughput(m), 1000);  // not 300 / 0.38 s
+  EXPECT_EQ(m.metrics.count("ops_per_cpu_s"), 0u);  // the runs did not measure it
+  std::vector<CaseResult> runs = {OneRun(100, 100), OneRun(100, 100), OneRun(100, 100)};
+  for (int i = 0; i < 3; ++i) {
+    runs[i].metrics["cpu_ms"] = 100 + 50 * i;
+    runs[i].metrics["ops_per_cpu_s"] = 100 * 1000.0 / (100 + 50 * i);
+  }
+  m = MergeRepeats(runs);
+  EXPECT_DOUBLE_EQ(m.metrics.at("cpu_ms"), 450);
+  EXPECT_DOUBLE_EQ(m.metrics.at("ops_per_cpu_s"), 100 * 1000.0 / 150);
 }
 
 TEST(MergeRepeats, AFailedRunFailsTheRowAndKeepsTheOthersFigures) {
