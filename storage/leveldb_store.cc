@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "storage/kv_error_iterator.h"
+#include "storage/reseek_policy.h"
 #include "storage/spin_wait.h"
 
 namespace settee {
@@ -64,12 +65,13 @@ std::shared_ptr<const KVSnapshot> LevelDBStore::GetSnapshot() {
 // to [lower_, upper_) and adds SeekForPrev.
 class LevelDBStore::Iter final : public KVIterator {
  public:
-  Iter(leveldb::Iterator* it, const KVIteratorOptions& o)
-      : it_(it), lower_(o.lower_bound), upper_(o.upper_bound) {}
+  Iter(leveldb::Iterator* it, const KVIteratorOptions& o, std::atomic<int>* slow_steps)
+      : it_(it), lower_(o.lower_bound), upper_(o.upper_bound), reseek_(slow_steps) {}
 
   bool Valid() const override { return valid_; }
 
   void SeekToFirst() override {
+    reseek_.Reset();  // a window times steps only
     if (lower_.empty()) {
       it_->SeekToFirst();
     } else {
@@ -79,6 +81,7 @@ class LevelDBStore::Iter final : public KVIterator {
   }
 
   void SeekToLast() override {
+    reseek_.Reset();  // a window times steps only
     if (upper_.empty()) {
       it_->SeekToLast();
     } else {
@@ -94,11 +97,13 @@ class LevelDBStore::Iter final : public KVIterator {
   }
 
   void Seek(std::string_view target) override {
+    reseek_.Reset();  // a window times steps only
     it_->Seek(ToSlice(target < lower_ ? std::string_view(lower_) : target));
     CheckForward();
   }
 
   void SeekForPrev(std::string_view target) override {
+    reseek_.Reset();  // a window times steps only
     if (!upper_.empty() && target >= upper_) {
       SeekToLast();
       return;
@@ -114,12 +119,22 @@ class LevelDBStore::Iter final : public KVIterator {
 
   void Next() override {
     if (!valid_) return;  // REQUIRES: Valid(); tolerated as a no-op
-    it_->Next();
+    reseek_.BeforeMove();
+    if (reseek_.Seeking()) {
+      // The smallest key after this one: past all its older versions at once.
+      successor_.assign(it_->key().data(), it_->key().size());
+      successor_.push_back('\0');
+      it_->Seek(ToSlice(successor_));
+    } else {
+      it_->Next();
+    }
     CheckForward();
+    reseek_.AfterMove(valid_ ? it_->key().size() + it_->value().size() : 0);
   }
 
   void Prev() override {
     if (!valid_) return;
+    reseek_.Reset();
     it_->Prev();
     CheckBackward();
   }
@@ -138,6 +153,8 @@ class LevelDBStore::Iter final : public KVIterator {
   const std::unique_ptr<leveldb::Iterator> it_;
   const std::string lower_;
   const std::string upper_;
+  ReseekPolicy reseek_;
+  std::string successor_;  // Next()'s seek target, kept to reuse its buffer
   bool valid_ = false;
 };
 
@@ -263,7 +280,7 @@ std::unique_ptr<KVIterator> LevelDBStore::NewIterator(const KVIteratorOptions& o
     // before the iterator without harm.
     ro.snapshot = snap->get();
   }
-  return std::make_unique<Iter>(db_->NewIterator(ro), options);
+  return std::make_unique<Iter>(db_->NewIterator(ro), options, &slow_steps_);
 }
 
 uint64_t LevelDBStore::ApproximateSize(std::string_view begin, std::string_view end) {

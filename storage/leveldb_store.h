@@ -22,7 +22,9 @@
 //   - KVSnapshot   -> a leveldb::Snapshot, released when the last shared_ptr dies.
 //   - KVIterator   -> a leveldb::Iterator, which already reads one implicit
 //                     snapshot taken at creation; bounds and SeekForPrev are
-//                     implemented here on top of Seek/Prev.
+//                     implemented here on top of Seek/Prev, and Next() seeks
+//                     past a key instead of stepping when steps are slow
+//                     (many old versions: storage/reseek_policy.h).
 //   - Status       -> NotFound -> kNotFound, Corruption -> kCorruption,
 //                     everything else (I/O, lock held, bad arguments) -> kIOError.
 //   - ApproximateSize counts only data already flushed to table files (LevelDB
@@ -35,6 +37,7 @@
 // and iterators must not outlive the store.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -97,6 +100,11 @@ class LevelDBStore final : public KVStore {
   // push or a pop only, so contenders spin instead of sleeping.
   std::mutex queue_mu_;
   std::deque<Writer*> writers_;  // GUARDED_BY(queue_mu_)
+
+  // The iterators' last verdict on stepping (0: fast; else how many seeks a
+  // new iterator starts with: keys with many old versions), shared so that
+  // short scans need not find out each time (storage/reseek_policy.h).
+  std::atomic<int> slow_steps_{0};
 };
 
 }  // namespace settee

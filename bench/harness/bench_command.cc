@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -30,6 +31,12 @@ struct Args {
   BenchOptions options;
   std::vector<std::string> compare;
 };
+
+// A scaling run's defaults (--threads 1,2): the basics cases' loops last
+// from 4 ms (basic-inserts) to 3 s, so one run of the short ones is at the
+// mercy of one preemption on a shared machine.
+constexpr int kScalingRepeats = 5;
+constexpr double kScalingMinTimeS = 1.0;
 
 // What child `settee serve` / `settee run` processes are started from: this
 // executable, or $SETTEE_SELF_EXEC, a wrapper that runs it under an emulator
@@ -58,6 +65,12 @@ std::string NowUtc() {
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+std::string JoinInts(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
   return s;
 }
 
@@ -156,6 +169,7 @@ int Run(Args& a) {
   report.versions = facts.versions();
   report.peak_rss_mb = facts.peak_rss_mb();
   report.remotes = facts.remotes();
+  report.seconds = facts.seconds();
   if (report.results.empty()) {
     std::fprintf(stderr, "settee bench: --grep '%s' selects no case of the suites %s\n", o.grep.c_str(),
                  Join(o.suites).c_str());
@@ -195,9 +209,20 @@ void RegisterBenchCommand(CLI::App& app) {
   BenchOptions& o = args->options;
   CLI::App* cmd = app.add_subcommand(
       "bench", "Run the PouchDB workload (and the other suites) in settee, with real PouchDB beside it");
-  cmd->add_option("-t,--threads", o.threads, "Isolate threads running the workload at once, each on its own databases")
+  cmd->add_option("-t,--threads", o.thread_counts,
+                  "Isolate threads running the workload at once, each on its own databases; several (1,2) run "
+                  "every workload case at each count and give the aggregate throughput's scaling")
+      ->delimiter(',')
       ->check(CLI::Range(1, js::IsolatePool::kMaxThreads))
-      ->capture_default_str();
+      ->default_str("1");
+  cmd->add_option("--repeats", o.repeats,
+                  "Runs of each workload case, each on fresh databases; the table gives the median run's throughput "
+                  "(default 1, and 5 with several --threads)")
+      ->check(CLI::Range(1, BenchOptions::kMaxRepeats));
+  cmd->add_option("--min-time", o.min_time_s,
+                  "Repeat each workload case until its timed loops add up to this many seconds "
+                  "(default 0, and 1 with several --threads)")
+      ->check(CLI::Range(0.0, 600.0));
   cmd->add_option("--backend", o.backend, "Storage backend (PouchDB's matching adapter for the baseline)")
       ->check(CLI::IsMember({"memory", "leveldb"}))
       ->capture_default_str();
@@ -215,8 +240,21 @@ void RegisterBenchCommand(CLI::App& app) {
   cmd->add_option("--compare", args->compare, "Print the per-case factors between two JSON reports")
       ->expected(2)
       ->excludes("--threads", "--backend", "--suite", "--grep", "--iterations", "--json", "--baseline", "--remote",
-                  "--jitless");
-  cmd->callback([args] {
+                  "--jitless", "--repeats", "--min-time");
+  cmd->callback([args, cmd] {
+    BenchOptions& o = args->options;
+    if (o.thread_counts.empty()) o.thread_counts = {1};
+    o.threads = *std::max_element(o.thread_counts.begin(), o.thread_counts.end());
+    if (o.thread_counts.size() > 1) {
+      // Scaling is a ratio of throughputs: each figure the median of runs.
+      if (cmd->count("--repeats") == 0) o.repeats = kScalingRepeats;
+      if (cmd->count("--min-time") == 0) o.min_time_s = kScalingMinTimeS;
+      if (o.baseline != "none" && args->compare.empty()) {
+        std::fprintf(stderr, "settee bench: a scaling run (--threads %s) compares thread counts, not runtimes: "
+                             "no PouchDB baseline\n", JoinInts(o.thread_counts).c_str());
+        o.baseline = "none";
+      }
+    }
     int code = args->compare.empty() ? Run(*args) : Compare(*args);
     if (code != 0) throw CLI::RuntimeError(code);
   });

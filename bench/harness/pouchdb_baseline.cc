@@ -52,7 +52,7 @@ std::string LastLines(const std::string& text, int lines) {
 }
 
 // Installs bench/node_modules with npm ci when PouchDB is not there yet.
-Status EnsurePouchDb(const std::string& bench_dir, const std::string& scratch) {
+Status EnsurePouchDb(const std::string& bench_dir, const std::string& scratch, RunFacts* facts) {
   if (std::filesystem::exists(bench_dir + "/node_modules/pouchdb/package.json") &&
       std::filesystem::exists(bench_dir + "/node_modules/pouchdb-adapter-memory/package.json")) {
     return Status::OK();
@@ -61,11 +61,13 @@ Status EnsurePouchDb(const std::string& bench_dir, const std::string& scratch) {
     return Status::NotFound("PouchDB is not installed in " + bench_dir + "/node_modules and npm is not in PATH");
   }
   std::fprintf(stderr, "settee bench: installing the PouchDB baseline (npm ci in %s) ...\n", bench_dir.c_str());
+  const auto t0 = std::chrono::steady_clock::now();
   auto npm = Child::Spawn({"npm", "ci", "--no-audit", "--no-fund"}, bench_dir, scratch + "/npm-ci.log");
   if (!npm.ok()) return npm.status();
   std::string line;
   while ((*npm)->ReadLine(&line)) {}
   ChildExit e = (*npm)->Wait();
+  if (facts) facts->AddSeconds("installing baselines", SecondsSince(t0));
   if (e.exit_code != 0) {
     return Status::Internal("`npm ci` in " + bench_dir + " failed: " + LastLines(e.stderr_tail, 3));
   }
@@ -128,14 +130,16 @@ std::vector<CaseResult> RunPouchDbBaseline(const std::vector<WorkloadCase>& case
   if (FindInPath("node").empty()) {
     return AllSkipped(cases, "node was not found in PATH (the baseline needs Node.js 18+; scripts/setup.sh installs it)");
   }
-  if (Status s = EnsurePouchDb(bench_dir, o.scratch_dir); !s.ok()) return AllSkipped(cases, s.reason());
+  if (Status s = EnsurePouchDb(bench_dir, o.scratch_dir, o.facts); !s.ok()) return AllSkipped(cases, s.reason());
 
   // PouchDB pulls from pouchdb-server, as PouchDB's suite pulls from a
   // CouchDB-compatible server (--remote: that one).
   ReplicationRemote server;
   std::string remote;
   if (NeedsReplicationRemote(cases)) {
+    const auto t0 = std::chrono::steady_clock::now();
     auto started = StartReplicationRemote("pouchdb", o);
+    if (o.facts) o.facts->AddSeconds("starting servers", SecondsSince(t0));
     if (started.ok()) {
       server = std::move(*started);
       remote = server.url;

@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <algorithm>
+#include <iterator>
+#include <map>
 #include <set>
 
 #include <rapidjson/document.h>
@@ -150,6 +153,13 @@ std::string ToJson(const Report& r) {
   w.StartObject();
   w.Key("threads");
   w.Int(r.options.threads);
+  w.Key("thread_counts");
+  w.StartArray();
+  for (int n : r.options.thread_counts) w.Int(n);
+  w.EndArray();
+  w.Key("repeats");
+  w.Int(r.options.repeats);
+  Num(w, "min_time_s", r.options.min_time_s);
   Str(w, "backend", r.options.backend);
   w.Key("suites");
   w.StartArray();
@@ -168,6 +178,10 @@ std::string ToJson(const Report& r) {
   w.Key("remotes");
   w.StartObject();
   for (const auto& [k, v] : r.remotes) Str(w, k.c_str(), v);
+  w.EndObject();
+  w.Key("seconds");
+  w.StartObject();
+  for (const auto& [k, v] : r.seconds) Num(w, k.c_str(), v);
   w.EndObject();
   w.Key("cases");
   w.StartArray();
@@ -244,6 +258,11 @@ Result<Report> ParseReport(const std::string& text) {
     r.options.iterations = static_cast<int>(GetNum(o, "iterations"));
     r.options.baseline = GetStr(o, "baseline");
     r.options.remote = GetStr(o, "remote");
+    if (o.HasMember("thread_counts") && o["thread_counts"].IsArray()) {
+      for (const auto& n : o["thread_counts"].GetArray()) if (n.IsInt()) r.options.thread_counts.push_back(n.GetInt());
+    }
+    if (o.HasMember("repeats") && o["repeats"].IsInt()) r.options.repeats = o["repeats"].GetInt();
+    r.options.min_time_s = GetNum(o, "min_time_s");
     if (o.HasMember("suites") && o["suites"].IsArray()) {
       for (const auto& s : o["suites"].GetArray()) if (s.IsString()) r.options.suites.push_back(s.GetString());
     }
@@ -251,6 +270,11 @@ Result<Report> ParseReport(const std::string& text) {
   if (d.HasMember("remotes") && d["remotes"].IsObject()) {
     for (const auto& m : d["remotes"].GetObject()) {
       if (m.value.IsString()) r.remotes[m.name.GetString()] = m.value.GetString();
+    }
+  }
+  if (d.HasMember("seconds") && d["seconds"].IsObject()) {
+    for (const auto& m : d["seconds"].GetObject()) {
+      if (m.value.IsNumber()) r.seconds[m.name.GetString()] = m.value.GetDouble();
     }
   }
   if (d.HasMember("peak_rss_mb") && d["peak_rss_mb"].IsObject()) {
@@ -283,11 +307,89 @@ Result<Report> ParseReport(const std::string& text) {
   return r;
 }
 
+std::vector<ScalingRow> ScalingRows(const Report& r) {
+  std::vector<ScalingRow> rows;
+  for (const auto& c : r.results) {
+    if (c.runtime != "settee") continue;
+    auto row = std::find_if(rows.begin(), rows.end(),
+                            [&](const ScalingRow& x) { return x.suite == c.suite && x.name == c.name; });
+    if (row == rows.end()) {
+      rows.push_back(ScalingRow{c.suite, c.name, {}, {}, {}, {}, {}, {}, {}});
+      row = std::prev(rows.end());
+    }
+    const double ops = Throughput(c);
+    if (c.outcome != Outcome::kOk || ops <= 0) {
+      if (row->error.empty()) {
+        row->error = Line("%d thread%s: ", c.threads, c.threads == 1 ? "" : "s") + OutcomeName(c.outcome) +
+                     (c.error.empty() ? "" : ": " + c.error);
+      }
+      continue;
+    }
+    row->threads.push_back(c.threads);
+    row->ops.push_back(ops);
+    row->ratio.push_back(ops / row->ops.front());
+    auto per_cpu = c.metrics.find("ops_per_cpu_s");
+    row->per_cpu.push_back(per_cpu == c.metrics.end() ? 0 : per_cpu->second);
+    row->cpu_ratio.push_back(row->per_cpu.front() > 0 ? row->per_cpu.back() / row->per_cpu.front() : 0);
+    auto reps = c.metrics.find("repeats");
+    row->repeats.push_back(reps == c.metrics.end() ? 1 : static_cast<int>(reps->second));
+  }
+  return rows;
+}
+
 namespace {
 
 // eval and http put settee beside runtimes other than PouchDB (node, a
 // server under wrk): each prints a table of its own after the workload's.
 bool HasOwnTable(const std::string& suite) { return suite == "eval" || suite == "http"; }
+
+// A scaling run's table: per case, the aggregate throughput at each count
+// (the median of its runs, with their spread) and its ratio to the first.
+std::string FormatScalingTable(const Report& r) {
+  const auto& counts = r.options.thread_counts;
+  std::string out = Line("aggregate throughput (iterations/s over all threads, the median of each case's runs, "
+                         "interleaved) at --threads %d", counts.front());
+  for (size_t i = 1; i < counts.size(); ++i) out += Line(",%d", counts[i]);
+  out += Line("; scaling = ops/s over the ops/s at %d; per CPU = the same for operations per CPU second of the "
+              "process (below 1: contention; near 1 while scaling is low: the machine did not give the run the cores)\n\n",
+              counts.front());
+  out += Line("%-34s %4s", "case", "runs");
+  for (int n : counts) out += Line(" %9s", (std::to_string(n) + "t ops/s").c_str());
+  for (size_t i = 1; i < counts.size(); ++i) {
+    out += Line(" %9s %9s", (std::to_string(counts[i]) + "t/" + std::to_string(counts.front()) + "t").c_str(),
+                "per CPU");
+  }
+  out += "\n";
+  std::map<int, std::vector<double>> ratios;
+  std::string last_suite;
+  for (const auto& row : ScalingRows(r)) {
+    if (HasOwnTable(row.suite)) continue;
+    if (row.suite != last_suite) {
+      out += Line("[%s]\n", row.suite.c_str());
+      last_suite = row.suite;
+    }
+    out += Line("%-34s %4d", Shorten(row.name, 34).c_str(), row.repeats.empty() ? 0 : row.repeats.front());
+    if (!row.error.empty() && row.threads.size() < counts.size()) {
+      out += " " + Shorten(row.error, 70) + "\n";
+      continue;
+    }
+    for (double ops : row.ops) out += Line(" %9.0f", ops);
+    for (size_t i = 1; i < row.ratio.size(); ++i) {
+      out += Line(" %9s %9s", Factor(row.ratio[i]).c_str(), Factor(row.cpu_ratio[i]).c_str());
+      ratios[row.threads[i]].push_back(row.ratio[i]);
+    }
+    out += "\n";
+  }
+  out += "\n";
+  for (const auto& [n, v] : ratios) {
+    int reached = 0;
+    for (double x : v) reached += x >= 1.6 ? 1 : 0;
+    out += Line("scaling at %d threads: geometric mean %s over %zu cases; %d of them at 1.6x or more\n", n,
+                Factor(GeometricMean(v)).c_str(), v.size(), reached);
+  }
+  return out;
+}
+
 
 double MetricOr(const CaseResult& c, const char* name, double def = 0) {
   auto it = c.metrics.find(name);
@@ -371,8 +473,17 @@ std::string FormatTable(const Report& r) {
     auto it = r.versions.find(k);
     return it == r.versions.end() ? std::string("?") : it->second;
   };
-  out += Line("settee bench: %s backend, %d thread%s, on %s (%d cores)\n", o.backend.c_str(), o.threads,
-              o.threads == 1 ? "" : "s", r.machine.cpu_model.c_str(), r.machine.cores);
+  std::string threads = Line("%d thread%s", o.threads, o.threads == 1 ? "" : "s");
+  if (o.thread_counts.size() > 1) {
+    threads = "threads ";
+    for (size_t i = 0; i < o.thread_counts.size(); ++i) threads += (i ? "," : "") + std::to_string(o.thread_counts[i]);
+  }
+  if (o.repeats > 1 || o.min_time_s > 0) {
+    threads += Line(", each case run %d+ times%s", o.repeats,
+                    o.min_time_s > 0 ? Line(" and for %.1f s of loops", o.min_time_s).c_str() : "");
+  }
+  out += Line("settee bench: %s backend, %s, on %s (%d cores)\n", o.backend.c_str(), threads.c_str(),
+              r.machine.cpu_model.c_str(), r.machine.cores);
   if (!r.machine.emulation.empty()) out += "emulated: " + r.machine.emulation + "\n";
   bool baseline = false;
   for (const auto& c : r.results) baseline |= c.runtime == "pouchdb";
@@ -385,7 +496,9 @@ std::string FormatTable(const Report& r) {
   }
   bool workload = false;
   for (const auto& c : r.results) workload |= !HasOwnTable(c.suite);
-  if (workload) {
+  const bool scaling = r.options.thread_counts.size() > 1;
+  if (workload && scaling) out += FormatScalingTable(r);
+  if (workload && !scaling) {
     out += Line("times per iteration in ms; ops/s over all threads%s\n\n",
                 baseline ? "; factor = PouchDB median / settee median" : "");
     out += Line("%-34s %6s %9s %9s %9s %9s %10s", "case", "iter", "median", "min", "max", "mean", "ops/s");
@@ -431,7 +544,15 @@ std::string FormatTable(const Report& r) {
   std::string rss;
   for (const auto& [k, v] : r.peak_rss_mb) rss += Line("%s%s %.0f MB", rss.empty() ? "" : ", ", k.c_str(), v);
   if (!rss.empty()) out += "peak RSS: " + rss + "\n";
-  out += Line("elapsed %.1f s\n", r.elapsed_s);
+  out += Line("elapsed %.1f s", r.elapsed_s);
+  // Where it went: the runtimes' parts, and what they spent not measuring.
+  std::string parts;
+  for (const char* k : {"settee", "pouchdb", "installing baselines", "starting servers"}) {
+    auto it = r.seconds.find(k);
+    if (it != r.seconds.end() && it->second >= 0.05) parts += Line("%s%s %.1f s", parts.empty() ? "" : ", ", k, it->second);
+  }
+  if (!parts.empty()) out += ": " + parts + " (servers and installs are within the runtimes' parts)";
+  out += "\n";
   return out;
 }
 

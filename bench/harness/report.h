@@ -6,12 +6,16 @@
 //   {"settee_bench": 1, "started": "2026-12-01T08:00:00Z", "elapsed_s": 61.2,
 //    "machine": {"hostname", "os", "cpu_model", "cores", "emulation"},  (emulation: "" when native)
 //    "versions": {"settee", "v8", "pouchdb", "node", ...},
-//    "options": {"threads", "backend", "suites": [...], "grep", "iterations", "baseline", "remote"},
+//    "options": {"threads", "thread_counts": [...], "repeats", "min_time_s", "backend", "suites": [...],
+//                "grep", "iterations", "baseline", "remote"},
+//    "seconds": {"settee": 15.2, "pouchdb": 70.1, "starting servers": 1.5, ...},
 //    "peak_rss_mb": {"settee": 180.5, "pouchdb": 1020.1},
 //    "remotes": {"settee": "settee serve http://...", "pouchdb": "pouchdb-server 4.2.0 http://..."},
 //    "cases": [{"suite", "name", "runtime", "outcome": "ok|failed|unsupported|skipped", "error",
 //               "threads", "operations", "wall_ms", "median_ms", "min_ms", "max_ms", "mean_ms",
 //               "ops_per_sec", "samples_ms": [...], "metrics": {...}}],
+//               (a case run several times: one row per thread count, metrics "repeats",
+//                "ops_per_sec" (the median run's), "ops_per_sec_min", "ops_per_sec_max")
 //    "summary": {"geomean_factor": 14.2, "cases_compared": 10}}
 #pragma once
 
@@ -35,6 +39,9 @@ struct Report {
   std::map<std::string, double> peak_rss_mb;
   // The replication cases' remote per runtime (RunFacts::SetRemote).
   std::map<std::string, std::string> remotes;
+  // Where the elapsed time went (RunFacts::AddSeconds): "settee", "pouchdb",
+  // "installing baselines", "starting servers".
+  std::map<std::string, double> seconds;
   std::vector<CaseResult> results;
 };
 
@@ -52,6 +59,24 @@ std::vector<CasePair> PairCases(const Report& r);
 
 // The geometric mean of the factors of the cases both sides ran (0: none).
 double GeometricMeanFactor(const std::vector<CasePair>& pairs, int* compared = nullptr);
+
+// A scaling run (--threads 1,2): per settee case, the aggregate throughput
+// at each thread count and its ratio to the first count's.
+struct ScalingRow {
+  std::string suite, name;
+  std::vector<int> threads;        // the counts that ran ok, in the run's order
+  std::vector<double> ops;         // their throughputs (Throughput(): the median run's)
+  std::vector<double> ratio;       // ops[i] / ops[0]
+  // Operations per CPU second of the process at each count over the
+  // first's (0 when not measured): below 1, a thread makes the others'
+  // operations dearer (contention); near 1 with a low `ratio`, the run
+  // did not get the cores (a busy machine).
+  std::vector<double> cpu_ratio;
+  std::vector<double> per_cpu;     // operations per CPU second at each count (0: not measured)
+  std::vector<int> repeats;        // runs behind each figure
+  std::string error;               // the first count that did not run ok, and why
+};
+std::vector<ScalingRow> ScalingRows(const Report& r);
 
 std::string ToJson(const Report& r);
 // kBadRequest with a reason when `text` is not a settee bench report.

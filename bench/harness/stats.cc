@@ -14,13 +14,62 @@ Summary Summarize(std::vector<double> samples) {
   s.count = static_cast<int>(n);
   s.min = samples.front();
   s.max = samples.back();
-  s.median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  s.median = Median(samples);
   s.mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(n);
   return s;
 }
 
 double Throughput(const CaseResult& r) {
+  if (auto it = r.metrics.find("ops_per_sec"); it != r.metrics.end()) return it->second;
   return r.wall_ms > 0 ? r.operations * 1000.0 / r.wall_ms : 0;
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+CaseResult MergeRepeats(const std::vector<CaseResult>& repeats) {
+  CaseResult out;
+  if (repeats.empty()) {
+    out.outcome = Outcome::kFailed;
+    out.error = "no run";
+    return out;
+  }
+  out = repeats.front();
+  out.samples_ms.clear();
+  out.operations = 0;
+  out.wall_ms = 0;
+  out.metrics.erase("ops_per_sec");
+  out.metrics.erase("ops_per_cpu_s");
+  out.metrics.erase("cpu_ms");
+  std::vector<double> ops, per_cpu;
+  double cpu_ms = 0;
+  for (const CaseResult& r : repeats) {
+    if (auto it = r.metrics.find("cpu_ms"); it != r.metrics.end()) cpu_ms += it->second;
+    if (auto it = r.metrics.find("ops_per_cpu_s"); it != r.metrics.end() && r.outcome == Outcome::kOk) {
+      per_cpu.push_back(it->second);
+    }
+    if (out.outcome == Outcome::kOk && r.outcome != Outcome::kOk) {
+      out.outcome = r.outcome;
+      out.error = r.error;
+    }
+    out.samples_ms.insert(out.samples_ms.end(), r.samples_ms.begin(), r.samples_ms.end());
+    out.operations += r.operations;
+    out.wall_ms += r.wall_ms;
+    if (r.outcome == Outcome::kOk) ops.push_back(Throughput(r));
+  }
+  out.metrics["repeats"] = static_cast<double>(repeats.size());
+  if (cpu_ms > 0) out.metrics["cpu_ms"] = cpu_ms;
+  if (!per_cpu.empty()) out.metrics["ops_per_cpu_s"] = Median(per_cpu);
+  if (!ops.empty()) {
+    out.metrics["ops_per_sec"] = Median(ops);
+    out.metrics["ops_per_sec_min"] = *std::min_element(ops.begin(), ops.end());
+    out.metrics["ops_per_sec_max"] = *std::max_element(ops.begin(), ops.end());
+  }
+  return out;
 }
 
 double GeometricMean(const std::vector<double>& factors) {

@@ -20,8 +20,24 @@ struct Summary {
 Summary Summarize(std::vector<double> samples);
 
 // Completed operations per second over the case's wall time, all threads
-// together (0 when there is no wall time).
+// together (0 when there is no wall time). A case run several times
+// (MergeRepeats) carries the median of its runs' figures as the metric
+// "ops_per_sec", which this returns instead.
 double Throughput(const CaseResult& r);
+
+// The middle value (the mean of the two middle ones for an even count; 0
+// when empty).
+double Median(std::vector<double> values);
+
+// One row for a case run `repeats.size()` times over fresh databases (all
+// rows of one suite, name, runtime and thread count): every run's samples,
+// operations and wall time together, and the metrics "repeats",
+// "ops_per_sec" (the median of the runs' throughputs: a run that lost the
+// CPU for a while does not move it), "ops_per_sec_min" and
+// "ops_per_sec_max"; "cpu_ms" summed and "ops_per_cpu_s" the median run's
+// when the runs have them. The first run that did not pass gives the row its
+// outcome and error. Empty: an empty kFailed row.
+CaseResult MergeRepeats(const std::vector<CaseResult>& repeats);
 
 // The geometric mean of the positive values of `factors` (0 when none).
 double GeometricMean(const std::vector<double>& factors);

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -57,16 +58,40 @@ class RunFacts {
     std::lock_guard<std::mutex> lock(mu_);
     return remotes_;
   }
+  // Adds to the wall time spent on `what` ("settee", "pouchdb", "installing
+  // baselines", "starting servers"), for the report's account of a run's
+  // elapsed time.
+  void AddSeconds(const std::string& what, double seconds) {
+    std::lock_guard<std::mutex> lock(mu_);
+    seconds_[what] += seconds;
+  }
+  std::map<std::string, double> seconds() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return seconds_;
+  }
 
  private:
   mutable std::mutex mu_;
   std::map<std::string, std::string> versions_;
   std::map<std::string, double> peak_rss_mb_;
   std::map<std::string, std::string> remotes_;
+  std::map<std::string, double> seconds_;
 };
 
+// Seconds of wall time since `t0`.
+inline double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 struct BenchOptions {
-  int threads = 1;                  // isolate threads (http: the server's loop threads)
+  int threads = 1;                  // isolate threads (http: the server's loop threads); the largest of thread_counts
+  // --threads 1,2: the workload suites run every case at each count,
+  // interleaved, and the table gives each count's aggregate throughput
+  // relative to the first's (how it scales). One count: a plain run.
+  std::vector<int> thread_counts;
+  int repeats = 1;                  // runs of each case (fresh databases each), at least
+  double min_time_s = 0;            // ... and until its timed loops add up to this (capped at kMaxRepeats runs)
+  static constexpr int kMaxRepeats = 50;
   std::string backend = "memory";   // "memory" or "leveldb"
   std::vector<std::string> suites;  // selected suites, in run order
   std::string grep;                 // ECMAScript regex over "suite/case"; empty: all

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -75,10 +76,16 @@ Status InstallBaselines(const BenchOptions& options, const std::string& which) {
   std::string script = SourceDir(options) + "/scripts/setup_bench_baselines.sh";
   std::string log = (options.scratch_dir.empty() ? std::string("/tmp") : options.scratch_dir) +
                     "/setup_bench_baselines-" + which + ".log";
+  // Said at once: npm ci of pouchdb-server takes a minute here, which a
+  // silent run would seem to spend on the benchmark.
+  std::fprintf(stderr, "settee bench: installing the %s baseline once (%s %s, log %s) ...\n", which.c_str(),
+               script.c_str(), which.c_str(), log.c_str());
+  const auto t0 = std::chrono::steady_clock::now();
   auto child = Subprocess::Spawn({"/bin/bash", script, which}, SpawnOptions{.cwd = {}, .log_path = log});
   if (!child.ok()) return child.status();
   // npm ci of pouchdb-server builds native modules: minutes on a slow machine.
   Result<int> code = (*child)->Wait(std::chrono::minutes(10));
+  if (options.facts) options.facts->AddSeconds("installing baselines", SecondsSince(t0));
   if (code.ok() && *code == 0) return Status::OK();
   return Status::IOError(script + " " + which + " failed (" +
                          (code.ok() ? "exit " + std::to_string(*code) : code.status().reason()) +

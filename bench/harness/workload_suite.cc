@@ -1,5 +1,6 @@
 #include "bench/harness/workload_suite.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "bench/harness/pouchdb_baseline.h"
 #include "bench/harness/registry.h"
 #include "bench/harness/replication_remote.h"
+#include "bench/harness/stats.h"
 #include "js/isolate_pool.h"
 #include "js/view_functions_js.h"
 #include "settee/store.h"
@@ -41,6 +43,14 @@ std::string CaseArg(const std::string& runner, const WorkloadCase& c, const Benc
                   ",\"backend\":" + json::Quote(o.backend) + ",\"remote\":" + json::Quote(o.remote) +
                   ",\"report\":" + (report ? "true" : "false") + "}";
   return a;
+}
+
+// CPU time of the whole process so far, user and system, in ms.
+double ProcessCpuMs() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1000.0 + t.tv_usec / 1000.0; };
+  return ms(u.ru_utime) + ms(u.ru_stime);
 }
 
 // Runs `fn` on every thread at once and waits for all; results by thread.
@@ -92,7 +102,9 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
   bool ready = unsupported.empty() && failed.empty();
   if (ready) {
     auto t0 = std::chrono::steady_clock::now();
+    const double cpu0 = ProcessCpuMs();
     auto timed = OnAll(pool, kTimed, [&](int) { return runner_arg; });
+    const double cpu_ms = ProcessCpuMs() - cpu0;
     r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     // The threads' own bounds of their loops (one clock for all isolates):
     // from the first one's start to the last one's end. Waking the threads
@@ -115,6 +127,7 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
       }
     }
     if (bounded == n && last_end > first_start) r.wall_ms = last_end - first_start;
+    r.metrics["cpu_ms"] = cpu_ms;
   }
   // Always: checks after the loop (when it ran), teardown and destroy.
   auto finished = OnAll(pool, kFinish, [&](int) { return runner_arg; });
@@ -124,6 +137,13 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
     if (!err.empty() && failed.empty()) failed = Prefix(t, n) + FirstLine(err);
   }
   r.operations = static_cast<double>(r.samples_ms.size());
+  // What the operations cost in CPU, the whole process's (the background
+  // threads' work included): unlike the throughput, it does not depend on
+  // how many cores the machine leaves the run, so a second thread's
+  // contention shows as fewer operations per CPU second.
+  if (ready && r.operations > 0 && r.metrics.count("cpu_ms")) {
+    r.metrics["ops_per_cpu_s"] = r.operations * 1000.0 / std::max(r.metrics["cpu_ms"], 1e-3);
+  }
   if (!unsupported.empty()) {
     r.outcome = Outcome::kUnsupported;
     r.error = unsupported;
@@ -197,12 +217,12 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
   }
   auto store = Store::Open(so);
   if (!store.ok()) return {SuiteFailure(group, "cannot open the store: " + store.status().ToString())};
+  const auto settee_start = std::chrono::steady_clock::now();
 
   // Progress messages come from thread 0's isolate while the case runs.
   std::mutex mu;
   Progress current;
   js::PoolOptions po;
-  po.threads = o.threads;
   po.store = store->get();
   // Writes check for validate_doc_update functions as in `settee run`.
   js::InstallPoolValidateFunctions(store->get(), po.limits);
@@ -220,10 +240,18 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
     std::lock_guard<std::mutex> lock(mu);
     if (uncaught.empty()) uncaught = "thread " + std::to_string(thread) + ": " + FirstLine(report);
   };
-  auto pool = js::IsolatePool::Start(po);
-  if (!pool.ok()) return {SuiteFailure(group, "cannot start the isolates: " + pool.status().ToString())};
+  // One pool per thread count (--threads 1,2), all over the one store, so
+  // that a scaling run interleaves the counts case by case.
+  const std::vector<int> counts = o.thread_counts.empty() ? std::vector<int>{o.threads} : o.thread_counts;
+  std::vector<std::unique_ptr<js::IsolatePool>> pools;
+  for (int n : counts) {
+    po.threads = n;
+    auto pool = js::IsolatePool::Start(po);
+    if (!pool.ok()) return {SuiteFailure(group, "cannot start the isolates: " + pool.status().ToString())};
+    pools.push_back(std::move(*pool));
+  }
 
-  auto cases = ListCases(**pool, runner, group, o);
+  auto cases = ListCases(*pools.front(), runner, group, o);
   if (!cases.ok()) return {SuiteFailure(group, cases.status().reason())};
 
   // The replication cases pull from a server of settee's own on loopback
@@ -232,7 +260,9 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
   ReplicationRemote remote;
   std::string remote_error;
   if (NeedsReplicationRemote(*cases)) {
+    const auto t0 = std::chrono::steady_clock::now();
     auto started = StartReplicationRemote("settee", o);
+    if (o.facts) o.facts->AddSeconds("starting servers", SecondsSince(t0));
     if (started.ok()) {
       remote = std::move(*started);
       run_options.remote = remote.url;
@@ -251,39 +281,62 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
       if (progress) progress(current);
     }
     if (!remote_error.empty() && NeedsReplicationRemote({c})) {
-      CaseResult failed;
-      failed.suite = c.suite;
-      failed.name = c.name;
-      failed.runtime = "settee";
-      failed.outcome = Outcome::kFailed;
-      failed.error = remote_error;
-      results.push_back(std::move(failed));
+      for (int n : counts) {
+        CaseResult failed;
+        failed.suite = c.suite;
+        failed.name = c.name;
+        failed.runtime = "settee";
+        failed.threads = n;
+        failed.outcome = Outcome::kFailed;
+        failed.error = remote_error;
+        results.push_back(std::move(failed));
+      }
       continue;
     }
-    results.push_back(RunCase(**pool, runner, c, run_options));
-    std::lock_guard<std::mutex> lock(mu);
-    if (!uncaught.empty() && results.back().outcome == Outcome::kOk) {
-      results.back().outcome = Outcome::kFailed;
-      results.back().error = "uncaught: " + uncaught;
+    // Runs of each count in turn until there are --repeats of each and each
+    // count's timed loops add up to --min-time; a run that fails ends it.
+    std::vector<std::vector<CaseResult>> runs(pools.size());
+    std::vector<double> timed_ms(pools.size(), 0);
+    for (int rep = 1;; ++rep) {
+      bool stop = false;
+      for (size_t k = 0; k < pools.size(); ++k) {
+        CaseResult r = RunCase(*pools[k], runner, c, run_options);
+        std::lock_guard<std::mutex> lock(mu);
+        if (!uncaught.empty() && r.outcome == Outcome::kOk) {
+          r.outcome = Outcome::kFailed;
+          r.error = "uncaught: " + uncaught;
+        }
+        uncaught.clear();
+        stop |= r.outcome != Outcome::kOk;
+        timed_ms[k] += r.wall_ms;
+        runs[k].push_back(std::move(r));
+      }
+      const bool enough = rep >= o.repeats && *std::min_element(timed_ms.begin(), timed_ms.end()) >= o.min_time_s * 1000;
+      if (stop || enough || rep >= BenchOptions::kMaxRepeats) break;
     }
-    uncaught.clear();
+    for (auto& r : runs) results.push_back(r.size() == 1 ? std::move(r.front()) : MergeRepeats(r));
   }
   if (remote.process) remote.process->Stop();
-  (*pool)->Shutdown();
-  pool->reset();
+  for (auto& pool : pools) {
+    pool->Shutdown();
+    pool.reset();
+  }
   store->reset();
   if (o.backend == "leveldb") {
     std::error_code ec;
     std::filesystem::remove_all(data_dir, ec);
   }
   if (o.facts) {
+    o.facts->AddSeconds("settee", SecondsSince(settee_start));
     o.facts->NotePeakRss("settee", SelfPeakRssMb());
     o.facts->SetVersion("settee", SETTEE_VERSION);
     o.facts->SetVersion("v8", std::string(v8::V8::GetVersion()) + (o.jitless ? " (jitless)" : ""));
   }
 
   if (o.baseline == "pouchdb" && !cases->empty()) {
+    const auto t0 = std::chrono::steady_clock::now();
     auto base = RunPouchDbBaseline(*cases, o, progress);
+    if (o.facts) o.facts->AddSeconds("pouchdb", SecondsSince(t0));
     results.insert(results.end(), base.begin(), base.end());
   }
   return results;

@@ -137,6 +137,34 @@ TEST(BenchCommand, ThreadsRunTogetherAndCountEveryThreadsIterations) {
   EXPECT_THAT(r.out, HasSubstr("2 threads"));
 }
 
+// --threads 1,2: every case at both counts, each run --repeats times, one
+// row per count, and the table's ratio; no baseline.
+TEST(BenchCommand, SeveralThreadCountsGiveTheScaling) {
+  std::string json = Temp("scaling.json");
+  Ran r = Bench("--threads 1,2 --repeats 3 --min-time 0 --iterations 5 --grep 'basics/basic-gets$' --json " + json);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("no PouchDB baseline"));
+  auto report = ParseReport(Slurp(json));
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->options.thread_counts, (std::vector<int>{1, 2}));
+  ASSERT_EQ(report->results.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    const CaseResult& c = report->results[i];
+    EXPECT_EQ(c.runtime, "settee");
+    EXPECT_EQ(c.threads, i + 1);
+    EXPECT_EQ(c.samples_ms.size(), 3u * 5 * (i + 1)) << "3 runs of 5 iterations per thread";
+    EXPECT_DOUBLE_EQ(c.metrics.at("repeats"), 3);
+    EXPECT_GT(Throughput(c), 0);
+    EXPECT_GT(c.metrics.at("cpu_ms"), 0);
+    EXPECT_GT(c.metrics.at("ops_per_cpu_s"), 0);
+  }
+  auto rows = ScalingRows(*report);
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_EQ(rows[0].ratio.size(), 2u);
+  EXPECT_THAT(r.out, HasSubstr("2t/1t"));
+  EXPECT_THAT(r.out, HasSubstr("scaling at 2 threads"));
+}
+
 TEST(BenchCommand, UnknownSuitesAndCasesAreNamed) {
   Ran r = Bench("--suite basics,nosuch --baseline none");
   EXPECT_EQ(r.code, 2);

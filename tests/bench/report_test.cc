@@ -48,6 +48,59 @@ Report Sample() {
   return r;
 }
 
+// A scaling run: basic-gets at 1 and 2 threads, basic-inserts failing at 2.
+Report ScalingSample() {
+  Report r = Sample();
+  r.options.thread_counts = {1, 2};
+  r.options.repeats = 5;
+  r.options.min_time_s = 1;
+  r.seconds = {{"settee", 20.5}, {"starting servers", 0.5}};
+  r.results.clear();
+  auto row = [](const std::string& name, int threads, double ops, Outcome outcome = Outcome::kOk) {
+    CaseResult c = Row(name, "settee", {0.001, 0.002}, outcome, outcome == Outcome::kOk ? "" : "boom");
+    c.threads = threads;
+    c.metrics["repeats"] = 5;
+    c.metrics["ops_per_sec"] = ops;
+    c.metrics["ops_per_cpu_s"] = threads == 1 ? 2000 : 1500;
+    return c;
+  };
+  r.results.push_back(row("basic-gets", 1, 1000));
+  r.results.push_back(row("basic-gets", 2, 1700));
+  r.results.push_back(row("basic-inserts", 1, 500));
+  r.results.push_back(row("basic-inserts", 2, 0, Outcome::kFailed));
+  return r;
+}
+
+TEST(Report, ScalingRowsGiveEachCountsThroughputOverTheFirsts) {
+  auto rows = ScalingRows(ScalingSample());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].name, "basic-gets");
+  EXPECT_EQ(rows[0].threads, (std::vector<int>{1, 2}));
+  EXPECT_DOUBLE_EQ(rows[0].ratio[1], 1.7);
+  EXPECT_DOUBLE_EQ(rows[0].cpu_ratio[1], 0.75);  // the second thread made each operation dearer
+  EXPECT_EQ(rows[0].repeats, (std::vector<int>{5, 5}));
+  EXPECT_TRUE(rows[0].error.empty());
+  EXPECT_EQ(rows[1].threads, (std::vector<int>{1}));
+  EXPECT_EQ(rows[1].error, "2 threads: failed: boom");
+}
+
+TEST(Report, ScalingTableAndItsJson) {
+  Report r = ScalingSample();
+  std::string table = FormatTable(r);
+  EXPECT_THAT(table, HasSubstr("threads 1,2, each case run 5+ times and for 1.0 s of loops"));
+  EXPECT_THAT(table, HasSubstr("1.70x     0.75x"));
+  EXPECT_THAT(table, HasSubstr("2 threads: failed: boom"));
+  EXPECT_THAT(table, HasSubstr("geometric mean 1.70x over 1 cases; 1 of them at 1.6x or more"));
+  EXPECT_THAT(table, HasSubstr("elapsed 12.5 s: settee 20.5 s, starting servers 0.5 s"));
+  auto parsed = ParseReport(ToJson(r));
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->options.thread_counts, (std::vector<int>{1, 2}));
+  EXPECT_EQ(parsed->options.repeats, 5);
+  EXPECT_DOUBLE_EQ(parsed->options.min_time_s, 1);
+  EXPECT_DOUBLE_EQ(parsed->seconds.at("settee"), 20.5);
+  EXPECT_DOUBLE_EQ(ScalingRows(*parsed)[0].ratio[1], 1.7);
+}
+
 TEST(Report, JsonRoundTripKeepsEveryCaseAndFigure) {
   Report r = Sample();
   auto parsed = ParseReport(ToJson(r));

@@ -54,6 +54,58 @@ TEST(Throughput, IsOperationsPerSecondOfWallTime) {
   EXPECT_DOUBLE_EQ(Throughput(r), 0);
 }
 
+TEST(Median, OfOddAndEvenCountsAndNone) {
+  EXPECT_DOUBLE_EQ(Median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(Median({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(Median({}), 0);
+}
+
+CaseResult OneRun(double operations, double wall_ms, Outcome outcome = Outcome::kOk, const std::string& error = "") {
+  CaseResult r;
+  r.suite = "basics";
+  r.name = "basic-gets";
+  r.threads = 2;
+  r.outcome = outcome;
+  r.error = error;
+  r.operations = operations;
+  r.wall_ms = wall_ms;
+  r.samples_ms.assign(static_cast<size_t>(operations), wall_ms / operations);
+  return r;
+}
+
+TEST(MergeRepeats, ThroughputIsTheMedianRunsNotTheMeanOverAll) {
+  // Three runs of 100 iterations: 1000, 500 (preempted) and 1250 ops/s.
+  CaseResult m = MergeRepeats({OneRun(100, 100), OneRun(100, 200), OneRun(100, 80)});
+  EXPECT_EQ(m.outcome, Outcome::kOk);
+  EXPECT_EQ(m.name, "basic-gets");
+  EXPECT_EQ(m.threads, 2);
+  EXPECT_DOUBLE_EQ(m.operations, 300);
+  EXPECT_DOUBLE_EQ(m.wall_ms, 380);
+  EXPECT_EQ(m.samples_ms.size(), 300u);
+  EXPECT_DOUBLE_EQ(m.metrics.at("repeats"), 3);
+  EXPECT_DOUBLE_EQ(m.metrics.at("ops_per_sec"), 1000);
+  EXPECT_DOUBLE_EQ(m.metrics.at("ops_per_sec_min"), 500);
+  EXPECT_DOUBLE_EQ(m.metrics.at("ops_per_sec_max"), 1250);
+  EXPECT_DOUBLE_EQ(Throughput(m), 1000);  // not 300 / 0.38 s
+  EXPECT_EQ(m.metrics.count("ops_per_cpu_s"), 0u);  // the runs did not measure it
+  std::vector<CaseResult> runs = {OneRun(100, 100), OneRun(100, 100), OneRun(100, 100)};
+  for (int i = 0; i < 3; ++i) {
+    runs[i].metrics["cpu_ms"] = 100 + 50 * i;
+    runs[i].metrics["ops_per_cpu_s"] = 100 * 1000.0 / (100 + 50 * i);
+  }
+  m = MergeRepeats(runs);
+  EXPECT_DOUBLE_EQ(m.metrics.at("cpu_ms"), 450);
+  EXPECT_DOUBLE_EQ(m.metrics.at("ops_per_cpu_s"), 100 * 1000.0 / 150);
+}
+
+TEST(MergeRepeats, AFailedRunFailsTheRowAndKeepsTheOthersFigures) {
+  CaseResult m = MergeRepeats({OneRun(100, 100), OneRun(3, 10, Outcome::kFailed, "iteration 3: boom"), OneRun(100, 50)});
+  EXPECT_EQ(m.outcome, Outcome::kFailed);
+  EXPECT_EQ(m.error, "iteration 3: boom");
+  EXPECT_DOUBLE_EQ(m.metrics.at("ops_per_sec"), 1500);  // of the two that passed
+  EXPECT_EQ(MergeRepeats({}).outcome, Outcome::kFailed);
+}
+
 TEST(GeometricMean, OfFactors) {
   EXPECT_DOUBLE_EQ(GeometricMean({4, 16}), 8);
   EXPECT_NEAR(GeometricMean({10, 10, 10}), 10, 1e-12);

@@ -740,6 +740,54 @@ TEST_P(KVStoreTest, ManyThreadsWriteAndReadConcurrently) {
   }
 }
 
+// Keys rewritten hundreds of times (LevelDB keeps every version until a
+// compaction, and its iterator then seeks past each key instead of stepping
+// over them: storage/reseek_policy.h): a scan still returns each key once
+// with its latest value, a snapshot's scan the values it saw, and a scan
+// that starts inside the range or turns back lands on the right keys.
+TEST_P(KVStoreTest, ScansOfKeysRewrittenManyTimes) {
+  constexpr int kKeys = 60, kVersions = 300;
+  auto key = [](int i) { return "r" + std::to_string(1000 + i); };
+  std::shared_ptr<const KVSnapshot> half;
+  for (int v = 0; v < kVersions; ++v) {
+    KVWriteBatch b;
+    for (int i = 0; i < kKeys; ++i) b.Put(key(i), "v" + std::to_string(v) + std::string(40, 'x'));
+    ASSERT_TRUE(store_->Write(KVWriteOptions(), b).ok());
+    if (v == kVersions / 2) half = store_->GetSnapshot();
+  }
+  ASSERT_TRUE(store_->Put(KVWriteOptions(), "s", "after").ok());
+  for (int pass = 0; pass < 3; ++pass) {  // later passes find the policy warmed up: a new iterator starts afresh
+    KVIteratorOptions o;
+    o.lower_bound = "r";
+    o.upper_bound = "s";
+    auto it = store_->NewIterator(o);
+    KVs got = Drain(it.get(), /*reverse=*/false);
+    ASSERT_EQ(got.size(), static_cast<size_t>(kKeys));
+    for (int i = 0; i < kKeys; ++i) {
+      EXPECT_EQ(got[i].first, key(i));
+      EXPECT_EQ(got[i].second.substr(0, 4), "v" + std::to_string(kVersions - 1));
+    }
+    EXPECT_EQ(Drain(it.get(), /*reverse=*/true).size(), static_cast<size_t>(kKeys));
+  }
+  KVIteratorOptions at_half;
+  at_half.snapshot = half.get();
+  at_half.upper_bound = "s";
+  auto it = store_->NewIterator(at_half);
+  int n = 0;
+  for (it->Seek(key(10)); it->Valid(); it->Next(), ++n) {
+    EXPECT_EQ(it->key(), key(10 + n));
+    EXPECT_EQ(it->value().substr(0, 4), "v" + std::to_string(kVersions / 2));
+    if (n == 30) {  // turn back once, then on again
+      it->Prev();
+      ASSERT_TRUE(it->Valid());
+      EXPECT_EQ(it->key(), key(10 + n - 1));
+      it->Next();
+      EXPECT_EQ(it->key(), key(10 + n));
+    }
+  }
+  EXPECT_EQ(n, kKeys - 10);
+}
+
 //////// LevelDB only:
 
 TEST_P(KVStoreTest, LevelDBReopenKeepsData) {
