@@ -535,28 +535,68 @@ void DatabaseImpl::Stage(WriteContext& ctx, StagedCommit* staged) {
 
 Status DatabaseImpl::WriteStaged(StagedCommit& staged) {
   if (staged.empty) return Status::OK();
+  // What the store can do before this batch's turn (copying values,
+  // allocating) it does now, beside the previous batch's write: the turn
+  // holds only the store's serialized step.
+  std::unique_ptr<KVPreparedWrite> prepared = kv_->Prepare(std::move(staged.batch));
+  {
+    LockSpinning(ready_mu_);
+    std::lock_guard<std::mutex> lock(ready_mu_, std::adopt_lock);
+    auto at = std::upper_bound(ready_.begin(), ready_.end(), staged.ticket,
+                               [](uint64_t t, const ReadyWrite& r) { return t < r.ticket; });
+    ready_.insert(at, ReadyWrite{staged.ticket, std::move(prepared), &staged});
+  }
   // With sync the previous batch fsyncs (milliseconds): sleep, do not spin.
+  const bool healthy = pipeline_.WaitTurn(staged.ticket, owner_->options().sync);
+  // Written meanwhile by the writer of an earlier batch, with its own.
+  if (pipeline_.Finished(staged.ticket)) return staged.status;
+  // This batch's turn: take it, and the ready batches of the turns after it
+  // (a broken pipeline fails this one alone; the later ones see it broken).
+  std::vector<ReadyWrite> group;
+  {
+    LockSpinning(ready_mu_);
+    std::lock_guard<std::mutex> lock(ready_mu_, std::adopt_lock);
+    size_t n = 0;
+    while (n < ready_.size() && ready_[n].ticket == staged.ticket + n && (healthy || n == 0)) ++n;
+    group.assign(std::make_move_iterator(ready_.begin()),
+                 std::make_move_iterator(ready_.begin() + static_cast<std::ptrdiff_t>(n)));
+    ready_.erase(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  const uint64_t last = group.back().ticket;
   Status s;
-  if (pipeline_.WaitTurn(staged.ticket, owner_->options().sync)) {
-    s = kv_->WriteOwned(owner_->write_options(), std::move(staged.batch));
+  if (healthy) {
+    std::vector<std::unique_ptr<KVPreparedWrite>> writes;
+    writes.reserve(group.size());
+    for (ReadyWrite& r : group) writes.push_back(std::move(r.prepared));
+    s = kv_->CommitAll(owner_->write_options(), std::move(writes));
   } else {
     s = Status::IOError("not written: an earlier write of this database failed");
   }
   if (!s.ok()) {
-    pipeline_.Finish(staged.ticket, false);
+    for (ReadyWrite& r : group) r.staged->status = s;
+    pipeline_.Finish(last, false);
     return s;
   }
   // In ticket order (the next batch's turn starts at Finish): counters and
   // notifications never go backwards.
-  committed_counters_ = staged.counters;
-  if (staged.design_changed) NoteDesignWrite();
-  const Counters& c = staged.counters;
+  const StagedCommit& newest = *group.back().staged;
+  committed_counters_ = newest.counters;
+  bool design_changed = false, seq_changed = false;
+  for (const ReadyWrite& r : group) {
+    design_changed = design_changed || r.staged->design_changed;
+    seq_changed = seq_changed || r.staged->seq_changed;
+    r.staged->status = Status::OK();
+  }
+  if (design_changed) NoteDesignWrite();
+  const Counters& c = newest.counters;
   doc_count_.store(c.doc_count, std::memory_order_relaxed);
   doc_del_count_.store(c.doc_del_count, std::memory_order_relaxed);
   external_size_.store(c.external_size, std::memory_order_relaxed);
   update_seq_.store(c.update_seq, std::memory_order_release);
-  if (staged.seq_changed) NotifyListeners(c.update_seq);
-  pipeline_.Finish(staged.ticket, true);
+  if (seq_changed) NotifyListeners(c.update_seq);
+  // The other writers of the group may return (and destroy their batches)
+  // from here on.
+  pipeline_.Finish(last, true);
   return Status::OK();
 }
 
