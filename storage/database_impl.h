@@ -234,6 +234,10 @@ class DatabaseImpl final : public Database {
   // waiting), in one store write: two writers of one database then share a
   // log write (LevelDB) instead of writing one after the other.
   Status WriteStaged(StagedCommit& staged);
+  // WriteStaged's end: `written` (n batches in ticket order, the store's
+  // write of them done with `s`) get their status, and the last one's
+  // counters are published and its ticket finished.
+  Status FinishWritten(StagedCommit* const* written, size_t n, const Status& s);
   // Locks write_mu_ with no batch in flight: for work that reads and writes
   // the store directly (compaction, properties, deletion).
   std::unique_lock<std::mutex> LockWriterDrained();
@@ -354,6 +358,7 @@ class DatabaseImpl final : public Database {
   // a push or a take only (spun on, like queue_mu_).
   std::mutex ready_mu_;
   std::vector<ReadyWrite> ready_;  // GUARDED_BY(ready_mu_)
+  std::atomic<int> ready_count_{0};  // ready_.size(), read without the lock
   // No document id sorts after largest_doc_id_ (ids that do are new). Read
   // from the store at the first write; only ever raised, as records are
   // never removed (deletion leaves a tombstone record).
