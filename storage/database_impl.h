@@ -179,6 +179,16 @@ class DatabaseImpl final : public Database {
     Counters counters;  // as they are after the batch
     bool seq_changed = false;
     bool design_changed = false;
+    // Set by whichever writer wrote the batch (it may be written together
+    // with an earlier one) before that writer finishes its ticket.
+    Status status;
+  };
+  // A staged batch prepared for the store (KVStore::Prepare) and waiting for
+  // its turn, where the writer whose turn comes first can take it.
+  struct ReadyWrite {
+    uint64_t ticket;
+    std::unique_ptr<KVPreparedWrite> prepared;
+    StagedCommit* staged;  // on its writer's stack, which waits for it
   };
   // Applies the documents of `group` to one batch, under write_mu_.
   // REQUIRES: write_mu_ and queue_mu_ not held; the caller leads.
@@ -221,8 +231,15 @@ class DatabaseImpl final : public Database {
   // and makes counters_ and largest_doc_id_ what they are after it.
   void Stage(WriteContext& ctx, StagedCommit* staged);
   // REQUIRES write_mu_ not held: writes `staged` in its turn, then
-  // publishes its counters and notifies listeners.
+  // publishes its counters and notifies listeners. In its turn it also
+  // writes the batches of later turns that are ready (prepared and
+  // waiting), in one store write: two writers of one database then share a
+  // log write (LevelDB) instead of writing one after the other.
   Status WriteStaged(StagedCommit& staged);
+  // WriteStaged's end: `written` (n batches in ticket order, the store's
+  // write of them done with `s`) get their status, and the last one's
+  // counters are published and its ticket finished.
+  Status FinishWritten(StagedCommit* const* written, size_t n, const Status& s);
   // Locks write_mu_ with no batch in flight: for work that reads and writes
   // the store directly (compaction, properties, deletion).
   std::unique_lock<std::mutex> LockWriterDrained();
@@ -340,6 +357,11 @@ class DatabaseImpl final : public Database {
   // order, read under write_mu_ once the pipeline is drained (to restore
   // counters_ after a failed write).
   Counters committed_counters_;
+  // Batches prepared and waiting for their turn, ascending tickets. Held for
+  // a push or a take only (spun on, like queue_mu_).
+  std::mutex ready_mu_;
+  std::vector<ReadyWrite> ready_;  // GUARDED_BY(ready_mu_)
+  std::atomic<int> ready_count_{0};  // ready_.size(), read without the lock
   // No document id sorts after largest_doc_id_ (ids that do are new). Read
   // from the store at the first write; only ever raised, as records are
   // never removed (deletion leaves a tombstone record).

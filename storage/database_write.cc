@@ -538,30 +538,97 @@ void DatabaseImpl::Stage(WriteContext& ctx, StagedCommit* staged) {
   NoteWrittenDocIds(ctx);
 }
 
+namespace {
+
+Status NotWritten() { return Status::IOError("not written: an earlier write of this database failed"); }
+
+}  // namespace
+
 Status DatabaseImpl::WriteStaged(StagedCommit& staged) {
   if (staged.empty) return Status::OK();
-  // With sync the previous batch fsyncs (milliseconds): sleep, do not spin.
-  Status s;
-  if (pipeline_.WaitTurn(staged.ticket, owner_->options().sync)) {
-    s = kv_->WriteOwned(owner_->write_options(), std::move(staged.batch));
-  } else {
-    s = Status::IOError("not written: an earlier write of this database failed");
+  const bool sync = owner_->options().sync;
+  if ((staged.ticket == 0 || pipeline_.Finished(staged.ticket - 1)) &&
+      ready_count_.load(std::memory_order_acquire) == 0) {
+    // Its turn at once and no batch ready after it (a writer alone): written
+    // as it is, with none of the hand-over below. A batch that gets ready
+    // meanwhile waits for its own turn.
+    const bool healthy = pipeline_.WaitTurn(staged.ticket, sync);  // returns at once
+    Status s = healthy ? kv_->WriteOwned(owner_->write_options(), std::move(staged.batch))
+                       : NotWritten();
+    StagedCommit* self = &staged;
+    return FinishWritten(&self, 1, s);
   }
+  // What the store can do before this batch's turn (copying values,
+  // allocating) it does now, beside the previous batch's write: the turn
+  // holds only the store's serialized step.
+  std::unique_ptr<KVPreparedWrite> prepared = kv_->Prepare(std::move(staged.batch));
+  {
+    LockSpinning(ready_mu_);
+    std::lock_guard<std::mutex> lock(ready_mu_, std::adopt_lock);
+    auto at = std::upper_bound(ready_.begin(), ready_.end(), staged.ticket,
+                               [](uint64_t t, const ReadyWrite& r) { return t < r.ticket; });
+    ready_.insert(at, ReadyWrite{staged.ticket, std::move(prepared), &staged});
+    ready_count_.fetch_add(1, std::memory_order_release);
+  }
+  // With sync the previous batch fsyncs (milliseconds): sleep, do not spin.
+  const bool healthy = pipeline_.WaitTurn(staged.ticket, sync);
+  // Written meanwhile by the writer of an earlier batch, with its own.
+  if (pipeline_.Finished(staged.ticket)) return staged.status;
+  // This batch's turn: take it, and the ready batches of the turns after it
+  // (a broken pipeline fails this one alone; the later ones see it broken).
+  std::vector<ReadyWrite> group;
+  {
+    LockSpinning(ready_mu_);
+    std::lock_guard<std::mutex> lock(ready_mu_, std::adopt_lock);
+    size_t n = 0;
+    while (n < ready_.size() && ready_[n].ticket == staged.ticket + n && (healthy || n == 0)) ++n;
+    group.assign(std::make_move_iterator(ready_.begin()),
+                 std::make_move_iterator(ready_.begin() + static_cast<std::ptrdiff_t>(n)));
+    ready_.erase(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(n));
+    ready_count_.fetch_sub(static_cast<int>(n), std::memory_order_relaxed);
+  }
+  Status s;
+  if (healthy) {
+    std::vector<std::unique_ptr<KVPreparedWrite>> writes;
+    writes.reserve(group.size());
+    for (ReadyWrite& r : group) writes.push_back(std::move(r.prepared));
+    s = kv_->CommitAll(owner_->write_options(), std::move(writes));
+  } else {
+    s = NotWritten();
+  }
+  std::vector<StagedCommit*> written;
+  written.reserve(group.size());
+  for (ReadyWrite& r : group) written.push_back(r.staged);
+  return FinishWritten(written.data(), written.size(), s);
+}
+
+Status DatabaseImpl::FinishWritten(StagedCommit* const* written, size_t n, const Status& s) {
+  const uint64_t last = written[n - 1]->ticket;
   if (!s.ok()) {
-    pipeline_.Finish(staged.ticket, false);
+    for (size_t i = 0; i < n; ++i) written[i]->status = s;
+    pipeline_.Finish(last, false);
     return s;
   }
   // In ticket order (the next batch's turn starts at Finish): counters and
   // notifications never go backwards.
-  committed_counters_ = staged.counters;
-  if (staged.design_changed) NoteDesignWrite();
-  const Counters& c = staged.counters;
+  const StagedCommit& newest = *written[n - 1];
+  committed_counters_ = newest.counters;
+  bool design_changed = false, seq_changed = false;
+  for (size_t i = 0; i < n; ++i) {
+    design_changed = design_changed || written[i]->design_changed;
+    seq_changed = seq_changed || written[i]->seq_changed;
+    written[i]->status = Status::OK();
+  }
+  if (design_changed) NoteDesignWrite();
+  const Counters& c = newest.counters;
   doc_count_.store(c.doc_count, std::memory_order_relaxed);
   doc_del_count_.store(c.doc_del_count, std::memory_order_relaxed);
   external_size_.store(c.external_size, std::memory_order_relaxed);
   update_seq_.store(c.update_seq, std::memory_order_release);
-  if (staged.seq_changed) NotifyListeners(c.update_seq);
-  pipeline_.Finish(staged.ticket, true);
+  if (seq_changed) NotifyListeners(c.update_seq);
+  // The other writers of the batches may return (and destroy them) from
+  // here on.
+  pipeline_.Finish(last, true);
   return Status::OK();
 }
 

@@ -249,68 +249,133 @@ Status MemoryStore::Get(const KVReadOptions& options, std::string_view key, std:
 }
 
 Status MemoryStore::Write(const KVWriteOptions&, const KVWriteBatch& batch) {
-  return Apply(batch.ops());
+  Prepared prepared;
+  prepared.ops = &batch.ops();
+  PrepareOps<false>(&prepared);
+  return CommitPrepared(prepared);
 }
 
 Status MemoryStore::WriteOwned(const KVWriteOptions&, KVWriteBatch&& batch) {
-  return Apply(std::move(batch.mutable_ops()));
+  Prepared prepared;
+  prepared.owned = std::move(batch.mutable_ops());
+  prepared.ops = &prepared.owned;
+  PrepareOps<true>(&prepared);
+  return CommitPrepared(prepared);
 }
 
-// `Ops` is `const std::vector<Op>&` (copy the bytes) or `std::vector<Op>&&`
-// (take them).
-template <typename Ops>
-Status MemoryStore::Apply(Ops&& ops) {
-  if (ops.empty()) return Status::OK();
-  constexpr bool kOwned = std::is_rvalue_reference_v<Ops&&> && !std::is_const_v<std::remove_reference_t<Ops>>;
+std::unique_ptr<KVPreparedWrite> MemoryStore::Prepare(KVWriteBatch&& batch) {
+  auto prepared = std::make_unique<Prepared>();
+  prepared->owned = std::move(batch.mutable_ops());
+  prepared->ops = &prepared->owned;
+  PrepareOps<true>(prepared.get());
+  return prepared;
+}
+
+Status MemoryStore::Commit(const KVWriteOptions&, std::unique_ptr<KVPreparedWrite> prepared) {
+  auto* mine = dynamic_cast<Prepared*>(prepared.get());
+  if (mine == nullptr || mine->store != this) {
+    return Status(Status::Code::kInvalidOperation, "write not prepared by this memory store");
+  }
+  return CommitPrepared(*mine);
+}
+
+Status MemoryStore::CommitAll(const KVWriteOptions& options,
+                              std::vector<std::unique_ptr<KVPreparedWrite>> prepared) {
+  // Every failure shows before anything is applied: all or nothing.
+  for (auto& p : prepared) {
+    auto* mine = dynamic_cast<Prepared*>(p.get());
+    if (mine == nullptr || mine->store != this) {
+      return Status(Status::Code::kInvalidOperation, "write not prepared by this memory store");
+    }
+    if (!mine->status.ok()) return mine->status;
+  }
+  for (auto& p : prepared) CommitPrepared(static_cast<Prepared&>(*p));  // cannot fail now
+  return Status::OK();
+}
+
+MemoryStore::Prepared::~Prepared() {
+  // Versions a commit did not take (it never ran, or failed).
+  for (Version* v : fresh) {
+    if (v != nullptr) Version::Free(v);
+  }
+}
+
+// `kOwned`: the values are taken from prepared->owned instead of copied.
+template <bool kOwned>
+void MemoryStore::PrepareOps(Prepared* prepared) {
+  Prepared& p = *prepared;
+  p.store = this;
+  const std::vector<KVWriteBatch::Op>& ops = *p.ops;
   for (const auto& op : ops) {
     if (op.value.size() > kMaxValueSize || op.key.size() > kMaxKeySize) {
-      return Status(Status::Code::kTooLarge, "key or value too large for the memory store");
+      p.status = Status(Status::Code::kTooLarge, "key or value too large for the memory store");
+      return;
     }
   }
-  // Allocate and copy values before taking the lock, so readers wait only
-  // for the pointer surgery.
-  std::vector<Version*> fresh(ops.size());
-  for (size_t i = 0; i < ops.size(); i++) {
-    if constexpr (kOwned) {
-      fresh[i] = Version::Adopt(ops[i].is_delete, std::move(ops[i].value));
-    } else {
-      fresh[i] = Version::New(ops[i].is_delete, ops[i].value);
+  // Allocate and copy values, and the map nodes a new key needs, before
+  // taking the lock, so readers wait only for the pointer surgery (a fresh
+  // allocation may fault in a page: microseconds on a VM). A node that is
+  // not needed (its key exists) is freed after the lock.
+  p.fresh.resize(ops.size());
+  p.nodes.resize(ops.size());
+  {
+    Map maker;  // makes the nodes: each emplaced, then extracted
+    for (size_t i = 0; i < ops.size(); i++) {
+      if constexpr (kOwned) {
+        p.fresh[i] = Version::Adopt(ops[i].is_delete, std::move(p.owned[i].value));
+      } else {
+        p.fresh[i] = Version::New(ops[i].is_delete, ops[i].value);
+      }
+      if (!ops[i].is_delete) {
+        p.nodes[i] = maker.extract(maker.emplace_hint(maker.end(), std::piecewise_construct,
+                                                      std::forward_as_tuple(ops[i].key),
+                                                      std::forward_as_tuple(nullptr)));
+      }
     }
   }
   // Partitions ascending, key order within each (see the header): stable,
   // so the later of two ops on a key wins.
-  const bool partitioned = options_.partitions > 1;
-  std::vector<uint32_t> part_of(partitioned ? ops.size() : 0);
-  for (size_t i = 0; i < part_of.size(); i++) part_of[i] = static_cast<uint32_t>(PartitionOf(ops[i].key));
-  auto part = [&](uint32_t i) -> uint32_t { return partitioned ? part_of[i] : 0; };
-  std::vector<uint32_t> order(ops.size());
-  for (uint32_t i = 0; i < order.size(); i++) order[i] = i;
+  if (options_.partitions > 1) {
+    p.part_of.resize(ops.size());
+    for (size_t i = 0; i < ops.size(); i++) p.part_of[i] = static_cast<uint32_t>(PartitionOf(ops[i].key));
+  }
+  auto part = [&p](uint32_t i) -> uint32_t { return p.part_of.empty() ? 0 : p.part_of[i]; };
+  p.order.resize(ops.size());
+  for (uint32_t i = 0; i < p.order.size(); i++) p.order[i] = i;
   auto op_less = [&](uint32_t a, uint32_t b) {
     if (part(a) != part(b)) return part(a) < part(b);
     return ops[a].key < ops[b].key;
   };
-  if (!std::is_sorted(order.begin(), order.end(), op_less)) {
-    std::stable_sort(order.begin(), order.end(), op_less);
+  if (!std::is_sorted(p.order.begin(), p.order.end(), op_less)) {
+    std::stable_sort(p.order.begin(), p.order.end(), op_less);
   }
-  std::vector<uint32_t> locked;  // ascending: the lock order
-  for (uint32_t i : order) {
-    if (locked.empty() || locked.back() != part(i)) locked.push_back(part(i));
+  for (uint32_t i : p.order) {
+    if (p.locked.empty() || p.locked.back() != part(i)) p.locked.push_back(part(i));
   }
+}
+
+Status MemoryStore::CommitPrepared(Prepared& p) {
+  if (!p.status.ok()) return p.status;
+  const std::vector<KVWriteBatch::Op>& ops = *p.ops;
+  if (ops.empty()) return Status::OK();
+  Garbage garbage;  // freed after the locks are released (declared before)
   struct Touched {
     Partition* part;
     Map::iterator it;
   };
-  std::vector<Touched> touched;
+  SmallVector<Touched> touched;
   touched.reserve(ops.size());
+  auto part = [&p](uint32_t i) -> uint32_t { return p.part_of.empty() ? 0 : p.part_of[i]; };
 
-  for (uint32_t p : locked) parts_[p].lock.Lock();
+  for (uint32_t q : p.locked) parts_[q].lock.Lock();
   // The node of the previous op and its successor, carried along: after an
   // insert between them the successor is unchanged, and recomputing it
   // would climb the tree.
   Partition* cur = nullptr;
   Map::iterator prev, next;
-  for (uint32_t i : order) {
-    Version* v = fresh[i];
+  for (uint32_t i : p.order) {
+    Version* v = p.fresh[i];
+    p.fresh[i] = nullptr;  // linked below, or garbage
     v->seq = kUnstamped;
     const std::string_view key = ops[i].key;
     if (cur != &parts_[part(i)]) {
@@ -327,26 +392,23 @@ Status MemoryStore::Apply(Ops&& ops) {
     } else if (prev != map.end() && (next == map.end() || key < next->first.view())) {
       // Absent, and its place is between prev and next.
       if (v->deleted) {
-        Version::Free(v);  // deleting an absent key changes nothing (invariant (3))
+        // Deleting an absent key changes nothing (invariant (3)).
+        garbage.versions.push_back(v);
         continue;
       }
-      it = map.emplace_hint(next, std::piecewise_construct, std::forward_as_tuple(key),
-                            std::forward_as_tuple(nullptr));
+      it = map.insert(next, std::move(p.nodes[i]));
     } else {
       if (v->deleted) {
         // Deleting an absent key changes nothing: a missing node is absent
         // at every live sequence (invariant (3)).
         it = map.find(key);
         if (it == map.end()) {
-          Version::Free(v);
+          garbage.versions.push_back(v);
           continue;
         }
       } else {
         it = map.lower_bound(key);
-        if (it == map.end() || it->first.view() != key) {
-          it = map.emplace_hint(it, std::piecewise_construct, std::forward_as_tuple(key),
-                                std::forward_as_tuple(nullptr));
-        }
+        if (it == map.end() || it->first.view() != key) it = map.insert(it, std::move(p.nodes[i]));
       }
       next = std::next(it);
     }
@@ -359,7 +421,7 @@ Status MemoryStore::Apply(Ops&& ops) {
       // is locked until the batch is stamped), so replace it. The node is
       // in `touched` already.
       v->older = head->older;
-      Version::Free(head);
+      garbage.versions.push_back(head);
       it->second = v;
     } else {
       v->older = head;
@@ -378,40 +440,40 @@ Status MemoryStore::Apply(Ops&& ops) {
 
   // Each node appears once in `touched` (Collect may erase it).
   for (const Touched& t : touched) {
-    if (Collect(*t.part, t.it, oldest)) t.part->gc_pending.emplace(t.it->first.view());
+    if (Collect(*t.part, t.it, oldest, &garbage)) t.part->gc_pending.emplace(t.it->first.view());
   }
-  for (uint32_t p : locked) {
-    Partition& lp = parts_[p];
+  for (uint32_t q : p.locked) {
+    Partition& lp = parts_[q];
     lp.writes_since_pending_gc += ops.size();
-    CollectPending(lp, oldest);
+    CollectPending(lp, oldest, &garbage);
   }
-  for (auto p = locked.rbegin(); p != locked.rend(); ++p) parts_[*p].lock.Unlock();
+  for (auto q = p.locked.rbegin(); q != p.locked.rend(); ++q) parts_[*q].lock.Unlock();
   return Status::OK();
 }
 
-bool MemoryStore::Collect(Partition& part, Map::iterator it, uint64_t oldest) {
+MemoryStore::Garbage::~Garbage() {
+  for (Version* v : versions) Version::Free(v);
+}
+
+bool MemoryStore::Collect(Partition& part, Map::iterator it, uint64_t oldest, Garbage* garbage) {
   Version* head = it->second;
   // The newest version every live snapshot can see; older ones are garbage.
   Version* keep = head;
   while (keep != nullptr && keep->seq > oldest) keep = keep->older;
   if (keep != nullptr) {
-    for (Version* v = keep->older; v != nullptr;) {
-      Version* older = v->older;
-      Version::Free(v);
-      v = older;
-    }
+    for (Version* v = keep->older; v != nullptr; v = v->older) garbage->versions.push_back(v);
     keep->older = nullptr;
     if (keep == head && head->deleted) {
       // Invariant (3): a lone deletion no live snapshot predates.
-      Version::Free(head);
-      part.map.erase(it);
+      garbage->versions.push_back(head);
+      garbage->nodes.push_back(part.map.extract(it));
       return false;
     }
   }
   return head->older != nullptr || head->deleted;
 }
 
-void MemoryStore::CollectPending(Partition& part, uint64_t oldest) {
+void MemoryStore::CollectPending(Partition& part, uint64_t oldest, Garbage* garbage) {
   if (part.gc_pending.empty() || oldest <= part.gc_pending_oldest) return;
   if (part.gc_pending.size() > kPendingAlwaysCollect &&
       part.writes_since_pending_gc * kPendingCostPerWrite < part.gc_pending.size()) {
@@ -419,7 +481,7 @@ void MemoryStore::CollectPending(Partition& part, uint64_t oldest) {
   }
   for (auto p = part.gc_pending.begin(); p != part.gc_pending.end();) {
     auto it = part.map.find(*p);
-    if (it == part.map.end() || !Collect(part, it, oldest)) {
+    if (it == part.map.end() || !Collect(part, it, oldest, garbage)) {
       p = part.gc_pending.erase(p);
     } else {
       ++p;
@@ -443,6 +505,7 @@ void MemoryStore::CompactRange(std::string_view begin, std::string_view end) {
 void MemoryStore::CompactPartition(Partition& part, std::string_view begin, std::string_view end) {
   std::string resume(begin);
   for (bool done = false; !done;) {
+    Garbage garbage;  // freed after the lock (declared before it)
     ExclusiveLockGuard l(&part.lock);
     // Every version of the locked partition is published: invariant (5).
     const uint64_t oldest = OldestLiveSeq(last_seq_.load(std::memory_order_seq_cst));
@@ -450,7 +513,7 @@ void MemoryStore::CompactPartition(Partition& part, std::string_view begin, std:
     for (size_t n = 0; n < kCompactChunk && it != part.map.end(); n++) {
       if (!end.empty() && it->first.view() >= end) break;
       auto next = std::next(it);
-      if (Collect(part, it, oldest)) part.gc_pending.emplace(it->first.view());
+      if (Collect(part, it, oldest, &garbage)) part.gc_pending.emplace(it->first.view());
       it = next;
     }
     if (it == part.map.end() || (!end.empty() && it->first.view() >= end)) {

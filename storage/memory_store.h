@@ -19,12 +19,12 @@
 // Partitions
 // ----------
 //
-// The map is split into partitions, each with its own map, lock and garbage
-// collection state (Options says how keys map to them; the document store
-// gives each database's keys a partition of their own, see
-// keys::kPartitionLead), so writers to different partitions never wait for
-// each other and a reader waits only for writers of its own partition. A
-// batch that spans partitions locks them all, in index order.
+// The map may be split into partitions, each with its own map, lock and
+// garbage collection state (Options says how keys map to them; the document
+// store does not split: it gives each database a MemoryStore of its own,
+// store_impl.h), so writers to different partitions never wait for each
+// other and a reader waits only for writers of its own partition. A batch
+// that spans partitions locks them all, in index order.
 //
 // Sequence numbers stay global, so a snapshot is one consistent cut of the
 // whole store. A batch is applied with its versions unstamped (kUnstamped);
@@ -101,6 +101,8 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "settee/kv.h"
 #include "storage/sharded_rw_lock.h"
 
@@ -131,6 +133,15 @@ class MemoryStore final : public KVStore {
   // A value over kMaxValueSize (4 GiB) fails the whole batch with kTooLarge.
   Status Write(const KVWriteOptions& options, const KVWriteBatch& batch) override;
   Status WriteOwned(const KVWriteOptions& options, KVWriteBatch&& batch) override;
+  // Prepare: the values copied into versions and the map nodes of new keys
+  // allocated, outside every lock; Commit: only the partitions' locked
+  // pointer surgery and the sequence.
+  std::unique_ptr<KVPreparedWrite> Prepare(KVWriteBatch&& batch) override;
+  Status Commit(const KVWriteOptions& options, std::unique_ptr<KVPreparedWrite> prepared) override;
+  // Each write applied atomically in turn (a reader may see the first
+  // without the later ones); all are applied or, on an error, none.
+  Status CommitAll(const KVWriteOptions& options,
+                   std::vector<std::unique_ptr<KVPreparedWrite>> prepared) override;
   std::unique_ptr<KVIterator> NewIterator(const KVIteratorOptions& options) override;
   std::shared_ptr<const KVSnapshot> GetSnapshot() override;
   // Sum of key and value bytes of the live entries in [begin, end), exactly.
@@ -145,9 +156,14 @@ class MemoryStore final : public KVStore {
   size_t TEST_NodeCount();
 
  private:
-  // Write() and WriteOwned(): applies the ops as one batch.
-  template <typename Ops>
-  Status Apply(Ops&& ops);
+  struct Prepared;
+  // The first step of every write: fills `prepared` (its ops set) with the
+  // batch's versions and nodes and the order to apply them in. `kOwned`:
+  // values are taken from prepared->owned. Takes no lock.
+  template <bool kOwned>
+  void PrepareOps(Prepared* prepared);
+  // The second: applies a prepared batch atomically.
+  Status CommitPrepared(Prepared& prepared);
   class Snapshot;
   class Iter;
   class MergeIter;
@@ -265,14 +281,52 @@ class MemoryStore final : public KVStore {
   // REQUIRES: the batch's partitions still locked.
   uint64_t OldestLiveSeq(uint64_t published);
 
-  // Frees the versions of node `it` of `part` that no snapshot as of >=
-  // `oldest` can see, and erases the node if nothing visible remains.
-  // Returns true if the node still holds versions kept only for a snapshot.
+  // What a writer unlinks under a partition's lock, freed when this is
+  // destroyed after the lock is released: readers then wait for pointer
+  // surgery only, never for the allocator (a free may return pages to the
+  // kernel). Nothing unlinked is reachable by a reader once the lock is
+  // released, so freeing it later is as safe as freeing it at once.
+  // Inline room for a small batch (a document write is ~3 ops): no heap
+  // allocation per write for the bookkeeping.
+  template <typename T>
+  using SmallVector = boost::container::small_vector<T, 8>;
+
+  struct Garbage {
+    SmallVector<Version*> versions;
+    SmallVector<Map::node_type> nodes;  // erased nodes (their chains freed)
+    Garbage() = default;
+    Garbage(const Garbage&) = delete;
+    Garbage& operator=(const Garbage&) = delete;
+    ~Garbage();
+  };
+
+  // A batch ready to be applied: made by PrepareOps, consumed by
+  // CommitPrepared.
+  struct Prepared final : KVPreparedWrite {
+    const MemoryStore* store = nullptr;
+    std::vector<KVWriteBatch::Op> owned;  // an owned batch's ops (values moved out)
+    const std::vector<KVWriteBatch::Op>* ops = nullptr;  // owned, or the caller's
+    Status status;                     // not OK: too large; nothing allocated
+    SmallVector<Version*> fresh;       // per op; null once the commit took it
+    SmallVector<Map::node_type> nodes;  // per op: its node, should the key be new
+    SmallVector<uint32_t> part_of;     // per op: its partition (empty: all in 0)
+    SmallVector<uint32_t> order;       // op indexes in partition and key order
+    SmallVector<uint32_t> locked;      // the partitions, ascending (the lock order)
+    Prepared() = default;
+    Prepared(const Prepared&) = delete;
+    Prepared& operator=(const Prepared&) = delete;
+    ~Prepared() override;
+  };
+
+  // Unlinks the versions of node `it` of `part` that no snapshot as of >=
+  // `oldest` can see into `garbage`, and the node too if nothing visible
+  // remains. Returns true if the node still holds versions kept only for a
+  // snapshot.
   // REQUIRES: part.lock held exclusively.
-  static bool Collect(Partition& part, Map::iterator it, uint64_t oldest);
+  static bool Collect(Partition& part, Map::iterator it, uint64_t oldest, Garbage* garbage);
   // Collects the keys in part.gc_pending if the oldest snapshot has advanced.
   // REQUIRES: part.lock held exclusively.
-  static void CollectPending(Partition& part, uint64_t oldest);
+  static void CollectPending(Partition& part, uint64_t oldest, Garbage* garbage);
   // CompactRange within one partition.
   void CompactPartition(Partition& part, std::string_view begin, std::string_view end);
   // ApproximateSize within one partition.

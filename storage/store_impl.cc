@@ -19,10 +19,6 @@ constexpr std::string_view kNextDbIdMeta = "next_db_id";
 // How many keys one purge batch deletes, so a huge database does not build
 // one huge batch in memory.
 constexpr size_t kPurgeBatchKeys = 1000;
-// Partitions of the memory backend: one for the store's own keys, the rest
-// shared by databases round-robin by id. 64 keeps the memory of idle
-// partitions (about 4 KiB each) small while databases rarely share one.
-constexpr size_t kMemoryPartitions = 65;
 // A database's own LevelDB: a smaller memtable than the store-wide one (a
 // store may hold many databases, each with its own), and a bound on the
 // table files each keeps open, so many databases stay within the process's
@@ -60,15 +56,15 @@ Result<std::unique_ptr<Store>> Store::Open(const StoreOptions& options) {
 Result<std::unique_ptr<Store>> StoreImpl::Open(const StoreOptions& options) {
   std::unique_ptr<KVStore> kv;
   std::shared_ptr<leveldb::Cache> leveldb_cache;
+  bool memory_stores = false;
   if (options.kv_factory) {
     kv = options.kv_factory();
     if (!kv) return Status::Internal("the custom KVStore factory returned nothing");
   } else if (options.backend == StoreOptions::Backend::kMemory) {
-    // Each database's keys in a partition of their own (up to
-    // kMemoryPartitions - 1 databases), so writers to different databases
-    // never wait for each other (memory_store.h).
-    kv = std::make_unique<MemoryStore>(MemoryStore::Options{
-        kMemoryPartitions, std::string(1, keys::kDatabasePrefix), keys::kDatabaseIdBytes});
+    // The catalog only: each database gets a MemoryStore of its own
+    // (OpenDatabaseKV).
+    kv = std::make_unique<MemoryStore>();
+    memory_stores = true;
   } else {
     if (options.path.empty()) return Status::BadRequest("a LevelDB store needs a path");
     std::error_code ec;
@@ -79,15 +75,19 @@ Result<std::unique_ptr<Store>> StoreImpl::Open(const StoreOptions& options) {
                                 kStoreMaxOpenFiles, &kv);
     if (!s.ok()) return s;
   }
-  std::unique_ptr<StoreImpl> store(new StoreImpl(options, std::move(kv), std::move(leveldb_cache)));
+  std::unique_ptr<StoreImpl> store(
+      new StoreImpl(options, std::move(kv), std::move(leveldb_cache), memory_stores));
   Status s = store->Initialize();
   if (!s.ok()) return s;
   return std::unique_ptr<Store>(std::move(store));
 }
 
 StoreImpl::StoreImpl(const StoreOptions& options, std::unique_ptr<KVStore> kv,
-                     std::shared_ptr<leveldb::Cache> leveldb_cache)
-    : options_(options), kv_(std::move(kv)), leveldb_cache_(std::move(leveldb_cache)) {}
+                     std::shared_ptr<leveldb::Cache> leveldb_cache, bool memory_stores)
+    : options_(options),
+      kv_(std::move(kv)),
+      leveldb_cache_(std::move(leveldb_cache)),
+      memory_stores_(memory_stores) {}
 
 StoreImpl::~StoreImpl() = default;
 
@@ -228,6 +228,12 @@ std::string StoreImpl::DatabaseDir(uint64_t db_id) const {
 Result<std::unique_ptr<KVStore>> StoreImpl::OpenDatabaseKV(uint64_t db_id, bool create) {
   std::unique_ptr<KVStore> kv;
   if (!OwnDatabaseStores()) return kv;
+  if (memory_stores_) {
+    // A memory database lives only in its DatabaseImpl, which the store
+    // keeps open until the database is deleted: every open is a create.
+    if (create) kv = std::make_unique<MemoryStore>();
+    return kv;
+  }
   const std::string dir = DatabaseDir(db_id);
   std::error_code ec;
   if (create) {
@@ -246,7 +252,8 @@ Result<std::unique_ptr<KVStore>> StoreImpl::OpenDatabaseKV(uint64_t db_id, bool 
 }
 
 Status StoreImpl::PurgeDatabaseKeys(uint64_t db_id) {
-  if (OwnDatabaseStores()) {
+  // A memory database's store goes with its last handle.
+  if (leveldb_cache_ != nullptr) {
     // Open handles may still hold the LevelDB open, and its background
     // compaction may still create files by path: removing the directory in
     // place can then fail with "directory not empty". Renaming it first is

@@ -10,8 +10,11 @@
 // database: writers of different databases then share no log, no LevelDB
 // writer and no memtable. All of them share one block cache. A database
 // created before that layout has no directory and keeps its keys in kv_.
-// The memory backend (partitioned per database already, memory_store.h)
-// and a custom kv_factory keep every key in kv_.
+// On the memory backend each database has a MemoryStore of its own, which
+// lives as long as its DatabaseImpl (cached until the database is deleted):
+// writers of different databases then share not even the store's sequence
+// counter or snapshot set, which every write of one shared store touches.
+// A custom kv_factory keeps every key in kv_.
 #pragma once
 
 #include <memory>
@@ -56,13 +59,13 @@ class StoreImpl final : public Store {
 
  private:
   StoreImpl(const StoreOptions& options, std::unique_ptr<KVStore> kv,
-            std::shared_ptr<leveldb::Cache> leveldb_cache);
+            std::shared_ptr<leveldb::Cache> leveldb_cache, bool memory_stores);
   Status Initialize();
   // Deletes every key of database `db_id` (its directory too), then its
   // purge marker.
   Status PurgeDatabaseKeys(uint64_t db_id);
   // Databases have KV stores of their own (see above).
-  bool OwnDatabaseStores() const { return leveldb_cache_ != nullptr; }
+  bool OwnDatabaseStores() const { return leveldb_cache_ != nullptr || memory_stores_; }
   std::string DatabaseDir(uint64_t db_id) const;
   // The KV store of database `db_id` for DatabaseImpl::Load: null when its
   // keys are in kv_. `create`: a new database (a directory left by a create
@@ -74,6 +77,8 @@ class StoreImpl final : public Store {
   // The block cache every LevelDB of this store shares; null unless
   // OwnDatabaseStores().
   const std::shared_ptr<leveldb::Cache> leveldb_cache_;
+  // Each database gets a MemoryStore of its own (the memory backend).
+  const bool memory_stores_;
   std::string uuid_;  // constant after Initialize()
 
   // Serializes catalog changes (create, delete) and guards next_db_id_.

@@ -76,9 +76,16 @@ class WritePipeline {
   // earlier batch failed (this one must not be written then; Finish it with
   // ok = false).
   bool WaitTurn(uint64_t ticket, bool sleep_at_once);
-  // No lock: `ticket` (whose turn it is) is done; ok = false marks the
-  // pipeline broken.
+  // No lock: `ticket` (whose turn it is) is done, and every ticket before
+  // it; ok = false marks the pipeline broken. A batch whose turn it is may
+  // write later ones with it (they are ready and waiting for their turn)
+  // and Finish the last: their waits then end with Finished() true.
   void Finish(uint64_t ticket, bool ok);
+  // No lock: true once `ticket` is finished (acquire: what its writer wrote
+  // before Finish is visible).
+  bool Finished(uint64_t ticket) const {
+    return finished_.load(std::memory_order_acquire) > ticket;
+  }
 
  private:
   struct InFlight {

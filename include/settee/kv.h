@@ -66,6 +66,17 @@ class KVWriteBatch {
     ops_.push_back(Op{true, std::string(key), {}});
     bytes_ += key.size();
   }
+  // Moves `other`'s operations to the end of this batch.
+  void Append(KVWriteBatch&& other) {
+    if (ops_.empty()) {
+      ops_ = std::move(other.ops_);
+    } else {
+      ops_.reserve(ops_.size() + other.ops_.size());
+      for (Op& op : other.ops_) ops_.push_back(std::move(op));
+    }
+    bytes_ += other.bytes_;
+    other.Clear();
+  }
   void Clear() { ops_.clear(); bytes_ = 0; }
   // Room for `n` more operations without reallocating.
   void Reserve(size_t n) { ops_.reserve(ops_.size() + n); }
@@ -117,6 +128,13 @@ class KVIterator {
   virtual Status status() const = 0;
 };
 
+// A write batch made ready to be written (KVStore::Prepare); owned by the
+// caller until it is handed to Commit of the store that made it.
+class KVPreparedWrite {
+ public:
+  virtual ~KVPreparedWrite() = default;
+};
+
 class KVStore {
  public:
   KVStore() = default;
@@ -134,6 +152,39 @@ class KVStore {
   // batch is left in a valid but unspecified state.
   virtual Status WriteOwned(const KVWriteOptions& options, KVWriteBatch&& batch) {
     return Write(options, batch);
+  }
+
+  // WriteOwned() in two steps: Prepare() does what it can before the write
+  // (copying values, allocating; no lock, no effect on what readers see),
+  // Commit() the rest. A caller that keeps its writes in an order of its own
+  // prepares before it waits for its turn, so the turn holds only the
+  // store's serialized step. Commit(Prepare(b)) equals WriteOwned(b); a
+  // prepared write that is never committed is simply dropped. Thread-safe
+  // as the other methods; the default prepares nothing.
+  virtual std::unique_ptr<KVPreparedWrite> Prepare(KVWriteBatch&& batch) {
+    auto held = std::make_unique<HeldBatch>();
+    held->batch = std::move(batch);
+    return held;
+  }
+  virtual Status Commit(const KVWriteOptions& options, std::unique_ptr<KVPreparedWrite> prepared) {
+    auto* held = dynamic_cast<HeldBatch*>(prepared.get());
+    if (held == nullptr) return Status(Status::Code::kInvalidOperation, "write not prepared by this store");
+    return WriteOwned(options, std::move(held->batch));
+  }
+  // Commits several prepared writes in order, as the commits one after the
+  // other would, but in one write where the store can: the default writes
+  // all their operations as one batch (one log record and one fsync on
+  // LevelDB), so the writes succeed or fail together. Not empty.
+  virtual Status CommitAll(const KVWriteOptions& options,
+                           std::vector<std::unique_ptr<KVPreparedWrite>> prepared) {
+    if (prepared.size() == 1) return Commit(options, std::move(prepared[0]));
+    KVWriteBatch all;
+    for (auto& p : prepared) {
+      auto* held = dynamic_cast<HeldBatch*>(p.get());
+      if (held == nullptr) return Status(Status::Code::kInvalidOperation, "write not prepared by this store");
+      all.Append(std::move(held->batch));
+    }
+    return WriteOwned(options, std::move(all));
   }
 
   Status Put(const KVWriteOptions& options, std::string_view key, std::string_view value) {
@@ -161,6 +212,12 @@ class KVStore {
 
   // "leveldb" or "memory".
   virtual std::string_view BackendName() const = 0;
+
+ private:
+  // What the default Prepare() makes: the batch, untouched.
+  struct HeldBatch final : KVPreparedWrite {
+    KVWriteBatch batch;
+  };
 };
 
 struct LevelDBOptions {

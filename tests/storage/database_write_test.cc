@@ -248,6 +248,114 @@ TEST_P(DatabaseWriteTest, DatabasesDoNotWaitForEachOther) {
   EXPECT_EQ((*a)->UpdateSeq(), 1u);
 }
 
+// Forwards to a memory store. Write() waits while `hold` is set; counts
+// the writes prepared and records how many each CommitAll() took.
+class GatedKV : public KVStore {
+ public:
+  std::atomic<bool> hold{false};
+  std::atomic<int> held{0};      // writers waiting in Write()
+  std::atomic<int> prepared{0};
+  std::mutex mu;
+  std::vector<size_t> groups;  // GUARDED_BY(mu)
+
+  Status Get(const KVReadOptions& o, std::string_view k, std::string* v) override {
+    return base_->Get(o, k, v);
+  }
+  Status Write(const KVWriteOptions& o, const KVWriteBatch& b) override {
+    ++held;
+    while (hold) std::this_thread::yield();
+    --held;
+    return base_->Write(o, b);
+  }
+  std::unique_ptr<KVPreparedWrite> Prepare(KVWriteBatch&& b) override {
+    ++prepared;
+    return KVStore::Prepare(std::move(b));
+  }
+  Status CommitAll(const KVWriteOptions& o,
+                   std::vector<std::unique_ptr<KVPreparedWrite>> p) override {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      groups.push_back(p.size());
+    }
+    return KVStore::CommitAll(o, std::move(p));
+  }
+  std::unique_ptr<KVIterator> NewIterator(const KVIteratorOptions& o) override {
+    return base_->NewIterator(o);
+  }
+  std::shared_ptr<const KVSnapshot> GetSnapshot() override { return base_->GetSnapshot(); }
+  uint64_t ApproximateSize(std::string_view b, std::string_view e) override {
+    return base_->ApproximateSize(b, e);
+  }
+  void CompactRange(std::string_view b, std::string_view e) override { base_->CompactRange(b, e); }
+  std::string_view BackendName() const override { return "gated-memory"; }
+
+ private:
+  std::unique_ptr<KVStore> base_ = NewMemoryStore();
+};
+
+// Batches of one database built while an earlier one is being written wait
+// for their turn ready (prepared); the first whose turn comes writes the
+// others with it, in one store write, and every writer gets its result. A
+// batch whose turn is at once, with none ready after it, is written as it
+// is (no CommitAll).
+TEST(DatabaseWriteGroupTest, ReadyBatchesAreWrittenWithTheTurnBeforeThem) {
+  GatedKV* kv = nullptr;
+  StoreOptions options;
+  options.kv_factory = [&kv] {
+    auto made = std::make_unique<GatedKV>();
+    kv = made.get();
+    return made;
+  };
+  auto store = Store::Open(options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto db = (*store)->CreateDatabase("d");
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Put("before", Body(0)).ok());
+  std::atomic<int> listened{0};
+  (*db)->AddChangeListener([&](uint64_t) { ++listened; });
+
+  kv->hold = true;
+  const int base = kv->prepared.load();
+  auto put = [&](const char* id, int v) {
+    return std::thread([&, id, v] { EXPECT_TRUE((*db)->Put(id, Body(v)).ok()) << id; });
+  };
+  auto wait_for = [](const std::atomic<int>& n, int want) {
+    while (n.load() < want) std::this_thread::yield();
+  };
+  std::thread first = put("a", 1);
+  wait_for(kv->held, 1);  // a's batch (alone: written as it is) is held in the store
+  // b's and c's batches are built one after the other (each alone: the
+  // one before has left the build stage), prepared, and wait for their turns.
+  std::thread second = put("b", 2);
+  wait_for(kv->prepared, base + 1);
+  std::thread third = put("c", 3);
+  wait_for(kv->prepared, base + 2);
+  EXPECT_EQ(1u, (*db)->UpdateSeq()) << "nothing of a's batch or after it is visible yet";
+  kv->hold = false;
+  first.join();
+  second.join();
+  third.join();
+
+  {
+    std::lock_guard<std::mutex> lock(kv->mu);
+    EXPECT_EQ(std::vector<size_t>{2}, kv->groups) << "b and c in one write";
+  }
+  EXPECT_EQ(4u, (*db)->UpdateSeq());
+  EXPECT_EQ(4u, (*db)->Info()->doc_count);
+  for (const char* id : {"a", "b", "c"}) EXPECT_TRUE((*db)->Get(id).ok()) << id;
+  EXPECT_GE(listened.load(), 2);  // once per write, with the newest seq
+  uint64_t prev = 0, last_seq = 0;
+  int changes = 0;
+  ASSERT_TRUE((*db)->Changes({}, [&](const ChangeRow& row) {
+                      EXPECT_GT(row.seq, prev);
+                      prev = row.seq;
+                      ++changes;
+                      return true;
+                    }, &last_seq).ok());
+  EXPECT_EQ(4, changes);
+  EXPECT_EQ(4u, last_seq);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, DatabaseWriteTest,
                          ::testing::Values(Backend::kMemory, Backend::kLevelDB),
                          testing::BackendName);

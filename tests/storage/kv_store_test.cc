@@ -209,6 +209,45 @@ TEST_P(KVStoreTest, BatchAppliesOpsInOrder) {
   EXPECT_EQ(Get("f"), "6");
 }
 
+// Prepare() changes nothing readers see; Commit() applies the batch as
+// WriteOwned() would, in commit order (not prepare order); a prepared write
+// never committed is dropped; another store's prepared write is refused.
+TEST_P(KVStoreTest, PreparedWritesApplyAtCommitInCommitOrder) {
+  Put("keep", "0");
+  Put("gone", "x");
+  auto snap = store_->GetSnapshot();
+  auto batch = [](std::vector<std::pair<std::string, std::string>> puts, std::string del) {
+    KVWriteBatch b;
+    for (auto& [k, v] : puts) b.Put(std::move(k), std::move(v));
+    if (!del.empty()) b.Delete(del);
+    return b;
+  };
+  auto first = store_->Prepare(batch({{"a", "first"}, {"keep", "1"}}, "gone"));
+  auto second = store_->Prepare(batch({{"a", "second"}, {"b", std::string(40000, 'b')}}, ""));
+  auto dropped = store_->Prepare(batch({{"never", "seen"}}, "keep"));
+  EXPECT_EQ(Get("a"), "NOT_FOUND");
+  EXPECT_EQ(Get("gone"), "x");
+  EXPECT_EQ(Keys(Scan()), (Strings{"gone", "keep"}));
+
+  ASSERT_TRUE(store_->Commit(KVWriteOptions(), std::move(second)).ok());
+  EXPECT_EQ(Get("a"), "second");
+  EXPECT_EQ(Get("b"), std::string(40000, 'b'));
+  ASSERT_TRUE(store_->Commit(KVWriteOptions(), std::move(first)).ok());
+  EXPECT_EQ(Get("a"), "first");  // committed last, so it wins
+  EXPECT_EQ(Get("keep"), "1");
+  EXPECT_EQ(Get("gone"), "NOT_FOUND");
+  dropped.reset();
+  EXPECT_EQ(Get("never"), "NOT_FOUND");
+  EXPECT_EQ(Keys(Scan()), (Strings{"a", "b", "keep"}));
+  EXPECT_EQ(Keys(Scan("", "", false, snap.get())), (Strings{"gone", "keep"}));
+
+  // A store's prepared write is not another's to commit.
+  std::unique_ptr<KVStore> other = NewMemoryStore();
+  Status s = store_->Commit(KVWriteOptions(), other->Prepare(batch({{"z", "1"}}, "")));
+  EXPECT_EQ(s.code(), Status::Code::kInvalidOperation);
+  EXPECT_EQ(Get("z"), "NOT_FOUND");
+}
+
 // Batches in any key order, with repeated keys, deletes of absent keys and
 // keys that fall between, before and after stored ones, match a model that
 // applies the ops one by one (the memory store places sorted keys by their
