@@ -3,8 +3,7 @@
 // input written and its output collected whole, waited for with a timeout
 // and a kill signal. Synchronous calls do it on the isolate's thread;
 // asynchronous ones start the child there (so JS has its pid at once) and
-// feed and wait for it on libuv's thread pool, waking the loop through a
-// ListenNotify feed when it has exited.
+// feed and wait for it as a PoolJob (js/pool_job.h).
 #include <fcntl.h>
 #include <pthread.h>
 #include <poll.h>
@@ -12,13 +11,10 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <uv.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +27,7 @@
 
 #include "js/convert.h"
 #include "js/isolate_thread.h"
+#include "js/pool_job.h"
 
 extern char** environ;
 
@@ -227,7 +224,7 @@ v8::Local<v8::Value> Result(v8::Isolate* isolate, const ChildOutcome& o) {
     if (!s.empty()) std::memcpy(store->Data(), s.data(), s.size());
     return v8::Uint8Array::New(v8::ArrayBuffer::New(isolate, std::move(store)), 0, s.size());
   };
-  auto set = [&](const char* k, v8::Local<v8::Value> v) { (void)r->Set(ctx, ToV8String(isolate, k), v); };
+  auto set = [&](const char* k, v8::Local<v8::Value> v) { r->Set(ctx, ToV8String(isolate, k), v).FromMaybe(false); };
   set("pid", v8::Integer::New(isolate, o.pid));
   set("status", o.status >= 0 ? v8::Local<v8::Value>(v8::Integer::New(isolate, o.status))
                                : v8::Local<v8::Value>(v8::Null(isolate)));
@@ -252,16 +249,11 @@ void ChildSync(const Args& args) {
   args.GetReturnValue().Set(Result(args.GetIsolate(), o));
 }
 
-struct ChildJob {
-  uv_work_t work;
+struct ChildJob final : PoolJob {
   ChildSpec spec;
   ChildOutcome outcome;
-  std::atomic<bool> done{false};
-  std::function<void()> wake;
-  std::shared_ptr<ChildJob> self;  // alive until the pool is done with it
+  void Run() override { Finish(spec, &outcome); }
 };
-
-thread_local std::map<uint64_t, std::shared_ptr<ChildJob>> child_jobs;
 
 // native.childStart(feedId, ...childSync's arguments) -> pid, or -errno if it
 // could not start (the answer then comes through the feed as well).
@@ -271,27 +263,9 @@ void ChildStart(const Args& args) {
   auto job = std::make_shared<ChildJob>();
   if (!ReadSpec(args, 1, &job->spec)) return;
   Spawn(job->spec, &job->outcome);
-  job->wake = t->ListenNotify(feed_id, [feed_id] { child_jobs.erase(feed_id); });
-  job->work.data = job.get();
-  job->self = job;
-  child_jobs[feed_id] = job;
-  const int rc = uv_queue_work(
-      t->loop(), &job->work,
-      [](uv_work_t* w) {
-        auto* j = static_cast<ChildJob*>(w->data);
-        Finish(j->spec, &j->outcome);
-        j->done.store(true, std::memory_order_release);
-        j->wake();
-      },
-      [](uv_work_t* w, int) { static_cast<ChildJob*>(w->data)->self.reset(); });
-  if (rc != 0) {
-    job->self.reset();
-    if (job->outcome.pid > 0) kill(job->outcome.pid, SIGKILL);
-    Finish(job->spec, &job->outcome);
-    job->done.store(true, std::memory_order_release);
-    job->wake();
-  }
-  args.GetReturnValue().Set(job->outcome.pid > 0 ? job->outcome.pid : -job->outcome.spawn_errno);
+  const int answer = job->outcome.pid > 0 ? job->outcome.pid : -job->outcome.spawn_errno;
+  StartPoolJob(t, feed_id, std::move(job));
+  args.GetReturnValue().Set(answer);
 }
 
 // native.childResult(feedId) -> undefined until the child has exited; then
@@ -299,11 +273,8 @@ void ChildStart(const Args& args) {
 void ChildResult(const Args& args) {
   IsolateThread* t = IsolateThread::From(args.GetIsolate());
   const uint64_t feed_id = static_cast<uint64_t>(args[0].As<v8::Number>()->Value());
-  auto it = child_jobs.find(feed_id);
-  if (it == child_jobs.end() || !it->second->done.load(std::memory_order_acquire)) return;
-  std::shared_ptr<ChildJob> job = it->second;
-  t->Unlisten(feed_id);
-  args.GetReturnValue().Set(Result(args.GetIsolate(), job->outcome));
+  auto job = std::static_pointer_cast<ChildJob>(TakeFinishedPoolJob(t, feed_id));
+  if (job) args.GetReturnValue().Set(Result(args.GetIsolate(), job->outcome));
 }
 
 // native.childKill(pid, signal) -> whether the signal was sent.

@@ -2,16 +2,11 @@
 // module without its streams): gzip, deflate and raw deflate one way or the
 // other, on Debian's zlib, synchronously or on libuv's thread pool.
 //
-// An asynchronous call copies its input, runs on the pool, and wakes the
-// isolate's loop through a ListenNotify feed; JS collects the answer with
-// native.zlibResult. The job is shared by the pool and the isolate thread
-// (shared_ptr); its answer is written before `done` is released.
-#include <uv.h>
+// An asynchronous call copies its input and runs as a PoolJob
+// (js/pool_job.h); JS collects the answer with native.zlibResult.
 #include <zlib.h>
 
-#include <atomic>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <string>
 
@@ -23,6 +18,7 @@
 
 #include "js/convert.h"
 #include "js/isolate_thread.h"
+#include "js/pool_job.h"
 
 namespace settee::js {
 namespace {
@@ -57,7 +53,7 @@ int WindowBitsFor(const ZlibParams& p) {
   }
 }
 
-ZlibOutcome Run(const ZlibParams& p, const unsigned char* data, size_t size) {
+ZlibOutcome Transform(const ZlibParams& p, const unsigned char* data, size_t size) {
   ZlibOutcome r;
   z_stream z{};
   const bool compress = p.mode == kDeflate || p.mode == kGzip || p.mode == kDeflateRaw;
@@ -124,8 +120,8 @@ v8::Local<v8::Value> Answer(v8::Isolate* isolate, ZlibOutcome& r) {
     v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
     const char* name = r.code == Z_DATA_ERROR ? "Z_DATA_ERROR" : r.code == Z_BUF_ERROR ? "Z_BUF_ERROR"
                        : r.code == Z_STREAM_ERROR ? "ERR_ZLIB_INITIALIZATION_FAILED" : "Z_ERROR";
-    (void)e->Set(ctx, ToV8String(isolate, "errno"), v8::Integer::New(isolate, r.code));
-    (void)e->Set(ctx, ToV8String(isolate, "code"), ToV8String(isolate, name));
+    e->Set(ctx, ToV8String(isolate, "errno"), v8::Integer::New(isolate, r.code)).FromMaybe(false);
+    e->Set(ctx, ToV8String(isolate, "code"), ToV8String(isolate, name)).FromMaybe(false);
     return e;
   }
   auto store = v8::ArrayBuffer::NewBackingStore(isolate, r.out.size());
@@ -140,7 +136,7 @@ void ZlibSync(const Args& args) {
   ZlibParams p;
   ReadParams(args, 1, &p);
   const std::string in = Bytes(args[0]);
-  ZlibOutcome r = Run(p, reinterpret_cast<const unsigned char*>(in.data()), in.size());
+  ZlibOutcome r = Transform(p, reinterpret_cast<const unsigned char*>(in.data()), in.size());
   v8::Local<v8::Value> answer = Answer(isolate, r);
   if (!r.message.empty()) {
     isolate->ThrowException(answer);
@@ -149,46 +145,24 @@ void ZlibSync(const Args& args) {
   args.GetReturnValue().Set(answer);
 }
 
-struct Job {
-  uv_work_t work;
+struct ZlibJob final : PoolJob {
   ZlibParams params;
   std::string input;
   ZlibOutcome outcome;
-  std::atomic<bool> done{false};
-  std::function<void()> wake;
-  std::shared_ptr<Job> self;  // alive until the pool is done with it
+  void Run() override {
+    outcome = Transform(params, reinterpret_cast<const unsigned char*>(input.data()), input.size());
+  }
 };
-
-thread_local std::map<uint64_t, std::shared_ptr<Job>> jobs;
 
 // native.zlibAsync(feedId, bytes, mode, level, windowBits, memLevel,
 // strategy): hooks.onFeed(feedId) once native.zlibResult has the answer.
 void ZlibAsync(const Args& args) {
   IsolateThread* t = IsolateThread::From(args.GetIsolate());
   const uint64_t feed_id = static_cast<uint64_t>(args[0].As<v8::Number>()->Value());
-  auto job = std::make_shared<Job>();
+  auto job = std::make_shared<ZlibJob>();
   ReadParams(args, 2, &job->params);
   job->input = Bytes(args[1]);
-  job->wake = t->ListenNotify(feed_id, [feed_id] { jobs.erase(feed_id); });
-  job->work.data = job.get();
-  job->self = job;
-  jobs[feed_id] = job;
-  const int rc = uv_queue_work(
-      t->loop(), &job->work,
-      [](uv_work_t* w) {
-        auto* j = static_cast<Job*>(w->data);
-        j->outcome = Run(j->params, reinterpret_cast<const unsigned char*>(j->input.data()), j->input.size());
-        j->done.store(true, std::memory_order_release);
-        j->wake();
-      },
-      [](uv_work_t* w, int) { static_cast<Job*>(w->data)->self.reset(); });
-  if (rc != 0) {
-    job->self.reset();
-    job->outcome.code = Z_STREAM_ERROR;
-    job->outcome.message = uv_strerror(rc);
-    job->done.store(true, std::memory_order_release);
-    job->wake();
-  }
+  StartPoolJob(t, feed_id, std::move(job));
 }
 
 // native.zlibResult(feedId) -> undefined until done; then the Uint8Array or
@@ -196,11 +170,8 @@ void ZlibAsync(const Args& args) {
 void ZlibResult(const Args& args) {
   IsolateThread* t = IsolateThread::From(args.GetIsolate());
   const uint64_t feed_id = static_cast<uint64_t>(args[0].As<v8::Number>()->Value());
-  auto it = jobs.find(feed_id);
-  if (it == jobs.end() || !it->second->done.load(std::memory_order_acquire)) return;
-  std::shared_ptr<Job> job = it->second;
-  t->Unlisten(feed_id);
-  args.GetReturnValue().Set(Answer(args.GetIsolate(), job->outcome));
+  auto job = std::static_pointer_cast<ZlibJob>(TakeFinishedPoolJob(t, feed_id));
+  if (job) args.GetReturnValue().Set(Answer(args.GetIsolate(), job->outcome));
 }
 
 void Crc32(const Args& args) {
