@@ -495,7 +495,7 @@ TEST_P(DatabaseAttachmentsTest, BulkDocsBulkGetAndOpenRevsCarryAttachments) {
   std::vector<BulkGetResult> got;
   BulkGetOptions bo;
   bo.attachments = true;
-  ASSERT_TRUE(db_->BulkGet({{"b1", ""}}, bo, &got).ok());
+  ASSERT_TRUE(db_->BulkGet({{"b1", "", {}}}, bo, &got).ok());
   ASSERT_EQ(got.size(), 1u);
   json::Document d;
   ASSERT_TRUE(json::Parse(got[0].docs[0].doc, &d).ok());

@@ -588,7 +588,7 @@ TEST_P(DatabaseTest, BulkGetReturnsDocsAndErrors) {
   std::vector<BulkGetResult> out;
   BulkGetOptions options;
   options.revs = true;
-  ASSERT_TRUE(db_->BulkGet({{"d", ""}, {"d", r1}, {"d", "5-x"}, {"zz", ""}}, options, &out).ok());
+  ASSERT_TRUE(db_->BulkGet({{"d", "", {}}, {"d", r1, {}}, {"d", "5-x", {}}, {"zz", "", {}}}, options, &out).ok());
   ASSERT_EQ(4u, out.size());
   EXPECT_EQ(r1, out[0].docs[0].rev);
   EXPECT_TRUE(ParseOk(out[0].docs[0].doc).HasMember("_revisions"));
@@ -601,7 +601,7 @@ TEST_P(DatabaseTest, BulkGetReturnsDocsAndErrors) {
   // without a rev and its tombstone with one.
   auto del = db_->Delete("d", r1);
   ASSERT_TRUE(del.ok());
-  ASSERT_TRUE(db_->BulkGet({{"zz", "1-a"}, {"d", ""}, {"d", del->rev}}, options, &out).ok());
+  ASSERT_TRUE(db_->BulkGet({{"zz", "1-a", {}}, {"d", "", {}}, {"d", del->rev, {}}}, options, &out).ok());
   ASSERT_EQ(3u, out.size());
   EXPECT_TRUE(out[0].docs[0].status.IsNotFound());
   EXPECT_EQ("1-a", out[0].docs[0].rev);
@@ -850,7 +850,7 @@ TEST_P(DatabaseTest, OpenRevsAndBulkGetCheckRevsAndIds) {
   EXPECT_FALSE(out[1].found);
 
   std::vector<BulkGetResult> got;
-  ASSERT_TRUE(db_->BulkGet({{"_bad", ""}, {"a", "nonsense"}, {"a", rev}, {"", ""}}, {}, &got).ok());
+  ASSERT_TRUE(db_->BulkGet({{"_bad", "", {}}, {"a", "nonsense", {}}, {"a", rev, {}}, {"", "", {}}}, {}, &got).ok());
   ASSERT_EQ(4u, got.size());
   EXPECT_EQ(Status::Code::kIllegalDocId, got[0].docs[0].status.code());
   EXPECT_EQ(Status::Code::kBadRequest, got[1].docs[0].status.code());
