@@ -10,34 +10,21 @@
 #include <vector>
 
 #include "settee/store.h"
+#include "tests/storage/forwarding_kv.h"
 
 namespace settee {
 namespace {
 
-// Forwards to a memory store; fails every Write while fail_writes is set.
-class FaultyKV : public KVStore {
+// Fails every Write while fail_writes is set.
+class FaultyKV : public testing::ForwardingKV {
  public:
-  explicit FaultyKV(std::atomic<bool>* fail_writes)
-      : base_(NewMemoryStore()), fail_writes_(fail_writes) {}
-  Status Get(const KVReadOptions& o, std::string_view k, std::string* v) override {
-    return base_->Get(o, k, v);
-  }
+  explicit FaultyKV(std::atomic<bool>* fail_writes) : ForwardingKV("faulty-memory"), fail_writes_(fail_writes) {}
   Status Write(const KVWriteOptions& o, const KVWriteBatch& b) override {
     if (fail_writes_->load()) return Status::IOError("injected write failure");
-    return base_->Write(o, b);
+    return ForwardingKV::Write(o, b);
   }
-  std::unique_ptr<KVIterator> NewIterator(const KVIteratorOptions& o) override {
-    return base_->NewIterator(o);
-  }
-  std::shared_ptr<const KVSnapshot> GetSnapshot() override { return base_->GetSnapshot(); }
-  uint64_t ApproximateSize(std::string_view b, std::string_view e) override {
-    return base_->ApproximateSize(b, e);
-  }
-  void CompactRange(std::string_view b, std::string_view e) override { base_->CompactRange(b, e); }
-  std::string_view BackendName() const override { return "faulty-memory"; }
 
  private:
-  std::unique_ptr<KVStore> base_;
   std::atomic<bool>* fail_writes_;
 };
 

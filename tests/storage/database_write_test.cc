@@ -17,6 +17,7 @@
 
 #include "settee/database.h"
 #include "settee/store.h"
+#include "tests/storage/forwarding_kv.h"
 #include "tests/storage/store_test_util.h"
 #include "util/json.h"
 
@@ -248,24 +249,22 @@ TEST_P(DatabaseWriteTest, DatabasesDoNotWaitForEachOther) {
   EXPECT_EQ((*a)->UpdateSeq(), 1u);
 }
 
-// Forwards to a memory store. Write() waits while `hold` is set; counts
-// the writes prepared and records how many each CommitAll() took.
-class GatedKV : public KVStore {
+// Write() waits while `hold` is set; counts the writes prepared and records
+// how many each CommitAll() took.
+class GatedKV : public testing::ForwardingKV {
  public:
+  GatedKV() : ForwardingKV("gated-memory") {}
   std::atomic<bool> hold{false};
   std::atomic<int> held{0};      // writers waiting in Write()
   std::atomic<int> prepared{0};
   std::mutex mu;
   std::vector<size_t> groups;  // GUARDED_BY(mu)
 
-  Status Get(const KVReadOptions& o, std::string_view k, std::string* v) override {
-    return base_->Get(o, k, v);
-  }
   Status Write(const KVWriteOptions& o, const KVWriteBatch& b) override {
     ++held;
     while (hold) std::this_thread::yield();
     --held;
-    return base_->Write(o, b);
+    return ForwardingKV::Write(o, b);
   }
   std::unique_ptr<KVPreparedWrite> Prepare(KVWriteBatch&& b) override {
     ++prepared;
@@ -279,18 +278,6 @@ class GatedKV : public KVStore {
     }
     return KVStore::CommitAll(o, std::move(p));
   }
-  std::unique_ptr<KVIterator> NewIterator(const KVIteratorOptions& o) override {
-    return base_->NewIterator(o);
-  }
-  std::shared_ptr<const KVSnapshot> GetSnapshot() override { return base_->GetSnapshot(); }
-  uint64_t ApproximateSize(std::string_view b, std::string_view e) override {
-    return base_->ApproximateSize(b, e);
-  }
-  void CompactRange(std::string_view b, std::string_view e) override { base_->CompactRange(b, e); }
-  std::string_view BackendName() const override { return "gated-memory"; }
-
- private:
-  std::unique_ptr<KVStore> base_ = NewMemoryStore();
 };
 
 // Batches of one database built while an earlier one is being written wait
