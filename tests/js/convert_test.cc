@@ -17,36 +17,13 @@
 #include <v8-script.h>
 
 #include "js/v8_init.h"
+#include "tests/js/v8_context_test.h"
 
 namespace settee::js {
 namespace {
 
-class ConvertTest : public testing::Test {
+class ConvertTest : public V8ContextTest {
  protected:
-  void SetUp() override {
-    InitializeV8();
-    allocator_.reset(v8::ArrayBuffer::Allocator::NewDefaultAllocator());
-    v8::Isolate::CreateParams params;
-    params.array_buffer_allocator = allocator_.get();
-    isolate_ = v8::Isolate::New(params);
-    isolate_->Enter();
-    scope_.emplace(isolate_);
-    context_ = v8::Context::New(isolate_);
-    context_->Enter();
-  }
-  void TearDown() override {
-    context_->Exit();
-    scope_.reset();
-    isolate_->Exit();
-    isolate_->Dispose();
-  }
-
-  v8::Local<v8::Value> Eval(const std::string& src) {
-    v8::Local<v8::Script> script =
-        v8::Script::Compile(context_, ToV8String(isolate_, src)).ToLocalChecked();
-    return script->Run(context_).ToLocalChecked();
-  }
-
   // JSON text -> V8 -> JSON text.
   std::string RoundTrip(const std::string& json) {
     v8::TryCatch tc(isolate_);
@@ -70,10 +47,6 @@ class ConvertTest : public testing::Test {
     return ToUtf8(isolate_, s);
   }
 
-  std::unique_ptr<v8::ArrayBuffer::Allocator> allocator_;
-  v8::Isolate* isolate_ = nullptr;
-  std::optional<v8::HandleScope> scope_;
-  v8::Local<v8::Context> context_;
 };
 
 TEST_F(ConvertTest, ScalarsRoundTrip) {

@@ -20,36 +20,14 @@
 
 #include "js/convert.h"
 #include "js/v8_init.h"
+#include "tests/js/v8_context_test.h"
 #include "storage/document.h"
 
 namespace settee::js {
 namespace {
 
-class DocSplitTest : public testing::Test {
+class DocSplitTest : public V8ContextTest {
  protected:
-  void SetUp() override {
-    InitializeV8();
-    allocator_.reset(v8::ArrayBuffer::Allocator::NewDefaultAllocator());
-    v8::Isolate::CreateParams params;
-    params.array_buffer_allocator = allocator_.get();
-    isolate_ = v8::Isolate::New(params);
-    isolate_->Enter();
-    scope_.emplace(isolate_);
-    context_ = v8::Context::New(isolate_);
-    context_->Enter();
-  }
-  void TearDown() override {
-    context_->Exit();
-    scope_.reset();
-    isolate_->Exit();
-    isolate_->Dispose();
-  }
-
-  v8::Local<v8::Value> Eval(const std::string& src) {
-    v8::Local<v8::Script> script = v8::Script::Compile(context_, ToV8String(isolate_, src)).ToLocalChecked();
-    return script->Run(context_).ToLocalChecked();
-  }
-
   SplitOutcome Split(const std::string& array_expr, std::vector<IncomingDoc>* docs,
                      std::vector<Status>* statuses) {
     v8::Local<v8::Value> array = Eval(array_expr);
@@ -64,14 +42,7 @@ class DocSplitTest : public testing::Test {
     std::vector<Status> statuses;
     ASSERT_EQ(Split("[" + expr + "]", &docs, &statuses), SplitOutcome::kDone);
     ASSERT_EQ(docs.size(), 1u);
-    std::string text = ToUtf8(isolate_, v8::JSON::Stringify(context_, Eval("(" + expr + ")")).ToLocalChecked());
-    IncomingDoc parsed;
-    Status ps = ParseIncomingDoc(text, {}, SIZE_MAX, &parsed);
-    EXPECT_EQ(statuses[0].ToString(), ps.ToString());
-    EXPECT_EQ(docs[0].body, parsed.body);
-    EXPECT_EQ(docs[0].id, parsed.id);
-    EXPECT_EQ(docs[0].rev_text, parsed.rev_text);
-    EXPECT_EQ(docs[0].deleted, parsed.deleted);
+    ExpectSameAsParsed(expr, docs[0], statuses[0]);
   }
 
   void ExpectNotPlain(const std::string& array_expr) {
@@ -83,10 +54,6 @@ class DocSplitTest : public testing::Test {
     EXPECT_TRUE(statuses.empty());
   }
 
-  std::unique_ptr<v8::ArrayBuffer::Allocator> allocator_;
-  v8::Isolate* isolate_ = nullptr;
-  std::optional<v8::HandleScope> scope_;
-  v8::Local<v8::Context> context_;
 };
 
 TEST_F(DocSplitTest, BodiesMatchTheParserByteForByte) {
