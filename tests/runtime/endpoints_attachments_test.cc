@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/storage/store_test_util.h"
 #include "runtime/multipart.h"
 #include "storage/database_impl.h"
 #include "tests/runtime/couch_test_util.h"
@@ -310,16 +311,6 @@ TEST_P(EndpointsAttachmentsTest, LocalDocumentsRefuseAttachmentsAsCouchDb) {
   EXPECT_EQ(J(Req("GET", "/db/_local/x"))["a"].GetInt(), 1);
 }
 
-// Incompressible bytes (LevelDB's snappy and gzip shrink repeats).
-std::string Noise(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  uint32_t x = seed;
-  for (char& c : s) {
-    x = x * 1664525u + 1013904223u;
-    c = static_cast<char>(x >> 24);
-  }
-  return s;
-}
 
 TEST_P(EndpointsAttachmentsTest, UploadsAreStreamedWithContentLengthOrChunked) {
   // Past the server's buffered-body limit (8 MiB here): streamed, not 413.

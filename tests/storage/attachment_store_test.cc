@@ -5,20 +5,12 @@
 
 #include "storage/keys.h"
 #include "storage/memory_store.h"
+#include "tests/storage/store_test_util.h"
 #include "util/digest.h"
 
 namespace settee {
 namespace {
 
-std::string Bytes(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  uint32_t x = seed;
-  for (char& c : s) {
-    x = x * 1664525u + 1013904223u;
-    c = static_cast<char>(x >> 24);
-  }
-  return s;
-}
 
 class AttachmentStoreTest : public ::testing::Test {
  protected:
@@ -50,7 +42,7 @@ class AttachmentStoreTest : public ::testing::Test {
 };
 
 TEST_F(AttachmentStoreTest, ReadManyReadsBodiesInOrderThroughOneIterator) {
-  const std::string big = Bytes(2 * AttachmentStore::kChunkBytes + 7, 3);
+  const std::string big = testing::Noise(2 * AttachmentStore::kChunkBytes + 7, 3);
   std::string text;
   while (text.size() < 100000) text += "compressible text ";
   Put("md5-big", big, false);
@@ -84,7 +76,7 @@ TEST_F(AttachmentStoreTest, ReadManyReadsBodiesInOrderThroughOneIterator) {
 }
 
 TEST_F(AttachmentStoreTest, ChunkedBodyReadsWholeAndInRanges) {
-  const std::string data = Bytes(3 * AttachmentStore::kChunkBytes + 123, 1);
+  const std::string data = testing::Noise(3 * AttachmentStore::kChunkBytes + 123, 1);
   Put("md5-a", data, false);
   AttachmentBodyInfo info;
   ASSERT_TRUE(store_.Stat(KVReadOptions(), "md5-a", &info).ok());
@@ -117,21 +109,21 @@ TEST_F(AttachmentStoreTest, EmptyBody) {
 }
 
 TEST_F(AttachmentStoreTest, SecondPutOfTheSameDigestStoresNothingAndRefusesOtherBytes) {
-  const std::string data = Bytes(1000, 2);
+  const std::string data = testing::Noise(1000, 2);
   Put("md5-x", data, false);
   const uint64_t size = store_.ApproximateSize();
   Put("md5-x", data, false);
   EXPECT_EQ(store_.ApproximateSize(), size);
-  const std::string other = Bytes(1000, 3);
+  const std::string other = testing::Noise(1000, 3);
   Status s = store_.Put(KVWriteOptions(), "md5-x", other, false, other.size(), Xxh128Hex(other));
   EXPECT_EQ(s.code(), Status::Code::kBadRequest);
   EXPECT_EQ(Range("md5-x", 0, UINT64_MAX), data);
 }
 
 TEST_F(AttachmentStoreTest, CollectGarbageKeepsLiveAndPendingBodies) {
-  Put("md5-live", Bytes(AttachmentStore::kChunkBytes * 2, 4), false);
-  Put("md5-pending", Bytes(10, 5), false);
-  Put("md5-dead", Bytes(AttachmentStore::kChunkBytes * 2, 6), false);
+  Put("md5-live", testing::Noise(AttachmentStore::kChunkBytes * 2, 4), false);
+  Put("md5-pending", testing::Noise(10, 5), false);
+  Put("md5-dead", testing::Noise(AttachmentStore::kChunkBytes * 2, 6), false);
   // A chunk without a header, as a crash mid-write leaves.
   ASSERT_TRUE(kv_.Put(KVWriteOptions(), keys_.AttachmentChunk("md5-torn", 0), "xx").ok());
   ASSERT_TRUE(store_.CollectGarbage(KVWriteOptions(), {"md5-live"}, {"md5-pending"}).ok());
@@ -142,7 +134,7 @@ TEST_F(AttachmentStoreTest, CollectGarbageKeepsLiveAndPendingBodies) {
   std::string v;
   EXPECT_TRUE(kv_.Get(KVReadOptions(), keys_.AttachmentChunk("md5-dead", 1), &v).IsNotFound());
   EXPECT_TRUE(kv_.Get(KVReadOptions(), keys_.AttachmentChunk("md5-torn", 0), &v).IsNotFound());
-  EXPECT_EQ(Range("md5-live", 0, UINT64_MAX), Bytes(AttachmentStore::kChunkBytes * 2, 4));
+  EXPECT_EQ(Range("md5-live", 0, UINT64_MAX), testing::Noise(AttachmentStore::kChunkBytes * 2, 4));
 }
 
 // Writes `data` through an AttachmentBodyWriter in pieces of `piece` bytes.
@@ -161,7 +153,7 @@ std::string Stream(AttachmentStore* store, const std::string& name, const std::s
 }
 
 TEST_F(AttachmentStoreTest, StreamedBodiesAreChunkedUnderTheirNameAndReadBack) {
-  const std::string big = Bytes(2 * AttachmentStore::kChunkBytes + 12345, 8);
+  const std::string big = testing::Noise(2 * AttachmentStore::kChunkBytes + 12345, 8);
   const std::string digest = Stream(&store_, "~a", big, false, 70001);
   EXPECT_EQ(digest, "md5-" + Base64Encode(Md5Raw(big)));
   AttachmentBodyInfo info;
@@ -209,7 +201,7 @@ TEST_F(AttachmentStoreTest, StreamedBodiesAreChunkedUnderTheirNameAndReadBack) {
 }
 
 TEST_F(AttachmentStoreTest, StreamedBodyAlreadyStoredKeepsOneCopy) {
-  const std::string data = Bytes(AttachmentStore::kChunkBytes + 10, 9);
+  const std::string data = testing::Noise(AttachmentStore::kChunkBytes + 10, 9);
   const std::string digest = "md5-" + Base64Encode(Md5Raw(data));
   Put(digest, data, false);
   const uint64_t keys = store_.CountKeys();
@@ -228,7 +220,7 @@ TEST_F(AttachmentStoreTest, StreamedBodyAlreadyStoredKeepsOneCopy) {
 }
 
 TEST_F(AttachmentStoreTest, AnUnfinishedStreamedBodyLeavesNoKeys) {
-  const std::string data = Bytes((AttachmentStore::kChunksPerBatch + 1) *
+  const std::string data = testing::Noise((AttachmentStore::kChunksPerBatch + 1) *
                                      AttachmentStore::kChunkBytes, 10);
   {
     AttachmentBodyWriter w(&store_, KVWriteOptions(), "~e", false);
@@ -249,8 +241,8 @@ TEST_F(AttachmentStoreTest, AnUnfinishedStreamedBodyLeavesNoKeys) {
 }
 
 TEST_F(AttachmentStoreTest, CollectGarbageKeepsTheChunksOfKeptStreamedBodies) {
-  const std::string live = Bytes(AttachmentStore::kChunkBytes + 1, 11);
-  const std::string dead = Bytes(AttachmentStore::kChunkBytes + 2, 12);
+  const std::string live = testing::Noise(AttachmentStore::kChunkBytes + 1, 11);
+  const std::string dead = testing::Noise(AttachmentStore::kChunkBytes + 2, 12);
   const std::string live_digest = Stream(&store_, "~live", live, false, 100000);
   const std::string dead_digest = Stream(&store_, "~dead", dead, false, 100000);
   // Chunks of an upload in progress (pinned by name) and of a crashed one.

@@ -24,16 +24,7 @@ std::string AllBytes(size_t repeat = 1) {
   return s;
 }
 
-// Incompressible bytes (LevelDB's snappy would shrink repeated ones).
-std::string Noise(size_t n, uint32_t seed) {
-  std::string s(n, '\0');
-  uint32_t x = seed;
-  for (char& c : s) {
-    x = x * 1664525u + 1013904223u;
-    c = static_cast<char>(x >> 24);
-  }
-  return s;
-}
+using testing::Noise;
 
 std::string Md5Digest(std::string_view data) { return "md5-" + Base64Encode(Md5Raw(data)); }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -12,6 +13,18 @@
 #include "settee/store.h"
 
 namespace settee::testing {
+
+// `n` incompressible bytes, the same for the same `seed` (Snappy and gzip
+// would shrink repeated ones, hiding what a test measures).
+inline std::string Noise(size_t n, uint32_t seed) {
+  std::string s(n, '\0');
+  uint32_t x = seed;
+  for (char& c : s) {
+    x = x * 1664525u + 1013904223u;
+    c = static_cast<char>(x >> 24);
+  }
+  return s;
+}
 
 inline std::string FreshTempDir(const std::string& tag) {
   static std::atomic<int> counter{0};
