@@ -229,23 +229,21 @@ TEST(RunCommand, BadArgumentsAreRefused) {
 
 //////// The JS test scripts (tests/js/scripts), each asserting internally.
 
-TEST(JsScripts, NodeBasics) {
-  auto o = Settee({"run", kScripts + "/node_basics.js", "--flag", "value"});
+// Runs scripts/`script` on one thread (with `args` after it) and expects it
+// to exit 0 after printing "all `count` passed".
+void ExpectScriptPasses(const std::string& script, int count, std::vector<std::string> args = {}) {
+  std::vector<std::string> command = {"run", kScripts + "/" + script};
+  command.insert(command.end(), args.begin(), args.end());
+  auto o = Settee(command);
   EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 9 passed"));
+  EXPECT_THAT(o.out, HasSubstr("all " + std::to_string(count) + " passed"));
 }
 
-TEST(JsScripts, PouchDbApiOnMemory) {
-  auto o = Settee({"run", kScripts + "/pouchdb_api.js"});
-  EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 14 passed"));
-}
+TEST(JsScripts, NodeBasics) { ExpectScriptPasses("node_basics.js", 9, {"--flag", "value"}); }
 
-TEST(JsScripts, PouchDbPluginsDefaultsAndRequire) {
-  auto o = Settee({"run", kScripts + "/pouchdb_plugins.js"});
-  EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 6 passed"));
-}
+TEST(JsScripts, PouchDbApiOnMemory) { ExpectScriptPasses("pouchdb_api.js", 14); }
+
+TEST(JsScripts, PouchDbPluginsDefaultsAndRequire) { ExpectScriptPasses("pouchdb_plugins.js", 6); }
 
 TEST(JsScripts, PouchDbApiOnLevelDbInThreeThreads) {
   std::string dir = testing::TempDir() + "/settee_js_leveldb_" + std::to_string(getpid());
@@ -266,11 +264,7 @@ TEST(JsScripts, AttachmentsOnMemoryAndLevelDb) {
   std::system(("rm -rf " + Quote(dir)).c_str());
 }
 
-TEST(JsScripts, Replication) {
-  auto o = Settee({"run", kScripts + "/replication.js"});
-  EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 7 passed"));
-}
+TEST(JsScripts, Replication) { ExpectScriptPasses("replication.js", 7); }
 
 TEST(JsScripts, ViewsOnBothBackends) {
   auto o = Settee({"run", kScripts + "/views.js"});
@@ -283,35 +277,15 @@ TEST(JsScripts, ViewsOnBothBackends) {
   std::system(("rm -rf " + Quote(dir)).c_str());
 }
 
-TEST(JsScripts, Find) {
-  auto o = Settee({"run", kScripts + "/find.js"});
-  EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 3 passed"));
-}
+TEST(JsScripts, Find) { ExpectScriptPasses("find.js", 3); }
 
-TEST(JsScripts, FsModuleAsInNode) {
-  auto o = Settee({"run", kScripts + "/fs.js"});
-  EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 4 passed"));
-}
+TEST(JsScripts, FsModuleAsInNode) { ExpectScriptPasses("fs.js", 4); }
 
-TEST(JsScripts, UrlAndUrlSearchParamsAsInNode) {
-  auto o = Settee({"run", kScripts + "/url.js"});
-  EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 1 passed"));
-}
+TEST(JsScripts, UrlAndUrlSearchParamsAsInNode) { ExpectScriptPasses("url.js", 1); }
 
-TEST(JsScripts, UtilEventsAbortAndFriendsAsInNode) {
-  auto o = Settee({"run", kScripts + "/node_util.js"});
-  EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 10 passed"));
-}
+TEST(JsScripts, UtilEventsAbortAndFriendsAsInNode) { ExpectScriptPasses("node_util.js", 10); }
 
-TEST(JsScripts, BufferAsInNode) {
-  auto o = Settee({"run", kScripts + "/buffer.js"});
-  EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 4 passed"));
-}
+TEST(JsScripts, BufferAsInNode) { ExpectScriptPasses("buffer.js", 4); }
 
 #ifdef SETTEE_BINARY
 TEST(JsScripts, FetchAgainstSetteeServeInThreeThreads) {
@@ -343,23 +317,11 @@ TEST(RunCommand, AnEsModulesUncaughtErrorFailsTheRunWithItsLocation) {
   std::system(("rm -rf " + Quote(dir)).c_str());
 }
 
-TEST(JsScripts, ZlibAsInNode) {
-  auto o = Settee({"run", kScripts + "/zlib.js"});
-  EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 3 passed"));
-}
+TEST(JsScripts, ZlibAsInNode) { ExpectScriptPasses("zlib.js", 3); }
 
-TEST(JsScripts, ChildProcessAsInNode) {
-  auto o = Settee({"run", kScripts + "/child_process.js"});
-  EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 3 passed"));
-}
+TEST(JsScripts, ChildProcessAsInNode) { ExpectScriptPasses("child_process.js", 3); }
 
-TEST(JsScripts, CryptoAsInNode) {
-  auto o = Settee({"run", kScripts + "/crypto.js"});
-  EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 3 passed"));
-}
+TEST(JsScripts, CryptoAsInNode) { ExpectScriptPasses("crypto.js", 3); }
 
 TEST(JsScripts, OsAsInNode) {
   // node's own answers for this machine, when node is installed (the
