@@ -89,7 +89,11 @@ std::string ReplicationId(std::string_view server_uuid, const ErlTerm& source,
     for (const std::string& id : sorted) ids.Add(ErlTerm::Binary(id));
     base.Add(ids);
   }
-  if (filter != nullptr && !filter->filter.empty()) {
+  if (filter != nullptr && (!filter->filter.empty() || !filter->function.empty())) {
+    // A function given directly (PouchDB's replicate({filter: fn})) is
+    // told apart by its source, as PouchDB's replication id does: else a
+    // later unfiltered replication would resume at the filtered one's
+    // checkpoint and never copy what the filter left behind.
     base.Add(ErlTerm::Binary(filter_code));
     auto params = EjsonTerm(filter->query_params, false);
     base.Add(params.ok() ? *params : ErlTerm::Tuple().Add(ErlTerm::List()));

@@ -69,6 +69,18 @@ TEST(ReplicationIdTest, FiltersAppendCouchDbsTerms) {
             ReplicationId("u", a, b, std::nullopt, std::nullopt, &user, "function(doc){return true}"));
   EXPECT_EQ(TrimFilterCode("  function(doc){return true}\n\t"), "function(doc){return true}");
 
+  // A filter function given directly is hashed like a design document's
+  // code: never the id of the same replication without it.
+  ChangesFilterSpec function;
+  function.function = "function(doc){return doc.keep}";
+  const std::string unfiltered = ReplicationId("u", a, b, std::nullopt, std::nullopt);
+  const std::string by_function =
+      ReplicationId("u", a, b, std::nullopt, std::nullopt, &function, function.function);
+  EXPECT_NE(by_function, unfiltered);
+  function.query_params = R"({"k":1})";
+  EXPECT_NE(ReplicationId("u", a, b, std::nullopt, std::nullopt, &function, function.function),
+            by_function);
+
   ChangesFilterSpec selector;
   selector.selector = R"({"z":{"$gt":1.5},"a":[true,null]})";
   // CouchDB hashes the normal form, {"$and": [{"z": {"$gt": 1.5}},
