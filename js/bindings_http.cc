@@ -13,10 +13,13 @@
 // Handles belong to the isolate thread that opened them (thread_local); a
 // handle's worker is interrupted and joined when JS closes it or the thread
 // ends.
+#include <v8-array-buffer.h>
 #include <v8-container.h>
 #include <v8-function.h>
 #include <v8-primitive.h>
+#include <v8-typed-array.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -48,6 +51,8 @@ struct Request {
   std::string method;
   std::string url;
   std::string body;
+  std::string content_type = "application/json";
+  std::string accept = "application/json";
   std::shared_ptr<Slot> slot;
   std::function<void()> wake;
 };
@@ -107,7 +112,9 @@ class RemoteDb {
                               (url_.port ? ":" + std::to_string(url_.port) : "") + "/");
         logged_in = login.ok();
       }
-      response = login.ok() ? client_.Request(r.method, r.url, r.body) : Result<HttpResponse>(login);
+      response = login.ok() ? client_.Request(r.method, r.url, r.body, std::chrono::milliseconds(0),
+                                              r.accept, r.content_type)
+                            : Result<HttpResponse>(login);
       {
         std::lock_guard<std::mutex> lock(r.slot->mu);
         r.slot->response = std::move(response);
@@ -130,6 +137,8 @@ class RemoteDb {
 thread_local std::map<int, std::unique_ptr<RemoteDb>> remotes;
 thread_local int next_remote = 1;
 thread_local std::map<uint64_t, std::shared_ptr<Slot>> answers;
+// Feeds whose successful answer JS wants as bytes (an attachment body).
+thread_local std::map<uint64_t, bool> binary_answers;
 
 RemoteDb* RemoteArg(IsolateThread* t, const Args& args) {
   int h = args[0]->IsNumber() ? static_cast<int>(args[0].As<v8::Number>()->Value()) : -1;
@@ -176,8 +185,11 @@ void HttpUrl(const Args& args) {
           .ToLocalChecked());
 }
 
-// native.httpRequest(h, feedId, method, rel, body?): queues a request for
-// `rel` (escaped, relative to the database URL; "" is the database itself).
+// native.httpRequest(h, feedId, method, rel, body?, options?): queues a
+// request for `rel` (escaped, relative to the database URL; "" is the
+// database itself). `body` is a string or bytes (an ArrayBufferView);
+// options: {contentType, accept, binary} — `binary` makes a 2xx answer's
+// body a Uint8Array instead of text (an error's stays text, for its JSON).
 // hooks.onFeed(feedId) runs once the answer is in.
 void HttpRequest(const Args& args) {
   IsolateThread* t = IsolateThread::From(args.GetIsolate());
@@ -196,15 +208,40 @@ void HttpRequest(const Args& args) {
     if (r.url.size() > 1 && r.url.back() == '/') r.url.pop_back();
     r.url += rel;
   }
-  if (args.Length() > 4 && args[4]->IsString()) r.body = ToUtf8(isolate, args[4]);
+  if (args.Length() > 4 && args[4]->IsString()) {
+    r.body = ToUtf8(isolate, args[4]);
+  } else if (args.Length() > 4 && args[4]->IsArrayBufferView()) {
+    v8::Local<v8::ArrayBufferView> bytes = args[4].As<v8::ArrayBufferView>();
+    r.body.resize(bytes->ByteLength());
+    bytes->CopyContents(r.body.data(), r.body.size());
+  }
+  bool binary = false;
+  if (args.Length() > 5 && args[5]->IsObject()) {
+    v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
+    v8::Local<v8::Object> options = args[5].As<v8::Object>();
+    auto text_option = [&](const char* name, std::string* out) {
+      v8::Local<v8::Value> v;
+      if (options->Get(ctx, ToV8String(isolate, name)).ToLocal(&v) && v->IsString()) {
+        *out = ToUtf8(isolate, v);
+      }
+    };
+    text_option("contentType", &r.content_type);
+    text_option("accept", &r.accept);
+    v8::Local<v8::Value> v;
+    binary = options->Get(ctx, ToV8String(isolate, "binary")).ToLocal(&v) && v->IsTrue();
+  }
   r.slot = std::make_shared<Slot>();
   answers[feed_id] = r.slot;
-  r.wake = t->ListenNotify(feed_id, [feed_id] { answers.erase(feed_id); });
+  if (binary) binary_answers[feed_id] = true;
+  r.wake = t->ListenNotify(feed_id, [feed_id] {
+    answers.erase(feed_id);
+    binary_answers.erase(feed_id);
+  });
   db->Enqueue(std::move(r));
 }
 
-// native.httpResult(feedId): [status, bodyText] once answered (undefined
-// before), and the feed is closed. A transport failure throws.
+// native.httpResult(feedId): [status, body, contentType] once answered
+// (undefined before), and the feed is closed. A transport failure throws.
 void HttpResult(const Args& args) {
   IsolateThread* t = IsolateThread::From(args.GetIsolate());
   v8::Isolate* isolate = args.GetIsolate();
@@ -214,23 +251,38 @@ void HttpResult(const Args& args) {
   std::shared_ptr<Slot> slot = it->second;
   std::lock_guard<std::mutex> lock(slot->mu);
   if (!slot->done) return;
+  const bool binary = binary_answers.count(feed_id) > 0;
   t->Unlisten(feed_id);  // erases the answer
   if (!slot->response.ok()) {
     t->ThrowStatus(slot->response.status());
     return;
   }
-  const HttpResponse& r = *slot->response;
+  HttpResponse& r = *slot->response;
   v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
-  v8::Local<v8::Array> out = v8::Array::New(isolate, 2);
+  v8::Local<v8::Array> out = v8::Array::New(isolate, 3);
   if (out->Set(ctx, 0, v8::Number::New(isolate, static_cast<double>(r.status))).IsNothing()) return;
-  v8::Local<v8::String> body;
-  if (!v8::String::NewFromUtf8(isolate, r.body.data(), v8::NewStringType::kNormal,
-                               static_cast<int>(r.body.size()))
-           .ToLocal(&body)) {
-    t->ThrowStatus(Status(Status::Code::kTooLarge, "response body too large for a JS string"));
-    return;
+  v8::Local<v8::Value> body;
+  if (binary && r.status >= 200 && r.status < 300) {
+    // The bytes are handed over, not copied: the ArrayBuffer owns the string.
+    auto* owned = new std::string(std::move(r.body));
+    const size_t length = owned->size();
+    std::shared_ptr<v8::BackingStore> store = v8::ArrayBuffer::NewBackingStore(
+        owned->data(), length,
+        [](void*, size_t, void* deleter_data) { delete static_cast<std::string*>(deleter_data); },
+        owned);
+    body = v8::Uint8Array::New(v8::ArrayBuffer::New(isolate, std::move(store)), 0, length);
+  } else {
+    v8::Local<v8::String> text;
+    if (!v8::String::NewFromUtf8(isolate, r.body.data(), v8::NewStringType::kNormal,
+                                 static_cast<int>(r.body.size()))
+             .ToLocal(&text)) {
+      t->ThrowStatus(Status(Status::Code::kTooLarge, "response body too large for a JS string"));
+      return;
+    }
+    body = text;
   }
   if (out->Set(ctx, 1, body).IsNothing()) return;
+  if (out->Set(ctx, 2, ToV8String(isolate, r.content_type)).IsNothing()) return;
   args.GetReturnValue().Set(out);
 }
 

@@ -83,7 +83,7 @@ int HttpClient::Perform() {
 
 Result<HttpResponse> HttpClient::Send(std::string_view method, const std::string& url,
                                       std::string_view body, std::chrono::milliseconds timeout,
-                                      std::string_view accept) {
+                                      std::string_view accept, std::string_view content_type) {
   if (interrupted_) return Status(Status::Code::kTimeout, "interrupted");
   CURL* c = static_cast<CURL*>(curl_);
   // Reset per request but keep the connection cache and cookies.
@@ -116,7 +116,8 @@ Result<HttpResponse> HttpClient::Send(std::string_view method, const std::string
   curl_slist* raw = curl_slist_append(nullptr, accept_header.c_str());
   const bool has_body = !body.empty() || method == "POST" || method == "PUT";
   if (has_body) {
-    raw = curl_slist_append(raw, "Content-Type: application/json");
+    std::string content_type_header = "Content-Type: " + std::string(content_type);
+    raw = curl_slist_append(raw, content_type_header.c_str());
     // No "Expect: 100-continue" round trip for large bodies.
     raw = curl_slist_append(raw, "Expect:");
   }
@@ -142,20 +143,25 @@ Result<HttpResponse> HttpClient::Send(std::string_view method, const std::string
     return Status::IOError(reason);
   }
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &response.status);
+  const char* response_type = nullptr;
+  if (curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &response_type) == CURLE_OK && response_type) {
+    response.content_type = response_type;
+  }
   return response;
 }
 
 Result<HttpResponse> HttpClient::Request(std::string_view method, const std::string& url,
                                          std::string_view body,
                                          std::chrono::milliseconds timeout,
-                                         std::string_view accept) {
-  auto r = Send(method, url, body, timeout, accept);
+                                         std::string_view accept,
+                                         std::string_view content_type) {
+  auto r = Send(method, url, body, timeout, accept, content_type);
   if (r.ok() && r->status == 401 && session_) {
     // The session cookie expired: log in again once and retry.
     session_ = false;
     Status s = Login(server_root_);
     if (!s.ok()) return s;
-    r = Send(method, url, body, timeout, accept);
+    r = Send(method, url, body, timeout, accept, content_type);
   }
   return r;
 }
@@ -169,7 +175,7 @@ Status HttpClient::Login(const std::string& server_root) {
   json::AppendQuoted(&body, options_.password);
   body += '}';
   session_ = false;
-  auto r = Send("POST", server_root + "_session", body, {}, "application/json");
+  auto r = Send("POST", server_root + "_session", body, {}, "application/json", "application/json");
   if (!r.ok()) return r.status();
   if (r->status == 200) {
     session_ = true;

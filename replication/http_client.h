@@ -37,6 +37,7 @@ struct HttpClientOptions {
 struct HttpResponse {
   long status = 0;
   std::string body;
+  std::string content_type;  // the response's Content-Type ("" when absent)
 };
 
 class HttpClient {
@@ -49,11 +50,13 @@ class HttpClient {
   // Sends one request. Transport failures (refused, reset, timeout, TLS)
   // are kIOError / kTimeout; any HTTP status is a response (see
   // StatusFromResponse). `body` is sent as `content_type` when non-empty or
-  // for POST/PUT. `timeout` 0 = the client's request_timeout.
+  // for POST/PUT; `accept` is the Accept header. `timeout` 0 = the client's
+  // request_timeout.
   Result<HttpResponse> Request(std::string_view method, const std::string& url,
                                std::string_view body = {},
                                std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
-                               std::string_view accept = "application/json");
+                               std::string_view accept = "application/json",
+                               std::string_view content_type = "application/json");
 
   // Starts a cookie session at `server_root` ("http://host:port/") when
   // the options ask for one. Falls back to Basic auth (and returns OK) if
@@ -65,7 +68,7 @@ class HttpClient {
  private:
   Result<HttpResponse> Send(std::string_view method, const std::string& url,
                             std::string_view body, std::chrono::milliseconds timeout,
-                            std::string_view accept);
+                            std::string_view accept, std::string_view content_type);
   static int Progress(void* self, long, long, long, long);
   int Perform();  // a CURLcode
 

@@ -1,5 +1,7 @@
 #include "replication/http_endpoint.h"
 
+#include <curl/curl.h>
+
 #include "replication/replication_id.h"
 #include "util/json.h"
 
@@ -43,7 +45,8 @@ void AppendStrings(const json::Value& v, std::vector<std::string>* out) {
 
 }  // namespace
 
-HttpEndpoint::HttpEndpoint(Url url, HttpEndpointOptions options)
+HttpEndpoint::HttpEndpoint(Url url, HttpEndpointOptions options,
+                           std::shared_ptr<views::ViewFunctions> functions)
     : url_(std::move(url)),
       options_(options),
       client_([&] {
@@ -54,7 +57,8 @@ HttpEndpoint::HttpEndpoint(Url url, HttpEndpointOptions options)
         }
         return http;
       }()),
-      bulk_get_(options.bulk_get) {}
+      bulk_get_(options.bulk_get),
+      functions_(std::move(functions)) {}
 
 ErlTerm HttpEndpoint::IdTerm() const { return RemoteEndpointTerm(url_); }
 
@@ -98,14 +102,54 @@ Result<EndpointInfo> HttpEndpoint::Open(bool create) {
 }
 
 Status HttpEndpoint::Changes(const ChangesRequest& request, ChangesBatch* out) {
+  const ChangesFilterSpec* filter = request.filter;
+  const bool by_function = filter != nullptr && !filter->function.empty();
+  if (by_function && function_for_ != filter) {
+    if (!functions_) {
+      return Status::BadRequest("a filter function on a remote source needs a JS runtime "
+                                "(`settee serve`, `settee run`)");
+    }
+    // The remote database's name, for req.userCtx.db; its _security is
+    // not ours to read (it takes an admin), so req.secObj is empty.
+    std::string path = url_.path.substr(0, url_.path.size() - 1);
+    std::string db_name = path.substr(path.rfind('/') + 1);
+    int decoded_length = 0;
+    if (char* decoded = curl_easy_unescape(nullptr, db_name.data(), static_cast<int>(db_name.size()),
+                                           &decoded_length)) {
+      db_name.assign(decoded, static_cast<size_t>(decoded_length));
+      curl_free(decoded);
+    }
+    function_.emplace(functions_.get(), filter->function, "{}", filter->query_params, db_name,
+                      "{}");
+    function_for_ = filter;
+  }
   out->rows.clear();
   std::string since = request.since;
+  for (;;) {
+    size_t page_rows = 0;
+    // Rows in hand are not held back by a long poll for more.
+    Status s = ChangesPage(request, since, out->rows.empty(), out, &page_rows);
+    if (!s.ok()) return s;
+    // A page the function thinned is not the end of the feed while the
+    // server had a whole page to give (a short batch tells the replicator
+    // it has caught up): read on until the batch is full, as a local
+    // source's filtered scan does.
+    if (!by_function || out->rows.size() >= request.limit || page_rows < request.limit) {
+      return Status::OK();
+    }
+    since = out->last_seq;
+  }
+}
+
+Status HttpEndpoint::ChangesPage(const ChangesRequest& request, const std::string& since_in,
+                                 bool may_wait, ChangesBatch* out, size_t* page_rows) {
+  std::string since = since_in;
   json::Document seq;
   if (json::Parse(since, &seq).ok() && seq.IsString()) since = json::View(seq);
   std::string rel = "_changes?style=all_docs&since=" + EscapeQuery(since) +
                     "&limit=" + std::to_string(request.limit);
   std::chrono::milliseconds timeout{0};
-  if (request.wait.count()) {
+  if (may_wait && request.wait.count()) {
     rel += "&feed=longpoll&timeout=" + std::to_string(request.wait.count());
     timeout = request.wait + kLongpollSlack;
   }
@@ -113,6 +157,9 @@ Status HttpEndpoint::Changes(const ChangesRequest& request, ChangesBatch* out) {
   const ChangesFilterSpec* filter = request.filter;
   if (filter != nullptr && !filter->selector.empty()) {
     body = Call("POST", rel + "&filter=_selector", "{\"selector\":" + filter->selector + "}", timeout);
+  } else if (filter != nullptr && !filter->function.empty()) {
+    // The documents come with the feed; the function runs on them here.
+    body = Call("GET", rel + "&include_docs=true", {}, timeout);
   } else if (filter != nullptr && !filter->filter.empty()) {
     // The filter's req.query: query_params as query string parameters, as
     // CouchDB's replicator sends them.
@@ -140,9 +187,18 @@ Status HttpEndpoint::Changes(const ChangesRequest& request, ChangesBatch* out) {
   if (!d.HasMember("results") || !d["results"].IsArray() || !d.HasMember("last_seq")) {
     return Status::IOError("malformed _changes response");
   }
+  *page_rows = d["results"].Size();
   for (const auto& row : d["results"].GetArray()) {
     if (!row.IsObject() || !row.HasMember("id") || !row["id"].IsString()) {
       return Status::IOError("malformed _changes row");
+    }
+    if (filter != nullptr && !filter->function.empty()) {
+      if (!row.HasMember("doc") || !row["doc"].IsObject()) {
+        return Status::IOError("_changes row without the doc include_docs asked for");
+      }
+      auto passes = function_->Passes(json::Serialize(row["doc"]), json::View(row["id"]));
+      if (!passes.ok()) return passes.status();
+      if (!*passes) continue;
     }
     Change& c = out->rows.emplace_back();
     c.id = json::View(row["id"]);

@@ -13,8 +13,10 @@
 #include <string>
 
 #include "replication/endpoint.h"
+#include "replication/filter_function.h"
 #include "replication/http_client.h"
 #include "replication/url.h"
+#include "storage/view_functions.h"
 
 namespace settee::replication {
 
@@ -27,7 +29,11 @@ struct HttpEndpointOptions {
 
 class HttpEndpoint : public Endpoint {
  public:
-  HttpEndpoint(Url url, HttpEndpointOptions options = {});
+  // `functions` runs a PouchDB-style filter function (ChangesFilterSpec::
+  // function) on the documents of the server's feed, as PouchDB does in the
+  // client; without it such a feed is kBadRequest.
+  HttpEndpoint(Url url, HttpEndpointOptions options = {},
+               std::shared_ptr<views::ViewFunctions> functions = nullptr);
 
   std::string Describe() const override { return url_.WithoutCredentials(); }
   ErlTerm IdTerm() const override;
@@ -41,7 +47,7 @@ class HttpEndpoint : public Endpoint {
   Status PutLocal(std::string_view id, std::string_view json) override;
   void Interrupt() override { client_.Interrupt(); }
   std::unique_ptr<Endpoint> Clone() const override {
-    return std::make_unique<HttpEndpoint>(url_, options_);
+    return std::make_unique<HttpEndpoint>(url_, options_, functions_);
   }
 
   // Whether the last FetchRevs used _bulk_get (for tests).
@@ -55,11 +61,21 @@ class HttpEndpoint : public Endpoint {
   Status FetchWithBulkGet(const std::vector<RevsDiffResult>& missing, DocBatch* out,
                           bool* unsupported);
   Status FetchWithOpenRevs(const std::vector<RevsDiffResult>& missing, DocBatch* out);
+  // One page of the feed from `since` (a long poll when `may_wait` and the
+  // request waits), appended to out->rows; *page_rows is the number of
+  // rows the server sent (before a filter function dropped any).
+  Status ChangesPage(const ChangesRequest& request, const std::string& since, bool may_wait,
+                     ChangesBatch* out, size_t* page_rows);
 
   Url url_;
   HttpEndpointOptions options_;
   HttpClient client_;
   std::optional<bool> bulk_get_;
+  std::shared_ptr<views::ViewFunctions> functions_;
+  // The filter function of the last request (the spec's address is stable
+  // for a job's life).
+  const ChangesFilterSpec* function_for_ = nullptr;
+  std::optional<FilterFunction> function_;
 };
 
 }  // namespace settee::replication

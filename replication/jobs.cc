@@ -263,7 +263,8 @@ Result<std::unique_ptr<Endpoint>> ReplicationJobs::MakeEndpoint(const EndpointSp
       url->user = spec.user;
       url->password = spec.password;
     }
-    return std::unique_ptr<Endpoint>(std::make_unique<HttpEndpoint>(std::move(*url), http));
+    return std::unique_ptr<Endpoint>(std::make_unique<HttpEndpoint>(
+        std::move(*url), http, view_functions_ ? view_functions_() : nullptr));
   }
   if (!IsValidDatabaseName(spec.name)) {
     return Status(Status::Code::kIllegalDatabaseName,
@@ -291,11 +292,8 @@ Result<std::unique_ptr<Replicator>> ReplicationJobs::MakeReplicator(
     options.filter_code = std::move(*code);
   } else if (options.filter && !options.filter->function.empty()) {
     // PouchDB runs such a function on the changes it reads; settee runs it
-    // where a local source's design-document filters run.
-    if (IsRemote(request.source.name)) {
-      return Status::BadRequest("a filter function needs a local source; filter a remote source "
-                                "with a design document filter ('ddoc/name') or a selector");
-    }
+    // where a local source's design-document filters run, on the documents
+    // a remote source's feed carries (HttpEndpoint).
     options.filter_code = TrimFilterCode(options.filter->function);
   }
   return std::make_unique<Replicator>(std::move(*source), std::move(*target), options);

@@ -109,10 +109,10 @@ class ReplicationJobs {
   ReplicationJobs(const ReplicationJobs&) = delete;
   ReplicationJobs& operator=(const ReplicationJobs&) = delete;
 
-  // What runs design-document filter functions for local sources (the
-  // server's JS view runtime); asked each time a local endpoint is made.
-  // Set before the first Start(). Without it, such filters on a local
-  // source are a kBadRequest.
+  // What runs JS filter functions (the server's JS view runtime): a local
+  // source's design-document filters and functions, and a function given
+  // for a remote source's feed; asked each time an endpoint is made. Set
+  // before the first Start(). Without it, such filters are a kBadRequest.
   void SetViewFunctionsProvider(std::function<std::shared_ptr<views::ViewFunctions>()> provider) {
     view_functions_ = std::move(provider);
   }

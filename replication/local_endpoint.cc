@@ -53,10 +53,9 @@ Result<EndpointInfo> LocalEndpoint::Open(bool create) {
 
 Result<bool> LocalEndpoint::Passes(const ChangesFilterSpec& filter, const ChangeRow& row) {
   if (parsed_for_ != &filter) {
-    // Parse once per job: the selector, or the filter function wrapped in
-    // a map that emits when it returns true (as the server's
-    // _changes?filter=ddoc/name does), with CouchDB's request object.
+    // Parse once per job: the selector, or the filter function.
     selector_.reset();
+    function_.reset();
     if (!filter.selector.empty()) {
       json::Document d;
       Status s = json::Parse(filter.selector, &d);
@@ -88,18 +87,8 @@ Result<bool> LocalEndpoint::Passes(const ChangesFilterSpec& filter, const Change
         }
         code = json::View(d["filters"][name.c_str()]);
       }
-      std::string req = "{\"method\":\"GET\",\"query\":" + filter.query_params +
-                        ",\"headers\":{},\"body\":\"undefined\",\"userCtx\":{\"db\":";
-      json::AppendQuoted(&req, name_);
-      req += ",\"name\":null,\"roles\":[\"_admin\"]},\"secObj\":" + db_->Security() + "}";
-      filter_code_ = {};
-      filter_code_.ddoc = std::move(ddoc);
-      // A filter that throws fails the feed, as in CouchDB and PouchDB (a
-      // map function that throws would only skip the document): the
-      // exception crosses as an emitted row of its own.
-      filter_code_.maps = {"function (doc) { var pass; try { pass = (" + code + "\n)(doc, " + req +
-                           "); } catch (e) { emit('error', String(e && e.message || e)); return; }"
-                           " if (pass) emit(null, null); }"};
+      function_.emplace(functions_.get(), code, std::move(ddoc), filter.query_params, name_,
+                        db_->Security());
     }
     parsed_for_ = &filter;
   }
@@ -107,24 +96,7 @@ Result<bool> LocalEndpoint::Passes(const ChangesFilterSpec& filter, const Change
     json::Document doc;
     return json::Parse(row.doc, &doc).ok() && doc.IsObject() && selector_->Matches(doc);
   }
-  std::string out;
-  Status s = functions_->Map(filter_code_, {row.doc}, &out);
-  if (!s.ok()) return s;
-  // Per document, per function, the emitted [key, value] pairs: [[[]]]
-  // rejected, [[[[null,null]]]] passed, [[[["error",message]]]] threw.
-  json::Document rows;
-  if (!json::Parse(out, &rows).ok() || !rows.IsArray() || rows.Empty() || !rows[0].IsArray() ||
-      rows[0].Empty() || !rows[0][0].IsArray()) {
-    return Status::Internal("unexpected output of a filter function: " + out);
-  }
-  const json::Value& pairs = rows[0][0];
-  if (pairs.Empty()) return false;
-  const json::Value& pair = pairs[0];
-  if (pair.IsArray() && pair.Size() == 2 && pair[0].IsString() && pair[1].IsString()) {
-    return Status::Internal("filter function threw on document \"" + row.id +
-                            "\": " + std::string(json::View(pair[1])));
-  }
-  return true;
+  return function_->Passes(row.doc, row.id);
 }
 
 Status LocalEndpoint::Changes(const ChangesRequest& request, ChangesBatch* out) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "replication/endpoint.h"
+#include "replication/filter_function.h"
 #include "settee/store.h"
 #include "storage/mango_selector.h"
 #include "storage/view_functions.h"
@@ -51,7 +52,7 @@ class LocalEndpoint : public Endpoint {
   // stable for a job's life).
   const ChangesFilterSpec* parsed_for_ = nullptr;
   std::optional<mango::Selector> selector_;
-  views::MapCode filter_code_;
+  std::optional<FilterFunction> function_;
   std::atomic<bool> interrupted_{false};
 };
 

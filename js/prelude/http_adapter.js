@@ -14,6 +14,11 @@ function encodeDocId(id) {
   }
   return encodeURIComponent(id);
 }
+// An attachment name keeps its slashes as path separators (CouchDB's and
+// PouchDB's form: /db/doc/dir/file.txt).
+function attachmentPath(docId, name) {
+  return encodeDocId(docId) + '/' + String(name).split('/').map(encodeURIComponent).join('/');
+}
 
 // CouchDB's query string: keys and ranges as JSON, the rest as text.
 const kJsonParams = new Set(['key', 'keys', 'startkey', 'endkey', 'start_key', 'end_key', 'open_revs', 'atts_since']);
@@ -35,14 +40,16 @@ function pick(opts, names) {
 }
 
 // One request in flight: hooks.onFeed(id) calls _poll once it is answered.
+// `options` ({contentType, accept, binary}) go to native.httpRequest; a
+// binary answer resolves to a Buffer.
 class HttpCall {
-  constructor(h, method, rel, body, resolve, reject) {
+  constructor(h, method, rel, body, options, resolve, reject) {
     this.resolve = resolve;
     this.reject = reject;
     this.id = nextFeedId++;
     feeds.set(this.id, this);
     try {
-      native.httpRequest(h, this.id, method, rel, body === undefined ? undefined : body);
+      native.httpRequest(h, this.id, method, rel, body === undefined ? undefined : body, options);
     } catch (e) {
       feeds.delete(this.id);
       reject(e);
@@ -60,6 +67,10 @@ class HttpCall {
     if (r === undefined) return;
     feeds.delete(this.id);
     const status = r[0], text = r[1];
+    if (typeof text !== 'string') {
+      this.resolve(asBuffer(text));
+      return;
+    }
     let body;
     try { body = text === '' ? {} : JSON.parse(text); } catch (e) { body = { error: 'bad_response', reason: text }; }
     if (status >= 400) {
@@ -70,13 +81,16 @@ class HttpCall {
   }
   cancel() {}
 }
-function httpCall(h, method, rel, body) {
-  return new Promise((resolve, reject) => new HttpCall(h, method, rel,
-    body === undefined || typeof body === 'string' ? body : JSON.stringify(body, optsReplacer), resolve, reject));
+function httpCall(h, method, rel, body, options) {
+  if (body !== undefined && typeof body !== 'string' && !ArrayBuffer.isView(body)) {
+    body = JSON.stringify(body, optsReplacer);
+  }
+  return new Promise((resolve, reject) => new HttpCall(h, method, rel, body, options, resolve, reject));
 }
 
 const remoteHandles = new FinalizationRegistry((h) => native.httpClose(h));
 const kRemoteOnly = 'not supported on a remote (http) database in settee yet: replicate it to a local one';
+const kBase64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 class RemotePouchDB extends PouchDB {
   constructor(name, opts) {
@@ -103,10 +117,10 @@ class RemotePouchDB extends PouchDB {
       encodeURIComponent(this._password || '') + '@');
   }
   // PouchDB creates the remote database on first use (skip_setup: not).
-  _call(method, rel, body, setup) {
+  _call(method, rel, body, setup, options) {
     if (this._remoteError) return Promise.reject(this._remoteError);
     if (this._rh < 0) return Promise.reject(new PouchError(404, 'not_found', kNoDb));
-    if (setup === false || this.__opts.skip_setup) return httpCall(this._rh, method, rel, body);
+    if (setup === false || this.__opts.skip_setup) return httpCall(this._rh, method, rel, body, options);
     if (!this._setup) {
       this._setup = httpCall(this._rh, 'GET', '').catch((e) => {
         if (e.status !== 404) throw e;
@@ -114,7 +128,7 @@ class RemotePouchDB extends PouchDB {
       });
       this._setup.catch(() => { this._setup = null; });
     }
-    return this._setup.then(() => httpCall(this._rh, method, rel, body));
+    return this._setup.then(() => httpCall(this._rh, method, rel, body, options));
   }
   info(cb) {
     return settle(this._call('GET', '').then((i) => Object.assign(i, { host: this.name, adapter: 'http' })), cb);
@@ -160,6 +174,39 @@ class RemotePouchDB extends PouchDB {
     if (typeof id !== 'string' || id === '') return settle(Promise.reject(new PouchError(412, 'missing_id', 'docid is required')), cb);
     return settle(this._call('DELETE', encodeDocId(id) + queryString({ rev })), cb);
   }
+  // PUT /db/doc/att: the body as bytes with its content type; with no rev
+  // the server creates the doc.
+  putAttachment(docId, attachmentId, rev, blob, type, cb) {
+    if (typeof type === 'function') { cb = type; type = blob; blob = rev; rev = null; }
+    if (type === undefined) { type = blob; blob = rev; rev = null; }
+    if (typeof docId !== 'string' || docId === '') return settle(Promise.reject(new PouchError(412, 'missing_id', 'docid is required')), cb);
+    let bytes = blob;
+    if (typeof blob === 'string') {
+      if (!kBase64.test(blob)) {
+        return settle(Promise.reject(new PouchError(400, 'bad_request', 'Attachment is not a valid base64 string')), cb);
+      }
+      bytes = Buffer.from(blob, 'base64');
+    } else if (blob instanceof ArrayBuffer) {
+      bytes = new Uint8Array(blob);
+    } else if (!ArrayBuffer.isView(blob)) {
+      return settle(Promise.reject(new PouchError(400, 'bad_request', 'Attachment data must be a Buffer, a typed array or base64')), cb);
+    }
+    const q = typeof rev === 'string' ? queryString({ rev }) : '';
+    return settle(this._call('PUT', attachmentPath(docId, attachmentId) + q, bytes, undefined,
+      { contentType: typeof type === 'string' && type ? type : 'application/octet-stream' }), cb);
+  }
+  // GET /db/doc/att: a Buffer, as PouchDB in node gives.
+  getAttachment(docId, attachmentId, opts, cb) {
+    [opts, cb] = argsOf(opts, cb);
+    if (typeof docId !== 'string' || docId === '') return settle(Promise.reject(new PouchError(412, 'missing_id', 'docid is required')), cb);
+    const q = typeof opts.rev === 'string' ? queryString({ rev: opts.rev }) : '';
+    return settle(this._call('GET', attachmentPath(docId, attachmentId) + q, undefined, undefined,
+      { accept: '*/*', binary: true }), cb);
+  }
+  removeAttachment(docId, attachmentId, rev, cb) {
+    if (typeof docId !== 'string' || docId === '') return settle(Promise.reject(new PouchError(412, 'missing_id', 'docid is required')), cb);
+    return settle(this._call('DELETE', attachmentPath(docId, attachmentId) + queryString({ rev })), cb);
+  }
   bulkDocs(req, opts, cb) {
     [opts, cb] = argsOf(opts, cb);
     let docs = req, newEdits = opts.new_edits;
@@ -198,8 +245,21 @@ class RemotePouchDB extends PouchDB {
   }
   query(fun, opts, cb) {
     [opts, cb] = argsOf(opts, cb);
+    if (typeof fun === 'function') fun = { map: fun };
+    if (fun !== null && typeof fun === 'object') {
+      // A temporary view: its source goes to POST /db/_temp_view, as
+      // PouchDB's http adapter sends it (the server compiles and runs it).
+      if (fun.map === undefined) {
+        return settle(Promise.reject(new PouchError(400, 'bad_request', '`map` is required for a temporary view')), cb);
+      }
+      const body = { map: String(fun.map) };
+      if (fun.reduce !== undefined && fun.reduce !== null) body.reduce = String(fun.reduce);
+      const q = Object.assign({}, opts);
+      if (Array.isArray(q.keys)) { body.keys = q.keys; delete q.keys; }
+      return settle(this._call('POST', '_temp_view' + queryString(q), body), cb);
+    }
     if (typeof fun !== 'string') {
-      return settle(Promise.reject(new PouchError(501, 'not_implemented', 'temporary views on a remote database: ' + kRemoteOnly)), cb);
+      return settle(Promise.reject(new PouchError(400, 'bad_request', 'a view is a \'ddoc/view\' name, a function or {map, reduce}')), cb);
     }
     const slash = fun.indexOf('/');
     const ddoc = slash < 0 ? fun : fun.slice(0, slash);
@@ -215,6 +275,13 @@ class RemotePouchDB extends PouchDB {
   }
   createIndex(req, cb) { return settle(this._call('POST', '_index', req), cb); }
   getIndexes(opts, cb) { [opts, cb] = argsOf(opts, cb); return settle(this._call('GET', '_index'), cb); }
+  deleteIndex(index, cb) {
+    if (!index || typeof index.ddoc !== 'string' || typeof index.name !== 'string') {
+      return settle(Promise.reject(new PouchError(400, 'bad_request', 'you must supply an index.ddoc and an index.name')), cb);
+    }
+    const ddoc = index.ddoc.startsWith('_design/') ? index.ddoc.slice('_design/'.length) : index.ddoc;
+    return settle(this._call('DELETE', '_index/' + encodeURIComponent(ddoc) + '/json/' + encodeURIComponent(index.name)), cb);
+  }
   find(req, cb) { return settle(this._call('POST', '_find', req), cb); }
   explain(req, cb) { return settle(this._call('POST', '_explain', req), cb); }
   compact(opts, cb) { [opts, cb] = argsOf(opts, cb); return settle(this._call('POST', '_compact', {}), cb); }
@@ -255,7 +322,9 @@ class RemotePouchDB extends PouchDB {
 class RemoteChanges extends Changes {
   _request(since, h) {
     const o = this.opts;
+    const filterFn = typeof o.filter === 'function';
     const q = pick(o, ['include_docs', 'conflicts', 'attachments', 'descending', 'limit', 'style', 'view', 'seq_interval']);
+    if (filterFn) { q.include_docs = true; delete q.limit; }
     if (typeof o.filter === 'string') q.filter = o.filter;
     if (o.query_params) Object.assign(q, o.query_params);
     q.since = since;
@@ -264,15 +333,14 @@ class RemoteChanges extends Changes {
     if (o.selector) { q.filter = '_selector'; body = { selector: o.selector }; }
     if (o.live) { q.feed = 'longpoll'; q.timeout = o.timeout || 10000; }
     const rel = '_changes' + queryString(q);
-    if (h !== undefined) return httpCall(h, body ? 'POST' : 'GET', rel, body);
-    return this.db._call(body ? 'POST' : 'GET', rel, body);
+    const answer = h !== undefined ? httpCall(h, body ? 'POST' : 'GET', rel, body)
+      : this.db._call(body ? 'POST' : 'GET', rel, body);
+    if (!filterFn) return answer;
+    const limit = o.limit === undefined || o.limit === null ? undefined : Math.max(0, Number(o.limit) | 0);
+    return answer.then((r) => { this._applyFilter(r, since, o.live ? undefined : limit); return r; });
   }
   _start() {
     if (this.isCancelled) return;
-    if (typeof this.opts.filter === 'function') {
-      this._fail(new PouchError(501, 'not_implemented', 'a filter function on a remote feed: give a design-doc filter name'));
-      return;
-    }
     if (!this.opts.live) {
       this._request(this.opts.since === undefined ? 0 : this.opts.since).then((r) => {
         if (this.isCancelled) return;

@@ -486,16 +486,20 @@ class Changes extends EventEmitter {
     if (limit !== undefined && !filterFn) q.limit = limit;
     const r = native.dbChanges(this.db._handle(), JSON.stringify(q));
     if (o.binary && o.attachments) for (const row of r.results) binaryAtts(row.doc);
-    if (filterFn) {
-      const req = { query: o.query_params || {} };
-      r.results = r.results.filter((row) => filterFn(row.doc, req));
-      if (limit !== undefined && r.results.length > limit) {
-        r.results.length = limit;
-        r.last_seq = r.results.length ? r.results[r.results.length - 1].seq : since;
-      }
-      if (!o.include_docs) for (const row of r.results) delete row.doc;
-    }
+    if (filterFn) this._applyFilter(r, since, limit);
     return r;
+  }
+  // A filter function runs here, in the client, as in PouchDB: over rows
+  // fetched with their docs (and without a limit, applied after it).
+  _applyFilter(r, since, limit) {
+    const o = this.opts;
+    const req = { query: o.query_params || {} };
+    r.results = r.results.filter((row) => o.filter(row.doc, req));
+    if (limit !== undefined && r.results.length > limit) {
+      r.results.length = limit;
+      r.last_seq = r.results.length ? r.results[r.results.length - 1].seq : since;
+    }
+    if (!o.include_docs) for (const row of r.results) delete row.doc;
   }
 
   _start() {

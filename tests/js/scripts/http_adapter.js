@@ -132,8 +132,19 @@ check('filtered replication: a design-doc filter with query_params, and a select
     { filter: function (doc, req) { return doc.i >= req.query.min; }, query_params: { min: 20 } });
   assert.strictEqual(byFn.docs_written, 5);
   assert.deepStrictEqual((await fnTarget.allDocs()).rows.map((r) => r.id), ['k20', 'k24', 'k28', 'k32', 'k36']);
-  // ...and is refused plainly for a remote source, whose server cannot run it.
-  await assert.rejects(PouchDB.replicate(remote, local, { filter: () => true }), (e) => e.status === 400);
+  // The same replication without the filter is another replication (its
+  // own checkpoint): it copies what the filter left behind.
+  assert.strictEqual((await PouchDB.replicate(local, fnTarget)).docs_written, 5);
+  // ...and runs in the client on a remote source's feed, as in PouchDB:
+  // over several pages (batch_size 3) of which some pass nothing.
+  const fromRemote = new PouchDB(tag + 'fnlocal');
+  const pulledByFn = await PouchDB.replicate(remote, fromRemote,
+    { filter: function (doc, req) { return doc.i % req.query.m === 0 && doc.kind === 'a'; }, query_params: { m: 12 }, batch_size: 3 });
+  assert.strictEqual(pulledByFn.docs_written, 4);
+  assert.deepStrictEqual((await fromRemote.allDocs()).rows.map((r) => r.id), ['k00', 'k12', 'k24', 'k36']);
+  await assert.rejects(PouchDB.replicate(remote, fromRemote, { filter: function () { throw new Error('no'); } }),
+    (e) => /no/.test(e.message));
+  await fromRemote.destroy();
   // A local-to-local filtered replication run by the server itself (its
   // _replicator database), with the server's JS view runtime.
   const reps = new PouchDB(server + '/_replicator');
@@ -157,7 +168,105 @@ check('callbacks, and an unreachable server is an error', async () => {
   await db.destroy();
   const dead = new PouchDB('http://127.0.0.1:1/nothing');
   await assert.rejects(dead.info(), (e) => e instanceof Error && typeof e.status === 'number');
-  await assert.rejects(dead.putAttachment('a', 'b', 'text/plain', 'eA=='), (e) => e.status === 501);
+  await assert.rejects(dead.putAttachment('a', 'b', 'eA==', 'text/plain'), (e) => e instanceof Error && typeof e.status === 'number');
+});
+
+check('attachments: put, get and remove bytes of every value, names with slashes and unicode', async () => {
+  const db = new PouchDB(server + '/' + tag + 'att');
+  const bytes = Buffer.alloc(256 * 40);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7 + (i >> 8)) & 255;
+  // No rev: the server creates the doc.
+  const r1 = await db.putAttachment('doc/1', 'dir/bïn ary.dat', bytes, 'application/octet-stream');
+  assert.strictEqual(r1.ok, true);
+  assert.strictEqual(r1.id, 'doc/1');
+  const back = await db.getAttachment('doc/1', 'dir/bïn ary.dat');
+  assert.ok(Buffer.isBuffer(back));
+  assert.ok(back.equals(bytes));
+  // A base64 string, and a Uint8Array, on later revisions.
+  const r2 = await db.putAttachment('doc/1', 'note.txt', r1.rev, Buffer.from('héllo').toString('base64'), 'text/plain');
+  const r3 = await db.putAttachment('doc/1', 'u8', r2.rev, new Uint8Array([0, 255, 1]), 'application/x-thing');
+  assert.strictEqual((await db.getAttachment('doc/1', 'note.txt')).toString(), 'héllo');
+  assert.deepStrictEqual([...(await db.getAttachment('doc/1', 'u8'))], [0, 255, 1]);
+  // An older revision's attachment, by rev.
+  await assert.rejects(db.getAttachment('doc/1', 'u8', { rev: r2.rev }), (e) => e.status === 404);
+  assert.ok((await db.getAttachment('doc/1', 'dir/bïn ary.dat', { rev: r2.rev })).equals(bytes));
+  const doc = await db.get('doc/1', { attachments: true, binary: true });
+  assert.ok(doc._attachments['dir/bïn ary.dat'].data.equals(bytes));
+  assert.strictEqual(doc._attachments['note.txt'].content_type, 'text/plain');
+  await assert.rejects(db.putAttachment('doc/1', 'x', r1.rev, bytes, 'text/plain'), (e) => e.status === 409);
+  await assert.rejects(db.putAttachment('doc/1', 'x', r3.rev, 'not base64!', 'text/plain'), (e) => e.status === 400);
+  const r4 = await db.removeAttachment('doc/1', 'note.txt', r3.rev);
+  assert.strictEqual(r4.ok, true);
+  await assert.rejects(db.getAttachment('doc/1', 'note.txt'), (e) => e.status === 404 && e.name === 'not_found');
+  assert.deepStrictEqual(Object.keys((await db.get('doc/1'))._attachments).sort(), ['dir/bïn ary.dat', 'u8']);
+  await assert.rejects(db.getAttachment('nodoc', 'a'), (e) => e.status === 404);
+  // Callbacks.
+  const viaCb = await new Promise((resolve, reject) =>
+    db.getAttachment('doc/1', 'u8', (err, b) => (err ? reject(err) : resolve(b))));
+  assert.deepStrictEqual([...viaCb], [0, 255, 1]);
+  await db.destroy();
+});
+
+check('temporary views: a map function, {map, reduce}, keys and options', async () => {
+  const db = new PouchDB(server + '/' + tag + 'tv');
+  const docs = [];
+  for (let i = 0; i < 30; i++) docs.push({ _id: 't' + String(i).padStart(2, '0'), n: i, kind: i % 3 === 0 ? 'a' : 'b' });
+  await db.bulkDocs(docs);
+  const byKind = await db.query(function (doc) { emit(doc.kind, doc.n); }, { key: 'a', include_docs: true });
+  assert.strictEqual(byKind.total_rows, 30);
+  assert.strictEqual(byKind.rows.length, 10);
+  assert.strictEqual(byKind.rows[0].doc.n, 0);
+  const counted = await db.query({ map: function (doc) { emit(doc.kind); }, reduce: '_count' }, { group: true });
+  assert.deepStrictEqual(counted.rows, [{ key: 'a', value: 10 }, { key: 'b', value: 20 }]);
+  const summed = await db.query({ map: 'function (doc) { emit(doc.n % 2, doc.n); }',
+    reduce: function (keys, values, rereduce) { return sum(values); } }, { keys: [1] , group: true});
+  assert.deepStrictEqual(summed.rows, [{ key: 1, value: 225 }]);
+  const noReduce = await db.query({ map: function (doc) { emit(doc.n); }, reduce: '_sum' },
+    { reduce: false, descending: true, limit: 2 });
+  assert.deepStrictEqual(noReduce.rows.map((r) => r.key), [29, 28]);
+  await assert.rejects(db.query({ map: 'function (doc) { emit(doc.n; }' }), (e) => e.status >= 400);
+  await assert.rejects(db.query({ reduce: '_count' }), (e) => e.status === 400);
+  await db.destroy();
+});
+
+check('Mango indexes: create, find, list and delete', async () => {
+  const db = new PouchDB(server + '/' + tag + 'mi');
+  await db.bulkDocs([{ _id: 'a', k: 3 }, { _id: 'b', k: 1 }, { _id: 'c', k: 2 }]);
+  const made = await db.createIndex({ index: { fields: ['k'] }, ddoc: 'by-k', name: 'k-idx' });
+  assert.strictEqual(made.result, 'created');
+  const found = await db.find({ selector: { k: { $gt: 1 } }, sort: ['k'] });
+  assert.deepStrictEqual(found.docs.map((d) => d._id), ['c', 'a']);
+  const listed = await db.getIndexes();
+  assert.ok(listed.indexes.some((i) => i.name === 'k-idx'));
+  assert.deepStrictEqual(await db.deleteIndex({ ddoc: '_design/by-k', name: 'k-idx' }), { ok: true });
+  assert.ok(!(await db.getIndexes()).indexes.some((i) => i.name === 'k-idx'));
+  await assert.rejects(db.deleteIndex({ ddoc: 'by-k', name: 'k-idx' }), (e) => e.status === 404);
+  await db.destroy();
+});
+
+check('changes with a filter function run in the client, with query_params and limit', async () => {
+  const db = new PouchDB(server + '/' + tag + 'cf');
+  const docs = [];
+  for (let i = 0; i < 20; i++) docs.push({ _id: 'c' + String(i).padStart(2, '0'), i });
+  await db.bulkDocs(docs);
+  const filter = (doc, req) => doc.i % req.query.mod === 0;
+  const all = await db.changes({ filter, query_params: { mod: 5 } });
+  assert.deepStrictEqual(all.results.map((r) => r.id), ['c00', 'c05', 'c10', 'c15']);
+  assert.strictEqual(all.results[0].doc, undefined);
+  const limited = await db.changes({ filter, query_params: { mod: 5 }, limit: 2, include_docs: true });
+  assert.deepStrictEqual(limited.results.map((r) => r.doc.i), [0, 5]);
+  assert.strictEqual(limited.last_seq, limited.results[1].seq);
+  const seen = [];
+  const feed = db.changes({ live: true, since: 'now', filter: (doc) => doc.keep === true });
+  const got = new Promise((resolve) => feed.on('change', (c) => { seen.push(c.id); resolve(); }));
+  await new Promise((r) => setTimeout(r, 100));
+  await db.put({ _id: 'skip', keep: false });
+  await db.put({ _id: 'keep', keep: true });
+  await got;
+  feed.cancel();
+  await feed;
+  assert.deepStrictEqual(seen, ['keep']);
+  await db.destroy();
 });
 
 done();

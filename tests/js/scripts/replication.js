@@ -108,10 +108,10 @@ check('errors: unreachable peers and bad arguments', async () => {
   assert.ok(errorEvent);
   assert.throws(() => PouchDB.replicate(a, 42), (e) => e.status === 400);
   await assert.rejects(PouchDB.replicate(a, tag + 'j', { filter: 'ddoc/f' }), (e) => e.status === 404);
-  // A filter function filters a local source only (a remote one's feed is
-  // filtered by the server, which cannot run it).
+  // A filter function on a remote source runs in the client, on its feed:
+  // the unreachable server is the error.
   await assert.rejects(PouchDB.replicate('http://127.0.0.1:1/nothing', tag + 'j', { filter: () => true }),
-    (e) => e.status === 400);
+    (e) => e.status === 500 && e.name === 'io_error');
   // And not together with a selector.
   await assert.rejects(PouchDB.replicate(a, tag + 'j', { filter: () => true, doc_ids: ['z'] }),
     (e) => e.status === 400);
