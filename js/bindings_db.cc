@@ -141,16 +141,6 @@ Status ReadAttachmentBytes(v8::Isolate* isolate, AttachmentReader& reader,
   return s;
 }
 
-// Opens attachment `name` of `docid` at `rev` (empty: the winner) and reads
-// its whole decoded body into a new Uint8Array.
-Status ReadAttachmentBytes(v8::Isolate* isolate, Database& db, std::string_view docid,
-                           std::string_view name, std::string_view rev,
-                           v8::Local<v8::Uint8Array>* out) {
-  auto reader = db.OpenAttachment(docid, name, rev);
-  if (!reader.ok()) return reader.status();
-  return ReadAttachmentBytes(isolate, **reader, out);
-}
-
 // Returns the parsed value, or an empty handle with the exception pending.
 void ReturnJson(const Args& args, std::string_view json) {
   v8::Local<v8::Value> v;
@@ -765,11 +755,17 @@ void DbGetAttachment(const Args& args) {
   if (!db) return;
   v8::Isolate* isolate = args.GetIsolate();
   const std::string rev = args[3]->IsString() ? ToUtf8(isolate, args[3]) : std::string();
+  auto reader = db->OpenAttachment(ToUtf8(isolate, args[1]), ToUtf8(isolate, args[2]), rev);
   v8::Local<v8::Uint8Array> bytes;
-  Status s = ReadAttachmentBytes(isolate, *db, ToUtf8(isolate, args[1]), ToUtf8(isolate, args[2]),
-                                 rev, &bytes);
+  Status s = reader.ok() ? ReadAttachmentBytes(isolate, **reader, &bytes) : reader.status();
   if (!s.ok()) {
     Fail(args, s);
+    return;
+  }
+  // PouchDB's Buffer carries the content type as `type`, as a Blob would.
+  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
+  if (bytes->Set(ctx, ToV8String(isolate, "type"), ToV8String(isolate, (*reader)->info().content_type))
+          .IsNothing()) {
     return;
   }
   args.GetReturnValue().Set(bytes);

@@ -68,7 +68,10 @@ class HttpCall {
     feeds.delete(this.id);
     const status = r[0], text = r[1];
     if (typeof text !== 'string') {
-      this.resolve(asBuffer(text));
+      // PouchDB's Buffer carries the content type as `type`, as a Blob would.
+      const bytes = asBuffer(text);
+      bytes.type = r[2];
+      this.resolve(bytes);
       return;
     }
     let body;

@@ -17,6 +17,7 @@ check('putAttachment / getAttachment round trip every byte value', async () => {
   const body = await db.getAttachment('doc', 'all.bin');
   assert.ok(Buffer.isBuffer(body));
   assert.ok(body.equals(allBytes));
+  assert.strictEqual(body.type, 'application/octet-stream');  // as PouchDB's Buffer has it
   const doc = await db.get('doc');
   const stub = doc._attachments['all.bin'];
   assert.strictEqual(stub.stub, true);

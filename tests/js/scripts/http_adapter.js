@@ -182,6 +182,7 @@ check('attachments: put, get and remove bytes of every value, names with slashes
   const back = await db.getAttachment('doc/1', 'dir/bïn ary.dat');
   assert.ok(Buffer.isBuffer(back));
   assert.ok(back.equals(bytes));
+  assert.strictEqual(back.type, 'application/octet-stream');  // as PouchDB's Buffer has it
   // A base64 string, and a Uint8Array, on later revisions.
   const r2 = await db.putAttachment('doc/1', 'note.txt', r1.rev, Buffer.from('héllo').toString('base64'), 'text/plain');
   const r3 = await db.putAttachment('doc/1', 'u8', r2.rev, new Uint8Array([0, 255, 1]), 'application/x-thing');
