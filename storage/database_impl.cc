@@ -25,6 +25,7 @@ DatabaseImpl::DatabaseImpl(StoreImpl* owner, std::string name, uint64_t db_id,
       name_(std::move(name)),
       db_id_(db_id),
       keys_(db_id),
+      direct_writes_(kv_->BackendName() == "memory" && !owner->options().sync),
       // A batch being built reads only records, stored revision bodies and
       // local documents (database_write.cc): the pipeline remembers those
       // keys of the batches in flight, not their counters or change blocks.

@@ -170,6 +170,13 @@ class DatabaseImpl final : public Database {
   // Queues `w` and returns once its documents are applied and committed.
   // REQUIRES: write_mu_ and queue_mu_ not held.
   Status WriteGrouped(Writer* w);
+  // The memory backend's write (direct_writes_): `w`'s documents applied
+  // and written to the store in one section under write_mu_, with no queue
+  // and no pipeline. REQUIRES: write_mu_ not held.
+  Status WriteDirect(Writer* w);
+  // REQUIRES write_mu_, the store's write of `ctx` done: makes its counters
+  // the current and committed ones, publishes them and notifies listeners.
+  void Publish(const WriteContext& ctx);
   // A batch built under write_mu_ and not yet written (WritePipeline's
   // stage B).
   struct StagedCommit {
@@ -345,6 +352,11 @@ class DatabaseImpl final : public Database {
   const keys::DatabaseKeys keys_;
 
   std::atomic<bool> deleted_{false};
+  // Document writes take WriteDirect instead of the group-commit queue and
+  // the pipeline: the store's write is memory writes of a few microseconds
+  // with no fixed cost to share (the memory backend, and no fsync), so
+  // handing batches between threads costs more than it saves.
+  const bool direct_writes_;
 
   // Serializes writers. Guards counters_ (the authoritative copy) and every
   // read-modify-write of this database's keys.

@@ -722,7 +722,47 @@ Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<S
   return WriteGrouped(&w);
 }
 
+Status DatabaseImpl::WriteDirect(Writer* w) {
+  Status s;
+  const std::vector<Writer*> group{w};
+  {
+    // Drained: a batch of a compaction still being written goes to the
+    // store first, so batches reach it in the order they were built.
+    std::unique_lock<std::mutex> lock = LockWriterDrained();
+    s = BeginBatch();
+    if (!s.ok()) return s;
+    WriteContext ctx(kv_, &pipeline_, keys_, counters_);
+    PrefetchRecords(group, ctx);
+    for (size_t i = 0; i < w->docs->size(); ++i) {
+      if ((*w->valid)[i]) {
+        ApplyDoc((*w->docs)[i], w->new_edits, ctx, &(*w->results)[i],
+                 w->slots.empty() ? nullptr : w->slots[i]);
+      }
+    }
+    if (ctx.changed()) {
+      s = kv_->WriteOwned(owner_->write_options(), std::move(ctx.Finish()));
+      if (s.ok()) Publish(ctx);
+    }
+  }
+  TakeResultIds(group);
+  return s;
+}
+
+void DatabaseImpl::Publish(const WriteContext& ctx) {
+  const bool seq_changed = ctx.counters.update_seq != counters_.update_seq;
+  counters_ = committed_counters_ = ctx.counters;
+  NoteWrittenDocIds(ctx);
+  if (ctx.design_changed) NoteDesignWrite();
+  const Counters& c = ctx.counters;
+  doc_count_.store(c.doc_count, std::memory_order_relaxed);
+  doc_del_count_.store(c.doc_del_count, std::memory_order_relaxed);
+  external_size_.store(c.external_size, std::memory_order_relaxed);
+  update_seq_.store(c.update_seq, std::memory_order_release);
+  if (seq_changed) NotifyListeners(c.update_seq);
+}
+
 Status DatabaseImpl::WriteGrouped(Writer* w) {
+  if (direct_writes_) return WriteDirect(w);
   LockSpinning(queue_mu_);
   std::unique_lock<std::mutex> queue_lock(queue_mu_, std::adopt_lock);
   writers_.push_back(w);
@@ -923,7 +963,8 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
     if (!s.ok()) return s;
     if (!valid[0]) return refused[0].status;
   }
-  std::unique_lock<std::mutex> lock(write_mu_);
+  std::unique_lock<std::mutex> lock =
+      direct_writes_ ? LockWriterDrained() : std::unique_lock<std::mutex>(write_mu_);
   s = BeginBatch();
   if (!s.ok()) return s;
   WriteContext ctx(kv_, &pipeline_, keys_, counters_);
@@ -941,11 +982,17 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
   DocUpdateResult result;
   ApplyDoc(doc, true, ctx, &result, nullptr);
   if (!result.status.ok()) return result.status;
-  StagedCommit staged;
-  Stage(ctx, &staged);
-  lock.unlock();
-  s = WriteStaged(staged);
-  if (!s.ok()) return s;
+  if (direct_writes_) {
+    s = kv_->WriteOwned(owner_->write_options(), std::move(ctx.Finish()));
+    if (!s.ok()) return s;
+    Publish(ctx);
+  } else {
+    StagedCommit staged;
+    Stage(ctx, &staged);
+    lock.unlock();
+    s = WriteStaged(staged);
+    if (!s.ok()) return s;
+  }
   result.id = std::move(doc.id);
   return result;
 }
