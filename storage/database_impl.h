@@ -2,6 +2,14 @@
 //
 // Writing
 // -------
+// On the memory backend (without sync) a document write is direct
+// (WriteDirect): under write_mu_ it reads its records, edits their trees,
+// assigns sequences, writes its batch to the store and publishes the
+// counters. The store's write there is a few microseconds of memory work
+// with no fixed cost that a group could share, so the queue and pipeline
+// below would only add hand-offs between cores. Everything else is as
+// follows (LevelDB and sync stores: document writes too).
+//
 // All writes to one database go through write_mu_: each write batch reads the
 // current records of its documents, edits their revision trees, assigns
 // sequence numbers and builds one atomic KVWriteBatch (records, by-seq
