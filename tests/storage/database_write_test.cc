@@ -53,7 +53,11 @@ class DatabaseWriteTest : public ::testing::TestWithParam<Backend> {
 
   // Runs `threads` writers over `databases` databases (thread t writes into
   // database t % databases) and checks every database against the models.
-  void RunAndCheck(int threads, int databases, int ops_per_thread) {
+  // `compact_meanwhile`: another thread compacts every database over and
+  // over while they write (compaction takes the writer lock per chunk,
+  // between writes, on both write paths).
+  void RunAndCheck(int threads, int databases, int ops_per_thread,
+                   bool compact_meanwhile = false) {
     std::vector<std::shared_ptr<Database>> dbs;
     for (int d = 0; d < databases; ++d) {
       auto db = store_->CreateDatabase("db" + std::to_string(d));
@@ -146,9 +150,27 @@ class DatabaseWriteTest : public ::testing::TestWithParam<Backend> {
         }
       }
     };
+    std::atomic<bool> writing{true};
+    std::thread compactor;
+    if (compact_meanwhile) {
+      compactor = std::thread([&] {
+        do {
+          for (auto& db : dbs) {
+            Status s = db->Compact();
+            if (!s.ok()) {
+              std::lock_guard<std::mutex> l(shared_mu);
+              failures.push_back("compact: " + s.ToString());
+              return;
+            }
+          }
+        } while (writing.load());
+      });
+    }
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) pool.emplace_back(writer, t);
     for (auto& th : pool) th.join();
+    writing = false;
+    if (compactor.joinable()) compactor.join();
     for (const std::string& f : failures) ADD_FAILURE() << f;
     ASSERT_TRUE(failures.empty());
 
@@ -221,6 +243,8 @@ class DatabaseWriteTest : public ::testing::TestWithParam<Backend> {
 TEST_P(DatabaseWriteTest, ManyWritersIntoOneDatabaseLoseNothing) { RunAndCheck(8, 1, 300); }
 
 TEST_P(DatabaseWriteTest, ManyWritersIntoManyDatabasesLoseNothing) { RunAndCheck(8, 4, 300); }
+
+TEST_P(DatabaseWriteTest, WritersRacingCompactionLoseNothing) { RunAndCheck(4, 2, 300, true); }
 
 // Writers of one database never block writers of another: a database whose
 // writer is held inside its write lock (here: a listener that runs after
