@@ -9,5 +9,17 @@
  *             bulk-inserts-large-docs (memory) 9.6 -> 5.5 ms, massive docs
  *             1188 -> 895 ms (memory) and 4895 -> 2000-2171 ms (LevelDB);
  *             peak RSS 344 -> 379 MB (memory), 428 -> 497 MB (LevelDB).
- *             A slower dirty decay (30 s) measured the same within noise. */
-const char* malloc_conf = "thp:always";
+ *             A slower dirty decay (30 s) measured the same within noise.
+ * muzzy_decay_ms:-1
+ *             dirty pages past their decay are handed back lazily
+ *             (MADV_FREE) and never forced out (MADV_DONTNEED): the kernel
+ *             takes them only under memory pressure, and until then using
+ *             them again costs no fault. A batch of big documents frees what
+ *             the next one allocates, and jemalloc's decay purged much of it
+ *             in between (its backlog counts pages newly dirtied, not pages
+ *             reused): completing the 40 MB of a massive-docs batch in
+ *             BuildEncodedDocs took 29-33 ms per batch, 6-8.5 ms with this
+ *             (the write after it 16-19 -> 11-13 ms); peak RSS the same (a
+ *             `settee run` of 10 such batches: 288 -> 287-291 MB). The cost:
+ *             RSS after a burst stays up until the kernel wants the pages. */
+const char* malloc_conf = "thp:always,muzzy_decay_ms:-1";

@@ -137,6 +137,22 @@ TEST_F(DocEncodeTest, BodiesMatchTheParserByteForByte) {
   ExpectSameAsParser("{_id: 'a', _rev: 'not-a-rev'}");
 }
 
+// Member names go through a memo of their encodings: names that share a
+// slot (same length and end characters), escaped and non-ASCII names
+// (longer than the memo keeps), names of 9 and 10 characters and integer-like
+// ones, each met many times in objects of one shape and of mixed shapes,
+// are written as the parser writes them.
+TEST_F(DocEncodeTest, RepeatedMemberNamesMatchTheParser) {
+  ExpectSameAsParser("{abc: 1, axc: 2, o: [{abc: 'a', axc: 'b'}, {axc: 'c', abc: 'd'}, {abc: {axc: {abc: 0}}}]}");
+  ExpectSameAsParser("{'a\\nb': 1, 'a\"b': 2, 'a\\u00e9b': 3, '\\u20ac': 4, x: [{'a\\nb': 5, 'a\\u00e9b': 6, '\\u20ac': 7}]}");
+  ExpectSameAsParser("{ninechars: 1, tenchars10: 2, o: {ninechars: 3, tenchars10: 4, ninechars_: 5}}");
+  ExpectSameAsParser("{7: 'a', 12: 'b', o: {7: 'c', 12: 'd'}}");
+  ExpectSameAsParser("(() => { const names = ['a', 'ab', 'ba', 'aXb', 'aYb', 'aZb', 'k\\u00e9', 'sovery0', 'sovery1'];"
+                     "  const mk = (d) => { const o = {}; for (let i = 0; i < names.length; i++)"
+                     "    o[names[(i * 7 + d) % names.length]] = d > 3 ? names[i] : mk(d + 1); return o; };"
+                     "  return {t: mk(0), u: mk(2)}; })()");
+}
+
 TEST_F(DocEncodeTest, EncodesEveryDocumentOfTheArray) {
   std::vector<IncomingDoc> docs;
   std::vector<Status> statuses;
