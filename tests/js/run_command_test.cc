@@ -256,11 +256,11 @@ TEST(JsScripts, PouchDbApiOnLevelDbInThreeThreads) {
 TEST(JsScripts, AttachmentsOnMemoryAndLevelDb) {
   auto o = Settee({"run", kScripts + "/attachments.js"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
-  EXPECT_THAT(o.out, HasSubstr("all 6 passed"));
+  EXPECT_THAT(o.out, HasSubstr("all 7 passed"));
   std::string dir = testing::TempDir() + "/settee_js_atts_" + std::to_string(getpid());
   o = Settee({"run", "--threads", "2", "--backend", "leveldb", "--data", dir, kScripts + "/attachments.js"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
-  for (int t = 0; t < 2; ++t) EXPECT_THAT(o.out, HasSubstr("[thread " + std::to_string(t) + "] all 6 passed"));
+  for (int t = 0; t < 2; ++t) EXPECT_THAT(o.out, HasSubstr("[thread " + std::to_string(t) + "] all 7 passed"));
   std::system(("rm -rf " + Quote(dir)).c_str());
 }
 

@@ -110,6 +110,26 @@ check('get with many attachments: separate bodies, every size, atts_since, encod
   assert.strictEqual(info._attachments.a1.encoding, undefined);
 });
 
+check('attachment names that are indices or Object.prototype members are own properties', async () => {
+  const db = new PouchDB(dbName + '_names');
+  const names = ['z', '10', '2', 'constructor', 'toString', 'hasOwnProperty'];
+  const atts = {};
+  names.forEach((n, i) => { atts[n] = { content_type: 'application/octet-stream', data: Buffer.from([i]) }; });
+  await db.put({ _id: 'names', _attachments: atts });
+  for (const binary of [false, true]) {
+    const got = (await db.get('names', { attachments: true, binary }))._attachments;
+    // In a plain object's order (indices first, ascending, then as inserted).
+    assert.deepStrictEqual(Object.keys(got), Object.keys(atts));
+    assert.strictEqual(Object.getPrototypeOf(got), Object.prototype);
+    for (const [i, n] of names.entries()) {
+      assert.ok(Object.prototype.hasOwnProperty.call(got, n), n);
+      const data = got[n].data;
+      assert.deepStrictEqual([...(binary ? data : Buffer.from(data, 'base64'))], [i], n);
+      assert.strictEqual(got[n].revpos, 1);
+    }
+  }
+});
+
 check('allDocs and changes with include_docs carry attachment bodies', async () => {
   const db = new PouchDB(dbName + '_ad');
   await db.put({ _id: 'x', _attachments: { a: { content_type: 'application/octet-stream', data: allBytes } } });
