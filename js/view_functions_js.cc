@@ -16,8 +16,12 @@ namespace {
 // has it) so that the task result is never refused.
 constexpr const char* kMapTask = "(a) => settee._views.mapText(a)";
 constexpr const char* kReduceTask = "(a) => JSON.stringify(settee._views.reduce(a))";
-// The fewest documents a map task gets (a task costs a JSON round trip).
+// The fewest documents a map task gets (a task costs a JSON round trip),
+// and the most (a share's documents and rows are in memory at once).
 constexpr size_t kMinShare = 256;
+constexpr size_t kMaxShare = 2048;
+// Puts a share chain on its isolate thread (MapShares).
+constexpr const char* kStartTask = "() => null";
 constexpr const char* kValidateTask = "(a) => JSON.stringify(settee._views.validate(a))";
 
 // A JS error's stack text as a Status with CouchDB's kind where the text
@@ -80,11 +84,17 @@ Status PoolViewFunctions::Map(const views::MapCode& code, const std::vector<std:
                               std::string* out) {
   std::mutex mu;
   std::map<size_t, std::string> parts;  // by first document
-  Status s = MapShares(code, docs, [&](size_t from, size_t, std::string_view json) {
-    std::lock_guard<std::mutex> g(mu);
-    parts[from] = std::string(json);
-    return Status::OK();
-  });
+  Status s = MapShares(
+      code, docs.size(),
+      [&](size_t from, size_t to, std::vector<std::string>* share) {
+        share->assign(docs.begin() + static_cast<ptrdiff_t>(from), docs.begin() + static_cast<ptrdiff_t>(to));
+        return Status::OK();
+      },
+      [&](size_t from, size_t, std::string_view json) {
+        std::lock_guard<std::mutex> g(mu);
+        parts[from] = std::string(json);
+        return Status::OK();
+      });
   if (!s.ok()) return s;
   out->clear();
   out->push_back('[');
@@ -99,82 +109,93 @@ Status PoolViewFunctions::Map(const views::MapCode& code, const std::vector<std:
   return Status::OK();
 }
 
-Status PoolViewFunctions::MapShares(const views::MapCode& code, const std::vector<std::string>& docs,
+Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const FetchFn& fetch,
                                     const ShareFn& each) {
   auto pool = Pool();
   if (!pool.ok()) return pool.status();
-  if (docs.empty()) return Status::OK();
-  // Shares handed out as threads finish their last one (a thread that maps
-  // or writes slower takes fewer), so that a thread hands its results to
-  // `each` while the others map. Shares shrink as the documents run out
-  // (guided scheduling: a share is the remaining documents over twice the
-  // threads), so the threads end together and the caller's wait for the
-  // last share is short; at least kMinShare documents each.
+  if (n == 0) return Status::OK();
+  // Every thread runs a chain of shares: it takes the next share as it
+  // finishes its last one (work stealing from one counter: a thread that
+  // maps, reads or writes slower takes fewer), reads its documents, maps
+  // them and hands the result to `each`, all on that isolate thread, so the
+  // caller only waits. Shares shrink as the work runs out (guided
+  // scheduling: a share is the remaining units over twice the threads, at
+  // most kMaxShare, at least kMinShare), so the threads end together and
+  // hand-offs stay few.
   const size_t threads = static_cast<size_t>((*pool)->size());
   struct State {
     IsolatePool* pool;
-    const std::vector<std::string>* docs;
+    const FetchFn* fetch;
     const ShareFn* each;
     std::string code_json;
+    size_t n = 0;
     size_t threads = 1;
     std::mutex mu;
     std::condition_variable cv;
-    size_t next = 0;     // the next share's first document; GUARDED_BY(mu)
-    size_t running = 0;  // shares started and not done; GUARDED_BY(mu)
+    size_t next = 0;     // the next share's first unit; GUARDED_BY(mu)
+    size_t running = 0;  // chains not yet ended; GUARDED_BY(mu)
     Status first_error;  // GUARDED_BY(mu)
-    // The size of the share starting at `next`. REQUIRES mu.
-    size_t ShareSize() const {
-      const size_t left = docs->size() - next;
-      const size_t guided = (left + 2 * threads - 1) / (2 * threads);
-      // The last share takes what a minimum share would leave behind.
-      return left < 2 * kMinShare ? left : std::max(guided, kMinShare);
-    }
-    // Starts the share [from, to) on `thread`; its completion (on that
-    // isolate thread) runs `each` and starts the next share there.
-    void Start(int thread, size_t from, size_t to) {
-      std::string arg = "{\"code\":" + code_json + ",\"docs\":[";
-      for (size_t d = from; d < to; ++d) {
-        if (d > from) arg += ',';
-        arg += (*docs)[d];
+
+    // Records `s` (if an error) and takes the next share into [*from, *to);
+    // false when there is none (or an error stops the update), and the
+    // calling chain ends.
+    bool Next(const Status& s, size_t* from, size_t* to) {
+      std::lock_guard<std::mutex> g(mu);
+      if (!s.ok() && first_error.ok()) first_error = s;
+      if (!first_error.ok() || next >= n) {
+        if (--running == 0) cv.notify_all();
+        return false;
       }
-      arg += "]}";
-      pool->Run(thread, kMapTask, std::move(arg), [this, thread, from, to](Result<std::string> r) {
-        std::string part;
-        Status s = Unwrap(std::move(r), &part);
-        if (s.ok()) s = (*each)(from, to, part);
-        size_t more = SIZE_MAX, more_to = 0;
-        {
-          std::lock_guard<std::mutex> g(mu);
-          if (!s.ok() && first_error.ok()) first_error = s;
-          // After a failure no more shares start: the update fails anyway.
-          if (first_error.ok() && next < docs->size()) {
-            more = next;
-            next += ShareSize();
-            more_to = next;
-          } else if (--running == 0) {
-            cv.notify_all();
-          }
+      *from = next;
+      next += views::GuidedShareSize(n - next, threads, kMinShare, kMaxShare);
+      *to = next;
+      return true;
+    }
+    // Runs shares on `thread` (an isolate thread, or the caller for the
+    // first) until none is left; `s` is the last share's outcome.
+    void Chain(int thread, Status s) {
+      size_t from = 0, to = 0;
+      while (Next(s, &from, &to)) {
+        std::vector<std::string> docs;
+        s = (*fetch)(from, to, &docs);
+        if (!s.ok()) continue;
+        if (docs.empty()) {
+          // Deleted and design documents only: nothing to map.
+          s = (*each)(from, to, "[]");
+          continue;
         }
-        if (more != SIZE_MAX) Start(thread, more, more_to);
-      });
+        std::string arg = "{\"code\":" + code_json + ",\"docs\":[";
+        for (size_t d = 0; d < docs.size(); ++d) {
+          if (d) arg += ',';
+          arg += docs[d];
+        }
+        arg += "]}";
+        docs = {};
+        pool->Run(thread, kMapTask, std::move(arg), [this, thread, from, to](Result<std::string> r) {
+          std::string part;
+          Status rs = Unwrap(std::move(r), &part);
+          if (rs.ok()) rs = (*each)(from, to, part);
+          Chain(thread, rs);
+        });
+        return;
+      }
     }
   } state;
   state.pool = *pool;
-  state.docs = &docs;
+  state.fetch = &fetch;
   state.each = &each;
   state.code_json = MapCodeJson(code);
+  state.n = n;
   state.threads = threads;
-  std::vector<std::pair<size_t, size_t>> firsts;
-  {
-    std::lock_guard<std::mutex> g(state.mu);
-    for (size_t t = 0; t < threads && state.next < docs.size(); ++t) {
-      const size_t from = state.next;
-      state.next += state.ShareSize();
-      firsts.emplace_back(from, state.next);
-      ++state.running;
-    }
+  // A chain per thread that will have a share; each starts with an empty
+  // task so that its first share is read on the isolate thread too.
+  const size_t chains = std::min(threads, (n + kMinShare - 1) / kMinShare);
+  state.running = chains;
+  for (size_t t = 0; t < chains; ++t) {
+    state.pool->Run(static_cast<int>(t), kStartTask, "null", [&state, t](Result<std::string> r) {
+      state.Chain(static_cast<int>(t), r.ok() ? Status::OK() : FromJsError(r.status()));
+    });
   }
-  for (size_t t = 0; t < firsts.size(); ++t) state.Start(static_cast<int>(t), firsts[t].first, firsts[t].second);
   std::unique_lock<std::mutex> g(state.mu);
   state.cv.wait(g, [&] { return state.running == 0; });
   return state.first_error;

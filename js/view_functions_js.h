@@ -5,11 +5,12 @@
 // are cached per isolate, validators under their set's signature).
 //
 // PoolViewFunctions runs them on an IsolatePool's threads, fanning the
-// documents of one Map() call out over every thread (a few contiguous
-// shares per thread), for callers that are not isolate threads: the HTTP
-// server. MapShares() hands each share's result to the caller on the
-// isolate thread that mapped it, so an index update encodes and writes its
-// rows on the isolate threads too (storage/views.cc).
+// documents of one Map() call out over every thread (shares taken from one
+// counter as threads come free, shrinking towards the end), for callers
+// that are not isolate threads: the HTTP server. MapShares() reads each
+// share's documents and hands its result to the caller on the isolate
+// thread that maps it, so an index update reads, encodes and writes on the
+// isolate threads too (storage/views.cc) and the caller only waits.
 // Each share is one task, so the pool's time budget (--timeout-ms) stops a
 // map function that loops, and the index is left as it was.
 //
@@ -43,7 +44,7 @@ class PoolViewFunctions final : public views::ViewFunctions, public validation::
 
   Status Map(const views::MapCode& code, const std::vector<std::string>& docs,
              std::string* out) override;
-  Status MapShares(const views::MapCode& code, const std::vector<std::string>& docs,
+  Status MapShares(const views::MapCode& code, size_t n, const FetchFn& fetch,
                    const ShareFn& each) override;
   Status Reduce(const views::MapCode& code, const std::string& source,
                 std::string_view calls_json, std::string* out) override;

@@ -548,7 +548,8 @@ Status DatabaseImpl::Changes(const ChangesOptions& options,
   bool stopped = false;
   ChangeRow row;
   std::vector<ChangeEntry> entries;
-  for (desc ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && !stopped;
+  bool until_reached = false;
+  for (desc ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && !stopped && !until_reached;
        desc ? it->Prev() : it->Next()) {
     s = DecodeChangeBlock(coding::DecodeFixed64BE(keys_.Suffix(it->key())), it->value(), &entries);
     if (!s.ok()) return s;
@@ -556,6 +557,11 @@ Status DatabaseImpl::Changes(const ChangesOptions& options,
     for (size_t k = 0; k < n; ++k) {
       const ChangeEntry& entry = entries[desc ? n - 1 - k : k];
       if (!all && entry.seq <= options.since) continue;  // the first block may start earlier
+      if (entry.seq > options.until) {
+        if (desc) continue;
+        until_reached = true;
+        break;
+      }
       if (superseded(entry.seq)) continue;
       if (!wanted.empty() && !wanted.count(entry.docid)) continue;
       if (delivered >= options.limit) {
@@ -595,7 +601,7 @@ Status DatabaseImpl::Changes(const ChangesOptions& options,
   if (!it->status().ok()) return it->status();
   // A feed that ran to the end has seen everything up to end_seq, even when a
   // filter hid the last rows: report that, so clients do not re-scan them.
-  if (!stopped && !options.descending) last = std::max(end_seq, options.since);
+  if (!stopped && !options.descending) last = std::max(std::min(end_seq, options.until), options.since);
   if (options.since == UINT64_MAX && !options.descending) last = end_seq;
   *last_seq = last;
   return Status::OK();

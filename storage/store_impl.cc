@@ -231,7 +231,16 @@ Result<std::unique_ptr<KVStore>> StoreImpl::OpenDatabaseKV(uint64_t db_id, bool 
   if (memory_stores_) {
     // A memory database lives only in its DatabaseImpl, which the store
     // keeps open until the database is deleted: every open is a create.
-    if (create) kv = std::make_unique<MemoryStore>();
+    if (create) {
+      // The database's view indexes in a partition of their own: an index
+      // update writes a batch per share from several isolate threads at
+      // once, and those writes then never hold up the update's (or anyone's)
+      // document reads, nor document writes them.
+      MemoryStore::Options mo;
+      mo.partitions = 2;
+      mo.lead = keys::DatabaseKeys(db_id).KindPrefix(keys::kViewKind);
+      kv = std::make_unique<MemoryStore>(mo);
+    }
     return kv;
   }
   const std::string dir = DatabaseDir(db_id);

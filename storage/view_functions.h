@@ -9,6 +9,7 @@
 // once (queries on different databases update their indexes concurrently).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -29,6 +30,17 @@ struct MapCode {
   std::string ddoc = "{}";
 };
 
+// The size of the next share when `left` units of work remain for
+// `threads` threads taking shares as they come free (guided scheduling: the
+// remaining work over twice the threads, so shares shrink and the threads
+// end together), within [min_share, max_share]; the last share takes what
+// a minimum share would leave behind.
+inline size_t GuidedShareSize(size_t left, size_t threads, size_t min_share, size_t max_share) {
+  if (left < 2 * min_share) return left;
+  const size_t twice = 2 * std::max<size_t>(threads, 1);
+  return std::clamp((left + twice - 1) / twice, min_share, std::max(min_share, max_share));
+}
+
 class ViewFunctions {
  public:
   virtual ~ViewFunctions() = default;
@@ -45,22 +57,30 @@ class ViewFunctions {
   virtual Status Map(const MapCode& code, const std::vector<std::string>& docs,
                      std::string* out) = 0;
 
-  // Map() delivered in shares, so that the caller's work on the results
-  // runs where and while they are made: `each(from, to, json)` gets the
-  // Map() array of docs[from, to), once per share, the shares covering
-  // `docs` in any order and possibly on several threads at once (an
-  // implementation that fans out calls it on its worker threads). Returns
-  // after every call to `each` has returned: the first error of a share's
-  // map or of `each` (the other shares still run and are still delivered,
-  // so `each` may have run for some shares when this fails). This default
-  // makes one share of the whole Map().
+  // Map() over `n` units of work delivered in shares, each read, mapped and
+  // handed on where it is mapped, so that an index update's reading and
+  // writing run in parallel with (and on the same threads as) its map
+  // work: for each share [from, to) of [0, n), `fetch(from, to, &docs)`
+  // gives its documents, and `each(from, to, json)` gets their Map() array,
+  // both on the same thread, one after the other. The shares cover [0, n)
+  // in any order, possibly on several threads at once (an implementation
+  // that fans out calls both on its worker threads). Returns after every
+  // started share is done: the first error of a fetch, a map or an `each`
+  // (the shares already started still run and are still delivered, so
+  // `each` may have run for some shares when this fails). This default
+  // makes one share of the whole, on the calling thread. A share without
+  // documents is handed on as "[]" without running any code.
+  using FetchFn = std::function<Status(size_t from, size_t to, std::vector<std::string>* docs)>;
   using ShareFn = std::function<Status(size_t from, size_t to, std::string_view json)>;
-  virtual Status MapShares(const MapCode& code, const std::vector<std::string>& docs,
-                           const ShareFn& each) {
-    std::string out;
-    Status s = Map(code, docs, &out);
+  virtual Status MapShares(const MapCode& code, size_t n, const FetchFn& fetch, const ShareFn& each) {
+    std::vector<std::string> docs;
+    Status s = fetch(0, n, &docs);
     if (!s.ok()) return s;
-    return each(0, docs.size(), out);
+    // A share of deleted and design documents only has nothing to map.
+    std::string out = "[]";
+    if (!docs.empty()) s = Map(code, docs, &out);
+    if (!s.ok()) return s;
+    return each(0, n, out);
   }
 
   // Runs the JavaScript reduce function `source` once per element of

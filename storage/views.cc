@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
-#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <system_error>
+#include <thread>
 #include <unordered_set>
 
 #include "storage/collation.h"
@@ -23,11 +23,10 @@ namespace settee::views {
 
 namespace {
 
-// Documents mapped per MapShares() call of an update. The first chunk is
-// smaller: it is read while the isolate threads wait (later chunks are read
-// while the previous one maps).
-constexpr uint64_t kUpdateChunk = 4096;
-constexpr uint64_t kFirstUpdateChunk = 512;
+// The seqs one round of an update covers (one MapShares() call; the
+// header moves after each round). A ViewFunctions that maps on the calling
+// thread makes a round one share, so this bounds the documents held at once.
+constexpr uint64_t kRoundSeqs = 16384;
 // Rows a JavaScript reduce sees per call before a rereduce.
 constexpr size_t kReduceChunk = 1000;
 
@@ -167,24 +166,34 @@ Result<uint64_t> CountRows(KVStore* kv, const std::string& prefix) {
   return n;
 }
 
-// One chunk of changes being applied to an index: what every share of its
+// One share's rows, to be written as one batch.
+struct PartBatch {
+  KVWriteBatch batch;
+  std::vector<std::string> changed;  // row keys written or deleted (reduce caches)
+  std::vector<int64_t> delta;        // row count changes per view
+};
+
+// One round of changes being applied to an index: what every share of its
 // map results (UpdateAt) reads, and what they add up.
-struct ChunkUpdate {
+struct RoundUpdate {
   const IndexPlace* p = nullptr;
   const std::vector<std::string>* view_prefix = nullptr;
   size_t nviews = 0;
   bool fresh = false;         // no back-index entries exist yet
   bool note_changes = false;  // reduce caches exist: name the changed keys
-  uint64_t seq = 0;           // the index seq the chunk moves to
-  // The header as it was before the chunk, marked dirty before the
-  // chunk's first share of several is written.
+  uint64_t seq = 0;           // the index seq the round moves to
+  // The header as it was before the round, marked dirty before the
+  // round's first share of several is written.
   std::string dirty_header;
   std::mutex mu;
   std::vector<int64_t> count_delta;  // per view; GUARDED_BY(mu)
-  bool marked = false;               // dirty_header written; GUARDED_BY(mu)
+  std::vector<PartBatch> queued;     // shares' rows to write; GUARDED_BY(mu)
+  bool writing = false;              // a thread writes `queued`; GUARDED_BY(mu)
+  Status write_error;                // the first failed write; GUARDED_BY(mu)
+  bool marked = false;               // dirty_header written; only by the writing thread
   std::atomic<bool> committed{false};  // some part was written
-  // A chunk mapped as one share is not written by its share: its rows go
-  // into the chunk's last batch, with the header (no dirty mark needed).
+  // A round mapped as one share is not written by its share: its rows go
+  // into the round's last batch, with the header (no dirty mark needed).
   KVWriteBatch held;
   std::vector<std::string> held_changed;
   std::vector<int64_t> held_delta;
@@ -194,7 +203,7 @@ struct ChunkUpdate {
 // nullptr for a deleted or design document): the puts and deletes go into
 // `batch`, the changed row keys into `changed`, the row count changes into
 // `delta`.
-Status ReplaceDocRows(const ChunkUpdate& u, std::string_view id, const json::Value* emits,
+Status ReplaceDocRows(const RoundUpdate& u, std::string_view id, const json::Value* emits,
                       KVWriteBatch* batch, std::vector<std::string>* changed,
                       std::vector<int64_t>* delta) {
   const IndexKeys& ik = u.p->keys;
@@ -255,43 +264,111 @@ Status ReplaceDocRows(const ChunkUpdate& u, std::string_view id, const json::Val
   return Status::OK();
 }
 
-// Writes `batch` (after naming its changed keys to the reduce caches, which
-// must hear of a change before it can be read) and adds `delta` to the
-// chunk's counts.
-Status CommitPart(ChunkUpdate& u, KVWriteBatch&& batch, const std::vector<std::string>& changed,
-                  const std::vector<int64_t>& delta) {
-  {
+// Writes one share's rows (after naming its changed keys to the reduce
+// caches, which must hear of a change before it can be read) and adds its
+// row count changes to the round's. REQUIRES: u.writing is this thread's.
+Status WritePart(RoundUpdate& u, PartBatch& part) {
+  if (!u.marked) {
     // Rows past the header's seq: mark it first (see UpdateAt).
-    std::lock_guard<std::mutex> g(u.mu);
-    if (!u.marked) {
-      KVWriteBatch mark;
-      mark.Put(u.p->keys.Header(), u.dirty_header);
-      Status s = u.p->kv->WriteOwned(u.p->wo, std::move(mark));
-      if (!s.ok()) return s;
-      u.marked = true;
-    }
+    KVWriteBatch mark;
+    mark.Put(u.p->keys.Header(), u.dirty_header);
+    Status s = u.p->kv->WriteOwned(u.p->wo, std::move(mark));
+    if (!s.ok()) return s;
+    u.marked = true;
   }
-  if (u.note_changes) u.p->caches->NoteChanges(u.p->keys.base, changed, u.seq);
-  Status s = u.p->kv->WriteOwned(u.p->wo, std::move(batch));
+  if (u.note_changes) u.p->caches->NoteChanges(u.p->keys.base, part.changed, u.seq);
+  Status s = u.p->kv->WriteOwned(u.p->wo, std::move(part.batch));
   if (!s.ok()) return s;
   u.committed = true;
   std::lock_guard<std::mutex> g(u.mu);
-  for (size_t v = 0; v < delta.size(); ++v) u.count_delta[v] += delta[v];
+  for (size_t v = 0; v < part.delta.size(); ++v) u.count_delta[v] += part.delta[v];
   return Status::OK();
 }
 
-// Brings the index up to the database's update_seq. The map work fans out
-// through ViewFunctions::MapShares, and each share's rows are encoded and
-// written as one batch on the thread that mapped it (a pool's isolate
-// thread), so that the isolate threads share the whole per-document cost,
-// not only the JavaScript. Every document's rows change in one batch; the
-// header, which names the seq the index is complete up to, moves after a
-// chunk's shares are all written. Meanwhile it is marked dirty: an update
-// that dies between the two leaves rows past its seq (redone from the
-// back-index by the next update, as for any changed doc) and counts that
-// the next update recounts. A chunk mapped as one share (Mango's C++
-// mapper, a small update) is written with its header in one batch.
-Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapCode& code) {
+// Has a share's rows written. One thread writes a round's shares at a time:
+// a thread that finds another writing leaves its part queued and goes back
+// to mapping, and the writing thread writes every part queued before it
+// stops, so the shares' batches never wait on each other in the store (a
+// writer kept waiting spins) and no thread waits for another's write. The
+// round's last `each` returns only after every part is written. Returns
+// the first write error of the round (the update then fails).
+Status CommitPart(RoundUpdate& u, PartBatch&& part) {
+  std::unique_lock<std::mutex> g(u.mu);
+  u.queued.push_back(std::move(part));
+  if (u.writing) return u.write_error;
+  u.writing = true;
+  while (!u.queued.empty()) {
+    std::vector<PartBatch> parts;
+    parts.swap(u.queued);
+    g.unlock();
+    Status s;
+    // After a failure the rest are dropped: the update fails anyway.
+    for (PartBatch& p : parts) {
+      if (s.ok()) s = WritePart(u, p);
+    }
+    g.lock();
+    if (!s.ok() && u.write_error.ok()) u.write_error = s;
+  }
+  u.writing = false;
+  return u.write_error;
+}
+
+// Where the time of an update goes (UpdateIndex with a profile): adds up
+// the shares' phases as they run, on whichever thread.
+class Profiler {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit Profiler(UpdateProfile* out) : out_(out) {}
+  bool on() const { return out_ != nullptr; }
+  static double Ms(Clock::time_point from, Clock::time_point to) {
+    return std::chrono::duration<double, std::milli>(to - from).count();
+  }
+  // Adds `ms` to the field `field` of the profile, and to the calling
+  // thread's busy time when `busy`.
+  void Add(double UpdateProfile::*field, double ms, bool busy = true) {
+    if (!out_) return;
+    std::lock_guard<std::mutex> g(mu_);
+    out_->*field += ms;
+    if (!busy) return;
+    auto [it, fresh] = thread_index_.try_emplace(std::this_thread::get_id(), thread_index_.size());
+    if (fresh) out_->thread_busy_ms.push_back(0);
+    out_->thread_busy_ms[it->second] += ms;
+  }
+  void Count(uint64_t UpdateProfile::*field, uint64_t n) {
+    if (!out_) return;
+    std::lock_guard<std::mutex> g(mu_);
+    out_->*field += n;
+  }
+
+ private:
+  UpdateProfile* out_;
+  std::mutex mu_;
+  std::map<std::thread::id, size_t> thread_index_;  // GUARDED_BY(mu_)
+};
+
+// Brings the index up to the database's update_seq, in rounds of at most
+// kRoundSeqs seqs. A round's seq range is cut into shares (by the
+// ViewFunctions: MapShares), and each share is read from the store (the
+// changes in its seq range, with the winning bodies and _conflicts),
+// mapped, and its rows encoded and written as one batch, all on the thread
+// that maps it (a pool's isolate thread), so that the isolate threads share
+// the whole per-document cost and the caller only waits. Every document's
+// rows change in one batch; the header, which names the seq the index is
+// complete up to, moves after a round's shares are all written.
+// Meanwhile it is marked dirty: an update that dies between the two leaves
+// rows past its seq (redone from the back-index by the next update, as for
+// any changed doc) and counts that the next update recounts. A round mapped
+// as one share (Mango's C++ mapper) is written with its header in one batch.
+//
+// Each share reads its own snapshot: a document edited after the round
+// began has a seq past the round, so the share skips it or maps its older
+// body, and either way it comes again in a later round (the update goes on
+// until it reaches the database's update_seq). No document is in two
+// shares of one round.
+Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapCode& code,
+                UpdateProfile* profile = nullptr) {
+  const auto update_start = Profiler::Clock::now();
+  Profiler prof(profile);
   auto fns = FunctionsFor(code, js);
   if (!fns.ok()) return fns.status();
   auto lock = IndexLock(p.kv, p.keys.base);
@@ -309,11 +386,9 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     }
   }
   if (h.seq >= db.UpdateSeq() && !h.dirty) return Status::OK();
-  std::vector<std::string> docs;
-  std::vector<size_t> mapped_row;  // docs[i] is the doc of rows[mapped_row[i]]
   std::vector<std::string> view_prefix;
   for (size_t v = 0; v < nviews; ++v) view_prefix.push_back(ik.Rows(v));
-  // Writes the clean header (after a recount, or when a failed chunk wrote
+  // Writes the clean header (after a recount, or when a failed round wrote
   // nothing past it).
   auto write_header = [&]() {
     h.dirty = false;
@@ -323,49 +398,20 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     return p.kv->WriteOwned(p.wo, std::move(batch));
   };
   bool need_clean = h.dirty;
-  // The changes after `since`, a chunk of them. The next chunk is read on a
-  // thread of its own while this one is mapped and written (the read is
-  // the serial part of an update: without the overlap every isolate thread
-  // waits for it, once per chunk). Reading ahead is safe: a chunk's
-  // documents are mapped only after the previous chunk is written, and a
-  // document changed meanwhile comes again in a later chunk.
-  struct Chunk {
+  // A share between its read and its results: its changes, and when the
+  // read ended (for the profile).
+  struct Pending {
     std::vector<ChangeRow> rows;
-    uint64_t last = 0;
-    uint64_t limit = 0;  // rows asked for: fewer came when none are left
+    Profiler::Clock::time_point read_end;
   };
-  auto read_chunk = [&db](uint64_t since, uint64_t limit, Chunk* c) {
-    ChangesOptions co;
-    co.since = since;
-    co.limit = limit;
-    co.include_docs = true;
-    co.conflicts = true;
-    c->last = since;
-    c->limit = limit;
-    c->rows.reserve(limit);
-    return db.Changes(co, [c](const ChangeRow& r) {
-      c->rows.push_back(r);
-      return true;
-    }, &c->last);
-  };
-  Chunk cur;
-  s = read_chunk(h.seq, kFirstUpdateChunk, &cur);
-  if (!s.ok()) return s;
-  while (!cur.rows.empty()) {
-    const bool more = cur.rows.size() >= cur.limit;
-    Chunk next;
-    // Declared after `next`, so that a return below waits for the read
-    // before `next` goes.
-    std::future<Status> next_read;
-    if (more) {
-      try {
-        next_read = std::async(std::launch::async, read_chunk, cur.last, kUpdateChunk, &next);
-      } catch (const std::system_error&) {
-        // No thread to be had: the chunk is read after this one.
-      }
-    }
-    std::vector<ChangeRow>& rows = cur.rows;
-    ChunkUpdate u;
+  std::mutex pending_mu;
+  std::map<size_t, Pending> pending;  // by first unit; GUARDED_BY(pending_mu)
+  for (;;) {
+    const uint64_t target = db.UpdateSeq();
+    if (h.seq >= target) break;
+    const uint64_t since = h.seq;
+    const uint64_t last = std::min(target, since + kRoundSeqs);
+    RoundUpdate u;
     u.p = &p;
     u.view_prefix = &view_prefix;
     u.nviews = nviews;
@@ -376,63 +422,106 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     // lock, so none appears while this update runs.
     u.note_changes = p.caches != nullptr && p.caches->Any(ik.base);
     u.count_delta.assign(nviews, 0);
-    docs.clear();
-    mapped_row.clear();
-    const uint64_t last = cur.last;
     u.seq = last;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      if (rows[i].deleted || IsDesign(rows[i].id)) continue;
-      mapped_row.push_back(i);
-      docs.push_back(std::move(rows[i].doc));
-    }
     {
       Header dirty = h;
       dirty.dirty = true;
       u.dirty_header = EncodeHeader(dirty);
     }
     u.held_delta.assign(nviews, 0);
-    if (!docs.empty()) {
-      s = (*fns)->MapShares(code, docs, [&](size_t from, size_t to, std::string_view json) {
-        json::Document mapped;
-        Status ps = json::Parse(json, &mapped);
+    const size_t units = static_cast<size_t>(last - since);
+    // Unit i of the round is seq since + 1 + i.
+    auto fetch = [&](size_t from, size_t to, std::vector<std::string>* docs) {
+      const auto start = Profiler::Clock::now();
+      ChangesOptions co;
+      co.since = since + from;
+      co.until = since + to;
+      co.include_docs = true;
+      co.conflicts = true;
+      Pending share;
+      uint64_t ignored = 0;
+      Status fs = db.Changes(co, [&](const ChangeRow& r) {
+        share.rows.push_back(r);
+        return true;
+      }, &ignored);
+      if (!fs.ok()) return fs;
+      docs->clear();
+      for (ChangeRow& r : share.rows) {
+        if (!r.deleted && !IsDesign(r.id)) docs->push_back(std::move(r.doc));
+      }
+      share.read_end = Profiler::Clock::now();
+      prof.Add(&UpdateProfile::read_ms, Profiler::Ms(start, share.read_end));
+      prof.Count(&UpdateProfile::docs, docs->size());
+      std::lock_guard<std::mutex> pg(pending_mu);
+      pending[from] = std::move(share);
+      return Status::OK();
+    };
+    auto each = [&](size_t from, size_t to, std::string_view json) {
+      auto t0 = Profiler::Clock::now();
+      Pending share;
+      {
+        std::lock_guard<std::mutex> pg(pending_mu);
+        auto it = pending.find(from);
+        if (it == pending.end()) return Status::Internal("map results for a share never read");
+        share = std::move(it->second);
+        pending.erase(it);
+      }
+      prof.Add(&UpdateProfile::map_ms, Profiler::Ms(share.read_end, t0));
+      prof.Count(&UpdateProfile::shares, 1);
+      json::Document mapped;
+      Status ps = json::Parse(json, &mapped);
+      if (!ps.ok()) return ps;
+      auto t1 = Profiler::Clock::now();
+      prof.Add(&UpdateProfile::parse_ms, Profiler::Ms(t0, t1));
+      KVWriteBatch batch;
+      std::vector<std::string> changed;
+      std::vector<int64_t> delta(nviews, 0);
+      // Deleted and design documents lose their rows; the others' rows are
+      // their map results, in order.
+      rapidjson::SizeType next = 0;
+      for (const ChangeRow& r : share.rows) {
+        const json::Value* emits = nullptr;
+        if (!r.deleted && !IsDesign(r.id)) {
+          if (!mapped.IsArray() || next >= mapped.Size()) {
+            return Status::Internal("map results do not match the documents");
+          }
+          emits = &mapped[next++];
+        }
+        ps = ReplaceDocRows(u, r.id, emits, &batch, &changed, &delta);
         if (!ps.ok()) return ps;
-        if (!mapped.IsArray() || mapped.Size() != to - from) {
-          return Status::Internal("map results do not match the documents");
-        }
-        KVWriteBatch batch;
-        std::vector<std::string> changed;
-        std::vector<int64_t> delta(nviews, 0);
-        for (size_t d = from; d < to; ++d) {
-          ps = ReplaceDocRows(u, rows[mapped_row[d]].id, &mapped[static_cast<rapidjson::SizeType>(d - from)],
-                              &batch, &changed, &delta);
-          if (!ps.ok()) return ps;
-        }
-        if (from == 0 && to == docs.size()) {
-          u.held = std::move(batch);
-          u.held_changed = std::move(changed);
-          u.held_delta = std::move(delta);
-          return Status::OK();
-        }
-        return CommitPart(u, std::move(batch), changed, delta);
-      });
-      if (!s.ok()) {
-        // Nothing written past it: the header is exact (again).
-        if (!u.committed && need_clean) (void)write_header();
-        return s;
       }
+      if (!mapped.IsArray() || next != mapped.Size()) {
+        return Status::Internal("map results do not match the documents");
+      }
+      auto t2 = Profiler::Clock::now();
+      prof.Add(&UpdateProfile::encode_ms, Profiler::Ms(t1, t2));
+      if (from == 0 && to == units) {
+        u.held = std::move(batch);
+        u.held_changed = std::move(changed);
+        u.held_delta = std::move(delta);
+        return Status::OK();
+      }
+      ps = CommitPart(u, PartBatch{std::move(batch), std::move(changed), std::move(delta)});
+      prof.Add(&UpdateProfile::write_ms, Profiler::Ms(t2, Profiler::Clock::now()));
+      return ps;
+    };
+    const auto fan_start = Profiler::Clock::now();
+    s = (*fns)->MapShares(code, units, fetch, each);
+    if (s.ok()) {
+      std::lock_guard<std::mutex> wg(u.mu);
+      s = u.write_error;
     }
-    // The chunk's last batch: a single share's rows, the rows deleted and
-    // design documents lose, and the header at the chunk's seq (exact: every
-    // share is written).
+    const auto fan_end = Profiler::Clock::now();
+    prof.Add(&UpdateProfile::fan_ms, Profiler::Ms(fan_start, fan_end), false);
+    prof.Count(&UpdateProfile::rounds, 1);
+    if (!s.ok()) {
+      // Nothing written past it: the header is exact (again).
+      if (!u.committed && need_clean) (void)write_header();
+      return s;
+    }
+    // The round's last batch: a single share's rows, and the header at the
+    // round's seq (exact: every share is written).
     KVWriteBatch& batch = u.held;
-    for (size_t i = 0, next_mapped = 0; i < rows.size(); ++i) {
-      if (next_mapped < mapped_row.size() && mapped_row[next_mapped] == i) {
-        ++next_mapped;
-        continue;
-      }
-      s = ReplaceDocRows(u, rows[i].id, nullptr, &batch, &u.held_changed, &u.held_delta);
-      if (!s.ok()) return s;
-    }
     for (size_t v = 0; v < nviews; ++v) {
       const int64_t c = static_cast<int64_t>(h.counts[v]) + u.count_delta[v] + u.held_delta[v];
       h.counts[v] = c > 0 ? static_cast<uint64_t>(c) : 0;
@@ -443,14 +532,13 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     batch.Put(ik.Header(), EncodeHeader(h));
     if (u.note_changes) p.caches->NoteChanges(ik.base, u.held_changed, last);
     s = p.kv->WriteOwned(p.wo, std::move(batch));
+    prof.Add(&UpdateProfile::header_ms, Profiler::Ms(fan_end, Profiler::Clock::now()), false);
     if (!s.ok()) return s;
     need_clean = false;
-    if (!more) break;
-    s = next_read.valid() ? next_read.get() : read_chunk(cur.last, kUpdateChunk, &next);
-    if (!s.ok()) return s;
-    cur = std::move(next);
   }
-  return need_clean ? write_header() : Status::OK();
+  s = need_clean ? write_header() : Status::OK();
+  prof.Add(&UpdateProfile::wall_ms, Profiler::Ms(update_start, Profiler::Clock::now()), false);
+  return s;
 }
 
 //////// Reading rows
@@ -1249,10 +1337,11 @@ Status ScanIndex(Store& store, Database& db, ViewFunctions* functions, const Des
   });
 }
 
-Status UpdateIndex(Store& store, Database& db, ViewFunctions* functions, const DesignDoc& ddoc) {
+Status UpdateIndex(Store& store, Database& db, ViewFunctions* functions, const DesignDoc& ddoc,
+                   UpdateProfile* profile) {
   auto place = PlaceOf(store, db, ddoc);
   if (!place.ok()) return place.status();
-  return UpdateAt(*place, db, functions, ddoc.code);
+  return UpdateAt(*place, db, functions, ddoc.code, profile);
 }
 
 Status TempQuery(Database& db, ViewFunctions* functions, const DesignDoc& temp,

@@ -8,11 +8,12 @@
 //     signature names its index;
 //  2. unless the query says update=false (stale=ok), the index is brought up
 //     to the database's update_seq: the changes since the index's seq are
-//     read through Database::Changes, design documents skipped, the live
-//     ones mapped by a ViewFunctions (JavaScript on the isolate threads, or
-//     Mango's C++ mapper for language "query"), and each document's old rows
-//     replaced by its new ones in one KV batch per chunk, with the index's
-//     seq. Concurrent queries of one index share one update: the others wait
+//     read through Database::Changes a seq range per share, where the share
+//     is mapped, design documents skipped, the live ones mapped by a
+//     ViewFunctions (JavaScript on the isolate threads, or Mango's C++
+//     mapper for language "query"), and each document's old rows replaced
+//     by its new ones in one KV batch per share, the index's seq moving
+//     after each round of shares. Concurrent queries of one index share one update: the others wait
 //     for it and find nothing left to do;
 //  3. the rows in the query's range are read in collation order from the
 //     KVStore (docs/index_key_format.md, "Views"), reduced per group when
@@ -31,6 +32,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "settee/database.h"
 #include "settee/store.h"
@@ -76,8 +78,29 @@ Status ScanIndex(Store& store, Database& db, ViewFunctions* functions, const Des
                  const std::string& upper, bool descending,
                  const std::function<bool(const IndexRow&)>& each);
 
-// Brings the index of `ddoc` up to date, as a query with update=true would.
-Status UpdateIndex(Store& store, Database& db, ViewFunctions* functions, const DesignDoc& ddoc);
+// Where an index update's time went (for the benchmark): milliseconds,
+// summed over the threads that spent them.
+struct UpdateProfile {
+  double wall_ms = 0;    // the whole update
+  double fan_ms = 0;     // the caller waiting in MapShares (the shares' wall time)
+  double read_ms = 0;    // shares reading their changed documents from the store
+  // From a share's read to its results: the task's JSON text, JSON->V8,
+  // the map functions, V8->JSON, the hand-off back.
+  double map_ms = 0;
+  double parse_ms = 0;   // parsing map results
+  double encode_ms = 0;  // rows -> index KV entries (and reading back-index entries)
+  double write_ms = 0;   // writing share batches
+  double header_ms = 0;  // the caller's batch after each round (header, a lone share's rows)
+  uint64_t rounds = 0, shares = 0, docs = 0;
+  // Per thread that ran shares, in the order they started: read + map +
+  // parse + encode + write. fan_ms minus this is the thread's idle time.
+  std::vector<double> thread_busy_ms;
+};
+
+// Brings the index of `ddoc` up to date, as a query with update=true would,
+// adding where the time went to *profile when given.
+Status UpdateIndex(Store& store, Database& db, ViewFunctions* functions, const DesignDoc& ddoc,
+                   UpdateProfile* profile = nullptr);
 
 // The design documents of `db`, with their bodies (rows of _all_docs with
 // include_docs over the "_design/" range).

@@ -166,6 +166,9 @@ struct ChangesOptions {
   bool attachments = false;
   bool att_encoding_info = false;
   std::optional<std::vector<std::string>> doc_ids;  // filter=_doc_ids
+  // Only changes with seq <= until (a view update reads a seq range per
+  // share). A feed cut short by it reports until as its last seq.
+  uint64_t until = std::numeric_limits<uint64_t>::max();
 };
 
 struct ChangeRow {

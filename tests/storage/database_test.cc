@@ -550,6 +550,34 @@ TEST_P(DatabaseTest, ChangesShowEachDocOnceAtItsLatestSeq) {
   EXPECT_EQ("1-zzzz", rows[1].revs[0]);
 }
 
+// until: a seq range (since, until], as a view update's share reads it.
+TEST_P(DatabaseTest, ChangesUntilBoundsTheSeqRange) {
+  std::string a1 = PutOk(R"({"_id":"a"})");
+  PutOk(R"({"_id":"b"})");
+  PutOk(R"({"_id":"a","_rev":")" + a1 + R"("})");
+  PutOk(R"({"_id":"c"})");
+  ChangesOptions range;
+  range.since = 1;
+  range.until = 3;
+  range.include_docs = true;
+  uint64_t last = 0;
+  auto rows = AllChanges(range, &last);
+  ASSERT_EQ(2u, rows.size());
+  EXPECT_EQ("b", rows[0].id);
+  EXPECT_EQ("a", rows[1].id);
+  EXPECT_STREQ("a", ParseOk(rows[1].doc)["_id"].GetString());
+  EXPECT_EQ(3u, last) << "a feed cut short by until read up to it";
+  // a's first change (seq 1) was superseded: nothing in (0, 1].
+  range.since = 0;
+  range.until = 1;
+  EXPECT_TRUE(AllChanges(range, &last).empty());
+  EXPECT_EQ(1u, last);
+  range.since = 3;
+  range.until = 3;
+  EXPECT_TRUE(AllChanges(range, &last).empty());
+  EXPECT_EQ(3u, last);
+}
+
 TEST_P(DatabaseTest, OpenRevsAndLatest) {
   std::string r1 = PutOk(R"({"_id":"d","v":1})");
   std::string r2 = PutOk(R"({"_id":"d","_rev":")" + r1 + R"(","v":2})");

@@ -33,7 +33,7 @@ class FakeFunctions : public ViewFunctions {
   std::atomic<int> rereduces{0};
   std::atomic<int> reduced_rows{0};  // values given to reduce (not rereduce) calls
   Status fail;  // returned by Map when set
-  // MapShares: docs are delivered in shares of this many; with
+  // MapShares: units (seqs) are delivered in shares of this many; with
   // fail_after_shares >= 0 it fails (a timeout) once that many were
   // delivered, as a pool whose later share runs over its time budget.
   size_t share_docs = 0;  // 0: one share
@@ -98,16 +98,17 @@ class FakeFunctions : public ViewFunctions {
     return Status::OK();
   }
 
-  Status MapShares(const MapCode& code, const std::vector<std::string>& docs,
-                   const ShareFn& each) override {
-    if (share_docs == 0) return ViewFunctions::MapShares(code, docs, each);
+  Status MapShares(const MapCode& code, size_t n, const FetchFn& fetch, const ShareFn& each) override {
+    if (share_docs == 0) return ViewFunctions::MapShares(code, n, fetch, each);
     int delivered = 0;
-    for (size_t from = 0; from < docs.size(); from += share_docs) {
+    for (size_t from = 0; from < n; from += share_docs) {
       if (delivered == fail_after_shares) return Status(Status::Code::kTimeout, "Script execution timed out");
-      const size_t to = std::min(docs.size(), from + share_docs);
-      std::vector<std::string> share(docs.begin() + from, docs.begin() + to);
-      std::string out;
-      Status s = Map(code, share, &out);
+      const size_t to = std::min(n, from + share_docs);
+      std::vector<std::string> share;
+      Status s = fetch(from, to, &share);
+      if (!s.ok()) return s;
+      std::string out = "[]";
+      if (!share.empty()) s = Map(code, share, &out);
       if (!s.ok()) return s;
       s = each(from, to, out);
       if (!s.ok()) return s;
@@ -378,7 +379,7 @@ TEST_P(ViewsTest, IncrementalUpdateAfterEditsDeletesAndConflicts) {
 // writes each share's rows on its own): the index keeps its seq, the next
 // update redoes those documents from the back-index and recounts, also
 // after a reopen.
-TEST_P(ViewsTest, UpdateThatDiesMidChunkIsRedone) {
+TEST_P(ViewsTest, UpdateThatDiesMidRoundIsRedone) {
   std::string ra = Put(R"({"_id":"a","k":1})");
   Put(R"({"_id":"b","k":2})");
   Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\",\"twice\":true}"}}})");
@@ -407,11 +408,11 @@ TEST_P(ViewsTest, UpdateThatDiesMidChunkIsRedone) {
   EXPECT_EQ(d["total_rows"].GetInt(), 10);
 }
 
-// An update of several chunks reads the next chunk while it maps the
-// current one; documents edited meanwhile (in a chunk already read, or in
-// one not yet read) end with their new rows only.
-TEST_P(ViewsTest, EditsDuringAMultiChunkUpdate) {
-  const int n = 9000;  // a first chunk of 512, then chunks of 4096
+// An update of many shares, each reading its own seq range when it starts;
+// documents edited meanwhile (in a share already read, or in one not yet
+// read) end with their new rows only.
+TEST_P(ViewsTest, EditsDuringAMultiShareUpdate) {
+  const int n = 9000;  // 30 shares of 300 seqs
   std::string docs = "[";
   for (int i = 0; i < n; ++i) {
     docs += std::string(i ? "," : "") + R"({"_id":"d)" + std::to_string(10000 + i) + R"(","k":)" + std::to_string(i) + "}";
@@ -422,8 +423,8 @@ TEST_P(ViewsTest, EditsDuringAMultiChunkUpdate) {
   fns_.share_docs = 300;
   int maps = 0;
   fns_.on_map = [&] {
-    // While the first chunks map: edit a doc of the first chunk, one of
-    // the second and one of the last, and delete one.
+    // While the second share maps: edit a doc of the first share, one of
+    // a later one and one of the last, and delete one.
     if (++maps == 2) {
       for (int i : {5, 1000, 8500}) {
         ASSERT_TRUE(db_->Put("d" + std::to_string(10000 + i),
@@ -442,6 +443,66 @@ TEST_P(ViewsTest, EditsDuringAMultiChunkUpdate) {
   json::Document d;
   ASSERT_TRUE(json::Parse(Q("t", "v", R"({"reduce":false,"limit":0})"), &d).ok());
   EXPECT_EQ(d["total_rows"].GetInt(), 8999);
+}
+
+// How a pool cuts an update's work into shares (view_functions.h).
+TEST(GuidedShareSizeTest, SharesShrinkWithinBoundsAndTileTheWork) {
+  for (size_t threads : {1, 2, 4}) {
+    for (size_t n : {0, 1, 255, 511, 512, 3000, 10000, 100000}) {
+      std::vector<size_t> sizes;
+      for (size_t left = n; left > 0;) {
+        const size_t share = GuidedShareSize(left, threads, 256, 2048);
+        ASSERT_GT(share, 0u);
+        ASSERT_LE(share, left);
+        sizes.push_back(share);
+        left -= share;
+      }
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        // Only the last share is below the minimum (what was left), none
+        // above the maximum, and none bigger than the one before it.
+        if (i + 1 < sizes.size()) EXPECT_GE(sizes[i], 256u) << n << " over " << threads;
+        EXPECT_LE(sizes[i], std::max<size_t>(2048, 2 * 256)) << n << " over " << threads;
+        if (i > 0) EXPECT_LE(sizes[i], sizes[i - 1] + 256) << n << " over " << threads;
+      }
+      // Enough shares for every thread to take some, once there is work.
+      if (n >= 256 * 2 * threads) EXPECT_GE(sizes.size(), 2 * threads) << n << " over " << threads;
+    }
+  }
+  EXPECT_EQ(GuidedShareSize(10000, 2, 256, 2048), 2048u);
+  EXPECT_EQ(GuidedShareSize(3000, 2, 256, 2048), 750u);
+  EXPECT_EQ(GuidedShareSize(600, 2, 256, 2048), 256u);
+  EXPECT_EQ(GuidedShareSize(400, 2, 256, 2048), 400u);
+}
+
+// An update cuts the changes since the index's seq into seq ranges, one per
+// share, each read by its share: every changed document is read once, in
+// the share whose range holds its latest seq, and deleted and design
+// documents are read (their rows go) but not mapped.
+TEST_P(ViewsTest, EachShareReadsItsOwnSeqRange) {
+  for (int i = 0; i < 10; ++i) Put(R"({"_id":"d)" + std::to_string(i) + R"(","k":)" + std::to_string(i) + "}");
+  Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\"}"}}})");
+  EXPECT_EQ(Keys(Q("t", "v")), "0 1 2 3 4 5 6 7 8 9");
+  // seqs 1-10: d0-d9, 11: the design doc. Now: 12 d3 deleted, 13 d10,
+  // 14 d5 edited, 15 d11.
+  json::Document d;
+  auto rev_of = [&](const std::string& id) {
+    auto r = db_->Get(id);
+    EXPECT_TRUE(r.ok());
+    EXPECT_TRUE(json::Parse(*r, &d).ok());
+    return std::string(d["_rev"].GetString());
+  };
+  ASSERT_TRUE(db_->Delete("d3", rev_of("d3")).ok());
+  Put(R"({"_id":"d10","k":10})");
+  ASSERT_TRUE(db_->Put("d5", R"({"_rev":")" + rev_of("d5") + R"(","k":50})").ok());
+  Put(R"({"_id":"d11","k":11})");
+  fns_.share_docs = 2;
+  const int before = fns_.mapped_docs.load();
+  EXPECT_EQ(Keys(Q("t", "v")), "0 1 2 4 6 7 8 9 10 11 50");
+  // Shares (11,13] (12,14]... : d10, d5 and d11 mapped once each; d3 read
+  // but not mapped.
+  EXPECT_EQ(fns_.mapped_docs.load() - before, 3);
+  ASSERT_TRUE(json::Parse(Q("t", "v", R"({"limit":0})"), &d).ok());
+  EXPECT_EQ(d["total_rows"].GetInt(), 11);
 }
 
 TEST_P(ViewsTest, SurvivesReopen) {

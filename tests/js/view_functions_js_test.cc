@@ -1,0 +1,166 @@
+// PoolViewFunctions (js/view_functions_js.h): how MapShares fans a map out
+// over the isolate threads. Each share is read, mapped and handed on by one
+// isolate thread (never the caller's), the shares cover the work once, and
+// a failing read or hand-off is the call's error. The map semantics
+// themselves are tested through the view endpoints (tests/runtime) and the
+// JS scripts (tests/js/scripts).
+#include "js/view_functions_js.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "settee/store.h"
+#include "util/json.h"
+
+namespace settee::js {
+namespace {
+
+class PoolViewFunctionsTest : public testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    StoreOptions so;
+    so.backend = StoreOptions::Backend::kMemory;
+    store_ = std::move(Store::Open(so)).value();
+    PoolOptions po;
+    po.threads = GetParam();
+    po.store = store_.get();
+    fns_ = std::make_unique<PoolViewFunctions>(po);
+    code_.maps = {"function (doc) { emit(doc.n, doc.n * 2); }"};
+  }
+
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<PoolViewFunctions> fns_;
+  views::MapCode code_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Threads, PoolViewFunctionsTest, testing::Values(1, 2),
+                         [](const auto& info) { return std::to_string(info.param) + "Threads"; });
+
+// One document per unit, {"n": unit}.
+std::vector<std::string> DocsOf(size_t from, size_t to) {
+  std::vector<std::string> docs;
+  for (size_t i = from; i < to; ++i) docs.push_back(R"({"_id":"d)" + std::to_string(i) + R"(","n":)" + std::to_string(i) + "}");
+  return docs;
+}
+
+TEST_P(PoolViewFunctionsTest, SharesAreReadMappedAndHandedOnByOneIsolateThread) {
+  const size_t n = 5000;
+  std::mutex mu;
+  std::map<size_t, std::pair<size_t, std::thread::id>> fetched;  // from -> (to, thread)
+  std::set<size_t> delivered;
+  std::set<std::thread::id> threads;
+  size_t mapped = 0;
+  Status s = fns_->MapShares(
+      code_, n,
+      [&](size_t from, size_t to, std::vector<std::string>* docs) {
+        std::lock_guard<std::mutex> g(mu);
+        fetched[from] = {to, std::this_thread::get_id()};
+        *docs = DocsOf(from, to);
+        return Status::OK();
+      },
+      [&](size_t from, size_t to, std::string_view out) {
+        std::lock_guard<std::mutex> g(mu);
+        EXPECT_EQ(fetched[from].first, to);
+        EXPECT_EQ(fetched[from].second, std::this_thread::get_id()) << "share " << from << " handed on by another thread";
+        EXPECT_TRUE(delivered.insert(from).second);
+        threads.insert(std::this_thread::get_id());
+        json::Document d;
+        EXPECT_TRUE(json::Parse(out, &d).ok());
+        EXPECT_EQ(d.Size(), to - from);
+        // Document i emitted [i, 2i].
+        for (size_t i = 0; i < d.Size(); ++i) {
+          EXPECT_EQ(d[i][0][0][0].GetInt64(), static_cast<int64_t>(from + i));
+          EXPECT_EQ(d[i][0][0][1].GetInt64(), static_cast<int64_t>(2 * (from + i)));
+        }
+        mapped += d.Size();
+        return Status::OK();
+      });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(mapped, n);
+  // The shares tile [0, n), none bigger than the cap, and several (so the
+  // threads can share the work).
+  size_t at = 0;
+  for (const auto& [from, share] : fetched) {
+    EXPECT_EQ(from, at);
+    EXPECT_LE(share.first - from, 2048u);
+    at = share.first;
+  }
+  EXPECT_EQ(at, n);
+  EXPECT_GT(fetched.size(), 2u);
+  EXPECT_FALSE(threads.count(std::this_thread::get_id())) << "the caller only waits";
+  EXPECT_LE(threads.size(), static_cast<size_t>(GetParam()));
+}
+
+TEST_P(PoolViewFunctionsTest, AFailingReadOrHandOffIsTheError) {
+  const size_t n = 3000;
+  std::atomic<int> handed{0};
+  Status s = fns_->MapShares(
+      code_, n,
+      [&](size_t from, size_t to, std::vector<std::string>* docs) {
+        if (from > 0) return Status::Corruption("bad change block");
+        *docs = DocsOf(from, to);
+        return Status::OK();
+      },
+      [&](size_t, size_t, std::string_view) {
+        ++handed;
+        return Status::OK();
+      });
+  EXPECT_EQ(s.code(), Status::Code::kCorruption) << s.ToString();
+  EXPECT_LE(handed.load(), 1);
+  s = fns_->MapShares(
+      code_, n,
+      [&](size_t from, size_t to, std::vector<std::string>* docs) {
+        *docs = DocsOf(from, to);
+        return Status::OK();
+      },
+      [&](size_t, size_t, std::string_view) { return Status::Internal("write failed"); });
+  EXPECT_EQ(s.code(), Status::Code::kInternal);
+  EXPECT_EQ(s.reason(), "write failed");
+  // The pool is still good.
+  std::string out;
+  ASSERT_TRUE(fns_->Map(code_, DocsOf(0, 3), &out).ok());
+  EXPECT_EQ(out, "[[[[0,0]]],[[[1,2]]],[[[2,4]]]]");
+}
+
+TEST_P(PoolViewFunctionsTest, FewUnitsAndNone) {
+  int calls = 0;
+  auto fetch = [&](size_t from, size_t to, std::vector<std::string>* docs) {
+    ++calls;
+    *docs = DocsOf(from, to);
+    return Status::OK();
+  };
+  auto each = [&](size_t from, size_t to, std::string_view) {
+    EXPECT_EQ(from, 0u);
+    EXPECT_EQ(to, 3u);
+    return Status::OK();
+  };
+  ASSERT_TRUE(fns_->MapShares(code_, 0, fetch, each).ok());
+  EXPECT_EQ(calls, 0);
+  ASSERT_TRUE(fns_->MapShares(code_, 3, fetch, each).ok());
+  EXPECT_EQ(calls, 1);
+  // A share with nothing to map (deleted and design docs only) is handed
+  // on as an empty result.
+  std::string got;
+  ASSERT_TRUE(fns_->MapShares(
+                      code_, 3,
+                      [](size_t, size_t, std::vector<std::string>* docs) {
+                        docs->clear();
+                        return Status::OK();
+                      },
+                      [&](size_t, size_t, std::string_view out) {
+                        got = std::string(out);
+                        return Status::OK();
+                      })
+                  .ok());
+  EXPECT_EQ(got, "[]");
+}
+
+}  // namespace
+}  // namespace settee::js
