@@ -11,8 +11,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "bench/harness/child_process.h"
@@ -46,6 +48,10 @@ constexpr Endpoint kEndpoints[] = {
     // docs; post-doc's docs emit nothing): the map/reduce runtime's HTTP
     // path with the index up to date.
     {"view-js-reduce", "/bench/_design/bench/_view/by_group?group_level=1", false},
+    // GET /: the welcome object, no storage and no shared state. The control
+    // for loop scaling: what N loops over 1 reach on this machine (wrk
+    // included) when the server shares nothing between its loops.
+    {"server-root", "/", false},
 };
 
 std::string RowName(const Endpoint& e, int connections, int loops) {
@@ -100,6 +106,27 @@ Status Seed(int port) {
                               std::to_string(*status));
   }
   return Status::OK();
+}
+
+// CPU seconds (user + system) a process has used so far, or -1.
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string field;
+  double utime = -1, stime = -1;
+  for (int i = 3; rest >> field; ++i) {  // field 3 is the state
+    if (i == 14) utime = std::atof(field.c_str());
+    if (i == 15) {
+      stime = std::atof(field.c_str());
+      break;
+    }
+  }
+  if (utime < 0 || stime < 0) return -1;
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 double RssMb(pid_t pid) {
@@ -165,6 +192,7 @@ class HttpSuite {
       RunRows(&server, StartPouchdbServer(&server));
     }
     if (remove_scratch_) std::filesystem::remove_all(scratch_, ignored_);
+    AddLoopScaling(&rows_);
     return rows_;
   }
 
@@ -294,7 +322,11 @@ class HttpSuite {
         rows_.push_back(RowWithOutcome(kSuite, name, s->runtime, s->loops, not_run, why));
         continue;
       }
+      const double cpu_before = s->process ? CpuSeconds(s->process->pid()) : -1;
       CaseResult row = RunWrk(*s, *e, c);
+      const double cpu_after = s->process ? CpuSeconds(s->process->pid()) : -1;
+      if (row.outcome == Outcome::kOk && cpu_before >= 0 && cpu_after >= cpu_before && row.operations > 0)
+        row.metrics["server_cpu_us_per_req"] = (cpu_after - cpu_before) * 1e6 / row.operations;
       row.name = name;
       if (s->report_rss) row.metrics["server_rss_mb"] = RssMb(s->process->pid());
       rows_.push_back(std::move(row));
@@ -357,6 +389,27 @@ class HttpSuite {
 };
 
 }  // namespace
+
+void AddLoopScaling(std::vector<CaseResult>* rows) {
+  for (CaseResult& r : *rows) {
+    if (r.runtime != "settee" || r.threads <= 1 || r.outcome != Outcome::kOk) continue;
+    const std::string suffix = " loops=" + std::to_string(r.threads);
+    if (r.name.size() <= suffix.size() || r.name.compare(r.name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string one = r.name.substr(0, r.name.size() - suffix.size()) + " loops=1";
+    for (const CaseResult& b : *rows) {
+      if (b.runtime != "settee" || b.name != one || b.outcome != Outcome::kOk) continue;
+      auto metric = [](const CaseResult& c, const char* name) {
+        auto it = c.metrics.find(name);
+        return it == c.metrics.end() ? 0.0 : it->second;
+      };
+      if (double ops = metric(b, "ops_per_sec"); ops > 0) r.metrics["ops_vs_1_loop"] = metric(r, "ops_per_sec") / ops;
+      if (double cpu = metric(b, "server_cpu_us_per_req"); cpu > 0 && metric(r, "server_cpu_us_per_req") > 0)
+        r.metrics["cpu_per_req_vs_1_loop"] = metric(r, "server_cpu_us_per_req") / cpu;
+      break;
+    }
+  }
+}
 
 int WrkThreads(int cores, int server_threads, int connections) {
   return std::clamp(cores - server_threads, 1, std::max(1, connections));
