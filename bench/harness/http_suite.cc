@@ -35,23 +35,26 @@ constexpr int kConnections[] = {1, 10};
 struct Endpoint {
   const char* name;
   const char* path;
-  bool post;  // POST a small doc with bench/http/post.lua
+  const char* script;  // a wrk script in bench/http/ (the POSTs), or null
 };
 constexpr Endpoint kEndpoints[] = {
-    {"get-doc", "/bench/doc1", false},
-    {"all-docs-limit10", "/bench/_all_docs?limit=10", false},
-    {"post-doc", "/bench", true},
+    {"get-doc", "/bench/doc1", nullptr},
+    {"all-docs-limit10", "/bench/_all_docs?limit=10", nullptr},
+    {"post-doc", "/bench", "post.lua"},
     // PouchDB's many-attachments read over HTTP: a doc with 100 attachments
     // of 50,000 bytes, bodies inline as base64 (6.7 MB of JSON).
-    {"get-doc-100-attachments", "/bench/atts?attachments=true", false},
+    {"get-doc-100-attachments", "/bench/atts?attachments=true", nullptr},
     // A view with a JavaScript reduce, grouped (10 groups of the 100 seeded
     // docs; post-doc's docs emit nothing): the map/reduce runtime's HTTP
     // path with the index up to date.
-    {"view-js-reduce", "/bench/_design/bench/_view/by_group?group_level=1", false},
+    {"view-js-reduce", "/bench/_design/bench/_view/by_group?group_level=1", nullptr},
+    // post-doc over databases bench-0 .. bench-9 in turn: the loops' scaling
+    // with little of it lost to one database's serialized writes.
+    {"post-doc-10-dbs", "/bench-0", "post_dbs.lua"},
     // GET /: the welcome object, no storage and no shared state. The control
     // for loop scaling: what N loops over 1 reach on this machine (wrk
     // included) when the server shares nothing between its loops.
-    {"server-root", "/", false},
+    {"server-root", "/", nullptr},
 };
 
 std::string RowName(const Endpoint& e, int connections, int loops) {
@@ -59,7 +62,7 @@ std::string RowName(const Endpoint& e, int connections, int loops) {
 }
 
 // Database "bench": doc1 for the GETs, 100 more docs for _all_docs and the
-// view (design doc "bench").
+// view (design doc "bench"); empty databases bench-0 .. bench-9.
 Status Seed(int port) {
   std::string base = "http://127.0.0.1:" + std::to_string(port) + "/bench";
   std::string docs = "{\"docs\":[";
@@ -85,6 +88,13 @@ Status Seed(int port) {
             "\"}";
   }
   atts += "}}";
+  for (int i = 0; i < 10; ++i) {  // post-doc-10-dbs's databases
+    const std::string url = base + "-" + std::to_string(i);
+    auto status = HttpCall("PUT", url, "");
+    if (!status.ok()) return status.status();
+    if (*status < 200 || *status >= 300)
+      return Status::Internal("seeding: PUT " + url + " answered " + std::to_string(*status));
+  }
   struct Step {
     const char* method;
     std::string url;
@@ -351,7 +361,7 @@ class HttpSuite {
     std::vector<std::string> argv = {wrk_, "-t" + std::to_string(threads), "-c" + std::to_string(connections),
                                      "-d" + std::to_string(config_.seconds_per_row) + "s", "--timeout", "2s",
                                      "--latency"};
-    if (e.post) argv.insert(argv.end(), {"-s", SourceDir(options_) + "/bench/http/post.lua"});
+    if (e.script) argv.insert(argv.end(), {"-s", SourceDir(options_) + "/bench/http/" + e.script});
     argv.push_back("http://127.0.0.1:" + std::to_string(s.port) + e.path);
     auto wrk = Subprocess::Spawn(argv);
     if (!wrk.ok()) {

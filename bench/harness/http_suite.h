@@ -6,7 +6,8 @@
 // 127.0.0.1 (settee: `options.settee_binary serve --port 0 --threads L
 // --backend options.backend`, data under options.scratch_dir, with L = 1 and
 // L = options.threads loop threads), seeds database "bench" (doc "doc1", 100
-// small docs, doc "atts" with 100 attachments) and runs wrk --latency for
+// small docs, doc "atts" with 100 attachments) and empty bench-0 .. bench-9,
+// and runs wrk --latency for
 // `seconds_per_row` per row:
 //   get-doc           GET /bench/doc1
 //   all-docs-limit10  GET /bench/_all_docs?limit=10
@@ -15,6 +16,9 @@
 //                     attachments of 50,000 bytes, inline as base64 (PouchDB's
 //                     many-attachments case over HTTP)
 //   view-js-reduce    a grouped view query with a JavaScript reduce
+//   post-doc-10-dbs   POSTs to databases bench-0 .. bench-9 in turn
+//                     (bench/http/post_dbs.lua): post-doc without one
+//                     database's write path serializing the loops
 //   server-root       GET /, no storage: the control of loop scaling
 // at 1 and 10 connections. Rows are named "get-doc c=10 loops=2"; their
 // `threads` is the server's loop threads. wrk gets the cores the server

@@ -95,8 +95,8 @@ TEST(HttpSuiteTest, MissingWrkSkipsEveryRowByName) {
   HttpSuiteConfig c = ShortConfig();
   c.wrk = "settee-no-such-wrk";
   auto rows = RunHttpSuiteWith(o, nullptr, c);
-  // 6 requests x 2 concurrencies x (settee 1 loop, settee 2 loops, pouchdb-server)
-  ASSERT_EQ(rows.size(), 36u);
+  // 7 requests x 2 concurrencies x (settee 1 loop, settee 2 loops, pouchdb-server)
+  ASSERT_EQ(rows.size(), 42u);
   for (const CaseResult& r : rows) {
     EXPECT_EQ(r.outcome, Outcome::kSkipped) << r.name;
     EXPECT_NE(r.error.find("wrk is not installed"), std::string::npos);
@@ -105,11 +105,12 @@ TEST(HttpSuiteTest, MissingWrkSkipsEveryRowByName) {
   EXPECT_EQ(rows[0].runtime, "settee");
   EXPECT_EQ(rows[3].name, "get-doc-100-attachments c=1 loops=1");
   EXPECT_EQ(rows[4].name, "view-js-reduce c=1 loops=1");
-  EXPECT_EQ(rows[5].name, "server-root c=1 loops=1");
-  EXPECT_EQ(rows[12].name, "get-doc c=1 loops=2");
-  EXPECT_EQ(rows[12].threads, 2);
-  EXPECT_EQ(rows[24].runtime, "pouchdb-server");
-  EXPECT_EQ(rows[24].name, "get-doc c=1 loops=1");
+  EXPECT_EQ(rows[5].name, "post-doc-10-dbs c=1 loops=1");
+  EXPECT_EQ(rows[6].name, "server-root c=1 loops=1");
+  EXPECT_EQ(rows[14].name, "get-doc c=1 loops=2");
+  EXPECT_EQ(rows[14].threads, 2);
+  EXPECT_EQ(rows[28].runtime, "pouchdb-server");
+  EXPECT_EQ(rows[28].name, "get-doc c=1 loops=1");
 }
 
 CaseResult WrkRow(const std::string& name, const std::string& runtime, int threads, double ops, double cpu_us) {
@@ -214,6 +215,18 @@ TEST(HttpSuiteTest, SetteeServesUnderWrk) {
   EXPECT_EQ(seen.back().case_index, 6);  // 0-based, as the harness prints index + 1
   EXPECT_EQ(seen.back().runtime, "pouchdb-server");
   EXPECT_EQ(seen.back().case_count, 7);
+}
+
+// post_dbs.lua's POSTs land in the seeded databases bench-0 .. bench-9.
+TEST(HttpSuiteTest, PostsOverTenDatabasesUnderWrk) {
+  if (FindInPath("wrk").empty()) GTEST_SKIP() << "no wrk";
+  BenchOptions o = Options(1);
+  o.grep = "^http/post-doc-10-dbs c=10 ";
+  auto rows = RunHttpSuiteWith(o, nullptr, ShortConfig());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].outcome, Outcome::kOk) << rows[0].error;
+  EXPECT_GT(rows[0].operations, 0);
+  EXPECT_EQ(rows[0].metrics.at("error_pct"), 0);  // a 404 (no such database) would count
 }
 
 // The view query with a JavaScript reduce answers every request.
