@@ -367,12 +367,39 @@ Status MemoryStore::CommitPrepared(Prepared& p) {
   touched.reserve(ops.size());
   auto part = [&p](uint32_t i) -> uint32_t { return p.part_of.empty() ? 0 : p.part_of[i]; };
 
-  for (uint32_t q : p.locked) parts_[q].lock.Lock();
-  // The node of the previous op and its successor, carried along: after an
-  // insert between them the successor is unchanged, and recomputing it
-  // would climb the tree.
+  // Where each op goes is looked up holding the partitions' writer locks
+  // only: the map's descents (cache misses in a big map) are most of a small
+  // batch's time, and readers need not wait for them. Only writers change
+  // the map, so the positions stay valid; the changes themselves (links,
+  // rebalancing, stamps) are made once readers are excluded.
+  for (uint32_t q : p.locked) parts_[q].lock.LockWriter();
+  // Per op: lower_bound of its key before the batch. The previous op's is
+  // carried along: a key that belongs before it or its successor (a sorted
+  // run of new ids, the counters after a database's records) costs one
+  // comparison instead of a descent that compares long shared key prefixes
+  // at every level.
+  SmallVector<Map::iterator> place(ops.size());
+  {
+    Partition* cur = nullptr;
+    Map::iterator last;
+    for (uint32_t i : p.order) {
+      const std::string_view key = ops[i].key;
+      if (cur != &parts_[part(i)]) {
+        cur = &parts_[part(i)];
+        last = cur->map.lower_bound(key);
+      } else if (last == cur->map.end() || key <= last->first.view()) {
+        // Keys ascend: still lower_bound(key).
+      } else if (auto n = std::next(last); n == cur->map.end() || key <= n->first.view()) {
+        last = n;
+      } else {
+        last = cur->map.lower_bound(key);
+      }
+      place[i] = last;
+    }
+  }
+  for (uint32_t q : p.locked) parts_[q].lock.Exclude();
   Partition* cur = nullptr;
-  Map::iterator prev, next;
+  Map::iterator prev;  // the previous op's node
   for (uint32_t i : p.order) {
     Version* v = p.fresh[i];
     p.fresh[i] = nullptr;  // linked below, or garbage
@@ -380,37 +407,23 @@ Status MemoryStore::CommitPrepared(Prepared& p) {
     const std::string_view key = ops[i].key;
     if (cur != &parts_[part(i)]) {
       cur = &parts_[part(i)];
-      prev = next = cur->map.end();
+      prev = cur->map.end();
     }
     Map& map = cur->map;
     Map::iterator it;
     if (prev != map.end() && prev->first.view() == key) {
-      it = prev;  // the same key again
-    } else if (prev != map.end() && next != map.end() && next->first.view() == key) {
-      it = next;
-      next = std::next(next);
-    } else if (prev != map.end() && (next == map.end() || key < next->first.view())) {
-      // Absent, and its place is between prev and next.
-      if (v->deleted) {
-        // Deleting an absent key changes nothing (invariant (3)).
-        garbage.versions.push_back(v);
-        continue;
-      }
-      it = map.insert(next, std::move(p.nodes[i]));
+      it = prev;  // the same key again (inserted by this batch, perhaps)
+    } else if (place[i] != map.end() && place[i]->first.view() == key) {
+      it = place[i];
+    } else if (v->deleted) {
+      // Deleting an absent key changes nothing: a missing node is absent at
+      // every live sequence (invariant (3)).
+      garbage.versions.push_back(v);
+      continue;
     } else {
-      if (v->deleted) {
-        // Deleting an absent key changes nothing: a missing node is absent
-        // at every live sequence (invariant (3)).
-        it = map.find(key);
-        if (it == map.end()) {
-          garbage.versions.push_back(v);
-          continue;
-        }
-      } else {
-        it = map.lower_bound(key);
-        if (it == map.end() || it->first.view() != key) it = map.insert(it, std::move(p.nodes[i]));
-      }
-      next = std::next(it);
+      // Before its lower_bound: the hint makes the insertion a link and a
+      // rebalance, no descent.
+      it = map.insert(place[i], std::move(p.nodes[i]));
     }
     prev = it;
     Version* head = it->second;

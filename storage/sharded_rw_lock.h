@@ -3,20 +3,31 @@
 // A std::shared_mutex keeps one reader count, so every reader on every core
 // writes the same cache line and reads stop scaling past one thread. Here each
 // reader increments a counter in one of kSlots cache-line-padded slots, picked
-// by a per-thread index, and only reads the shared `writer_` flag (which stays
-// in every core's cache in the shared state while no writer runs). A writer
-// raises the flag and waits until every slot drains; readers that arrive while
-// the flag is up step back and spin until it is lowered (a writer's section is
-// a few map insertions), sleeping on the writer mutex only after SpinBackoff's
-// spin is spent, so a read during a write storm waits for one write, not for a
-// futex wake-up.
+// by a per-thread index. A writer raises a flag in every slot and waits until
+// every slot drains; readers that arrive while their slot's flag is up step
+// back and spin until it is lowered (a writer's section is a few map
+// insertions), sleeping on the writer mutex only after SpinBackoff's spin is
+// spent, so a read during a write storm waits for one write, not for a futex
+// wake-up.
 //
-// Protocol (Dekker-style, all flag/counter accesses seq_cst on the lock side):
-//   reader: slot.count++ ; if writer_ then { slot.count-- ; wait ; retry }
-//   writer: lock writer_mu_ ; writer_ = true ; wait every slot.count == 0
-// Either the reader sees the flag, or the writer sees the reader's count, so a
-// reader and a writer are never inside together. Slot collisions (more threads
-// than slots) only cost contention: a slot counts any number of readers.
+// The flag lives in the reader's own slot, beside its count, rather than in
+// one store-wide word: a reader then touches one cache line, not two. That is
+// what a read costs during a write storm on another core: every write moves
+// the reader's slot line to the writer's core and back (the writer must look
+// at it), and with a shared flag word the reader fetched that one too.
+// Readers also sample the flag of their own line, so readers of other slots
+// never see each other.
+//
+// Protocol (Dekker-style):
+//   reader: slot.count++ (seq_cst) ; if slot.writer then { slot.count-- ; wait ; retry }
+//   writer: lock writer_mu_ ; every slot.writer = 1 ; seq_cst fence ;
+//           wait every slot.count == 0
+// The fence orders the writer's flag stores before its count loads as a
+// seq_cst store would each (on x86 one mfence instead of kSlots locked
+// stores); either the reader sees its slot's flag or the writer sees the
+// reader's count, so a reader and a writer are never inside together. Slot
+// collisions (more threads than slots) only cost contention: a slot counts
+// any number of readers.
 //
 // Thread safety: all methods may be called from any thread. The lock is not
 // recursive: a thread holding a read lock must not take the write lock (it
@@ -44,26 +55,46 @@ class ShardedRWLock {
 
   // Returns the slot to pass to UnlockShared.
   size_t LockShared() {
-    const size_t slot = ThisThreadSlot();
-    std::atomic<uint32_t>& count = slots_[slot].count;
+    const size_t index = ThisThreadSlot();
+    Slot& slot = slots_[index];
     for (;;) {
-      count.fetch_add(1, std::memory_order_seq_cst);
-      if (!writer_.load(std::memory_order_seq_cst)) return slot;
+      slot.count.fetch_add(1, std::memory_order_seq_cst);
+      // The same cache line as the count: no second line per read.
+      if (slot.writer.load(std::memory_order_seq_cst) == 0) return index;
       // A writer is in (or entering): let it proceed and wait until it is
       // done, spinning first (its section is short), then sleeping.
-      count.fetch_sub(1, std::memory_order_release);
+      slot.count.fetch_sub(1, std::memory_order_release);
       SpinBackoff backoff;
-      while (writer_.load(std::memory_order_relaxed) && !backoff.Exhausted()) backoff.Pause();
-      if (writer_.load(std::memory_order_relaxed)) std::lock_guard<std::mutex> wait(writer_mu_);
+      while (slot.writer.load(std::memory_order_relaxed) != 0 && !backoff.Exhausted()) {
+        backoff.Pause();
+      }
+      if (slot.writer.load(std::memory_order_relaxed) != 0) {
+        std::lock_guard<std::mutex> wait(writer_mu_);
+      }
     }
   }
 
   void UnlockShared(size_t slot) { slots_[slot].count.fetch_sub(1, std::memory_order_release); }
 
+  // Lock() in two steps: LockWriter() excludes other writers only (readers
+  // go on reading, so a writer may look up where its changes go), then
+  // Exclude() excludes readers too. A writer holding LockWriter() must not
+  // change what readers see until Exclude() returns.
   void Lock() {
+    LockWriter();
+    Exclude();
+  }
+
+  void LockWriter() {
     // Two writers of one partition meet only briefly: spin, do not sleep.
     LockSpinning(writer_mu_);
-    writer_.store(true, std::memory_order_seq_cst);
+  }
+
+  // REQUIRES: LockWriter() held.
+  void Exclude() {
+    for (Slot& s : slots_) s.writer.store(1, std::memory_order_relaxed);
+    // Orders the flag stores before the count loads below (see Protocol).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     for (Slot& s : slots_) {
       // Readers hold the lock only for a short, non-blocking step, so a brief
       // spin usually suffices; yield so a preempted reader can finish on a
@@ -73,8 +104,9 @@ class ShardedRWLock {
     }
   }
 
+  // Ends Lock(), or LockWriter() with or without Exclude().
   void Unlock() {
-    writer_.store(false, std::memory_order_release);
+    for (Slot& s : slots_) s.writer.store(0, std::memory_order_release);
     writer_mu_.unlock();
   }
 
@@ -84,7 +116,8 @@ class ShardedRWLock {
   static constexpr size_t kSlots = 32;
 
   struct alignas(kSlotAlign) Slot {
-    std::atomic<uint32_t> count{0};
+    std::atomic<uint32_t> count{0};   // readers inside (or stepping in)
+    std::atomic<uint32_t> writer{0};  // 1 while a writer holds or takes the lock
   };
 
   // Threads get consecutive slot numbers in order of first use, so up to
@@ -96,7 +129,6 @@ class ShardedRWLock {
   }
 
   Slot slots_[kSlots];
-  alignas(kSlotAlign) std::atomic<bool> writer_{false};
   std::mutex writer_mu_;  // held by the writer for its whole critical section
 };
 

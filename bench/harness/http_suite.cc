@@ -11,8 +11,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "bench/harness/child_process.h"
@@ -33,19 +35,26 @@ constexpr int kConnections[] = {1, 10};
 struct Endpoint {
   const char* name;
   const char* path;
-  bool post;  // POST a small doc with bench/http/post.lua
+  const char* script;  // a wrk script in bench/http/ (the POSTs), or null
 };
 constexpr Endpoint kEndpoints[] = {
-    {"get-doc", "/bench/doc1", false},
-    {"all-docs-limit10", "/bench/_all_docs?limit=10", false},
-    {"post-doc", "/bench", true},
+    {"get-doc", "/bench/doc1", nullptr},
+    {"all-docs-limit10", "/bench/_all_docs?limit=10", nullptr},
+    {"post-doc", "/bench", "post.lua"},
     // PouchDB's many-attachments read over HTTP: a doc with 100 attachments
     // of 50,000 bytes, bodies inline as base64 (6.7 MB of JSON).
-    {"get-doc-100-attachments", "/bench/atts?attachments=true", false},
+    {"get-doc-100-attachments", "/bench/atts?attachments=true", nullptr},
     // A view with a JavaScript reduce, grouped (10 groups of the 100 seeded
     // docs; post-doc's docs emit nothing): the map/reduce runtime's HTTP
     // path with the index up to date.
-    {"view-js-reduce", "/bench/_design/bench/_view/by_group?group_level=1", false},
+    {"view-js-reduce", "/bench/_design/bench/_view/by_group?group_level=1", nullptr},
+    // post-doc over databases bench-0 .. bench-9 in turn: the loops' scaling
+    // with little of it lost to one database's serialized writes.
+    {"post-doc-10-dbs", "/bench-0", "post_dbs.lua"},
+    // GET /: the welcome object, no storage and no shared state. The control
+    // for loop scaling: what N loops over 1 reach on this machine (wrk
+    // included) when the server shares nothing between its loops.
+    {"server-root", "/", nullptr},
 };
 
 std::string RowName(const Endpoint& e, int connections, int loops) {
@@ -53,7 +62,7 @@ std::string RowName(const Endpoint& e, int connections, int loops) {
 }
 
 // Database "bench": doc1 for the GETs, 100 more docs for _all_docs and the
-// view (design doc "bench").
+// view (design doc "bench"); empty databases bench-0 .. bench-9.
 Status Seed(int port) {
   std::string base = "http://127.0.0.1:" + std::to_string(port) + "/bench";
   std::string docs = "{\"docs\":[";
@@ -79,6 +88,13 @@ Status Seed(int port) {
             "\"}";
   }
   atts += "}}";
+  for (int i = 0; i < 10; ++i) {  // post-doc-10-dbs's databases
+    const std::string url = base + "-" + std::to_string(i);
+    auto status = HttpCall("PUT", url, "");
+    if (!status.ok()) return status.status();
+    if (*status < 200 || *status >= 300)
+      return Status::Internal("seeding: PUT " + url + " answered " + std::to_string(*status));
+  }
   struct Step {
     const char* method;
     std::string url;
@@ -100,6 +116,27 @@ Status Seed(int port) {
                               std::to_string(*status));
   }
   return Status::OK();
+}
+
+// CPU seconds (user + system) a process has used so far, or -1.
+double CpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string field;
+  double utime = -1, stime = -1;
+  for (int i = 3; rest >> field; ++i) {  // field 3 is the state
+    if (i == 14) utime = std::atof(field.c_str());
+    if (i == 15) {
+      stime = std::atof(field.c_str());
+      break;
+    }
+  }
+  if (utime < 0 || stime < 0) return -1;
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 double RssMb(pid_t pid) {
@@ -165,6 +202,7 @@ class HttpSuite {
       RunRows(&server, StartPouchdbServer(&server));
     }
     if (remove_scratch_) std::filesystem::remove_all(scratch_, ignored_);
+    AddLoopScaling(&rows_);
     return rows_;
   }
 
@@ -294,7 +332,11 @@ class HttpSuite {
         rows_.push_back(RowWithOutcome(kSuite, name, s->runtime, s->loops, not_run, why));
         continue;
       }
+      const double cpu_before = s->process ? CpuSeconds(s->process->pid()) : -1;
       CaseResult row = RunWrk(*s, *e, c);
+      const double cpu_after = s->process ? CpuSeconds(s->process->pid()) : -1;
+      if (row.outcome == Outcome::kOk && cpu_before >= 0 && cpu_after >= cpu_before && row.operations > 0)
+        row.metrics["server_cpu_us_per_req"] = (cpu_after - cpu_before) * 1e6 / row.operations;
       row.name = name;
       if (s->report_rss) row.metrics["server_rss_mb"] = RssMb(s->process->pid());
       rows_.push_back(std::move(row));
@@ -319,7 +361,7 @@ class HttpSuite {
     std::vector<std::string> argv = {wrk_, "-t" + std::to_string(threads), "-c" + std::to_string(connections),
                                      "-d" + std::to_string(config_.seconds_per_row) + "s", "--timeout", "2s",
                                      "--latency"};
-    if (e.post) argv.insert(argv.end(), {"-s", SourceDir(options_) + "/bench/http/post.lua"});
+    if (e.script) argv.insert(argv.end(), {"-s", SourceDir(options_) + "/bench/http/" + e.script});
     argv.push_back("http://127.0.0.1:" + std::to_string(s.port) + e.path);
     auto wrk = Subprocess::Spawn(argv);
     if (!wrk.ok()) {
@@ -357,6 +399,27 @@ class HttpSuite {
 };
 
 }  // namespace
+
+void AddLoopScaling(std::vector<CaseResult>* rows) {
+  for (CaseResult& r : *rows) {
+    if (r.runtime != "settee" || r.threads <= 1 || r.outcome != Outcome::kOk) continue;
+    const std::string suffix = " loops=" + std::to_string(r.threads);
+    if (r.name.size() <= suffix.size() || r.name.compare(r.name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string one = r.name.substr(0, r.name.size() - suffix.size()) + " loops=1";
+    for (const CaseResult& b : *rows) {
+      if (b.runtime != "settee" || b.name != one || b.outcome != Outcome::kOk) continue;
+      auto metric = [](const CaseResult& c, const char* name) {
+        auto it = c.metrics.find(name);
+        return it == c.metrics.end() ? 0.0 : it->second;
+      };
+      if (double ops = metric(b, "ops_per_sec"); ops > 0) r.metrics["ops_vs_1_loop"] = metric(r, "ops_per_sec") / ops;
+      if (double cpu = metric(b, "server_cpu_us_per_req"); cpu > 0 && metric(r, "server_cpu_us_per_req") > 0)
+        r.metrics["cpu_per_req_vs_1_loop"] = metric(r, "server_cpu_us_per_req") / cpu;
+      break;
+    }
+  }
+}
 
 int WrkThreads(int cores, int server_threads, int connections) {
   return std::clamp(cores - server_threads, 1, std::max(1, connections));

@@ -6,7 +6,8 @@
 // 127.0.0.1 (settee: `options.settee_binary serve --port 0 --threads L
 // --backend options.backend`, data under options.scratch_dir, with L = 1 and
 // L = options.threads loop threads), seeds database "bench" (doc "doc1", 100
-// small docs, doc "atts" with 100 attachments) and runs wrk --latency for
+// small docs, doc "atts" with 100 attachments) and empty bench-0 .. bench-9,
+// and runs wrk --latency for
 // `seconds_per_row` per row:
 //   get-doc           GET /bench/doc1
 //   all-docs-limit10  GET /bench/_all_docs?limit=10
@@ -14,6 +15,11 @@
 //   get-doc-100-attachments  GET /bench/atts?attachments=true: a doc with 100
 //                     attachments of 50,000 bytes, inline as base64 (PouchDB's
 //                     many-attachments case over HTTP)
+//   view-js-reduce    a grouped view query with a JavaScript reduce
+//   post-doc-10-dbs   POSTs to databases bench-0 .. bench-9 in turn
+//                     (bench/http/post_dbs.lua): post-doc without one
+//                     database's write path serializing the loops
+//   server-root       GET /, no storage: the control of loop scaling
 // at 1 and 10 connections. Rows are named "get-doc c=10 loops=2"; their
 // `threads` is the server's loop threads. wrk gets the cores the server
 // leaves free (at least one thread, at most one per connection): with more
@@ -29,7 +35,17 @@
 // wall_ms = wrk's measured duration, and metrics ops_per_sec, error_pct
 // (bad statuses and socket errors over attempts), avg_ms, stdev_ms, max_ms,
 // p50_ms, p75_ms, p90_ms, p99_ms, connections, wrk_threads, server_rss_mb
-// (settee only, after the row). A run with no good response is kFailed.
+// (settee only, after the row), server_cpu_us_per_req (the server process's
+// user + system CPU over the row / responses). A run with no good response
+// is kFailed.
+//
+// Loop scaling, from the one run: a settee row of L > 1 loops also gets
+// ops_vs_1_loop (its ops/s over the same row's with 1 loop) and
+// cpu_per_req_vs_1_loop (server CPU per request, L loops over 1). On a
+// machine whose cores wrk and the loops oversubscribe, ops_vs_1_loop is
+// bounded by the cores, not by the server: server-root's ratio is that
+// bound, and a CPU-per-request ratio near 1 says the loops share nothing
+// that costs (a lock, a cache line bouncing between them).
 // The latency figures are wrk's, which adds synthetic samples for the
 // requests a slow response held back (its coordinated-omission correction),
 // so avg_ms x operations may exceed connections x wall_ms.
@@ -70,6 +86,10 @@ std::vector<CaseResult> RunHttpSuiteWith(const BenchOptions& options, const Prog
 // loops on a machine of `cores`: the free cores, at least 1, at most one per
 // connection.
 int WrkThreads(int cores, int server_threads, int connections);
+
+// Gives each settee row of L > 1 loops the ratios to its 1-loop twin in
+// `rows` (ops_vs_1_loop, cpu_per_req_vs_1_loop; see above).
+void AddLoopScaling(std::vector<CaseResult>* rows);
 
 // Fills `row`'s outcome, samples, operations, wall time and metrics from a
 // parsed wrk run.

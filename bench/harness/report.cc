@@ -461,6 +461,20 @@ std::string FormatHttpTable(const Report& r) {
     out += Line("%10.0f %7.2f %9s %9s %9s %8s\n", ops, MetricOr(*c, "error_pct"), Ms(MetricOr(*c, "avg_ms")).c_str(),
                 Ms(MetricOr(*c, "max_ms")).c_str(), Ms(MetricOr(*c, "p90_ms")).c_str(), Factor(factor).c_str());
   }
+  // Loop scaling (http_suite.h): each multi-loop row against its 1-loop twin.
+  std::string scaling;
+  for (const CaseResult* c : rows) {
+    if (c->metrics.count("ops_vs_1_loop") == 0) continue;
+    const double cpu = MetricOr(*c, "cpu_per_req_vs_1_loop");
+    scaling += Line("%-30s %16s %22s\n", Shorten(c->name, 30).c_str(), Factor(MetricOr(*c, "ops_vs_1_loop")).c_str(),
+                    cpu > 0 ? Factor(cpu).c_str() : "-");
+  }
+  if (!scaling.empty()) {
+    out += Line("\nloop scaling, same run: N loops / 1 loop (server-root, no storage, is the machine's ceiling "
+                "with wrk on the same cores)\n");
+    out += Line("%-30s %16s %22s\n", "case", "ops/s ratio", "server CPU/req ratio");
+    out += scaling;
+  }
   return out;
 }
 

@@ -95,8 +95,8 @@ TEST(HttpSuiteTest, MissingWrkSkipsEveryRowByName) {
   HttpSuiteConfig c = ShortConfig();
   c.wrk = "settee-no-such-wrk";
   auto rows = RunHttpSuiteWith(o, nullptr, c);
-  // 5 requests x 2 concurrencies x (settee 1 loop, settee 2 loops, pouchdb-server)
-  ASSERT_EQ(rows.size(), 30u);
+  // 7 requests x 2 concurrencies x (settee 1 loop, settee 2 loops, pouchdb-server)
+  ASSERT_EQ(rows.size(), 42u);
   for (const CaseResult& r : rows) {
     EXPECT_EQ(r.outcome, Outcome::kSkipped) << r.name;
     EXPECT_NE(r.error.find("wrk is not installed"), std::string::npos);
@@ -105,10 +105,42 @@ TEST(HttpSuiteTest, MissingWrkSkipsEveryRowByName) {
   EXPECT_EQ(rows[0].runtime, "settee");
   EXPECT_EQ(rows[3].name, "get-doc-100-attachments c=1 loops=1");
   EXPECT_EQ(rows[4].name, "view-js-reduce c=1 loops=1");
-  EXPECT_EQ(rows[10].name, "get-doc c=1 loops=2");
-  EXPECT_EQ(rows[10].threads, 2);
-  EXPECT_EQ(rows[20].runtime, "pouchdb-server");
-  EXPECT_EQ(rows[20].name, "get-doc c=1 loops=1");
+  EXPECT_EQ(rows[5].name, "post-doc-10-dbs c=1 loops=1");
+  EXPECT_EQ(rows[6].name, "server-root c=1 loops=1");
+  EXPECT_EQ(rows[14].name, "get-doc c=1 loops=2");
+  EXPECT_EQ(rows[14].threads, 2);
+  EXPECT_EQ(rows[28].runtime, "pouchdb-server");
+  EXPECT_EQ(rows[28].name, "get-doc c=1 loops=1");
+}
+
+CaseResult WrkRow(const std::string& name, const std::string& runtime, int threads, double ops, double cpu_us) {
+  CaseResult r;
+  r.suite = "http";
+  r.name = name;
+  r.runtime = runtime;
+  r.threads = threads;
+  r.metrics["ops_per_sec"] = ops;
+  if (cpu_us > 0) r.metrics["server_cpu_us_per_req"] = cpu_us;
+  return r;
+}
+
+TEST(HttpSuiteTest, LoopScalingComparesEachRowWithItsOneLoopTwin) {
+  std::vector<CaseResult> rows = {
+      WrkRow("post-doc c=10 loops=1", "settee", 1, 20000, 40),
+      WrkRow("server-root c=10 loops=1", "settee", 1, 50000, 10),
+      WrkRow("post-doc c=10 loops=2", "settee", 2, 30000, 44),
+      WrkRow("server-root c=10 loops=2", "settee", 2, 60000, 0),  // no CPU figure
+      WrkRow("get-doc c=10 loops=2", "settee", 2, 1000, 5),       // no twin
+      WrkRow("post-doc c=10 loops=1", "pouchdb-server", 1, 900, 100),
+  };
+  rows.back().threads = 1;
+  AddLoopScaling(&rows);
+  EXPECT_DOUBLE_EQ(rows[2].metrics.at("ops_vs_1_loop"), 1.5);
+  EXPECT_DOUBLE_EQ(rows[2].metrics.at("cpu_per_req_vs_1_loop"), 1.1);
+  EXPECT_DOUBLE_EQ(rows[3].metrics.at("ops_vs_1_loop"), 1.2);
+  EXPECT_EQ(rows[3].metrics.count("cpu_per_req_vs_1_loop"), 0u);
+  EXPECT_EQ(rows[4].metrics.count("ops_vs_1_loop"), 0u);
+  for (int i : {0, 1, 5}) EXPECT_EQ(rows[i].metrics.count("ops_vs_1_loop"), 0u) << rows[i].name;
 }
 
 TEST(HttpSuiteTest, GrepSelectsRows) {
@@ -164,7 +196,13 @@ TEST(HttpSuiteTest, SetteeServesUnderWrk) {
     EXPECT_GT(r.metrics.at("p90_ms"), 0);
     EXPECT_GE(r.metrics.at("max_ms"), r.metrics.at("p90_ms"));
     EXPECT_GT(r.metrics.at("server_rss_mb"), 0);
+    EXPECT_GT(r.metrics.at("server_cpu_us_per_req"), 0);
   }
+  // The 2-loop rows carry their ratios to the 1-loop rows of this run.
+  EXPECT_GT(rows[4].metrics.at("ops_vs_1_loop"), 0);
+  EXPECT_GT(rows[4].metrics.at("cpu_per_req_vs_1_loop"), 0);
+  EXPECT_GT(rows[2].metrics.at("ops_vs_1_loop"), 0);        // get-doc c=1 loops=2
+  EXPECT_EQ(rows[3].metrics.count("ops_vs_1_loop"), 0u);  // all-docs c=10: no 1-loop row ran
   EXPECT_EQ(rows[1].name, "post-doc c=10 loops=1");
   EXPECT_EQ(rows[4].name, "post-doc c=10 loops=2");
   EXPECT_EQ(rows[4].threads, 2);
@@ -177,6 +215,18 @@ TEST(HttpSuiteTest, SetteeServesUnderWrk) {
   EXPECT_EQ(seen.back().case_index, 6);  // 0-based, as the harness prints index + 1
   EXPECT_EQ(seen.back().runtime, "pouchdb-server");
   EXPECT_EQ(seen.back().case_count, 7);
+}
+
+// post_dbs.lua's POSTs land in the seeded databases bench-0 .. bench-9.
+TEST(HttpSuiteTest, PostsOverTenDatabasesUnderWrk) {
+  if (FindInPath("wrk").empty()) GTEST_SKIP() << "no wrk";
+  BenchOptions o = Options(1);
+  o.grep = "^http/post-doc-10-dbs c=10 ";
+  auto rows = RunHttpSuiteWith(o, nullptr, ShortConfig());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].outcome, Outcome::kOk) << rows[0].error;
+  EXPECT_GT(rows[0].operations, 0);
+  EXPECT_EQ(rows[0].metrics.at("error_pct"), 0);  // a 404 (no such database) would count
 }
 
 // The view query with a JavaScript reduce answers every request.

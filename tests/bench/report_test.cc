@@ -196,9 +196,19 @@ TEST(Report, EvalAndHttpHaveTablesOfTheirOwn) {
   EXPECT_EQ(table.find("string-loop (node20)"), std::string::npos);
   EXPECT_EQ(GeometricMeanFactor(PairCases(Sample())), GeometricMeanFactor(PairCases(r)));
 
+  EXPECT_EQ(table.find("loop scaling"), std::string::npos);  // no multi-loop rows
+
   Report only_http;
   only_http.results = {r.results.end()[-2], r.results.end()[-1]};
   EXPECT_EQ(FormatTable(only_http).find("times per iteration"), std::string::npos);
+
+  CaseResult& two = add("http", "get-doc c=10 loops=2", "settee", {0.4});
+  two.threads = 2;
+  two.metrics = {{"ops_per_sec", 30000}, {"ops_vs_1_loop", 1.5}, {"cpu_per_req_vs_1_loop", 1.25}};
+  table = FormatTable(r);
+  EXPECT_THAT(table, HasSubstr("loop scaling, same run"));
+  EXPECT_THAT(table, HasSubstr("1.50x"));
+  EXPECT_THAT(table, HasSubstr("1.25x"));
 }
 
 TEST(Compare, GivesBTimeRelativeToAPerCaseAndRuntime) {
