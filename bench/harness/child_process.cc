@@ -95,16 +95,14 @@ ChildExit Child::Wait() {
   ChildExit e;
   if (reaped_ || pid_ <= 0) return e;
   int status = 0;
-  struct rusage usage {};
   pid_t r;
   do {
-    r = wait4(pid_, &status, 0, &usage);
+    r = waitpid(pid_, &status, 0);
   } while (r < 0 && errno == EINTR);
   reaped_ = true;
   if (r == pid_) {
     if (WIFEXITED(status)) e.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
-    e.peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB on Linux
   }
   if (!stderr_path_.empty()) {
     std::ifstream f(stderr_path_, std::ios::binary);

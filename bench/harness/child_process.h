@@ -18,7 +18,6 @@ namespace settee::bench {
 struct ChildExit {
   int exit_code = -1;     // exit status, or -1 if killed by a signal
   int signal = 0;         // the signal that ended it, if any
-  double peak_rss_mb = 0; // ru_maxrss of the child (wait4)
   std::string stderr_tail;  // the last few KB it wrote to stderr
 };
 

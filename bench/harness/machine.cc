@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -86,6 +87,24 @@ MachineInfo DescribeMachine() {
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   m.cores = online > 0 ? static_cast<int>(online) : static_cast<int>(std::thread::hardware_concurrency());
   return m;
+}
+
+double PeakRssMbFromStatus(const std::string& status_text) {
+  size_t at = status_text.find("VmHWM:");
+  if (at == std::string::npos) return -1;
+  const char* p = status_text.c_str() + at + 6;
+  char* end = nullptr;
+  double kib = std::strtod(p, &end);
+  if (end == p) return -1;
+  return kib / 1024.0;
+}
+
+double ProcessPeakRssMb(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  if (!f) return -1;
+  std::stringstream text;
+  text << f.rdbuf();
+  return PeakRssMbFromStatus(text.str());
 }
 
 double SelfPeakRssMb() {

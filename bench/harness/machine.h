@@ -29,4 +29,14 @@ std::string DetectEmulation(const std::string& cpuinfo, const std::string& compi
 // This process's peak resident set size so far (getrusage), in MiB.
 double SelfPeakRssMb();
 
+// The peak resident set size of running process `pid` (VmHWM of
+// /proc/PID/status), in MiB; -1 when it cannot be read (the process is
+// gone). A child's wait4 ru_maxrss is no substitute: Linux carries the
+// high-water mark of the memory image a process replaces over exec, so a
+// child forked by a 250 MB bench reports at least 250 MB whatever it used.
+double ProcessPeakRssMb(int pid);
+
+// VmHWM's value in MiB from the text of a /proc/PID/status; -1 without it.
+double PeakRssMbFromStatus(const std::string& status_text);
+
 }  // namespace settee::bench

@@ -158,6 +158,7 @@ std::vector<CaseResult> RunPouchDbBaseline(const std::vector<WorkloadCase>& case
   std::vector<CaseResult> results;
   std::string line;
   int current = 0;
+  double peak_rss_mb = -1;  // as node reports it
   while ((*node)->ReadLine(&line)) {
     if (line.rfind(kMarker, 0) != 0) continue;  // the workload's own output
     rapidjson::Document d;
@@ -169,6 +170,8 @@ std::vector<CaseResult> RunPouchDbBaseline(const std::vector<WorkloadCase>& case
         if (m.value.IsString() && k != "v8") o.facts->SetVersion(k, m.value.GetString());
         if (m.value.IsString() && k == "v8") o.facts->SetVersion("node_v8", m.value.GetString());
       }
+    } else if (d.HasMember("peak_rss_mb") && d["peak_rss_mb"].IsNumber()) {
+      peak_rss_mb = d["peak_rss_mb"].GetDouble();
     } else if (d.HasMember("progress") && d["progress"].IsObject()) {
       const auto& p = d["progress"];
       current = p["case"].GetInt();
@@ -195,7 +198,9 @@ std::vector<CaseResult> RunPouchDbBaseline(const std::vector<WorkloadCase>& case
     }
   }
   ChildExit e = (*node)->Wait();
-  if (o.facts) o.facts->NotePeakRss("pouchdb", e.peak_rss_mb);
+  // Node's own VmHWM: wait4's ru_maxrss would be at least this process's
+  // peak at the fork (see ProcessPeakRssMb). None when node died early.
+  if (o.facts && peak_rss_mb >= 0) o.facts->NotePeakRss("pouchdb", peak_rss_mb);
   if (results.size() < cases.size()) {
     std::string why = e.signal ? "node was killed by signal " + std::to_string(e.signal)
                                : "node exited with status " + std::to_string(e.exit_code);

@@ -1,6 +1,7 @@
 #include "bench/harness/subprocess.h"
 
 #include "bench/harness/child_process.h"  // FindInPath
+#include "bench/harness/machine.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -137,14 +138,12 @@ Subprocess::~Subprocess() {
 void Subprocess::Reap(bool block) {
   if (!running()) return;
   int wstatus = 0;
-  rusage usage{};
   pid_t r;
   do {
-    r = wait4(pid_, &wstatus, block ? 0 : WNOHANG, &usage);
+    r = waitpid(pid_, &wstatus, block ? 0 : WNOHANG);
   } while (r < 0 && errno == EINTR);
   if (r == pid_) {
     exit_code_ = ExitCodeOf(wstatus);
-    peak_rss_mb_ = static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
   } else if (r < 0) {
     exit_code_ = -1;  // not our child any more (reaped elsewhere)
   }
@@ -206,8 +205,15 @@ Status Subprocess::WaitAll(const std::vector<Subprocess*>& children, std::chrono
   }
 }
 
+void Subprocess::NotePeakRss() {
+  if (!running() || pid_ <= 0) return;
+  double mb = ProcessPeakRssMb(pid_);
+  if (mb >= 0) peak_rss_mb_ = mb;
+}
+
 int Subprocess::Stop(std::chrono::milliseconds grace) {
   if (running()) {
+    NotePeakRss();
     kill(pid_, SIGTERM);
     if (!Wait(grace).ok()) {
       kill(pid_, SIGKILL);

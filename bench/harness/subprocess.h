@@ -60,8 +60,13 @@ class Subprocess {
   int Stop(std::chrono::milliseconds grace = std::chrono::seconds(5));
 
   const std::string& out() const { return out_; }
-  // Its peak resident set size (wait4's ru_maxrss) once it has been reaped; 0 before.
+  // Its peak resident set size, read while it ran (VmHWM, see
+  // ProcessPeakRssMb): by Stop() just before the signal, or by
+  // NotePeakRss(); 0 when never read.
   double peak_rss_mb() const { return peak_rss_mb_; }
+  // Reads the peak so far while the process runs (keeps the last reading
+  // once it has gone).
+  void NotePeakRss();
   const std::string& err() const { return err_; }
 
   // Waits for several processes at once, reading all their pipes (so none

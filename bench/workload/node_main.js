@@ -10,6 +10,9 @@
 //   {"versions": {...}}                                  first
 //   {"progress": {"case": i, "iteration": k}}            while a case runs
 //   {"result": {"suite", "name", "status", "error", "samples"}}  per case
+//   {"peak_rss_mb": N}                                   last: VmHWM, which
+//     the parent cannot get from wait4 (Linux carries the forking parent's
+//     high-water mark over exec into the child's ru_maxrss)
 // LevelDB databases go into the working directory.
 'use strict';
 
@@ -51,6 +54,9 @@ async function main() {
     }
     emit({ result: base });
   }
+  const status = require('fs').readFileSync('/proc/self/status', 'utf8');
+  const hwm = /VmHWM:\s*(\d+)\s*kB/.exec(status);
+  if (hwm) emit({ peak_rss_mb: Number(hwm[1]) / 1024 });
 }
 
 main().then(() => process.exit(0), (e) => {

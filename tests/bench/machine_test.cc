@@ -2,6 +2,8 @@
 // emulation apart from native hardware by /proc/cpuinfo.
 #include "bench/harness/machine.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -73,6 +75,17 @@ TEST(DescribeMachine, SaysSoWhenRunUnderQemuUser) {
   EXPECT_THAT(m.os, HasSubstr("x86_64"));
   EXPECT_EQ(m.emulation, x86_host ? "" : DetectEmulation(cpuinfo.str(), "x86_64"));
 #endif
+}
+
+TEST(PeakRss, VmHwmOfAStatusText) {
+  EXPECT_DOUBLE_EQ(PeakRssMbFromStatus("Name:\tnode\nVmPeak:\t  999 kB\nVmHWM:\t   20480 kB\nVmRSS:\t 1 kB\n"), 20.0);
+  EXPECT_EQ(PeakRssMbFromStatus("Name:\tzombie\nState:\tZ\n"), -1);
+  EXPECT_EQ(PeakRssMbFromStatus("VmHWM:\t kB\n"), -1);
+}
+
+TEST(PeakRss, OfARunningProcessAndOfNone) {
+  EXPECT_GT(ProcessPeakRssMb(getpid()), 0);
+  EXPECT_EQ(ProcessPeakRssMb(-5), -1);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -24,7 +26,23 @@ TEST(SubprocessTest, CollectsOutputAndExitCode) {
   EXPECT_EQ((*child)->out(), "out\n");
   EXPECT_EQ((*child)->err(), "err\n");
   EXPECT_FALSE((*child)->running());
+}
+
+// A stopped child's peak is its own, not the high-water mark of the memory
+// image it replaced at exec (this process's, which wait4's ru_maxrss would
+// report): the bench forks its baselines and servers from a process of
+// hundreds of MB.
+TEST(SubprocessTest, StopReadsTheChildsOwnPeakRss) {
+  constexpr size_t kParentBytes = 256u << 20;
+  std::vector<char> ballast(kParentBytes);
+  for (size_t i = 0; i < ballast.size(); i += 4096) ballast[i] = static_cast<char>(i);
+  auto child = Subprocess::Spawn({"sleep", "5"});
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  std::this_thread::sleep_for(200ms);  // past its exec
+  (*child)->Stop();
   EXPECT_GT((*child)->peak_rss_mb(), 0);
+  EXPECT_LT((*child)->peak_rss_mb(), 64) << "the parent's " << (kParentBytes >> 20) << " MB leaked in";
+  EXPECT_EQ(ballast[4096], static_cast<char>(4096));
 }
 
 TEST(SubprocessTest, LargeOutputDoesNotBlock) {
