@@ -185,6 +185,9 @@ class DatabaseImpl final : public Database {
   // REQUIRES write_mu_, the store's write of `ctx` done: makes its counters
   // the current and committed ones, publishes them and notifies listeners.
   void Publish(const WriteContext& ctx);
+  // Both paths' last step: counters `c`, just written, become what readers
+  // see; listeners hear of a new seq.
+  void PublishCommitted(const Counters& c, bool design_changed, bool seq_changed);
   // A batch built under write_mu_ and not yet written (WritePipeline's
   // stage B).
   struct StagedCommit {

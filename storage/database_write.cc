@@ -619,13 +619,7 @@ Status DatabaseImpl::FinishWritten(StagedCommit* const* written, size_t n, const
     seq_changed = seq_changed || written[i]->seq_changed;
     written[i]->status = Status::OK();
   }
-  if (design_changed) NoteDesignWrite();
-  const Counters& c = newest.counters;
-  doc_count_.store(c.doc_count, std::memory_order_relaxed);
-  doc_del_count_.store(c.doc_del_count, std::memory_order_relaxed);
-  external_size_.store(c.external_size, std::memory_order_relaxed);
-  update_seq_.store(c.update_seq, std::memory_order_release);
-  if (seq_changed) NotifyListeners(c.update_seq);
+  PublishCommitted(newest.counters, design_changed, seq_changed);
   // The other writers of the batches may return (and destroy them) from
   // here on.
   pipeline_.Finish(last, true);
@@ -752,8 +746,11 @@ void DatabaseImpl::Publish(const WriteContext& ctx) {
   const bool seq_changed = ctx.counters.update_seq != counters_.update_seq;
   counters_ = committed_counters_ = ctx.counters;
   NoteWrittenDocIds(ctx);
-  if (ctx.design_changed) NoteDesignWrite();
-  const Counters& c = ctx.counters;
+  PublishCommitted(ctx.counters, ctx.design_changed, seq_changed);
+}
+
+void DatabaseImpl::PublishCommitted(const Counters& c, bool design_changed, bool seq_changed) {
+  if (design_changed) NoteDesignWrite();
   doc_count_.store(c.doc_count, std::memory_order_relaxed);
   doc_del_count_.store(c.doc_del_count, std::memory_order_relaxed);
   external_size_.store(c.external_size, std::memory_order_relaxed);
