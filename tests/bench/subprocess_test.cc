@@ -74,7 +74,13 @@ TEST(SubprocessTest, TimeoutLeavesItRunningThenStopEndsIt) {
 TEST(SubprocessTest, StopEscalatesToKill) {
   auto child = Subprocess::Spawn({"sh", "-c", "trap '' TERM; echo ready; sleep 30"});
   ASSERT_TRUE(child.ok());
-  (void)(*child)->Wait(300ms);  // let it install the trap
+  // Until the trap is in (it prints "ready" after): a fixed wait lost the
+  // race on a loaded machine, and SIGTERM then ended it.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while ((*child)->out().find("ready") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    (void)(*child)->Wait(20ms);
+  }
+  ASSERT_NE((*child)->out().find("ready"), std::string::npos);
   EXPECT_EQ((*child)->Stop(200ms), 128 + SIGKILL);
 }
 

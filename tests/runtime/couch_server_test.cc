@@ -1050,8 +1050,12 @@ TEST_P(CouchServerTest, ChangesDeletedAndAllDocsStyle) {
 TEST_P(CouchServerTest, LongpollWaitsForChangeFromAnotherConnection) {
   CreateDb("db");
   PutDoc("db", "before", "{}");
+  // The seq before "after", not since=now: on a loaded machine the server
+  // may read the request only after the PUT below, and `now` would then
+  // skip the very change the poll waits for.
+  const int64_t seq = J(Req("GET", "/db"))["update_seq"].GetInt64();
   TestClient waiter(server_->port());
-  ASSERT_TRUE(waiter.Send("GET", "/db/_changes?feed=longpoll&since=now"));
+  ASSERT_TRUE(waiter.Send("GET", "/db/_changes?feed=longpoll&since=" + std::to_string(seq)));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   PutDoc("db", "after", "{}");
   auto r = waiter.ReadResponse();
