@@ -43,6 +43,7 @@ using replication::HttpResponse;
 // One answer, written by the worker, read by JS once woken.
 struct Slot {
   std::mutex mu;
+  bool binary = false;  // JS wants a 2xx body as bytes (an attachment)
   bool done = false;
   Result<HttpResponse> response = Status::Internal("no answer yet");
 };
@@ -137,8 +138,6 @@ class RemoteDb {
 thread_local std::map<int, std::unique_ptr<RemoteDb>> remotes;
 thread_local int next_remote = 1;
 thread_local std::map<uint64_t, std::shared_ptr<Slot>> answers;
-// Feeds whose successful answer JS wants as bytes (an attachment body).
-thread_local std::map<uint64_t, bool> binary_answers;
 
 RemoteDb* RemoteArg(IsolateThread* t, const Args& args) {
   int h = args[0]->IsNumber() ? static_cast<int>(args[0].As<v8::Number>()->Value()) : -1;
@@ -215,7 +214,7 @@ void HttpRequest(const Args& args) {
     r.body.resize(bytes->ByteLength());
     bytes->CopyContents(r.body.data(), r.body.size());
   }
-  bool binary = false;
+  r.slot = std::make_shared<Slot>();
   if (args.Length() > 5 && args[5]->IsObject()) {
     v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
     v8::Local<v8::Object> options = args[5].As<v8::Object>();
@@ -228,15 +227,10 @@ void HttpRequest(const Args& args) {
     text_option("contentType", &r.content_type);
     text_option("accept", &r.accept);
     v8::Local<v8::Value> v;
-    binary = options->Get(ctx, ToV8String(isolate, "binary")).ToLocal(&v) && v->IsTrue();
+    r.slot->binary = options->Get(ctx, ToV8String(isolate, "binary")).ToLocal(&v) && v->IsTrue();
   }
-  r.slot = std::make_shared<Slot>();
   answers[feed_id] = r.slot;
-  if (binary) binary_answers[feed_id] = true;
-  r.wake = t->ListenNotify(feed_id, [feed_id] {
-    answers.erase(feed_id);
-    binary_answers.erase(feed_id);
-  });
+  r.wake = t->ListenNotify(feed_id, [feed_id] { answers.erase(feed_id); });
   db->Enqueue(std::move(r));
 }
 
@@ -251,7 +245,6 @@ void HttpResult(const Args& args) {
   std::shared_ptr<Slot> slot = it->second;
   std::lock_guard<std::mutex> lock(slot->mu);
   if (!slot->done) return;
-  const bool binary = binary_answers.count(feed_id) > 0;
   t->Unlisten(feed_id);  // erases the answer
   if (!slot->response.ok()) {
     t->ThrowStatus(slot->response.status());
@@ -262,7 +255,7 @@ void HttpResult(const Args& args) {
   v8::Local<v8::Array> out = v8::Array::New(isolate, 3);
   if (out->Set(ctx, 0, v8::Number::New(isolate, static_cast<double>(r.status))).IsNothing()) return;
   v8::Local<v8::Value> body;
-  if (binary && r.status >= 200 && r.status < 300) {
+  if (slot->binary && r.status >= 200 && r.status < 300) {
     // The bytes are handed over, not copied: the ArrayBuffer owns the string.
     auto* owned = new std::string(std::move(r.body));
     const size_t length = owned->size();

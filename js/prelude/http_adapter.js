@@ -138,19 +138,20 @@ class RemotePouchDB extends PouchDB {
   }
   get(id, opts, cb) {
     [opts, cb] = argsOf(opts, cb);
-    if (typeof id !== 'string' || id === '') return settle(Promise.reject(new PouchError(412, 'missing_id', 'docid is required')), cb);
     const q = pick(opts, ['rev', 'revs', 'revs_info', 'open_revs', 'conflicts', 'attachments', 'latest',
       'local_seq', 'deleted_conflicts', 'att_encoding_info', 'atts_since']);
-    const p = this._call('GET', encodeDocId(id) + queryString(q)).then((doc) => {
-      if (opts.binary && opts.attachments && doc && doc._attachments) {
-        for (const name in doc._attachments) {
-          const a = doc._attachments[name];
-          if (typeof a.data === 'string') a.data = Buffer.from(a.data, 'base64');
+    return run(cb, () => {
+      checkDocId(id);
+      return this._call('GET', encodeDocId(id) + queryString(q)).then((doc) => {
+        if (opts.binary && opts.attachments && doc && doc._attachments) {
+          for (const name in doc._attachments) {
+            const a = doc._attachments[name];
+            if (typeof a.data === 'string') a.data = Buffer.from(a.data, 'base64');
+          }
         }
-      }
-      return doc;
+        return doc;
+      });
     });
-    return settle(p, cb);
   }
   put(doc, opts, cb) {
     [opts, cb] = argsOf(opts, cb);
@@ -174,41 +175,46 @@ class RemotePouchDB extends PouchDB {
     let id, rev;
     ({ id, rev, opts, cb } = removeArgs(docOrId, revOrOpts, opts, cb));
     if (typeof opts === 'function') cb = opts;
-    if (typeof id !== 'string' || id === '') return settle(Promise.reject(new PouchError(412, 'missing_id', 'docid is required')), cb);
-    return settle(this._call('DELETE', encodeDocId(id) + queryString({ rev })), cb);
+    return run(cb, () => {
+      checkDocId(id);
+      return this._call('DELETE', encodeDocId(id) + queryString({ rev }));
+    });
   }
   // PUT /db/doc/att: the body as bytes with its content type; with no rev
   // the server creates the doc.
   putAttachment(docId, attachmentId, rev, blob, type, cb) {
-    if (typeof type === 'function') { cb = type; type = blob; blob = rev; rev = null; }
-    if (type === undefined) { type = blob; blob = rev; rev = null; }
-    if (typeof docId !== 'string' || docId === '') return settle(Promise.reject(new PouchError(412, 'missing_id', 'docid is required')), cb);
-    let bytes = blob;
-    if (typeof blob === 'string') {
-      if (!kBase64.test(blob)) {
-        return settle(Promise.reject(new PouchError(400, 'bad_request', 'Attachment is not a valid base64 string')), cb);
+    ({ rev, blob, type, cb } = putAttachmentArgs(rev, blob, type, cb));
+    return run(cb, () => {
+      checkDocId(docId);
+      let bytes = blob;
+      if (typeof blob === 'string') {
+        if (!kBase64.test(blob)) throw new PouchError(400, 'bad_request', 'Attachment is not a valid base64 string');
+        bytes = Buffer.from(blob, 'base64');
+      } else if (blob instanceof ArrayBuffer) {
+        bytes = new Uint8Array(blob);
+      } else if (!ArrayBuffer.isView(blob)) {
+        throw new PouchError(400, 'bad_request', 'Attachment data must be a Buffer, a typed array or base64');
       }
-      bytes = Buffer.from(blob, 'base64');
-    } else if (blob instanceof ArrayBuffer) {
-      bytes = new Uint8Array(blob);
-    } else if (!ArrayBuffer.isView(blob)) {
-      return settle(Promise.reject(new PouchError(400, 'bad_request', 'Attachment data must be a Buffer, a typed array or base64')), cb);
-    }
-    const q = typeof rev === 'string' ? queryString({ rev }) : '';
-    return settle(this._call('PUT', attachmentPath(docId, attachmentId) + q, bytes, undefined,
-      { contentType: typeof type === 'string' && type ? type : 'application/octet-stream' }), cb);
+      const q = typeof rev === 'string' ? queryString({ rev }) : '';
+      return this._call('PUT', attachmentPath(docId, attachmentId) + q, bytes, undefined,
+        { contentType: typeof type === 'string' && type ? type : 'application/octet-stream' });
+    });
   }
   // GET /db/doc/att: a Buffer, as PouchDB in node gives.
   getAttachment(docId, attachmentId, opts, cb) {
     [opts, cb] = argsOf(opts, cb);
-    if (typeof docId !== 'string' || docId === '') return settle(Promise.reject(new PouchError(412, 'missing_id', 'docid is required')), cb);
     const q = typeof opts.rev === 'string' ? queryString({ rev: opts.rev }) : '';
-    return settle(this._call('GET', attachmentPath(docId, attachmentId) + q, undefined, undefined,
-      { accept: '*/*', binary: true }), cb);
+    return run(cb, () => {
+      checkDocId(docId);
+      return this._call('GET', attachmentPath(docId, attachmentId) + q, undefined, undefined,
+        { accept: '*/*', binary: true });
+    });
   }
   removeAttachment(docId, attachmentId, rev, cb) {
-    if (typeof docId !== 'string' || docId === '') return settle(Promise.reject(new PouchError(412, 'missing_id', 'docid is required')), cb);
-    return settle(this._call('DELETE', attachmentPath(docId, attachmentId) + queryString({ rev })), cb);
+    return run(cb, () => {
+      checkDocId(docId);
+      return this._call('DELETE', attachmentPath(docId, attachmentId) + queryString({ rev }));
+    });
   }
   bulkDocs(req, opts, cb) {
     [opts, cb] = argsOf(opts, cb);

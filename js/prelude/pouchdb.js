@@ -38,6 +38,18 @@ function removeArgs(docOrId, revOrOpts, opts, cb) {
   return { id: docOrId && docOrId._id, rev: docOrId && docOrId._rev, opts: revOrOpts, cb: opts };
 }
 
+// Every call naming a document: PouchDB's error for a missing id.
+function checkDocId(id) {
+  if (typeof id !== 'string' || id === '') throw new PouchError(412, 'missing_id', 'docid is required');
+}
+// putAttachment()'s overloads, PouchDB's: the rev is optional
+// ((docId, name, rev?, blob, type, cb?)).
+function putAttachmentArgs(rev, blob, type, cb) {
+  if (typeof type === 'function') return { rev: null, blob: rev, type: blob, cb: type };
+  if (type === undefined) return { rev: null, blob: rev, type: blob, cb };
+  return { rev, blob, type, cb };
+}
+
 function argsOf(opts, cb) {
   if (typeof opts === 'function') return [{}, opts];
   return [opts == null ? {} : opts, cb];
@@ -171,7 +183,7 @@ class PouchDB extends EventEmitter {
     }
     if (typeof opts === 'function') { cb = opts; opts = undefined; }
     return run(cb, () => {
-      if (typeof id !== 'string' || id === '') throw new PouchError(412, 'missing_id', 'docid is required');
+      checkDocId(id);
       if (opts !== undefined && opts !== null && opts.open_revs !== undefined) {
         return native.dbOpenRevs(this._handle(), id, JSON.stringify(opts, optsReplacer));
       }
@@ -186,11 +198,9 @@ class PouchDB extends EventEmitter {
     });
   }
   putAttachment(docId, attachmentId, rev, blob, type, cb) {
-    // PouchDB's signature: the rev is optional.
-    if (typeof type === 'function') { cb = type; type = blob; blob = rev; rev = null; }
-    if (type === undefined) { type = blob; blob = rev; rev = null; }
+    ({ rev, blob, type, cb } = putAttachmentArgs(rev, blob, type, cb));
     return run(cb, () => {
-      if (typeof docId !== 'string' || docId === '') throw new PouchError(412, 'missing_id', 'docid is required');
+      checkDocId(docId);
       if (!isBytes(blob) && typeof blob !== 'string') {
         throw new PouchError(400, 'bad_request', 'Attachment data must be a Buffer, a typed array or base64');
       }
@@ -202,14 +212,14 @@ class PouchDB extends EventEmitter {
   getAttachment(docId, attachmentId, opts, cb) {
     [opts, cb] = argsOf(opts, cb);
     return run(cb, () => {
-      if (typeof docId !== 'string' || docId === '') throw new PouchError(412, 'missing_id', 'docid is required');
+      checkDocId(docId);
       return asBuffer(native.dbGetAttachment(this._handle(), docId, String(attachmentId),
         typeof opts.rev === 'string' ? opts.rev : undefined));
     });
   }
   removeAttachment(docId, attachmentId, rev, cb) {
     return run(cb, () => {
-      if (typeof docId !== 'string' || docId === '') throw new PouchError(412, 'missing_id', 'docid is required');
+      checkDocId(docId);
       const r = native.dbRemoveAttachment(this._handle(), docId, String(attachmentId),
         typeof rev === 'string' ? rev : undefined);
       return { ok: true, id: r[0], rev: r[1] };
@@ -220,7 +230,7 @@ class PouchDB extends EventEmitter {
     ({ id, rev, opts, cb } = removeArgs(docOrId, revOrOpts, opts, cb));
     if (typeof opts === 'function') { cb = opts; opts = {}; }
     return run(cb, () => {
-      if (typeof id !== 'string' || id === '') throw new PouchError(412, 'missing_id', 'docid is required');
+      checkDocId(id);
       if (typeof rev !== 'string' || rev === '') throw new PouchError(400, 'bad_request', 'Invalid rev format');
       const r = native.dbRemove(this._handle(), id, rev);
       return { ok: true, id: r[0], rev: r[1] };
