@@ -1364,6 +1364,38 @@ Status DesignDocs(Database& db, AllDocsResult* out) {
   return db.AllDocs(ao, out);
 }
 
+namespace {
+
+// Deletes the keys of [lower, upper) in batches, each batch's keys read by
+// an iterator that is gone before the batch is written: an iterator's
+// snapshot alive during the writes would keep every deleted version, and
+// the memory store would leave them for a later writer to collect (the
+// next index update, which would pay for this one's removal).
+Status DeleteRange(KVStore* kv, const std::string& lower, const std::string& upper) {
+  constexpr size_t kBatch = 10000;
+  std::string from = lower;
+  for (bool more = true; more;) {
+    KVWriteBatch batch;
+    {
+      KVIteratorOptions io;
+      io.lower_bound = from;
+      io.upper_bound = upper;
+      auto it = kv->NewIterator(io);
+      for (it->SeekToFirst(); it->Valid() && batch.count() < kBatch; it->Next()) batch.Delete(it->key());
+      if (!it->status().ok()) return it->status();
+      more = it->Valid();
+      // The next batch starts just past this one's last key.
+      if (more) from = std::string(it->key());
+    }
+    if (batch.count() == 0) break;
+    Status s = kv->WriteOwned(KVWriteOptions{}, std::move(batch));
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status Cleanup(Store& store, Database& db) {
   auto* impl = dynamic_cast<DatabaseImpl*>(&db);
   if (impl == nullptr) return Status::Internal("views need a settee database");
@@ -1378,41 +1410,35 @@ Status Cleanup(Store& store, Database& db) {
   }
   const std::string base = keys::DatabaseKeys(impl->db_id()).KindPrefix(keys::kViewKind);
   KVStore* kv = impl->kv();
-  KVIteratorOptions io;
-  io.lower_bound = base;
-  io.upper_bound = keys::PrefixEnd(base);
-  auto it = kv->NewIterator(io);
   constexpr size_t kSigLen = 32;
-  KVWriteBatch batch;
-  std::vector<std::shared_ptr<std::mutex>> held;
-  for (it->SeekToFirst(); it->Valid();) {
-    std::string_view k = it->key();
-    if (k.size() < base.size() + kSigLen) {
-      it->Next();
-      continue;
-    }
-    std::string sig(k.substr(base.size(), kSigLen));
-    std::string sig_base = base + sig;
-    if (live.count(sig)) {
+  // The dead indexes, found first: their keys are deleted without an
+  // iterator alive (DeleteRange).
+  std::vector<std::string> dead;
+  {
+    KVIteratorOptions io;
+    io.lower_bound = base;
+    io.upper_bound = keys::PrefixEnd(base);
+    auto it = kv->NewIterator(io);
+    for (it->SeekToFirst(); it->Valid();) {
+      std::string_view k = it->key();
+      if (k.size() < base.size() + kSigLen) {
+        it->Next();
+        continue;
+      }
+      std::string sig_base = base + std::string(k.substr(base.size(), kSigLen));
+      if (!live.count(sig_base.substr(base.size()))) dead.push_back(sig_base);
       it->Seek(keys::PrefixEnd(sig_base));
-      continue;
     }
-    // A dead index: delete its keys under its lock, so no update is halfway.
+    if (!it->status().ok()) return it->status();
+  }
+  for (const std::string& sig_base : dead) {
+    // Under the index's lock, so no update is halfway.
     auto lock = IndexLock(kv, sig_base);
     std::lock_guard<std::mutex> g(*lock);
-    for (; it->Valid() && it->key().substr(0, sig_base.size()) == sig_base; it->Next()) {
-      batch.Delete(it->key());
-      if (batch.count() >= 10000) {
-        s = kv->Write(KVWriteOptions{}, batch);
-        if (!s.ok()) return s;
-        batch.Clear();
-      }
-    }
-    s = kv->Write(KVWriteOptions{}, batch);
+    s = DeleteRange(kv, sig_base, keys::PrefixEnd(sig_base));
     if (!s.ok()) return s;
-    batch.Clear();
   }
-  return it->status();
+  return Status::OK();
 }
 
 Status Info(Store& store, Database& db, std::string_view ddoc, std::string* out) {
