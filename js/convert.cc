@@ -314,4 +314,37 @@ v8::Local<v8::String> ToV8String(v8::Isolate* isolate, std::string_view utf8) {
   return ok ? s : v8::String::Empty(isolate);
 }
 
+namespace {
+
+// An external one-byte string's bytes, freed when V8 collects the string.
+class OwnedOneByte final : public v8::String::ExternalOneByteStringResource {
+ public:
+  explicit OwnedOneByte(std::string&& s) : s_(std::move(s)) {}
+  const char* data() const override { return s_.data(); }
+  size_t length() const override { return s_.size(); }
+
+ private:
+  std::string s_;
+};
+
+// Below this a copy costs less than the external string's bookkeeping.
+constexpr size_t kExternalMinBytes = 16 * 1024;
+
+}  // namespace
+
+v8::Local<v8::String> ToV8StringOwned(v8::Isolate* isolate, std::string&& utf8) {
+  if (utf8.size() < kExternalMinBytes || utf8.size() > v8::String::kMaxLength || !json::IsAscii(utf8)) {
+    return ToV8String(isolate, utf8);
+  }
+  auto* resource = new OwnedOneByte(std::move(utf8));
+  v8::Local<v8::String> s;
+  if (!v8::String::NewExternalOneByte(isolate, resource).ToLocal(&s)) {
+    // V8 did not take it: ours to free.
+    std::string back(resource->data(), resource->length());
+    delete resource;
+    return ToV8String(isolate, back);
+  }
+  return s;
+}
+
 }  // namespace settee::js

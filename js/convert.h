@@ -46,4 +46,10 @@ std::string ToUtf8(v8::Isolate* isolate, v8::Local<v8::Value> value);
 // V8 cannot allocate (longer than v8::String::kMaxLength).
 v8::Local<v8::String> ToV8String(v8::Isolate* isolate, std::string_view utf8);
 
+// ToV8String() of text the caller gives up: big ASCII text (a task's
+// argument: a share of documents for a map function) becomes an external
+// string that owns the bytes and that V8 reads in place, instead of a copy
+// in V8's heap (a fresh large-object page per call, zeroed by the kernel).
+v8::Local<v8::String> ToV8StringOwned(v8::Isolate* isolate, std::string&& utf8);
+
 }  // namespace settee::js

@@ -409,8 +409,10 @@ void IsolateThread::RunJob(Job& job) {
       uint64_t id = next_task_id_++;
       tasks_[id] = std::move(job.done);
       if (job.kind == Job::Kind::kTask) {
+        // The argument (a share of documents, for a map task) is read in
+        // place by JSON.parse, not copied into the heap first.
         v8::Local<v8::Value> argv[] = {v8::Number::New(iso, static_cast<double>(id)), Str(iso, job.text),
-                                       Str(iso, job.text2)};
+                                       ToV8StringOwned(iso, std::move(job.text2))};
         MakeCallback(kRunTask, 3, argv);
       } else {
         v8::Local<v8::Value> argv[] = {v8::Number::New(iso, static_cast<double>(id)), Str(iso, job.text)};

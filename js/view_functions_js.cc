@@ -13,7 +13,9 @@ namespace {
 
 // The tasks: js/prelude/views.js behind the settee object. They return JSON
 // text (JSON.stringify: an emitted NaN is null, as CouchDB's JSON encoder
-// has it) so that the task result is never refused.
+// has it) so that the task result is never refused; the map task's text
+// reaches the host as it is (the task's JSON result), the others' as a
+// JSON string (Unwrap).
 constexpr const char* kMapTask = "(a) => settee._views.mapText(a)";
 constexpr const char* kReduceTask = "(a) => JSON.stringify(settee._views.reduce(a))";
 // The fewest documents a map task gets (a task costs a JSON round trip),
@@ -172,10 +174,7 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
         arg += "]}";
         docs = {};
         pool->Run(thread, kMapTask, std::move(arg), [this, thread, from, to](Result<std::string> r) {
-          std::string part;
-          Status rs = Unwrap(std::move(r), &part);
-          if (rs.ok()) rs = (*each)(from, to, part);
-          Chain(thread, rs);
+          Chain(thread, r.ok() ? (*each)(from, to, *r) : FromJsError(r.status()));
         });
         return;
       }

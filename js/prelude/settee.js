@@ -36,6 +36,13 @@ hooks.onTaskReply = function (id, ok, json) {
   }
 };
 
+// A task's result that is JSON text already (a view share's map results,
+// settee._views.mapText): handed to the host as it is, instead of quoted as
+// a JSON string that the host would parse back into the same text.
+class TaskJsonText {
+  constructor(text) { this.text = text; }
+}
+
 // Runs a task sent by settee.tasks.run*/IsolatePool::Run; settles through
 // native.taskDone (value as JSON, or the error's stack text).
 hooks.runTask = function (taskId, src, argJson) {
@@ -47,7 +54,8 @@ hooks.runTask = function (taskId, src, argJson) {
   } catch (e) {
     p = Promise.reject(e);
   }
-  p.then((v) => native.taskDone(taskId, true, v === undefined ? null : v, false),
+  p.then((v) => (v instanceof TaskJsonText ? native.taskDone(taskId, true, v.text, true)
+                                           : native.taskDone(taskId, true, v === undefined ? null : v, false)),
          (e) => native.taskDone(taskId, false, errorText(e), true));
 };
 hooks.evalScript = function (taskId, src) {

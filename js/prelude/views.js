@@ -224,7 +224,8 @@ function validateDocs(a) {
 // The pool path (IsolatePool::Run with a task source naming these).
 Object.defineProperty(settee, '_views', {
   value: Object.freeze({
-    mapText: (a) => viewMapText(a.code, a.docs),
+    // JSON text for the host as it is (not quoted as a string).
+    mapText: (a) => new TaskJsonText(viewMapText(a.code, a.docs)),
     reduce: (a) => viewReduce(a.code, a.source, a.calls),
     validate: (a) => validateDocs(a),
   }),

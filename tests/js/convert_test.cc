@@ -193,5 +193,33 @@ TEST_F(ConvertTest, LargeDocumentRoundTrips) {
   EXPECT_EQ(out, expected);
 }
 
+// Big ASCII text given up by the caller is read by V8 in place (an external
+// string), and JSON.parse reads it like any other; small or non-ASCII text
+// is copied as ToV8String does.
+TEST_F(ConvertTest, OwnedStringsAreExternalWhenBigAndAscii) {
+  std::string big = "[";
+  for (int i = 0; i < 5000; ++i) big += (i ? ",\"" : "\"") + std::to_string(i) + "\"";
+  big += "]";
+  const std::string copy = big;
+  v8::Local<v8::String> s = ToV8StringOwned(isolate_, std::move(big));
+  EXPECT_TRUE(s->IsExternalOneByte());
+  EXPECT_EQ(ToUtf8(isolate_, s), copy);
+  v8::Local<v8::Value> parsed = v8::JSON::Parse(context_, s).ToLocalChecked();
+  std::string out;
+  ASSERT_TRUE(V8ToJson(context_, parsed, &out).ok());
+  EXPECT_EQ(out, copy);
+
+  std::string wide = copy;
+  wide.insert(1, "\"\xC3\xA9\",");
+  const std::string wide_copy = wide;
+  v8::Local<v8::String> w = ToV8StringOwned(isolate_, std::move(wide));
+  EXPECT_FALSE(w->IsExternalOneByte());
+  EXPECT_EQ(ToUtf8(isolate_, w), wide_copy);
+
+  v8::Local<v8::String> small = ToV8StringOwned(isolate_, std::string("[1,2]"));
+  EXPECT_FALSE(small->IsExternalOneByte());
+  EXPECT_EQ(ToUtf8(isolate_, small), "[1,2]");
+}
+
 }  // namespace
 }  // namespace settee::js

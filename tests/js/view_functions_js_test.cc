@@ -129,6 +129,35 @@ TEST_P(PoolViewFunctionsTest, AFailingReadOrHandOffIsTheError) {
   EXPECT_EQ(out, "[[[[0,0]]],[[[1,2]]],[[[2,4]]]]");
 }
 
+// The map results reach the caller as the JSON text JS made of them, not a
+// JSON string of it to be unquoted: strings with quotes, backslashes and
+// non-ASCII characters come through encoded once, from shares whose
+// documents are all ASCII (big enough to be read by V8 in place) and from
+// one that is not. Code that does not compile is still its error.
+TEST_P(PoolViewFunctionsTest, MapResultsAreTheirJsonText) {
+  views::MapCode code;
+  code.maps = {"function (doc) { emit(doc.s, doc._id.length); }"};
+  const std::string pad(100, 'p');
+  std::vector<std::string> docs;
+  for (int i = 0; i < 600; ++i) {
+    docs.push_back(R"({"_id":"d)" + std::to_string(i) + R"(","pad":")" + pad + R"(","s":"a \"q\" \\ )" +
+                   std::to_string(i) + R"("})");
+  }
+  docs.push_back(std::string(R"({"_id":"u","s":")") + "\u00e9 \u2603" + R"("})");  // UTF-8, not escapes
+  std::string out;
+  ASSERT_TRUE(fns_->Map(code, docs, &out).ok());
+  json::Document d;
+  ASSERT_TRUE(json::Parse(out, &d).ok()) << out.substr(0, 200);
+  ASSERT_TRUE(d.IsArray());
+  ASSERT_EQ(d.Size(), 601u);
+  EXPECT_EQ(json::View(d[5][0][0][0]), "a \"q\" \\ 5");
+  EXPECT_EQ(d[5][0][0][1].GetInt(), 2);
+  EXPECT_EQ(json::View(d[600][0][0][0]), "\u00e9 \u2603");
+  EXPECT_NE(out.find("\u00e9 \u2603"), std::string::npos) << "non-ASCII as UTF-8";
+  code.maps = {"function (doc) { emit("};
+  EXPECT_EQ(fns_->Map(code, docs, &out).code(), Status::Code::kCompilationError);
+}
+
 TEST_P(PoolViewFunctionsTest, FewUnitsAndNone) {
   int calls = 0;
   auto fetch = [&](size_t from, size_t to, std::vector<std::string>* docs) {
