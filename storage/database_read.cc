@@ -551,17 +551,17 @@ Status DatabaseImpl::Changes(const ChangesOptions& options,
   bool until_reached = false;
   for (desc ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && !stopped && !until_reached;
        desc ? it->Prev() : it->Next()) {
-    s = DecodeChangeBlock(coding::DecodeFixed64BE(keys_.Suffix(it->key())), it->value(), &entries);
+    // Only the entries in (since, until]: the first block may start
+    // earlier, and a big block (one bulk write's) may hold far more seqs
+    // than a feed with an `until` reads.
+    const uint64_t key_seq = coding::DecodeFixed64BE(keys_.Suffix(it->key()));
+    s = DecodeChangeBlock(key_seq, it->value(), &entries, all ? 0 : options.since + 1, options.until);
     if (!s.ok()) return s;
+    // The block's last seq is its key's: past `until`, no later block is read.
+    if (!desc && key_seq > options.until) until_reached = true;
     const size_t n = entries.size();
     for (size_t k = 0; k < n; ++k) {
       const ChangeEntry& entry = entries[desc ? n - 1 - k : k];
-      if (!all && entry.seq <= options.since) continue;  // the first block may start earlier
-      if (entry.seq > options.until) {
-        if (desc) continue;
-        until_reached = true;
-        break;
-      }
       if (superseded(entry.seq)) continue;
       if (!wanted.empty() && !wanted.count(entry.docid)) continue;
       if (delivered >= options.limit) {

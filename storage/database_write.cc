@@ -134,7 +134,7 @@ class DatabaseImpl::WriteContext {
                              [](const Dirty& a, const Dirty& b) { return a.slot == b.slot; }),
                  dirty_.end());
     batch_.Reserve(dirty_.size() + overlay_.size() + rest_.size() + 2);
-    // One change block for the batch: each document's latest change, in seq
+    // The batch's change blocks: each document's latest change, in seq
     // order (a document written twice keeps only its later change).
     std::vector<const Dirty*> changed;
     changed.reserve(dirty_.size());
@@ -146,14 +146,21 @@ class DatabaseImpl::WriteContext {
       if (!std::is_sorted(changed.begin(), changed.end(), by_seq)) {
         std::sort(changed.begin(), changed.end(), by_seq);
       }
-      ChangeBlockBuilder block;
-      for (const Dirty* d : changed) {
-        DocRecord& record = **d->slot;
-        record.change_shared = changed.size() > 1;
-        block.Add(record.seq, d->docid, record.deleted, record.winner_rev);
+      // A big batch's changes go in blocks of at most kChangeBlockEntries:
+      // a reader of a few seqs (a feed since a recent seq, an index update
+      // reading a share at a time) reads only the blocks holding them, and
+      // blocks stay small enough to be kept uncompressed in memory.
+      for (size_t from = 0; from < changed.size(); from += kChangeBlockEntries) {
+        const size_t to = std::min(changed.size(), from + kChangeBlockEntries);
+        ChangeBlockBuilder block;
+        for (size_t i = from; i < to; ++i) {
+          DocRecord& record = **changed[i]->slot;
+          record.change_shared = to - from > 1;
+          block.Add(record.seq, changed[i]->docid, record.deleted, record.winner_rev);
+        }
+        const uint64_t last = block.last_seq();
+        rest_.push_back({false, keys_.Seq(last), block.Finish()});
       }
-      const uint64_t last = block.last_seq();
-      rest_.push_back({false, keys_.Seq(last), block.Finish()});
     }
     for (const Dirty& d : dirty_) {
       if (!*d.slot) continue;

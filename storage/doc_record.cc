@@ -1,5 +1,6 @@
 #include "storage/doc_record.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "util/coding.h"
@@ -105,7 +106,8 @@ bool GetEntryTail(std::string_view* in, ChangeEntry* e) {
 
 }  // namespace
 
-Status DecodeChangeBlock(uint64_t key_seq, std::string_view in, std::vector<ChangeEntry>* out) {
+Status DecodeChangeBlock(uint64_t key_seq, std::string_view in, std::vector<ChangeEntry>* out,
+                         uint64_t min_seq, uint64_t max_seq) {
   out->clear();
   const auto corrupt = [] { return Status::Corruption("bad change block"); };
   if (in.empty()) return corrupt();
@@ -113,14 +115,17 @@ Status DecodeChangeBlock(uint64_t key_seq, std::string_view in, std::vector<Chan
     ChangeEntry e;
     e.seq = key_seq;
     if (!GetEntryTail(&in, &e) || !in.empty()) return corrupt();
-    out->push_back(e);
+    if (e.seq >= min_seq && e.seq <= max_seq) out->push_back(e);
     return Status::OK();
   }
   in.remove_prefix(1);
   uint64_t count;
   // Each entry takes at least 4 bytes: bound the reservation by the input.
   if (!coding::GetVarint64(&in, &count) || count == 0 || count > in.size() / 4) return corrupt();
-  out->reserve(count);
+  // The block's seqs ascend from 1 up and end at key_seq: those in range
+  // are at most this many.
+  const uint64_t lo = std::max<uint64_t>(min_seq, 1), hi = std::min(max_seq, key_seq);
+  if (hi >= lo) out->reserve(std::min<uint64_t>(count, hi - lo + 1));
   uint64_t previous = 0;
   for (uint64_t i = 0; i < count; ++i) {
     ChangeEntry e;
@@ -132,8 +137,9 @@ Status DecodeChangeBlock(uint64_t key_seq, std::string_view in, std::vector<Chan
     e.seq = key_seq - delta;
     if (i > 0 && e.seq <= previous) return corrupt();
     if (i + 1 == count && delta != 0) return corrupt();
+    if (e.seq > max_seq) return Status::OK();
     previous = e.seq;
-    out->push_back(e);
+    if (e.seq >= min_seq) out->push_back(e);
   }
   if (!in.empty()) return corrupt();
   return Status::OK();

@@ -74,6 +74,11 @@ struct ChangeEntry {
   std::string_view rev;
 };
 
+// The most changes one block holds: a write batch of more is stored as
+// several blocks (docs/storage_format.md), so that reading a few seqs reads
+// a few KiB, not a whole bulk write's block.
+constexpr size_t kChangeBlockEntries = 128;
+
 // Builds one change block. Add entries in ascending seq order.
 class ChangeBlockBuilder {
  public:
@@ -89,8 +94,13 @@ class ChangeBlockBuilder {
 };
 
 // Decodes the block stored under `key_seq` (either encoding) into `out`,
-// ascending by seq. The entries view `bytes`.
-Status DecodeChangeBlock(uint64_t key_seq, std::string_view bytes, std::vector<ChangeEntry>* out);
+// ascending by seq. The entries view `bytes`. Only the entries with seqs in
+// [min_seq, max_seq] are kept, and those past max_seq are neither read nor
+// checked: a reader of a few seqs of a big block (one bulk write's, read a
+// share at a time by an index update) does not build the whole block's
+// entries for each share.
+Status DecodeChangeBlock(uint64_t key_seq, std::string_view bytes, std::vector<ChangeEntry>* out,
+                         uint64_t min_seq = 0, uint64_t max_seq = UINT64_MAX);
 
 // How many entries the block stored under `key_seq` holds and the seq of its
 // first, read from its head alone (for counting changes without decoding

@@ -398,10 +398,15 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
     return p.kv->WriteOwned(p.wo, std::move(batch));
   };
   bool need_clean = h.dirty;
-  // A share between its read and its results: its changes, and when the
-  // read ended (for the profile).
+  // A share between its read and its results: its changes (without their
+  // bodies, which went to the map), and when the read ended (for the
+  // profile).
+  struct PendingRow {
+    std::string id;
+    bool deleted = false;
+  };
   struct Pending {
-    std::vector<ChangeRow> rows;
+    std::vector<PendingRow> rows;
     Profiler::Clock::time_point read_end;
   };
   std::mutex pending_mu;
@@ -440,15 +445,13 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
       co.conflicts = true;
       Pending share;
       uint64_t ignored = 0;
+      docs->clear();
       Status fs = db.Changes(co, [&](const ChangeRow& r) {
-        share.rows.push_back(r);
+        share.rows.push_back({r.id, r.deleted});
+        if (!r.deleted && !IsDesign(r.id)) docs->push_back(r.doc);
         return true;
       }, &ignored);
       if (!fs.ok()) return fs;
-      docs->clear();
-      for (ChangeRow& r : share.rows) {
-        if (!r.deleted && !IsDesign(r.id)) docs->push_back(std::move(r.doc));
-      }
       share.read_end = Profiler::Clock::now();
       prof.Add(&UpdateProfile::read_ms, Profiler::Ms(start, share.read_end));
       prof.Count(&UpdateProfile::docs, docs->size());
@@ -479,7 +482,7 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
       // Deleted and design documents lose their rows; the others' rows are
       // their map results, in order.
       rapidjson::SizeType next = 0;
-      for (const ChangeRow& r : share.rows) {
+      for (const PendingRow& r : share.rows) {
         const json::Value* emits = nullptr;
         if (!r.deleted && !IsDesign(r.id)) {
           if (!mapped.IsArray() || next >= mapped.Size()) {

@@ -1054,6 +1054,67 @@ TEST(ChangeBlockCompaction, DropsMarkersAndSupersededEntries) {
   EXPECT_EQ(13u, last);
 }
 
+// A big write batch is stored as blocks of at most kChangeBlockEntries
+// changes; feeds read across them, from any seq, and compaction rewrites
+// them like any other blocks.
+TEST(ChangeBlockCompaction, BigBatchesAreSplitIntoBlocks) {
+  KVStore* kv = nullptr;
+  StoreOptions options;
+  options.kv_factory = [&kv] {
+    std::unique_ptr<KVStore> store = NewMemoryStore();
+    kv = store.get();
+    return store;
+  };
+  auto store = Store::Open(options);
+  ASSERT_TRUE(store.ok());
+  auto db = *(*store)->CreateDatabase("c");
+  std::vector<DocUpdateResult> results;
+  std::vector<std::string> docs;
+  for (int i = 0; i < 300; ++i) docs.push_back(R"({"_id":"d)" + std::to_string(1000 + i) + R"("})");
+  std::vector<std::string_view> views(docs.begin(), docs.end());
+  ASSERT_TRUE(db->BulkDocs(views, {}, &results).ok());
+  auto count = [&](char kind) {
+    int n = 0;
+    auto it = kv->NewIterator({});
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string_view k = it->key();
+      if (k.size() > 9 && k[0] == 'D' && k[9] == kind) ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(3, count('s'));  // 128 + 128 + 44
+  auto ids_since = [&](uint64_t since, uint64_t until) {
+    ChangesOptions co;
+    co.since = since;
+    co.until = until;
+    std::vector<std::string> ids;
+    uint64_t last = 0;
+    EXPECT_TRUE(db->Changes(co, [&](const ChangeRow& r) { return ids.push_back(r.id), true; }, &last).ok());
+    return ids;
+  };
+  auto all = ids_since(0, UINT64_MAX);
+  ASSERT_EQ(300u, all.size());
+  EXPECT_EQ("d1000", all.front());
+  EXPECT_EQ("d1299", all.back());
+  auto middle = ids_since(120, 140);  // across the first two blocks
+  ASSERT_EQ(20u, middle.size());
+  EXPECT_EQ("d1120", middle.front());
+  EXPECT_EQ("d1139", middle.back());
+  // Supersede a change of the first block and one of the last.
+  for (int i : {5, 290}) {
+    ASSERT_TRUE(db->Put(docs[i].substr(8, 5), R"({"_rev":")" + results[i].rev + R"(","v":1})").ok());
+  }
+  EXPECT_EQ(2, count('o'));
+  all = ids_since(0, UINT64_MAX);
+  ASSERT_EQ(300u, all.size());
+  EXPECT_EQ("d1005", all[298]);
+  EXPECT_EQ("d1290", all[299]);
+  ASSERT_TRUE(db->Compact().ok());
+  EXPECT_EQ(0, count('o'));
+  EXPECT_EQ(5, count('s'));  // the three rewritten, two single ones
+  EXPECT_EQ(all, ids_since(0, UINT64_MAX));
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, DatabaseTest,
                          ::testing::Values(Backend::kMemory, Backend::kLevelDB),
                          testing::BackendName);

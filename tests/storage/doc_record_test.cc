@@ -93,6 +93,35 @@ TEST(ChangeBlock, ManyEntriesRoundTripInSeqOrder) {
   EXPECT_EQ("c", entries[2].docid);
 }
 
+// A seq range keeps only its entries (an index update reads a big block a
+// share at a time); the legacy single entry too.
+TEST(ChangeBlock, DecodesASeqRange) {
+  ChangeBlockBuilder builder;
+  std::vector<std::string> ids;  // the builder keeps views of them
+  for (uint64_t seq = 1; seq <= 100; ++seq) ids.push_back("d" + std::to_string(seq));
+  for (uint64_t seq = 1; seq <= 100; ++seq) builder.Add(seq, ids[seq - 1], false, "1-a");
+  std::string bytes = builder.Finish();
+  std::vector<ChangeEntry> entries;
+  ASSERT_TRUE(DecodeChangeBlock(100, bytes, &entries, 41, 60).ok());
+  ASSERT_EQ(20u, entries.size());
+  EXPECT_EQ(41u, entries.front().seq);
+  EXPECT_EQ("d41", entries.front().docid);
+  EXPECT_EQ(60u, entries.back().seq);
+  ASSERT_TRUE(DecodeChangeBlock(100, bytes, &entries, 95, 1000).ok());
+  EXPECT_EQ(6u, entries.size());
+  ASSERT_TRUE(DecodeChangeBlock(100, bytes, &entries, 101, 1000).ok());
+  EXPECT_TRUE(entries.empty());
+  ASSERT_TRUE(DecodeChangeBlock(100, bytes, &entries, 0, 0).ok());
+  EXPECT_TRUE(entries.empty());
+  ChangeBlockBuilder one;
+  one.Add(7, "x", false, "1-a");
+  std::string single = one.Finish();
+  ASSERT_TRUE(DecodeChangeBlock(7, single, &entries, 8, 9).ok());
+  EXPECT_TRUE(entries.empty());
+  ASSERT_TRUE(DecodeChangeBlock(7, single, &entries, 7, 7).ok());
+  EXPECT_EQ(1u, entries.size());
+}
+
 TEST(ChangeBlock, RejectsTruncationAndInconsistentSeqs) {
   ChangeBlockBuilder builder;
   builder.Add(5, "x", false, "1-a");
