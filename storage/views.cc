@@ -208,7 +208,9 @@ Status ReplaceDocRows(const RoundUpdate& u, std::string_view id, const json::Val
                       std::vector<int64_t>* delta) {
   const IndexKeys& ik = u.p->keys;
   std::string back;
+  // The rows kept (only looked up against old rows: none in a fresh index).
   std::unordered_set<std::string> new_keys;
+  std::string key_json;
   if (emits != nullptr && emits->IsArray()) {
     const size_t nv = std::min<size_t>(emits->Size(), u.nviews);
     for (size_t v = 0; v < nv; ++v) {
@@ -221,13 +223,16 @@ Status ReplaceDocRows(const RoundUpdate& u, std::string_view id, const json::Val
         collation::AppendIndexKey(pair[0], &key);
         AppendDocIdKey(id, &key);
         coding::PutFixed64BE(&key, n++);
+        key_json.clear();
+        json::SerializeTo(pair[0], &key_json);
         std::string value;
+        value.reserve(id.size() + key_json.size() + 16);
         coding::PutLengthPrefixed(&value, id);
-        coding::PutLengthPrefixed(&value, json::Serialize(pair[0]));
+        coding::PutLengthPrefixed(&value, key_json);
         json::SerializeTo(pair[1], &value);
         coding::PutLengthPrefixed(&back, std::string_view(key).substr(ik.base.size()));
         (*delta)[v]++;
-        new_keys.insert(key);
+        if (!u.fresh) new_keys.insert(key);
         if (u.note_changes) changed->push_back(key);
         batch->PutOwned(std::move(key), std::move(value));
       }
@@ -257,7 +262,7 @@ Status ReplaceDocRows(const RoundUpdate& u, std::string_view id, const json::Val
     }
   }
   if (!back.empty()) {
-    batch->Put(ik.Back(id), back);
+    batch->PutOwned(ik.Back(id), std::move(back));
   } else if (had_back) {
     batch->Delete(ik.Back(id));
   }
@@ -477,6 +482,9 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
       auto t1 = Profiler::Clock::now();
       prof.Add(&UpdateProfile::parse_ms, Profiler::Ms(t0, t1));
       KVWriteBatch batch;
+      // A row per view and a back-index entry per document: the usual one
+      // emit, without the batch growing (and moving) as it fills.
+      batch.Reserve(share.rows.size() * (nviews + 1));
       std::vector<std::string> changed;
       std::vector<int64_t> delta(nviews, 0);
       // Deleted and design documents lose their rows; the others' rows are
