@@ -94,6 +94,10 @@ void DatabaseImpl::MarkDeleted() {
 //////// Change notification
 
 void DatabaseImpl::NotifyListeners(uint64_t seq) {
+  // Either a waiter's check sees the caller's new update_seq_ (or deleted_)
+  // or this sees the waiter: each side stores, fences, then loads.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (watchers_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> lock(listeners_mu_);
   for (auto& [id, listener] : listeners_) listener(seq);
   changed_cv_.notify_all();
@@ -103,19 +107,25 @@ uint64_t DatabaseImpl::AddChangeListener(ChangeListener listener) {
   std::lock_guard<std::mutex> lock(listeners_mu_);
   uint64_t id = next_listener_id_++;
   listeners_.emplace(id, std::move(listener));
+  watchers_.fetch_add(1, std::memory_order_relaxed);  // published by the unlock
   return id;
 }
 
 void DatabaseImpl::RemoveChangeListener(uint64_t id) {
   std::lock_guard<std::mutex> lock(listeners_mu_);
-  listeners_.erase(id);
+  if (listeners_.erase(id) != 0) watchers_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 uint64_t DatabaseImpl::WaitForChange(uint64_t since, std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(listeners_mu_);
-  changed_cv_.wait_for(lock, timeout, [&] {
-    return UpdateSeq() > since || deleted_.load(std::memory_order_acquire);
-  });
+  watchers_.fetch_add(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with NotifyListeners'
+  {
+    std::unique_lock<std::mutex> lock(listeners_mu_);
+    changed_cv_.wait_for(lock, timeout, [&] {
+      return UpdateSeq() > since || deleted_.load(std::memory_order_acquire);
+    });
+  }
+  watchers_.fetch_sub(1, std::memory_order_relaxed);
   return UpdateSeq();
 }
 

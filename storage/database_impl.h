@@ -368,10 +368,17 @@ class DatabaseImpl final : public Database {
   // with no fixed cost to share (the memory backend, and no fsync), so
   // handing batches between threads costs more than it saves.
   const bool direct_writes_;
+  // Read by every write's stemming; changed rarely (SetRevsLimit).
+  std::atomic<uint32_t> revs_limit_{1000};
 
   // Serializes writers. Guards counters_ (the authoritative copy) and every
-  // read-modify-write of this database's keys.
-  std::mutex write_mu_;
+  // read-modify-write of this database's keys. The groups of fields that
+  // different threads write at every write (this lock and what it guards,
+  // the pipeline's progress, the published counters) each start a block of
+  // their own (kNoFalseSharing): two writers of one database take turns at
+  // them (through the pipeline, one builds while the other writes and
+  // publishes), and the constants above are read by every read and write.
+  alignas(kNoFalseSharing) std::mutex write_mu_;
   Counters counters_;  // GUARDED_BY(write_mu_); includes batches in flight
   // Orders the writes of staged batches; see write_pipeline.h for which of
   // its methods need write_mu_.
@@ -379,31 +386,30 @@ class DatabaseImpl final : public Database {
   // The counters as of the last batch written: written by stage B in ticket
   // order, read under write_mu_ once the pipeline is drained (to restore
   // counters_ after a failed write).
-  Counters committed_counters_;
+  alignas(kNoFalseSharing) Counters committed_counters_;
   // Batches prepared and waiting for their turn, ascending tickets. Held for
   // a push or a take only (spun on, like queue_mu_).
-  std::mutex ready_mu_;
+  alignas(kNoFalseSharing) std::mutex ready_mu_;
   std::vector<ReadyWrite> ready_;  // GUARDED_BY(ready_mu_)
   std::atomic<int> ready_count_{0};  // ready_.size(), read without the lock
   // No document id sorts after largest_doc_id_ (ids that do are new). Read
   // from the store at the first write; only ever raised, as records are
   // never removed (deletion leaves a tombstone record).
-  std::string largest_doc_id_;         // GUARDED_BY(write_mu_)
-  bool largest_doc_id_known_ = false;  // GUARDED_BY(write_mu_)
+  alignas(kNoFalseSharing) std::string largest_doc_id_;  // GUARDED_BY(write_mu_)
+  bool largest_doc_id_known_ = false;                    // GUARDED_BY(write_mu_)
 
   // The group-commit queue; the front writer is the leader. Held for a
   // push or a pop only, so contenders spin instead of sleeping.
-  std::mutex queue_mu_;
+  alignas(kNoFalseSharing) std::mutex queue_mu_;
   std::deque<Writer*> writers_;  // GUARDED_BY(queue_mu_)
 
   // Published copies of counters_, for lock-free readers.
-  std::atomic<uint64_t> update_seq_{0};
+  alignas(kNoFalseSharing) std::atomic<uint64_t> update_seq_{0};
   std::atomic<uint64_t> doc_count_{0};
   std::atomic<uint64_t> doc_del_count_{0};
   std::atomic<uint64_t> external_size_{0};
-  std::atomic<uint32_t> revs_limit_{1000};
 
-  AttachmentStore attachment_store_;
+  alignas(kNoFalseSharing) AttachmentStore attachment_store_;
   views::ReduceCaches reduce_caches_;
   // Taken alone, or inside write_mu_ (compaction), never the other way.
   std::mutex att_mu_;
@@ -437,10 +443,15 @@ class DatabaseImpl final : public Database {
   ChangesAfterMemo changes_after_memo_;  // GUARDED_BY(memo_mu_)
 
   // Change listeners and waiters.
-  std::mutex listeners_mu_;
+  alignas(kNoFalseSharing) std::mutex listeners_mu_;
   std::condition_variable changed_cv_;                 // waits use listeners_mu_
   std::map<uint64_t, ChangeListener> listeners_;       // GUARDED_BY(listeners_mu_)
   uint64_t next_listener_id_ = 1;                      // GUARDED_BY(listeners_mu_)
+  // Listeners plus WaitForChange calls in progress: a write that finds none
+  // skips listeners_mu_ (a lock line every write would otherwise move
+  // between the writers' cores). Read after update_seq_ is stored, raised
+  // before a waiter reads it, with a fence on each side.
+  std::atomic<int> watchers_{0};
 };
 
 }  // namespace settee

@@ -337,11 +337,13 @@ class MemoryStore final : public KVStore {
   const std::unique_ptr<Partition[]> parts_;
 
   // The sequence of the last batch that took one (see Partitions). Atomic:
-  // writers take sequences and snapshots read it without any lock.
-  std::atomic<uint64_t> last_seq_{0};
+  // writers take sequences and snapshots read it without any lock. On a
+  // line of its own: every write changes it, and the constants above are
+  // read by every read and write.
+  alignas(kNoFalseSharing) std::atomic<uint64_t> last_seq_{0};
 
   // Live snapshot sequences (a multiset: several snapshots may share one).
-  std::mutex snapshots_mu_;
+  alignas(kNoFalseSharing) std::mutex snapshots_mu_;
   std::multiset<uint64_t> live_snapshots_;  // guarded by snapshots_mu_
   // Snapshots live or registering; lets a writer skip snapshots_mu_ when 0.
   std::atomic<uint64_t> snapshot_count_{0};

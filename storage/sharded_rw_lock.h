@@ -18,10 +18,24 @@
 // Readers also sample the flag of their own line, so readers of other slots
 // never see each other.
 //
+// A writer flags only the slots some reader of this lock has used: a slot
+// registers (once) the first time a reader takes it. Two writer threads
+// taking turns at one lock would otherwise move all kSlots lines between
+// their cores at every write, although only the slots of the few threads
+// that read this lock ever hold a count.
+//
 // Protocol (Dekker-style):
-//   reader: slot.count++ (seq_cst) ; if slot.writer then { slot.count-- ; wait ; retry }
-//   writer: lock writer_mu_ ; every slot.writer = 1 ; seq_cst fence ;
-//           wait every slot.count == 0
+//   reader: if !slot.registered (acquire) then {
+//             registered |= bit (seq_cst) ; wait while excluding (seq_cst) ;
+//             slot.registered = 1 (release) }
+//           slot.count++ (seq_cst) ; if slot.writer then { slot.count-- ; wait ; retry }
+//   writer: lock writer_mu_ ; excluding = 1 (seq_cst) ; m = registered (seq_cst) ;
+//           slot.writer = 1 for the slots in m ; seq_cst fence ;
+//           wait slot.count == 0 for the slots in m
+// Registration is a Dekker pair too: either the writer's mask has the new
+// slot, or the registering reader sees `excluding` and waits for that
+// writer to end before it (or any reader sharing its slot) reads. A writer
+// that holds LockWriter() only still admits new readers.
 // The fence orders the writer's flag stores before its count loads as a
 // seq_cst store would each (on x86 one mfence instead of kSlots locked
 // stores); either the reader sees its slot's flag or the writer sees the
@@ -57,6 +71,8 @@ class ShardedRWLock {
   size_t LockShared() {
     const size_t index = ThisThreadSlot();
     Slot& slot = slots_[index];
+    // The same line as the count; set under writer_mu_, after the mask.
+    if (!slot.registered.load(std::memory_order_acquire)) Register(index);
     for (;;) {
       slot.count.fetch_add(1, std::memory_order_seq_cst);
       // The same cache line as the count: no second line per read.
@@ -92,10 +108,15 @@ class ShardedRWLock {
 
   // REQUIRES: LockWriter() held.
   void Exclude() {
-    for (Slot& s : slots_) s.writer.store(1, std::memory_order_relaxed);
+    excluding_.store(true, std::memory_order_seq_cst);
+    flagged_ = registered_.load(std::memory_order_seq_cst);
+    for (uint32_t m = flagged_; m != 0; m &= m - 1) {
+      slots_[__builtin_ctz(m)].writer.store(1, std::memory_order_relaxed);
+    }
     // Orders the flag stores before the count loads below (see Protocol).
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    for (Slot& s : slots_) {
+    for (uint32_t m = flagged_; m != 0; m &= m - 1) {
+      Slot& s = slots_[__builtin_ctz(m)];
       // Readers hold the lock only for a short, non-blocking step, so a brief
       // spin usually suffices; yield so a preempted reader can finish on a
       // busy machine.
@@ -106,7 +127,11 @@ class ShardedRWLock {
 
   // Ends Lock(), or LockWriter() with or without Exclude().
   void Unlock() {
-    for (Slot& s : slots_) s.writer.store(0, std::memory_order_release);
+    for (uint32_t m = flagged_; m != 0; m &= m - 1) {
+      slots_[__builtin_ctz(m)].writer.store(0, std::memory_order_release);
+    }
+    flagged_ = 0;
+    excluding_.store(false, std::memory_order_seq_cst);
     writer_mu_.unlock();
   }
 
@@ -115,10 +140,30 @@ class ShardedRWLock {
   static constexpr size_t kSlotAlign = 128;
   static constexpr size_t kSlots = 32;
 
+  static_assert(kSlots <= 32, "registered_ is a 32-bit mask");
+
   struct alignas(kSlotAlign) Slot {
     std::atomic<uint32_t> count{0};   // readers inside (or stepping in)
     std::atomic<uint32_t> writer{0};  // 1 while a writer holds or takes the lock
+    std::atomic<bool> registered{false};  // its bit is in registered_
   };
+
+  // A slot's first use: adds it to the slots writers flag, and waits for a
+  // writer that may have read the set before (see Protocol).
+  void Register(size_t index) {
+    registered_.fetch_or(uint32_t{1} << index, std::memory_order_seq_cst);
+    if (excluding_.load(std::memory_order_seq_cst)) {
+      SpinBackoff backoff;
+      while (excluding_.load(std::memory_order_seq_cst) && !backoff.Exhausted()) backoff.Pause();
+      if (excluding_.load(std::memory_order_seq_cst)) {
+        // Holding writer_mu_, no writer is inside.
+        std::lock_guard<std::mutex> wait(writer_mu_);
+        slots_[index].registered.store(true, std::memory_order_release);
+        return;
+      }
+    }
+    slots_[index].registered.store(true, std::memory_order_release);
+  }
 
   // Threads get consecutive slot numbers in order of first use, so up to
   // kSlots threads never share a slot.
@@ -130,6 +175,12 @@ class ShardedRWLock {
 
   Slot slots_[kSlots];
   std::mutex writer_mu_;  // held by the writer for its whole critical section
+  // Slots that readers have used (only ever grows).
+  std::atomic<uint32_t> registered_{0};
+  // True from a writer's Exclude() to its Unlock().
+  std::atomic<bool> excluding_{false};
+  // The slots the writer holding writer_mu_ flagged (GUARDED_BY(writer_mu_)).
+  uint32_t flagged_ = 0;
 };
 
 // RAII guards.

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <thread>
@@ -22,6 +23,13 @@
 #endif
 
 namespace settee {
+
+// Alignment that keeps data written by one core off the cache lines others
+// read or write: a line plus its adjacent-line prefetch partner. Fields
+// that different threads write at every write (a lock word, a published
+// counter) each start such a block, so that a write on one core does not
+// take away the lines another core is reading.
+inline constexpr size_t kNoFalseSharing = 128;
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "settee/kv.h"
+#include "storage/spin_wait.h"
 
 namespace settee {
 
@@ -114,7 +115,9 @@ class WritePipeline {
 
   // Tickets below this are finished. Written by the finishing batch's
   // thread (release), read by everyone (acquire).
-  std::atomic<uint64_t> finished_{0};
+  // Apart from the writer-lock state above, which the next batch's builder
+  // uses while this one's writer finishes.
+  alignas(kNoFalseSharing) std::atomic<uint64_t> finished_{0};
   // Set by a failed Finish, cleared by TakeFailure (once the pipeline is empty).
   std::atomic<bool> broken_{false};
   // Sleepers: a waiter past its spin budget registers here, then sleeps on

@@ -273,6 +273,46 @@ TEST_P(DatabaseWriteTest, DatabasesDoNotWaitForEachOther) {
   EXPECT_EQ((*a)->UpdateSeq(), 1u);
 }
 
+// A write with no listener and no waiter skips the listeners' lock; a
+// WaitForChange that starts while writers write must still be woken by the
+// next write. Each write here waits until the waiter has seen it, so a
+// wake-up lost would leave the waiter asleep for its whole timeout and fail
+// the test at the writer's deadline.
+TEST_P(DatabaseWriteTest, AWaiterIsWokenByEveryWriteOfConcurrentWriters) {
+  auto db = store_->CreateDatabase("w");
+  ASSERT_TRUE(db.ok());
+  constexpr int kWrites = 200;  // per writer
+  std::atomic<uint64_t> seen{0};
+  std::atomic<bool> done{false};
+  std::thread waiter([&] {
+    uint64_t since = 0;
+    while (!done.load()) {
+      since = (*db)->WaitForChange(since, std::chrono::seconds(60));
+      seen.store(since);
+    }
+  });
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 2; ++t) {
+    writers.emplace_back([&, t] {
+      for (int i = 0; i < kWrites; ++i) {
+        auto r = (*db)->Put("w" + std::to_string(t) + "_" + std::to_string(i), Body(i));
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        const uint64_t mine = (*db)->UpdateSeq();
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (seen.load() < mine && std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::yield();
+        }
+        ASSERT_GE(seen.load(), mine) << "the waiter missed the write of seq " << mine;
+      }
+    });
+  }
+  for (auto& w : writers) w.join();
+  done = true;
+  ASSERT_TRUE((*db)->Put("last", Body(0)).ok());  // wakes the waiter to see `done`
+  waiter.join();
+  EXPECT_EQ((*db)->UpdateSeq(), 2u * kWrites + 1);
+}
+
 // Write() waits while `hold` is set; counts the writes prepared and records
 // how many each CommitAll() took.
 class GatedKV : public testing::ForwardingKV {

@@ -1,5 +1,6 @@
 // Tests of ShardedRWLock: readers and writers exclude each other, readers
-// share, and a writer that holds only LockWriter() lets readers in.
+// share, a writer that holds only LockWriter() lets readers in, and readers
+// whose slots register while writers write are excluded all the same.
 #include "storage/sharded_rw_lock.h"
 
 #include <gtest/gtest.h>
@@ -108,6 +109,72 @@ TEST(ShardedRWLockTest, LockWriterAdmitsReadersAndExcludeWaitsForThem) {
   lock.Unlock();
   late.join();
   EXPECT_TRUE(late_in.load());
+}
+
+// A writer flags only the slots readers have registered. A reader on a
+// slot never used before registers while a writer is inside: it must wait
+// for that writer (which did not flag its slot), and the next writer must
+// wait for it.
+TEST(ShardedRWLockTest, AReaderOnANewSlotWaitsForAWriterInside) {
+  ShardedRWLock lock;
+  lock.Lock();  // no reader has registered: nothing flagged
+  std::atomic<bool> reader_in{false}, release{false};
+  std::thread reader([&] {  // a new thread: a slot this lock has not seen
+    SharedLockGuard g(&lock);
+    reader_in = true;
+    while (!release.load()) std::this_thread::sleep_for(1ms);
+  });
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(reader_in.load());
+  lock.Unlock();
+  while (!reader_in.load()) std::this_thread::sleep_for(1ms);
+  // Registered now: a writer's Exclude() waits for it.
+  std::atomic<bool> excluded{false};
+  std::thread writer([&] {
+    ExclusiveLockGuard g(&lock);
+    excluded = true;
+  });
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(excluded.load());
+  release = true;
+  reader.join();
+  writer.join();
+  EXPECT_TRUE(excluded.load());
+}
+
+// Readers that each run on a fresh thread (so most register their slot on
+// their first read) while writers write: none sees a half-done write.
+TEST(ShardedRWLockTest, ReadersRegisteringDuringWritesNeverSeeAHalfDoneWrite) {
+  ShardedRWLock lock;
+  uint64_t a = 0, b = 0;
+  std::atomic<bool> stop{false};
+  std::atomic<int> torn{0};
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 2; ++t) {
+    writers.emplace_back([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        ExclusiveLockGuard g(&lock);
+        ++a;
+        ++b;
+      }
+    });
+  }
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::thread> readers;
+    for (int r = 0; r < 4; ++r) {
+      readers.emplace_back([&] {
+        for (int i = 0; i < 200; ++i) {
+          SharedLockGuard g(&lock);
+          if (a != b) torn.fetch_add(1);
+        }
+      });
+    }
+    for (auto& r : readers) r.join();
+  }
+  stop = true;
+  for (auto& w : writers) w.join();
+  EXPECT_EQ(torn.load(), 0);
+  EXPECT_EQ(a, b);
 }
 
 }  // namespace
