@@ -1123,10 +1123,12 @@ TEST_P(CouchServerTest, ChangesFeedEndsWhenDatabaseIsDeleted) {
   CreateDb("db");
   TestClient waiter(server_->port());
   ASSERT_TRUE(waiter.Send("GET", "/db/_changes?feed=continuous&since=now&heartbeat=1000"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // The feed's headers mean it is open: deleting earlier would answer its GET with a 404 instead.
+  std::string head = waiter.ReadUntil("\r\n\r\n");
+  ASSERT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
   ASSERT_EQ(Req("DELETE", "/db").status, 200);
-  std::string rest = waiter.ReadUntil("0\r\n\r\n");
-  EXPECT_NE(rest.find("last_seq"), std::string::npos);
+  std::string rest = head + waiter.ReadUntil("0\r\n\r\n");
+  EXPECT_NE(rest.find("last_seq"), std::string::npos) << rest;
 }
 
 // ---- fsync'd writes run on the worker pool
