@@ -26,6 +26,7 @@ DatabaseImpl::DatabaseImpl(StoreImpl* owner, std::string name, uint64_t db_id,
       db_id_(db_id),
       keys_(db_id),
       direct_writes_(kv_->BackendName() == "memory" && !owner->options().sync),
+      use_id_gaps_(kv_->BackendName() == "leveldb"),
       // A batch being built reads only records, stored revision bodies and
       // local documents (database_write.cc): the pipeline remembers those
       // keys of the batches in flight, not their counters or change blocks.

@@ -66,6 +66,7 @@
 #include "storage/spin_wait.h"
 #include "storage/validate_functions.h"
 #include "storage/view_reduce_cache.h"
+#include "storage/id_gaps.h"
 #include "storage/write_pipeline.h"
 
 namespace settee {
@@ -368,6 +369,10 @@ class DatabaseImpl final : public Database {
   // with no fixed cost to share (the memory backend, and no fsync), so
   // handing batches between threads costs more than it saves.
   const bool direct_writes_;
+  // On LevelDB only: there a Get contends with the database's readers and
+  // writer on LevelDB's mutex; the memory store's lookup costs less than
+  // the seek that finds a gap.
+  const bool use_id_gaps_;
   // Read by every write's stemming; changed rarely (SetRevsLimit).
   std::atomic<uint32_t> revs_limit_{1000};
 
@@ -397,6 +402,9 @@ class DatabaseImpl final : public Database {
   // never removed (deletion leaves a tombstone record).
   alignas(kNoFalseSharing) std::string largest_doc_id_;  // GUARDED_BY(write_mu_)
   bool largest_doc_id_known_ = false;                    // GUARDED_BY(write_mu_)
+  // Known-empty id ranges below largest_doc_id_ (storage/id_gaps.h), kept
+  // if use_id_gaps_.
+  IdGaps id_gaps_;  // GUARDED_BY(write_mu_)
 
   // The group-commit queue; the front writer is the leader. Held for a
   // push or a pop only, so contenders spin instead of sleeping.

@@ -87,6 +87,31 @@ class DatabaseImpl::WriteContext {
       records_.emplace(id, std::move(record));
     }
   }
+  // Loads the record of `id` (not loaded yet; it must outlive the context)
+  // as LoadRecord would, with a seek instead of a Get, and sets *next to
+  // the id of the following document record: no document id lies strictly
+  // between the two. Returns false if there is none after it, or on an
+  // error (LoadRecord then reads the record itself and reports it).
+  // REQUIRES: the pipeline drained (a seek sees only what is written).
+  bool SeekRecord(std::string_view id, std::string* next) {
+    KVIteratorOptions io;
+    io.lower_bound = keys_.Doc(id);
+    io.upper_bound = keys::PrefixEnd(keys_.KindPrefix(keys::kDocKind));
+    auto it = kv_->NewIterator(io);
+    it->SeekToFirst();
+    if (!it->status().ok()) return false;
+    std::optional<DocRecord> record;
+    if (it->Valid() && keys_.Suffix(it->key()) == id) {
+      record.emplace();
+      if (!DecodeDocRecord(it->value(), &*record).ok()) return false;
+      it->Next();
+      if (!it->status().ok()) return false;
+    }
+    records_.emplace(id, std::move(record));
+    if (!it->Valid()) return false;
+    next->assign(keys_.Suffix(it->key()));
+    return true;
+  }
   // A slot for a document known not to exist, outside the id map: the
   // caller hands it to every document of the batch with that id (a freshly
   // generated id has no other).
@@ -123,7 +148,8 @@ class DatabaseImpl::WriteContext {
   // Returns the batch of everything this context changed, in key order:
   // the document records by id, the counters, then the few other keys.
   // Sorted batches let the store place each key beside the previous one.
-  KVWriteBatch& Finish() {
+  // `gaps` (if not null) learns of every document the batch writes.
+  KVWriteBatch& Finish(IdGaps* gaps = nullptr) {
     // A document edited twice in the batch is in dirty_ twice. Generated and
     // other ascending ids arrive sorted already.
     auto by_id = [](const Dirty& a, const Dirty& b) { return a.docid < b.docid; };
@@ -164,6 +190,7 @@ class DatabaseImpl::WriteContext {
     }
     for (const Dirty& d : dirty_) {
       if (!*d.slot) continue;
+      if (gaps != nullptr) gaps->Created(d.docid);
       std::string encoded;
       EncodeDocRecord(**d.slot, &encoded);
       batch_.PutOwned(keys_.Doc(d.docid), std::move(encoded));
@@ -533,7 +560,7 @@ Status DatabaseImpl::BeginBatch() {
 
 void DatabaseImpl::Stage(WriteContext& ctx, StagedCommit* staged) {
   if (!ctx.changed()) return;
-  staged->batch = std::move(ctx.Finish());
+  staged->batch = std::move(ctx.Finish(use_id_gaps_ ? &id_gaps_ : nullptr));
   staged->ticket = pipeline_.Enqueue(staged->batch);
   staged->empty = false;
   staged->counters = ctx.counters;
@@ -912,13 +939,30 @@ void DatabaseImpl::PrefetchRecords(const std::vector<Writer*>& group, WriteConte
     if (n == first_new || n->id != std::prev(n)->id) slot = &ctx.FreshRecordSlot();
     *n->slot = slot;
   }
-  // The others may exist: load them in one ordered pass.
+  // The others may exist, but those in a known gap (id_gaps.h): load the
+  // rest in one ordered pass.
   std::vector<std::string_view> ids;
   ids.reserve(first_new - named.begin());
   for (auto n = named.begin(); n != first_new; ++n) {
-    if (ids.empty() || ids.back() != n->id) ids.push_back(n->id);
+    if (n != named.begin() && n->id == std::prev(n)->id) {
+      *n->slot = *std::prev(n)->slot;  // a repeat: the same slot, or none
+      continue;
+    }
+    if (use_id_gaps_ && id_gaps_.Contains(n->id)) {
+      *n->slot = &ctx.FreshRecordSlot();
+    } else {
+      ids.push_back(n->id);
+    }
   }
-  if (ids.size() >= 2) ctx.LoadRecords(ids);  // one is as cheap with a Get
+  if (ids.size() >= 2) {
+    ctx.LoadRecords(ids);
+  } else if (ids.size() == 1 && use_id_gaps_ && id_gaps_.ShouldSeek()) {
+    // One id is as cheap with a Get, but a seek also finds the gap above
+    // it, where the next ids of an ascending run will fall.
+    pipeline_.Drain();
+    std::string next;
+    if (ctx.SeekRecord(ids[0], &next)) id_gaps_.Add(ids[0], next);
+  }
 }
 
 void DatabaseImpl::NoteWrittenDocIds(const WriteContext& ctx) {

@@ -177,9 +177,9 @@ Status LevelDBStore::Get(const KVReadOptions& options, std::string_view key, std
 }
 
 struct LevelDBStore::Writer {
-  explicit Writer(const KVWriteBatch* batch, bool sync) : batch(batch), sync(sync) {}
+  explicit Writer(leveldb::WriteBatch* batch, bool sync) : batch(batch), sync(sync) {}
 
-  const KVWriteBatch* batch;
+  leveldb::WriteBatch* const batch;  // encoded, not empty
   const bool sync;
   // Handoff from the leader: it writes `status`, then sets `state` (release)
   // to kDone (written by the leader) or kLeader (now at the front).
@@ -188,6 +188,16 @@ struct LevelDBStore::Writer {
   Status status;
   bool sleeping = false;       // GUARDED_BY(queue_mu_); see DatabaseImpl::Writer
   std::condition_variable cv;  // waits use queue_mu_
+};
+
+// A batch Prepare() encoded, for Commit()/CommitAll() of the same store.
+class LevelDBStore::Prepared final : public KVPreparedWrite {
+ public:
+  explicit Prepared(const LevelDBStore* store) : store(store) {}
+
+  const LevelDBStore* const store;
+  leveldb::WriteBatch batch;
+  bool empty = true;
 };
 
 namespace {
@@ -206,11 +216,50 @@ void AppendTo(const KVWriteBatch& batch, leveldb::WriteBatch* wb) {
   }
 }
 
+Status NotPreparedHere() {
+  return Status(Status::Code::kInvalidOperation, "write not prepared by this store");
+}
+
 }  // namespace
 
 Status LevelDBStore::Write(const KVWriteOptions& options, const KVWriteBatch& batch) {
   if (batch.empty()) return Status::OK();
-  Writer w(&batch, options.sync);
+  leveldb::WriteBatch wb;
+  AppendTo(batch, &wb);
+  return WriteEncoded(options.sync, &wb);
+}
+
+std::unique_ptr<KVPreparedWrite> LevelDBStore::Prepare(KVWriteBatch&& batch) {
+  auto prepared = std::make_unique<Prepared>(this);
+  AppendTo(batch, &prepared->batch);
+  prepared->empty = batch.empty();
+  return prepared;
+}
+
+Status LevelDBStore::Commit(const KVWriteOptions& options, std::unique_ptr<KVPreparedWrite> prepared) {
+  auto* p = dynamic_cast<Prepared*>(prepared.get());
+  if (p == nullptr || p->store != this) return NotPreparedHere();
+  if (p->empty) return Status::OK();
+  return WriteEncoded(options.sync, &p->batch);
+}
+
+Status LevelDBStore::CommitAll(const KVWriteOptions& options,
+                               std::vector<std::unique_ptr<KVPreparedWrite>> prepared) {
+  // All or nothing: check every write before appending any.
+  Prepared* first = nullptr;
+  for (auto& write : prepared) {
+    auto* p = dynamic_cast<Prepared*>(write.get());
+    if (p == nullptr || p->store != this) return NotPreparedHere();
+    if (p->empty) continue;
+    if (first == nullptr) first = p;
+    else first->batch.Append(p->batch);  // a copy of encoded bytes, in order
+  }
+  if (first == nullptr) return Status::OK();
+  return WriteEncoded(options.sync, &first->batch);
+}
+
+Status LevelDBStore::WriteEncoded(bool sync_requested, leveldb::WriteBatch* batch) {
+  Writer w(batch, sync_requested);
   LockSpinning(queue_mu_);
   std::unique_lock<std::mutex> queue_lock(queue_mu_, std::adopt_lock);
   writers_.push_back(&w);
@@ -234,24 +283,31 @@ Status LevelDBStore::Write(const KVWriteOptions& options, const KVWriteBatch& ba
     if (w.state.load(std::memory_order_acquire) == Writer::kDone) return w.status;
   }
 
-  // Leader: the group is a prefix of the queue. A sync batch makes the
-  // whole group sync (an fsync more than asked never hurts a write).
-  std::vector<Writer*> group;
+  // Leader: the group is a prefix of the queue, starting with this writer.
+  // A sync batch makes the whole group sync (an fsync more than asked never
+  // hurts a write). The followers' batches are appended to the leader's
+  // own (encoded already: a copy of bytes each); a writer alone writes its
+  // batch as it is.
+  size_t group = 0;
   size_t bytes = 0;
   bool sync = false;
   for (Writer* x : writers_) {
-    if (!group.empty() && bytes + x->batch->ApproximateBytes() > kMaxGroupBytes) break;
-    group.push_back(x);
-    bytes += x->batch->ApproximateBytes();
+    const size_t size = x->batch->ApproximateSize();
+    if (group > 0 && bytes + size > kMaxGroupBytes) break;
+    ++group;
+    bytes += size;
     sync = sync || x->sync;
   }
+  // The group's followers stay queued (and waiting) until the hand-off
+  // below, so their batches stay valid; only this thread pops the queue.
+  std::vector<Writer*> followers(writers_.begin() + 1,
+                                 writers_.begin() + static_cast<std::ptrdiff_t>(group));
   queue_lock.unlock();
 
-  leveldb::WriteBatch wb;
-  for (Writer* x : group) AppendTo(*x->batch, &wb);
+  for (Writer* x : followers) batch->Append(*x->batch);
   leveldb::WriteOptions wo;
   wo.sync = sync;
-  const Status s = FromLevelDBStatus(db_->Write(wo, &wb));
+  const Status s = FromLevelDBStatus(db_->Write(wo, batch));
 
   RelockSpinning(queue_lock);
   auto hand_off = [](Writer* x, Writer::State state) {
@@ -259,9 +315,9 @@ Status LevelDBStore::Write(const KVWriteOptions& options, const KVWriteBatch& ba
     x->state.store(state, std::memory_order_release);
     if (sleeping) x->cv.notify_one();
   };
-  for (Writer* x : group) {
+  writers_.pop_front();  // this writer
+  for (Writer* x : followers) {
     writers_.pop_front();
-    if (x == &w) continue;
     x->status = s;
     hand_off(x, Writer::kDone);
   }

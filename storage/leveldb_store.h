@@ -3,19 +3,18 @@
 // Wraps one leveldb::DB opened with a bytewise comparator, an LRU block cache
 // (possibly shared with other stores) and (optionally) a 10-bits-per-key
 // Bloom filter, owned by the store.
-// The leveldb::DB is shared by every thread and lets readers run
-// concurrently. Writers are group-committed here, in front of LevelDB's own
-// writer queue: a writer that finds another writing queues its batch and
-// spins; the one writing (the leader) appends every queued batch to one
-// leveldb::WriteBatch and writes it with one log append, then hands each its
-// status. LevelDB's queue does the same but parks each follower on a
-// condition variable, so two threads writing (to any databases: there is one
-// log) paid a futex sleep and wake-up per write; here the handoff is a spin
-// (SpinBackoff) and only a slow write (a memtable switch) makes followers
-// sleep, or a sync one (fsync: they sleep at once). LevelDB's queue then
-// always sees one writer. Each database has a LevelDB of its own
-// (store_impl.h), so this queue is shared by one database's writes and its
-// views' and attachments' batches.
+// The leveldb::DB is shared by every thread and lets readers run concurrently.
+// Writers are group-committed here, in front of LevelDB's own writer queue: a
+// writer that finds another writing queues its batch and spins; the one writing
+// (the leader) appends every queued batch (each encoded as LevelDB's by its own
+// writer before it queued) to its own and writes them with one log append, then
+// hands each its status. LevelDB's queue does the same but parks each follower
+// on a condition variable, so two threads writing paid a futex sleep and
+// wake-up per write; here the handoff is a spin (SpinBackoff) and only a slow write
+// (a memtable switch) makes followers sleep, or a sync one (fsync: they sleep
+// at once). LevelDB's queue then always sees one writer. Each database has a
+// LevelDB of its own (store_impl.h), so this queue is shared by one database's
+// writes and its views' and attachments' batches.
 //
 // Mapping of the KVStore contract onto LevelDB:
 //   - KVWriteBatch -> one leveldb::WriteBatch (atomic); sync -> WriteOptions::sync.
@@ -43,6 +42,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "settee/kv.h"
 #include "storage/spin_wait.h"
@@ -52,6 +52,7 @@ class Cache;
 class DB;
 class FilterPolicy;
 class Status;
+class WriteBatch;
 }  // namespace leveldb
 
 namespace settee {
@@ -79,6 +80,13 @@ class LevelDBStore final : public KVStore {
 
   Status Get(const KVReadOptions& options, std::string_view key, std::string* value) override;
   Status Write(const KVWriteOptions& options, const KVWriteBatch& batch) override;
+  // Prepare encodes the batch as LevelDB's (a copy of every key and value)
+  // on the caller's thread, so a turn of the caller's write order (and the
+  // leader of a group here) only appends encoded batches.
+  std::unique_ptr<KVPreparedWrite> Prepare(KVWriteBatch&& batch) override;
+  Status Commit(const KVWriteOptions& options, std::unique_ptr<KVPreparedWrite> prepared) override;
+  Status CommitAll(const KVWriteOptions& options,
+                   std::vector<std::unique_ptr<KVPreparedWrite>> prepared) override;
   std::unique_ptr<KVIterator> NewIterator(const KVIteratorOptions& options) override;
   std::shared_ptr<const KVSnapshot> GetSnapshot() override;
   uint64_t ApproximateSize(std::string_view begin, std::string_view end) override;
@@ -88,7 +96,13 @@ class LevelDBStore final : public KVStore {
  private:
   class Snapshot;
   class Iter;
+  class Prepared;
   struct Writer;  // one caller's batch waiting in writers_
+
+  // Writes `batch` (encoded, not empty) through the group-commit queue. As
+  // the leader it may append the batches of the writers queued behind it
+  // to `batch`, which the caller discards afterwards.
+  Status WriteEncoded(bool sync, leveldb::WriteBatch* batch);
 
   // Constant after construction. db_ is destroyed before cache_ and filter_,
   // which it uses. The cache may be shared with other stores.

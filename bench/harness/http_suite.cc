@@ -36,7 +36,15 @@ struct Endpoint {
   const char* name;
   const char* path;
   const char* script;  // a wrk script in bench/http/ (the POSTs), or null
+  // The script's arguments (wrk's after "--"), space-separated, or null.
+  const char* script_args = nullptr;
+  // 0: a row at each of kConnections; else at this count only.
+  int connections = 0;
+  // One wrk thread per connection (the script tells its threads apart),
+  // whatever WrkThreads would give.
+  bool thread_per_connection = false;
 };
+
 constexpr Endpoint kEndpoints[] = {
     {"get-doc", "/bench/doc1", nullptr},
     {"all-docs-limit10", "/bench/_all_docs?limit=10", nullptr},
@@ -55,6 +63,15 @@ constexpr Endpoint kEndpoints[] = {
     // for loop scaling: what N loops over 1 reach on this machine (wrk
     // included) when the server shares nothing between its loops.
     {"server-root", "/", nullptr},
+    // Loop scaling with a cheap client: bench/http/pipeline.lua writes 16
+    // requests at a time, so wrk costs a small share of a core per request
+    // and on two cores leaves the server's loops nearly both (unpipelined,
+    // it takes about one, and server-root's ratio showed no scaling at all).
+    // The control (GET /), POSTs into one database, and POSTs from each
+    // connection into a database of its own (bench-0 .. bench-9).
+    {"server-root-x16", "/", "pipeline.lua", "16 get", 10},
+    {"post-doc-x16", "/bench", "pipeline.lua", "16 post", 10},
+    {"post-own-db-x16", "/bench", "pipeline.lua", "16 post own-db", 10, true},
 };
 
 std::string RowName(const Endpoint& e, int connections, int loops) {
@@ -211,7 +228,8 @@ class HttpSuite {
     std::vector<std::pair<const Endpoint*, int>> out;
     for (int c : kConnections)
       for (const Endpoint& e : kEndpoints)
-        if (filter_.Selected(kSuite, RowName(e, c, loops))) out.emplace_back(&e, c);
+        if ((e.connections == 0 || e.connections == c) && filter_.Selected(kSuite, RowName(e, c, loops)))
+          out.emplace_back(&e, c);
     return out;
   }
 
@@ -357,12 +375,17 @@ class HttpSuite {
   CaseResult RunWrk(const Server& s, const Endpoint& e, int connections) {
     CaseResult row = RowWithOutcome(kSuite, "", s.runtime, s.loops, Outcome::kFailed, {});
     int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    int threads = WrkThreads(cores, s.loops, connections);
+    int threads = e.thread_per_connection ? connections : WrkThreads(cores, s.loops, connections);
     std::vector<std::string> argv = {wrk_, "-t" + std::to_string(threads), "-c" + std::to_string(connections),
                                      "-d" + std::to_string(config_.seconds_per_row) + "s", "--timeout", "2s",
                                      "--latency"};
     if (e.script) argv.insert(argv.end(), {"-s", SourceDir(options_) + "/bench/http/" + e.script});
     argv.push_back("http://127.0.0.1:" + std::to_string(s.port) + e.path);
+    if (e.script_args) {
+      argv.push_back("--");
+      std::istringstream args(e.script_args);
+      for (std::string a; args >> a;) argv.push_back(a);
+    }
     auto wrk = Subprocess::Spawn(argv);
     if (!wrk.ok()) {
       row.error = "cannot start wrk: " + wrk.status().reason();

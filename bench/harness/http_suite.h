@@ -20,8 +20,16 @@
 //                     (bench/http/post_dbs.lua): post-doc without one
 //                     database's write path serializing the loops
 //   server-root       GET /, no storage: the control of loop scaling
-// at 1 and 10 connections. Rows are named "get-doc c=10 loops=2"; their
-// `threads` is the server's loop threads. wrk gets the cores the server
+// at 1 and 10 connections, and at 10 connections only, with wrk writing 16
+// requests at a time (bench/http/pipeline.lua: wrk then takes a small share
+// of a core, so on two cores the loops get nearly both):
+//   server-root-x16   GET /, the control
+//   post-doc-x16      POSTs into database "bench"
+//   post-own-db-x16   POSTs from each connection into a database of its own
+//                     (bench-0 .. bench-9; one wrk thread per connection)
+// (their latencies are those of a request at the back of a batch of 16).
+// Rows are named "get-doc c=10 loops=2"; their `threads` is the server's
+// loop threads. wrk gets the cores the server
 // leaves free (at least one thread, at most one per connection): with more
 // load threads than free cores the client and the server preempt each other
 // and p90 measures the scheduler, not the server.

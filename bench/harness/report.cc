@@ -471,7 +471,7 @@ std::string FormatHttpTable(const Report& r) {
   }
   if (!scaling.empty()) {
     out += Line("\nloop scaling, same run: N loops / 1 loop (server-root, no storage, is the machine's ceiling "
-                "with wrk on the same cores)\n");
+                "with wrk on the same cores; server-root-x16 with a pipelining wrk that leaves them the cores)\n");
     out += Line("%-30s %16s %22s\n", "case", "ops/s ratio", "server CPU/req ratio");
     out += scaling;
   }

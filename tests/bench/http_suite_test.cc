@@ -95,8 +95,9 @@ TEST(HttpSuiteTest, MissingWrkSkipsEveryRowByName) {
   HttpSuiteConfig c = ShortConfig();
   c.wrk = "settee-no-such-wrk";
   auto rows = RunHttpSuiteWith(o, nullptr, c);
-  // 7 requests x 2 concurrencies x (settee 1 loop, settee 2 loops, pouchdb-server)
-  ASSERT_EQ(rows.size(), 42u);
+  // (7 requests x 2 concurrencies + 3 pipelined at c=10) x (settee 1 loop,
+  // settee 2 loops, pouchdb-server)
+  ASSERT_EQ(rows.size(), 51u);
   for (const CaseResult& r : rows) {
     EXPECT_EQ(r.outcome, Outcome::kSkipped) << r.name;
     EXPECT_NE(r.error.find("wrk is not installed"), std::string::npos);
@@ -107,10 +108,15 @@ TEST(HttpSuiteTest, MissingWrkSkipsEveryRowByName) {
   EXPECT_EQ(rows[4].name, "view-js-reduce c=1 loops=1");
   EXPECT_EQ(rows[5].name, "post-doc-10-dbs c=1 loops=1");
   EXPECT_EQ(rows[6].name, "server-root c=1 loops=1");
-  EXPECT_EQ(rows[14].name, "get-doc c=1 loops=2");
-  EXPECT_EQ(rows[14].threads, 2);
-  EXPECT_EQ(rows[28].runtime, "pouchdb-server");
-  EXPECT_EQ(rows[28].name, "get-doc c=1 loops=1");
+  EXPECT_EQ(rows[7].name, "get-doc c=10 loops=1");
+  // The pipelined rows run at 10 connections only.
+  EXPECT_EQ(rows[14].name, "server-root-x16 c=10 loops=1");
+  EXPECT_EQ(rows[15].name, "post-doc-x16 c=10 loops=1");
+  EXPECT_EQ(rows[16].name, "post-own-db-x16 c=10 loops=1");
+  EXPECT_EQ(rows[17].name, "get-doc c=1 loops=2");
+  EXPECT_EQ(rows[17].threads, 2);
+  EXPECT_EQ(rows[34].runtime, "pouchdb-server");
+  EXPECT_EQ(rows[34].name, "get-doc c=1 loops=1");
 }
 
 CaseResult WrkRow(const std::string& name, const std::string& runtime, int threads, double ops, double cpu_us) {
@@ -233,6 +239,15 @@ void ExpectRowAnswersEveryRequest(const std::string& grep) {
 TEST(HttpSuiteTest, PostsOverTenDatabasesUnderWrk) {
   if (FindInPath("wrk").empty()) GTEST_SKIP() << "no wrk";
   ExpectRowAnswersEveryRequest("^http/post-doc-10-dbs c=10 ");
+}
+
+// pipeline.lua's batches of 16 are answered request by request: GET /, and
+// POSTs from each of the 10 connections into its own database (a thread
+// past bench-9 would get 404s).
+TEST(HttpSuiteTest, PipelinedRowsUnderWrk) {
+  if (FindInPath("wrk").empty()) GTEST_SKIP() << "no wrk";
+  ExpectRowAnswersEveryRequest("^http/server-root-x16 c=10 ");
+  ExpectRowAnswersEveryRequest("^http/post-own-db-x16 c=10 ");
 }
 
 // The view query with a JavaScript reduce answers every request.

@@ -248,6 +248,53 @@ TEST_P(KVStoreTest, PreparedWritesApplyAtCommitInCommitOrder) {
   EXPECT_EQ(Get("z"), "NOT_FOUND");
 }
 
+// CommitAll() applies prepared writes as their commits one after the other
+// would (a later write of a key wins), empty ones among them; one not
+// prepared by this store (another store of the same backend too) refuses
+// the whole call before anything is written.
+TEST_P(KVStoreTest, CommitAllAppliesPreparedWritesInOrder) {
+  Put("gone", "x");
+  auto prepare = [&](KVStore* store, std::vector<std::pair<std::string, std::string>> puts,
+                     std::string del) {
+    KVWriteBatch b;
+    for (auto& [k, v] : puts) b.Put(std::move(k), std::move(v));
+    if (!del.empty()) b.Delete(del);
+    return store->Prepare(std::move(b));
+  };
+  std::vector<std::unique_ptr<KVPreparedWrite>> writes;
+  writes.push_back(prepare(store_.get(), {{"a", "1"}, {"b", "1"}}, ""));
+  writes.push_back(prepare(store_.get(), {}, ""));
+  writes.push_back(prepare(store_.get(), {{"a", "2"}, {"gone", "y"}}, ""));
+  writes.push_back(prepare(store_.get(), {{"c", std::string(40000, 'c')}}, "gone"));
+  EXPECT_EQ(Keys(Scan()), (Strings{"gone"}));
+  ASSERT_TRUE(store_->CommitAll(KVWriteOptions(), std::move(writes)).ok());
+  EXPECT_EQ(Scan(), (KVs{{"a", "2"}, {"b", "1"}, {"c", std::string(40000, 'c')}}));
+
+  // Nothing but empty writes: nothing to do.
+  writes.clear();
+  writes.push_back(prepare(store_.get(), {}, ""));
+  EXPECT_TRUE(store_->CommitAll(KVWriteOptions(), std::move(writes)).ok());
+
+  // A foreign write among them: refused, and this store's writes too.
+  std::string other_dir;
+  std::unique_ptr<KVStore> other;
+  if (IsLevelDB()) {
+    other_dir = dir_ + "-other";
+    ASSERT_TRUE(OpenLevelDBStore(other_dir, LevelDBOptions(), &other).ok());
+  } else {
+    other = NewMemoryStore();
+  }
+  writes.clear();
+  writes.push_back(prepare(store_.get(), {{"d", "1"}}, ""));
+  writes.push_back(prepare(other.get(), {{"e", "1"}}, ""));
+  Status s = store_->CommitAll(KVWriteOptions(), std::move(writes));
+  EXPECT_EQ(s.code(), Status::Code::kInvalidOperation);
+  EXPECT_EQ(Get("d"), "NOT_FOUND");
+  EXPECT_EQ(Get("e"), "NOT_FOUND");
+  other.reset();
+  if (!other_dir.empty()) std::filesystem::remove_all(other_dir);
+}
+
 // Batches in any key order, with repeated keys, deletes of absent keys and
 // keys that fall between, before and after stored ones, match a model that
 // applies the ops one by one (the memory store places sorted keys by their
