@@ -55,21 +55,52 @@ Status DocRecordView::Body(std::string* scratch, std::string_view* body) const {
     *body = stored_body;
     return Status::OK();
   }
+  Status s = UncompressBody(stored_body, scratch);
+  if (!s.ok()) return s;
+  *body = *scratch;
+  return Status::OK();
+}
+
+Status UncompressBody(std::string_view snappy, std::string* out) {
   size_t size = 0;
   // No Snappy element writes more than 64 bytes from 3 (a copy), so a
   // length past 32 times the stored bytes is corrupt: refused before it is
   // allocated.
-  if (!snappy::GetUncompressedLength(stored_body.data(), stored_body.size(), &size) ||
-      size > 32 * stored_body.size()) {
+  if (!snappy::GetUncompressedLength(snappy.data(), snappy.size(), &size) || size > 32 * snappy.size()) {
     return Status::Corruption("bad compressed document body");
   }
   // resize() zero-fills the room only to have it overwritten; for the
   // bodies that get here (16 KiB and up) that costs little beside Snappy.
-  scratch->resize(size);
-  if (!snappy::RawUncompress(stored_body.data(), stored_body.size(), scratch->data())) {
+  out->resize(size);
+  if (!snappy::RawUncompress(snappy.data(), snappy.size(), out->data())) {
+    out->clear();
     return Status::Corruption("bad compressed document body");
   }
-  *body = *scratch;
+  return Status::OK();
+}
+
+bool CompressBody(std::string_view body, std::string* out) {
+  if (body.size() < kCompressBodyBytes) return false;
+  // Compressed into a buffer the thread keeps (memory already touched; one
+  // grown past kKeepScratchBytes is let go after), then copied out at its
+  // size.
+  constexpr size_t kKeepScratchBytes = 8 << 20;
+  thread_local std::string kept;
+  const size_t room = snappy::MaxCompressedLength(body.size());
+  if (kept.size() < room) kept.resize(room);
+  size_t n = 0;
+  snappy::RawCompress(body.data(), body.size(), kept.data(), &n);
+  const bool worth = n <= body.size() - body.size() / 8;
+  if (worth) out->assign(kept.data(), n);
+  if (kept.size() > kKeepScratchBytes) std::string().swap(kept);
+  return worth;
+}
+
+Status ExpandWinnerBody(DocRecord* record) {
+  if (record->winner_body_snappy.empty()) return Status::OK();
+  Status s = UncompressBody(record->winner_body_snappy, &record->winner_body);
+  if (!s.ok()) return s;
+  std::string().swap(record->winner_body_snappy);
   return Status::OK();
 }
 
@@ -78,21 +109,14 @@ void EncodeDocRecord(const DocRecord& r, std::string* out) {
   // appended: sizing the string first and writing through a pointer would
   // zero-fill the body's room (std::string::resize) only to overwrite it,
   // which for big bodies cost as much as the copy itself, in page faults.
-  // A big body is compressed into a buffer the thread keeps (memory already
-  // touched; one that grew past kKeepScratchBytes is let go after).
-  constexpr size_t kKeepScratchBytes = 8 << 20;
-  thread_local std::string kept;
   std::string_view body = r.winner_body;
-  bool compressed = false;
-  if (body.size() >= kCompressBodyBytes) {
-    const size_t room = snappy::MaxCompressedLength(body.size());
-    if (kept.size() < room) kept.resize(room);
-    size_t n = 0;
-    snappy::RawCompress(body.data(), body.size(), kept.data(), &n);
-    if (n <= body.size() - body.size() / 8) {
-      body = std::string_view(kept.data(), n);
-      compressed = true;
-    }
+  bool compressed = !r.winner_body_snappy.empty();
+  std::string snappy;
+  if (compressed) {
+    body = r.winner_body_snappy;
+  } else if (CompressBody(body, &snappy)) {
+    body = snappy;
+    compressed = true;
   }
   char head[2 + 3 * coding::kMaxVarint64Bytes];
   char* p = head;
@@ -109,7 +133,6 @@ void EncodeDocRecord(const DocRecord& r, std::string* out) {
   out->append(head, p - head);
   out->append(body);
   r.tree.Encode(out);
-  if (kept.size() > kKeepScratchBytes) std::string().swap(kept);
 }
 
 void ChangeBlockBuilder::Add(uint64_t seq, std::string_view docid, bool deleted,

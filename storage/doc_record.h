@@ -78,8 +78,21 @@ struct DocRecord {
   bool change_shared = false;
   std::string winner_rev;
   std::string winner_body;
+  // The writer's alternative to winner_body for a new big document whose
+  // body arrived compressed (IncomingDoc::snappy_body): Snappy's bytes of
+  // the body, winner_body then empty, written to the record as they are.
+  // Never set on a record read back; ExpandWinnerBody() undoes it.
+  std::string winner_body_snappy;
   RevTree tree;
 };
+
+// Snappy's bytes of `body` into *out, if it is kCompressBodyBytes or more
+// and that saves at least an eighth; false (and *out untouched) otherwise.
+bool CompressBody(std::string_view body, std::string* out);
+// The inverse: kCorruption for bytes that do not uncompress.
+Status UncompressBody(std::string_view snappy, std::string* out);
+// Moves a held compressed body back into winner_body.
+Status ExpandWinnerBody(DocRecord* record);
 
 Status DecodeDocRecordView(std::string_view bytes, DocRecordView* out);
 Status DecodeDocRecord(std::string_view bytes, DocRecord* out);

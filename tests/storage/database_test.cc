@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "settee/store.h"
+#include "storage/document.h"
 #include "tests/storage/store_test_util.h"
 #include "util/json.h"
 
@@ -720,6 +721,76 @@ TEST_P(DatabaseTest, BigBodiesReadBackWholeOnEveryPath) {
   ASSERT_TRUE(info.ok());
   EXPECT_GT(info->sizes_external, body.size());  // counted uncompressed
   (void)r2;
+}
+
+// A bulkDocs body of documents split outside the parsers with their big
+// bodies held compressed, as js/doc_split.h's BuildEncodedDocs hands them over.
+BulkDocsBody HeldCompressed(const std::vector<std::pair<std::string, std::string>>& id_and_body,
+                            bool deleted = false) {
+  auto parsed = std::make_unique<BulkDocsBody::Parsed>();
+  for (const auto& [id, body] : id_and_body) {
+    IncomingDoc& doc = parsed->docs.emplace_back();
+    doc.deleted = deleted;
+    if (!HoldBodyCompressed(body, &doc)) doc.body = body;
+    doc.id = id;
+    EXPECT_TRUE(FinishSplitDoc(!id.empty(), std::nullopt, &doc).ok());
+    parsed->statuses.emplace_back();
+  }
+  return BulkDocsBody(std::move(parsed));
+}
+
+TEST_P(DatabaseTest, BodiesHeldCompressedWriteAsTheirJson) {
+  std::string members;
+  for (int i = 0; i < 3000; ++i) {
+    members += (i ? "," : "") + std::string("\"k") + std::to_string(i) + "\":\"" + std::to_string(i % 10) + "cool\"";
+  }
+  const std::string body = "{" + members + "}";
+  {
+    IncomingDoc probe;
+    ASSERT_TRUE(HoldBodyCompressed(body, &probe));
+    EXPECT_TRUE(probe.body.empty());
+    EXPECT_EQ(body.size(), BodySize(probe));
+    ASSERT_TRUE(ExpandBody(&probe).ok());
+    EXPECT_EQ(body, probe.body);
+    EXPECT_FALSE(HoldBodyCompressed(R"({"small":1})", &probe));
+  }
+  // The same JSON through the parsers, for the revision it must get.
+  auto plain = store_->CreateDatabase("plain");
+  ASSERT_TRUE(plain.ok());
+  auto expected = (*plain)->Put("a", body);
+  ASSERT_TRUE(expected.ok());
+
+  // Two new documents and a second write of the first id in one batch: the
+  // repeat conflicts with the document the batch just created.
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocs(HeldCompressed({{"a", body}, {"b", body}, {"a", body}}), UpdateOptions{}, &results).ok());
+  ASSERT_EQ(3u, results.size());
+  EXPECT_TRUE(results[0].status.ok());
+  EXPECT_EQ(expected->rev, results[0].rev);
+  EXPECT_TRUE(results[1].status.ok());
+  EXPECT_EQ(Status::Code::kConflict, results[2].status.code());
+  EXPECT_EQ(R"({"_id":"a","_rev":")" + expected->rev + "\"," + members + "}", GetOk("a"));
+  auto info = db_->Info();
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(2u, info->doc_count);
+  EXPECT_GE(info->sizes_external, 2 * body.size());
+
+  // Recreating a deleted document extends its branch: the held body is
+  // read back for the revision hash.
+  auto gone = db_->Put("b", R"({"_rev":")" + results[1].rev + R"(","_deleted":true})");
+  ASSERT_TRUE(gone.ok());
+  ASSERT_TRUE(db_->BulkDocs(HeldCompressed({{"b", body}}), UpdateOptions{}, &results).ok());
+  ASSERT_TRUE(results[0].status.ok()) << results[0].status.ToString();
+  EXPECT_TRUE(IsRev(results[0].rev, 3)) << results[0].rev;
+  EXPECT_EQ(R"({"_id":"b","_rev":")" + results[0].rev + "\"," + members + "}", GetOk("b"));
+
+  // A generated id, and a body over the size limit counted uncompressed.
+  ASSERT_TRUE(db_->BulkDocs(HeldCompressed({{"", body}}), UpdateOptions{}, &results).ok());
+  ASSERT_TRUE(results[0].status.ok());
+  EXPECT_EQ(3002u, ParseOk(GetOk(results[0].id)).MemberCount());
+  const std::string huge = R"({"x":")" + std::string(store_.options().max_document_size, 'a') + R"("})";
+  EXPECT_EQ(Status::Code::kDocumentTooLarge,
+            db_->BulkDocs(HeldCompressed({{"huge", huge}}), UpdateOptions{}, &results).code());
 }
 
 TEST_P(DatabaseTest, ListenersAndWaitersSeeCommits) {
