@@ -470,6 +470,13 @@ bool IsolateThread::MakeCallback(Hook h, int argc, v8::Local<v8::Value>* argv) {
 void IsolateThread::AfterCallback() {
   v8::Local<v8::Context> ctx = context();
   for (int round = 0;; ++round) {
+    // Each round's handles (the hooks, their results) go with the round: a
+    // script that awaits ticks in a loop never leaves this one callback
+    // (its reads resolve without the event loop), and without this scope
+    // every round left 4 handles for the whole script. A loop of 300,000
+    // awaited gets held 1.2 million, which every scavenge walked as roots
+    // (16% of the loop's time).
+    v8::HandleScope round_scope(isolate_);
     if (reset_pending_ || exiting_ || isolate_->IsExecutionTerminating()) return;
     {
       v8::TryCatch tc(isolate_);

@@ -825,6 +825,7 @@ Status DatabaseImpl::CollectAttachmentGarbage() {
     for (AttachmentEntry& e : entries) live.insert(std::move(e.digest));
     return Status::OK();
   };
+  std::string scratch;  // a compressed body, uncompressed
   for (char kind : {keys::kDocKind, keys::kRevBodyKind}) {
     const std::string prefix = keys_.KindPrefix(kind);
     KVIteratorOptions io;
@@ -837,7 +838,8 @@ Status DatabaseImpl::CollectAttachmentGarbage() {
       if (kind == keys::kDocKind) {
         s = DecodeDocRecordView(body, &view);
         if (!s.ok()) return s;
-        body = view.winner_body;
+        s = view.Body(&scratch, &body);
+        if (!s.ok()) return s;
       }
       s = note(body);
       if (!s.ok()) return s;

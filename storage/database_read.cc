@@ -179,8 +179,12 @@ Result<std::string> DatabaseImpl::Get(std::string_view docid, const GetOptions& 
     s = DecodeDocRecordView(bytes, &view);
     if (!s.ok()) return s;
     if (view.deleted) return Status::NotFound("deleted");
+    std::string scratch;
+    std::string_view body;
+    s = view.Body(&scratch, &body);
+    if (!s.ok()) return s;
     std::string out;
-    OpenDocJson(&out, docid, view.winner_rev, false, view.winner_body);
+    OpenDocJson(&out, docid, view.winner_rev, false, body);
     out.push_back('}');
     return out;
   }
@@ -326,6 +330,7 @@ Status DatabaseImpl::AllDocsRows(const AllDocsOptions& options, AllDocsResult* o
   doc_options.attachments = options.attachments;
   doc_options.att_encoding_info = options.att_encoding_info;
   const KVReadOptions ro{snapshot.get()};
+  std::string body_scratch;
   for (options.descending ? it->SeekToLast() : it->SeekToFirst();
        it->Valid() && out->rows.size() < options.limit;
        options.descending ? it->Prev() : it->Next()) {
@@ -348,7 +353,10 @@ Status DatabaseImpl::AllDocsRows(const AllDocsOptions& options, AllDocsResult* o
         s = WinnerJson(ro, row.id, record, doc_options, &row.doc);
         if (!s.ok()) return s;
       } else {
-        OpenDocJson(&row.doc, row.id, view.winner_rev, false, view.winner_body);
+        std::string_view body;
+        s = view.Body(&body_scratch, &body);
+        if (!s.ok()) return s;
+        OpenDocJson(&row.doc, row.id, view.winner_rev, false, body);
         row.doc.push_back('}');
       }
     }

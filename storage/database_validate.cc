@@ -151,6 +151,8 @@ Status DatabaseImpl::ValidateWrite(std::vector<IncomingDoc>& docs, std::vector<b
   for (size_t i = 0; i < docs.size(); ++i) {
     IncomingDoc& doc = docs[i];
     if (!valid[i] || IsLocalDocId(doc.id) || IsDesignDocId(doc.id)) continue;
+    Status expanded = ExpandBody(&doc);  // the function sees the JSON
+    if (!expanded.ok()) return expanded;
     // The function sees the id a POST gets; generate it now.
     if (doc.id.empty()) doc.id = SequentialUuidHex();
     validation::ValidateCall call;

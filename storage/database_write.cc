@@ -199,6 +199,7 @@ class DatabaseImpl::WriteContext {
       // of big documents holds each body once, not twice, and the next
       // record reuses the memory while it is warm.
       std::string().swap((*d.slot)->winner_body);
+      std::string().swap((*d.slot)->winner_body_snappy);
     }
     // May name a slot left empty: too large an estimate only costs lookups.
     if (!dirty_.empty()) largest_written_ = dirty_.back().docid;
@@ -308,13 +309,13 @@ Status DatabaseImpl::CheckAlive() const {
 
 void DatabaseImpl::ApplyDoc(IncomingDoc& doc, bool new_edits, WriteContext& ctx,
                             DocUpdateResult* result, std::optional<DocRecord>* slot) {
-  Status s;
-  if (IsLocalDocId(doc.id)) {
-    s = ApplyLocal(doc, ctx, result);
-  } else if (new_edits) {
-    s = ApplyNewEdit(doc, ctx, result, slot);
-  } else {
-    s = ApplyReplicated(doc, ctx, result, slot);
+  // Only a new document's first revision takes a body held compressed as
+  // it is (CreateDoc); every other write reads the JSON.
+  Status s = IsLocalDocId(doc.id) || !new_edits ? ExpandBody(&doc) : Status::OK();
+  if (s.ok()) {
+    if (IsLocalDocId(doc.id)) s = ApplyLocal(doc, ctx, result);
+    else if (new_edits) s = ApplyNewEdit(doc, ctx, result, slot);
+    else s = ApplyReplicated(doc, ctx, result, slot);
   }
   // result->id is set once the batch is committed (WriteGrouped).
   if (!s.ok()) {
@@ -358,6 +359,13 @@ Status DatabaseImpl::ApplyNewEdit(IncomingDoc& doc, WriteContext& ctx, DocUpdate
       parent = record.tree.Winner();
     }
   }
+  {
+    // An edit reads its own body, and the winner's, which a document this
+    // batch created holds compressed.
+    Status s = ExpandBody(&doc);
+    if (s.ok()) s = ExpandWinnerBody(&**slot);
+    if (!s.ok()) return s;
+  }
   DocRecord& record = **slot;
   std::string parent_rev = parent == RevTree::kNone ? "" : record.tree.RevString(parent);
   if (doc.attachments) {
@@ -385,18 +393,20 @@ void DatabaseImpl::CreateDoc(IncomingDoc& doc, std::optional<DocRecord>& slot, W
                              DocUpdateResult* result) {
   DocRecord& record = slot.emplace();
   const uint64_t seq = ++ctx.counters.update_seq;
-  RevId rev{1, ComputeRevHash("", doc.deleted, doc.body)};
+  const size_t body_size = BodySize(doc);
+  RevId rev{1, doc.snappy_body.empty() ? ComputeRevHash("", doc.deleted, doc.body) : std::move(doc.first_rev_hash)};
   result->rev = rev.ToString();
   record.winner_rev = result->rev;
   record.tree.AddRevision(RevTree::kNone, std::move(rev), doc.deleted, true, seq);
   record.seq = seq;
   record.deleted = doc.deleted;
   record.winner_body = std::move(doc.body);
+  record.winner_body_snappy = std::move(doc.snappy_body);
   ctx.MarkDirty(doc.id, &slot);
   Counters& c = ctx.counters;
   if (record.deleted) ++c.doc_del_count;
   else ++c.doc_count;
-  c.external_size += record.winner_body.size();
+  c.external_size += body_size;
 }
 
 Status DatabaseImpl::ApplyReplicated(IncomingDoc& doc, WriteContext& ctx,
@@ -423,6 +433,8 @@ Status DatabaseImpl::ApplyReplicated(IncomingDoc& doc, WriteContext& ctx,
     if (existing != RevTree::kNone && (*slot)->tree.node(existing).has_body) {
       return Status::OK();  // already have it: replication is idempotent
     }
+    Status s = ExpandWinnerBody(&**slot);  // created by this batch, body held compressed
+    if (!s.ok()) return s;
   }
   if (doc.attachments) {
     // Stubs refer to the nearest ancestor this database has a body of.
@@ -713,7 +725,7 @@ Status DatabaseImpl::BulkDocs(BulkDocsBody body, const UpdateOptions& options,
   // A body split outside the parsers (js/doc_split.h) was not measured yet.
   const size_t max_size = owner_->options().max_document_size;
   for (size_t i = 0; i < parsed->docs.size(); ++i) {
-    if (parsed->statuses[i].ok() && parsed->docs[i].body.size() > max_size) {
+    if (parsed->statuses[i].ok() && BodySize(parsed->docs[i]) > max_size) {
       parsed->statuses[i] = Status(Status::Code::kDocumentTooLarge, "Document exceeds max_document_size");
     }
   }

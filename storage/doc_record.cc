@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <snappy.h>
+
 #include "util/coding.h"
 
 namespace settee {
@@ -14,14 +16,16 @@ constexpr char kChangeBlockMarker = 0;
 }  // namespace
 
 Status DecodeDocRecordView(std::string_view in, DocRecordView* out) {
-  if (in.size() < 2 || static_cast<uint8_t>(in[0]) != kDocRecordFormat) {
+  const uint8_t format = in.empty() ? 0 : static_cast<uint8_t>(in[0]);
+  if (in.size() < 2 || (format != kDocRecordFormat && format != kDocRecordFormatSnappyBody)) {
     return Status::Corruption("unknown document record format");
   }
+  out->body_compressed = format == kDocRecordFormatSnappyBody;
   out->deleted = (static_cast<uint8_t>(in[1]) & kDeletedFlag) != 0;
   out->change_shared = (static_cast<uint8_t>(in[1]) & kChangeSharedFlag) != 0;
   in.remove_prefix(2);
   if (!coding::GetVarint64(&in, &out->seq) || !coding::GetLengthPrefixed(&in, &out->winner_rev) ||
-      !coding::GetLengthPrefixed(&in, &out->winner_body)) {
+      !coding::GetLengthPrefixed(&in, &out->stored_body)) {
     return Status::Corruption("truncated document record");
   }
   out->tree_bytes = in;
@@ -36,8 +40,68 @@ Status DecodeDocRecord(std::string_view bytes, DocRecord* out) {
   out->deleted = view.deleted;
   out->change_shared = view.change_shared;
   out->winner_rev.assign(view.winner_rev);
-  out->winner_body.assign(view.winner_body);
+  if (view.body_compressed) {
+    std::string_view body;
+    s = view.Body(&out->winner_body, &body);
+    if (!s.ok()) return s;
+  } else {
+    out->winner_body.assign(view.stored_body);
+  }
   return RevTree::Decode(view.tree_bytes, &out->tree);
+}
+
+Status DocRecordView::Body(std::string* scratch, std::string_view* body) const {
+  if (!body_compressed) {
+    *body = stored_body;
+    return Status::OK();
+  }
+  Status s = UncompressBody(stored_body, scratch);
+  if (!s.ok()) return s;
+  *body = *scratch;
+  return Status::OK();
+}
+
+Status UncompressBody(std::string_view snappy, std::string* out) {
+  size_t size = 0;
+  // No Snappy element writes more than 64 bytes from 3 (a copy), so a
+  // length past 32 times the stored bytes is corrupt: refused before it is
+  // allocated.
+  if (!snappy::GetUncompressedLength(snappy.data(), snappy.size(), &size) || size > 32 * snappy.size()) {
+    return Status::Corruption("bad compressed document body");
+  }
+  // resize() zero-fills the room only to have it overwritten; for the
+  // bodies that get here (16 KiB and up) that costs little beside Snappy.
+  out->resize(size);
+  if (!snappy::RawUncompress(snappy.data(), snappy.size(), out->data())) {
+    out->clear();
+    return Status::Corruption("bad compressed document body");
+  }
+  return Status::OK();
+}
+
+bool CompressBody(std::string_view body, std::string* out) {
+  if (body.size() < kCompressBodyBytes) return false;
+  // Compressed into a buffer the thread keeps (memory already touched; one
+  // grown past kKeepScratchBytes is let go after), then copied out at its
+  // size.
+  constexpr size_t kKeepScratchBytes = 8 << 20;
+  thread_local std::string kept;
+  const size_t room = snappy::MaxCompressedLength(body.size());
+  if (kept.size() < room) kept.resize(room);
+  size_t n = 0;
+  snappy::RawCompress(body.data(), body.size(), kept.data(), &n);
+  const bool worth = n <= body.size() - body.size() / 8;
+  if (worth) out->assign(kept.data(), n);
+  if (kept.size() > kKeepScratchBytes) std::string().swap(kept);
+  return worth;
+}
+
+Status ExpandWinnerBody(DocRecord* record) {
+  if (record->winner_body_snappy.empty()) return Status::OK();
+  Status s = UncompressBody(record->winner_body_snappy, &record->winner_body);
+  if (!s.ok()) return s;
+  std::string().swap(record->winner_body_snappy);
+  return Status::OK();
 }
 
 void EncodeDocRecord(const DocRecord& r, std::string* out) {
@@ -45,20 +109,29 @@ void EncodeDocRecord(const DocRecord& r, std::string* out) {
   // appended: sizing the string first and writing through a pointer would
   // zero-fill the body's room (std::string::resize) only to overwrite it,
   // which for big bodies cost as much as the copy itself, in page faults.
+  std::string_view body = r.winner_body;
+  bool compressed = !r.winner_body_snappy.empty();
+  std::string snappy;
+  if (compressed) {
+    body = r.winner_body_snappy;
+  } else if (CompressBody(body, &snappy)) {
+    body = snappy;
+    compressed = true;
+  }
   char head[2 + 3 * coding::kMaxVarint64Bytes];
   char* p = head;
-  *p++ = static_cast<char>(kDocRecordFormat);
+  *p++ = static_cast<char>(compressed ? kDocRecordFormatSnappyBody : kDocRecordFormat);
   *p++ = static_cast<char>((r.deleted ? kDeletedFlag : 0) | (r.change_shared ? kChangeSharedFlag : 0));
   p = coding::EncodeVarint64(p, r.seq);
   p = coding::EncodeVarint64(p, r.winner_rev.size());
   out->clear();
   // Roughly 40 bytes per revision node.
-  out->reserve(sizeof(head) + r.winner_rev.size() + r.winner_body.size() + 2 + 40 * r.tree.size());
+  out->reserve(sizeof(head) + r.winner_rev.size() + body.size() + 2 + 40 * r.tree.size());
   out->append(head, p - head);
   out->append(r.winner_rev);
-  p = coding::EncodeVarint64(head, r.winner_body.size());
+  p = coding::EncodeVarint64(head, body.size());
   out->append(head, p - head);
-  out->append(r.winner_body);
+  out->append(body);
   r.tree.Encode(out);
 }
 

@@ -12,6 +12,13 @@
 //   lenpref winner_body       JSON object without _ members ("" if not stored)
 //   ...     revision tree     (storage/rev_tree.h encoding) to the end
 //
+// Format 2 is format 1 with winner_body Snappy-compressed (Snappy's own
+// header carries the uncompressed length). Bodies from kCompressBodyBytes up
+// are written so when that saves at least an eighth: a big body then costs
+// its compressed size in every copy a write makes before it is stored (on
+// LevelDB the write batch, the log record and the memtable each held all of
+// a 40 MB batch of big documents) and in what a read copies out of the store.
+//
 // A change block (the 's' value): the by-sequence entries one write batch
 // committed, keyed by the seq of its last entry, so that a seek to seq+1
 // lands on the block holding the first change after seq:
@@ -38,15 +45,27 @@ namespace settee {
 
 // DO NOT CHANGE: embedded in stored records. A new layout gets a new number.
 constexpr uint8_t kDocRecordFormat = 1;
+constexpr uint8_t kDocRecordFormatSnappyBody = 2;
 
-// A zero-copy view of a record's header; valid while the bytes live.
+// Bodies from this size up are stored compressed (when that saves an eighth).
+constexpr size_t kCompressBodyBytes = 16 << 10;
+
+// A zero-copy view of a record's header; valid while the bytes live. The
+// body is left as stored, so that readers of the header alone (_all_docs,
+// _changes) never uncompress it: read it through Body().
 struct DocRecordView {
   uint64_t seq = 0;
   bool deleted = false;
   bool change_shared = false;
+  bool body_compressed = false;  // stored_body holds Snappy's bytes
   std::string_view winner_rev;
-  std::string_view winner_body;
+  std::string_view stored_body;
   std::string_view tree_bytes;
+
+  // The winner's JSON body: stored_body itself, or uncompressed into
+  // *scratch (which *body then views). kCorruption if it does not
+  // uncompress.
+  Status Body(std::string* scratch, std::string_view* body) const;
 };
 
 // A decoded record, the unit the writer reads, edits and writes back.
@@ -59,8 +78,21 @@ struct DocRecord {
   bool change_shared = false;
   std::string winner_rev;
   std::string winner_body;
+  // The writer's alternative to winner_body for a new big document whose
+  // body arrived compressed (IncomingDoc::snappy_body): Snappy's bytes of
+  // the body, winner_body then empty, written to the record as they are.
+  // Never set on a record read back; ExpandWinnerBody() undoes it.
+  std::string winner_body_snappy;
   RevTree tree;
 };
+
+// Snappy's bytes of `body` into *out, if it is kCompressBodyBytes or more
+// and that saves at least an eighth; false (and *out untouched) otherwise.
+bool CompressBody(std::string_view body, std::string* out);
+// The inverse: kCorruption for bytes that do not uncompress.
+Status UncompressBody(std::string_view snappy, std::string* out);
+// Moves a held compressed body back into winner_body.
+Status ExpandWinnerBody(DocRecord* record);
 
 Status DecodeDocRecordView(std::string_view bytes, DocRecordView* out);
 Status DecodeDocRecord(std::string_view bytes, DocRecord* out);

@@ -10,6 +10,7 @@
 #include <rapidjson/writer.h>
 #include <simdjson.h>
 
+#include "storage/doc_record.h"
 #include "util/digest.h"
 #include "util/json.h"
 
@@ -809,6 +810,27 @@ std::string ComputeRevHash(std::string_view parent_rev, bool deleted, std::strin
   hash.Update(flag);
   hash.Update(body);
   return hash.FinishHex();
+}
+
+}  // namespace settee
+
+namespace settee {
+
+bool HoldBodyCompressed(std::string_view body, IncomingDoc* doc) {
+  if (!CompressBody(body, &doc->snappy_body)) return false;
+  doc->body_size = body.size();
+  doc->first_rev_hash = ComputeRevHash("", doc->deleted, body);
+  doc->body.clear();
+  return true;
+}
+
+Status ExpandBody(IncomingDoc* doc) {
+  if (doc->snappy_body.empty()) return Status::OK();
+  Status s = UncompressBody(doc->snappy_body, &doc->body);
+  if (!s.ok()) return s;
+  std::string().swap(doc->snappy_body);
+  doc->first_rev_hash.clear();
+  return Status::OK();
 }
 
 }  // namespace settee

@@ -67,7 +67,28 @@ struct IncomingDoc {
   // _attachments, in the order given; nullopt when the document has none
   // (an update without _attachments drops the parent's attachments).
   std::optional<std::vector<IncomingAttachment>> attachments;
+  // A big body may be held compressed instead of in `body` (HoldBodyCompressed):
+  // a batch of big documents then holds each one's JSON only while it is
+  // built, not all of them until the batch is written. `body` is empty,
+  // `snappy_body` holds Snappy's bytes of it, `body_size` its length, and
+  // `first_rev_hash` its revision hash as a first revision
+  // (ComputeRevHash("", deleted, body)), which is what a new document gets
+  // without reading the body again. Whatever needs the JSON calls ExpandBody.
+  std::string snappy_body;
+  size_t body_size = 0;
+  std::string first_rev_hash;
 };
+
+// Holds `body` compressed in `doc` (see IncomingDoc) if it is big and that
+// saves an eighth, and returns true; false, `doc` untouched, otherwise.
+// Only for a document without attachments; `doc->deleted` must be set.
+bool HoldBodyCompressed(std::string_view body, IncomingDoc* doc);
+// Puts a held compressed body back into `body` (nothing to do otherwise).
+Status ExpandBody(IncomingDoc* doc);
+// The length of the body, held compressed or not.
+inline size_t BodySize(const IncomingDoc& doc) {
+  return doc.snappy_body.empty() ? doc.body.size() : doc.body_size;
+}
 
 // Parses the value of a document's _attachments member: an object of
 // {name: {stub|data|follows ...}}. kBadRequest with CouchDB's reason for a

@@ -14,6 +14,7 @@
 #include <boost/fiber/all.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <v8.h>
 
 #include "settee/store.h"
 
@@ -51,6 +52,8 @@ class IsolatePoolTest : public testing::Test {
     opts.on_message = [this](int from, const std::string& json) {
       std::lock_guard<std::mutex> lock(mu_);
       messages_.push_back(std::to_string(from) + ":" + json);
+      // on_message runs on the sending isolate's thread, inside its call.
+      handles_.push_back(v8::HandleScope::NumberOfHandles(v8::Isolate::GetCurrent()));
       cv_.notify_all();
     };
     auto pool = IsolatePool::Start(opts);
@@ -90,7 +93,25 @@ class IsolatePoolTest : public testing::Test {
   std::condition_variable cv_;
   std::vector<std::string> reports_;
   std::vector<std::string> messages_;
+  std::vector<int> handles_;  // live V8 handles when each message was sent
 };
+
+// A script awaiting ticks in a loop stays inside one callback into JS (each
+// round of ticks and microtasks runs from IsolateThread::AfterCallback):
+// the rounds must not leave handles behind, or a long loop holds millions,
+// every scavenge walking them.
+TEST_F(IsolatePoolTest, AwaitedTicksInALoopLeaveNoHandles) {
+  StartPool(1);
+  EXPECT_EQ("0", RunOk(0, R"(async () => {
+    settee.postMessage('before');
+    for (let i = 0; i < 20000; i++) await new Promise((resolve) => process.nextTick(resolve));
+    settee.postMessage('after');
+    return 0;
+  })"));
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSERT_EQ(2u, handles_.size());
+  EXPECT_LT(handles_[1] - handles_[0], 100) << handles_[0] << " -> " << handles_[1];
+}
 
 TEST_F(IsolatePoolTest, RunReturnsJson) {
   StartPool(2);

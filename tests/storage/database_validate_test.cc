@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "settee/database.h"
+#include "storage/document.h"
 #include "storage/validate_functions.h"
 #include "store_test_util.h"
 #include "util/json.h"
@@ -118,6 +119,25 @@ TEST_P(DatabaseValidateTest, RefusesPutAndKeepsNothing) {
   EXPECT_TRUE(db_->Get("a").status().IsNotFound());
   PutOk("b", R"({"bad":false})");
   EXPECT_EQ(fns_->runs(), 2);
+}
+
+// A big body held compressed (js/doc_split.h's bulkDocs path) reaches the
+// function as its JSON.
+TEST_P(DatabaseValidateTest, BodiesHeldCompressedAreValidatedAsJson) {
+  AddValidator("_design/v", "forbid-bad");
+  std::string body = R"({"bad":true,"pad":")" + std::string(64 << 10, 'x') + R"("})";
+  auto parsed = std::make_unique<BulkDocsBody::Parsed>();
+  IncomingDoc& doc = parsed->docs.emplace_back();
+  ASSERT_TRUE(HoldBodyCompressed(body, &doc));
+  doc.id = "big";
+  ASSERT_TRUE(FinishSplitDoc(true, std::nullopt, &doc).ok());
+  parsed->statuses.emplace_back();
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocs(BulkDocsBody(std::move(parsed)), UpdateOptions{}, &results).ok());
+  ASSERT_EQ(1u, results.size());
+  EXPECT_EQ(Status::Code::kForbidden, results[0].status.code());
+  ASSERT_FALSE(fns_->seen().empty());
+  EXPECT_EQ(fns_->seen().back().new_doc.size(), body.size() + std::string(R"("_id":"big",)").size());
 }
 
 TEST_P(DatabaseValidateTest, ArgumentsAreCouchDbs) {
