@@ -160,12 +160,19 @@ class AttachmentStore {
   Status ReadDecoded(const KVReadOptions& ro, std::string_view digest,
                      const AttachmentBodyInfo& info, uint64_t offset, uint64_t count,
                      const AttachmentSink& sink, std::string* scratch = nullptr);
-  // Reads the bodies under `digests` in order through one iterator on `ro`'s
-  // snapshot: one seek per body, and the bytes reach `visitor` as views of
-  // the stored chunks, copied nowhere before it (a document read with its
-  // attachments). kNotFound if a digest has no body.
+  // The order ReadMany() visits bodies in.
+  enum class BodyOrder {
+    kAsAsked,   // the order of `digests`
+    kKeyOrder,  // the order they are stored in: one forward pass, stepping
+                // from one body to the next where they are adjacent
+  };
+  // Reads the bodies under `digests` through one iterator on `ro`'s
+  // snapshot: at most one seek per body, and the bytes reach `visitor` as
+  // views of the stored chunks, copied nowhere before it (a document read
+  // with its attachments). Each body's Begin(), Piece()s and End() come
+  // together, whatever the order. kNotFound if a digest has no body.
   Status ReadMany(const KVReadOptions& ro, const std::vector<std::string_view>& digests,
-                  AttachmentBodyVisitor* visitor);
+                  AttachmentBodyVisitor* visitor, BodyOrder order = BodyOrder::kAsAsked);
   // The whole decoded body.
   Status ReadAll(const KVReadOptions& ro, std::string_view digest, std::string* out);
 

@@ -418,7 +418,7 @@ Result<std::string> DatabaseImpl::GetWithAttachments(std::string_view docid,
   s = sink->Entries(infos);
   if (!s.ok()) return s;
   SinkForwarder forward(sink, infos, body_index);
-  s = attachment_store_.ReadMany(ro, body_digests, &forward);
+  s = attachment_store_.ReadMany(ro, body_digests, &forward, AttachmentStore::BodyOrder::kKeyOrder);
   if (s.IsNotFound()) return Status::Corruption("attachment body missing");
   if (!s.ok()) return s;
   return RevisionJson(docid, record, index, rest, options);

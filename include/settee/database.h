@@ -241,7 +241,9 @@ class AttachmentBodySink {
  public:
   virtual ~AttachmentBodySink() = default;
   // Every attachment of the revision, in document order, before any body.
-  // The bodies of those marked `follows` come next, in the same order.
+  // The bodies of those marked `follows` come next, in the order they are
+  // stored in (one forward pass through the store), not document order:
+  // each body's pieces in a row, one body after another.
   virtual Status Entries(const std::vector<AttachmentInfo>& atts) = 0;
   // Consecutive decoded bytes of atts[i]: a view valid during the call only.
   // An error stops the read and is what GetWithAttachments() returns.

@@ -1,6 +1,8 @@
 // AttachmentStore: bodies by digest in chunks, gzip, ranges, garbage collection.
 #include "storage/attachment_store.h"
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "storage/keys.h"
@@ -73,6 +75,110 @@ TEST_F(AttachmentStoreTest, ReadManyReadsBodiesInOrderThroughOneIterator) {
   EXPECT_EQ(collect.got[3], "");
   Collect missing;
   EXPECT_TRUE(store_.ReadMany(KVReadOptions(), {"md5-big", "md5-none"}, &missing).IsNotFound());
+}
+
+// A MemoryStore whose iterators count their seeks.
+class SeekCountingStore final : public KVStore {
+ public:
+  Status Get(const KVReadOptions& o, std::string_view k, std::string* v) override {
+    return kv_.Get(o, k, v);
+  }
+  Status Write(const KVWriteOptions& o, const KVWriteBatch& b) override { return kv_.Write(o, b); }
+  std::unique_ptr<KVIterator> NewIterator(const KVIteratorOptions& o) override {
+    return std::make_unique<Iter>(kv_.NewIterator(o), &seeks);
+  }
+  std::shared_ptr<const KVSnapshot> GetSnapshot() override { return kv_.GetSnapshot(); }
+  uint64_t ApproximateSize(std::string_view b, std::string_view e) override {
+    return kv_.ApproximateSize(b, e);
+  }
+  void CompactRange(std::string_view b, std::string_view e) override { kv_.CompactRange(b, e); }
+  std::string_view BackendName() const override { return "counting"; }
+
+  int seeks = 0;
+
+ private:
+  class Iter final : public KVIterator {
+   public:
+    Iter(std::unique_ptr<KVIterator> it, int* seeks) : it_(std::move(it)), seeks_(seeks) {}
+    bool Valid() const override { return it_->Valid(); }
+    void SeekToFirst() override { ++*seeks_, it_->SeekToFirst(); }
+    void SeekToLast() override { ++*seeks_, it_->SeekToLast(); }
+    void Seek(std::string_view t) override { ++*seeks_, it_->Seek(t); }
+    void SeekForPrev(std::string_view t) override { ++*seeks_, it_->SeekForPrev(t); }
+    void Next() override { it_->Next(); }
+    void Prev() override { it_->Prev(); }
+    std::string_view key() const override { return it_->key(); }
+    std::string_view value() const override { return it_->value(); }
+    Status status() const override { return it_->status(); }
+
+   private:
+    std::unique_ptr<KVIterator> it_;
+    int* seeks_;
+  };
+  MemoryStore kv_;
+};
+
+// Records the order bodies arrive in and their bytes.
+struct OrderCollect : AttachmentBodyVisitor {
+  std::vector<size_t> order;
+  std::map<size_t, std::string> got;
+  Status Begin(size_t i, const AttachmentBodyInfo&, bool* read) override {
+    order.push_back(i);
+    *read = true;
+    return Status::OK();
+  }
+  Status Piece(size_t i, std::string_view bytes) override {
+    if (order.empty() || order.back() != i) return Status::Internal("pieces out of their body");
+    got[i].append(bytes);
+    return Status::OK();
+  }
+  Status End(size_t) override { return Status::OK(); }
+};
+
+TEST(AttachmentStoreKeyOrderTest, ReadsInKeyOrderSteppingBetweenAdjacentBodies) {
+  SeekCountingStore kv;
+  keys::DatabaseKeys keys(7);
+  AttachmentStore store(&kv, &keys);
+  auto put = [&](const std::string& digest, const std::string& data) {
+    ASSERT_TRUE(store.Put(KVWriteOptions(), digest, data, false, data.size(), Xxh128Hex(data)).ok());
+  };
+  const std::string two_chunks = testing::Noise(AttachmentStore::kChunkBytes + 5, 4);
+  put("md5-a", "body a");
+  put("md5-b", two_chunks);
+  put("md5-c", "");
+  put("md5-d", "body d");
+  // Asked out of order, with a repeat: visited in key order, the repeat
+  // read again; one seek for the first body, steps for the rest.
+  OrderCollect c;
+  ASSERT_TRUE(store.ReadMany(KVReadOptions(), {"md5-d", "md5-b", "md5-a", "md5-c", "md5-b"}, &c,
+                             AttachmentStore::BodyOrder::kKeyOrder).ok());
+  EXPECT_EQ(c.order, (std::vector<size_t>{2, 1, 4, 3, 0}));
+  EXPECT_EQ(c.got[2], "body a");
+  EXPECT_EQ(c.got[1], two_chunks);
+  EXPECT_EQ(c.got[4], two_chunks);
+  EXPECT_EQ(c.got[3], "");
+  EXPECT_EQ(c.got[0], "body d");
+  EXPECT_EQ(kv.seeks, 2);  // md5-a, and md5-b again
+
+  // A body between two asked for: the step lands on it, and the reads seek
+  // from then on.
+  kv.seeks = 0;
+  OrderCollect gap;
+  ASSERT_TRUE(store.ReadMany(KVReadOptions(), {"md5-a", "md5-c", "md5-d"}, &gap,
+                             AttachmentStore::BodyOrder::kKeyOrder).ok());
+  EXPECT_EQ(gap.order, (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(gap.got[1], "");
+  EXPECT_EQ(gap.got[2], "body d");
+  EXPECT_EQ(kv.seeks, 3);
+
+  // A missing body is kNotFound whether a step or a seek finds it gone.
+  OrderCollect missing;
+  EXPECT_TRUE(store.ReadMany(KVReadOptions(), {"md5-a", "md5-aa"}, &missing,
+                             AttachmentStore::BodyOrder::kKeyOrder).IsNotFound());
+  EXPECT_TRUE(store.ReadMany(KVReadOptions(), {"md5-d", "md5-e"}, &missing,
+                             AttachmentStore::BodyOrder::kKeyOrder).IsNotFound());
+  EXPECT_TRUE(store.ReadMany(KVReadOptions(), {"md5-0"}, &missing,
+                             AttachmentStore::BodyOrder::kKeyOrder).IsNotFound());
 }
 
 TEST_F(AttachmentStoreTest, ChunkedBodyReadsWholeAndInRanges) {
