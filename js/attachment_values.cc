@@ -25,21 +25,9 @@ namespace {
 
 // Freed blocks kept for reuse, up to kPoolBytes in all; blocks over
 // kMaxPooledBlock go back to the allocator.
-//
-// V8 frees a read's block only when a GC finds its ArrayBuffer dead, and
-// it collects for external memory after 64 MiB of growth (marking
-// incrementally while more reads come), so one GC hands back 64 MiB and
-// more at once; with 64 MiB of pool the rest went back to jemalloc, and
-// the next reads faulted in fresh pages (a 2 MiB zeroing per fault with
-// THP). 256 MiB holds what two isolates' collections free. The pool never
-// holds more than reads had in flight before, so it raises no peak RSS;
-// it keeps that memory after a burst. Process CPU per get, 500 gets of
-// 100 x 50 KB on LevelDB, three alternating pairs on a loaded machine:
-// 64 MiB 1.85/1.84/1.09 ms against 128 MiB 1.46/1.11/1.19; 128 MiB
-// 2.13/1.63/1.40 against 256 MiB 1.54/1.03/1.02 (medians within noise).
 class BlockPool {
  public:
-  static constexpr size_t kPoolBytes = 256u << 20;
+  static constexpr size_t kPoolBytes = 64u << 20;
   static constexpr size_t kMaxPooledBlock = 16u << 20;
 
   static BlockPool& Get() {
