@@ -718,29 +718,30 @@ Status CountRange(KVStore* kv, const KVSnapshot* snap, ReduceCache* cache, uint6
       cur = b.end;
       continue;
     }
+    // The segment read is kept even when the range ends inside the block
+    // (the block is cut there): an offset's range always ends inside one,
+    // and the first block of a fresh cache is the whole view, so keeping
+    // whole blocks only would count every row before the range again at
+    // every query.
     Range seg{cur, std::min(b.end, r.upper)};
     std::vector<std::pair<std::string, BlockSummary>> parts;
     Status s = Scan(kv, snap, seg, false, [&](std::string_view kv_key, const Row& row) {
       ++*n;
-      if (whole) {
-        if (parts.empty() || parts.back().second.rows == ReduceCache::kBlockRows) {
-          parts.emplace_back(parts.empty() ? b.start : std::string(kv_key), BlockSummary());
-          parts.back().second.first_key.assign(row.key);
-        }
-        BlockSummary& part = parts.back().second;
-        ++part.rows;
-        part.last_key.assign(row.key);
+      if (parts.empty() || parts.back().second.rows == ReduceCache::kBlockRows) {
+        parts.emplace_back(parts.empty() ? seg.lower : std::string(kv_key), BlockSummary());
+        parts.back().second.first_key.assign(row.key);
       }
+      BlockSummary& part = parts.back().second;
+      ++part.rows;
+      part.last_key.assign(row.key);
       return true;
     });
     if (!s.ok()) return s;
-    if (whole) {
-      if (parts.empty()) parts.emplace_back(b.start, BlockSummary());
-      // The value a _count reduce of the part gives, so that a _count
-      // view's reduce and offsets share one cache.
-      for (auto& part : parts) part.second.value = std::to_string(part.second.rows);
-      cache->Store(b.start, seq, std::move(parts));
-    }
+    if (parts.empty()) parts.emplace_back(seg.lower, BlockSummary());
+    // The value a _count reduce of the part gives, so that a _count view's
+    // reduce and offsets share one cache.
+    for (auto& part : parts) part.second.value = std::to_string(part.second.rows);
+    cache->Store(b.start, seq, std::move(parts), seg.upper == b.end ? std::string() : seg.upper);
     cur = seg.upper;
   }
   return Status::OK();
