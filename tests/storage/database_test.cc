@@ -1130,19 +1130,45 @@ TEST_P(DatabaseTest, ChangesOfBatchesShowEachDocOnceAtItsLatestSeq) {
   }
 }
 
+// Change blocks as the KV store holds them: a store on a memory KV the test
+// can see into, with one database.
+class ChangeBlockCompaction : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    StoreOptions options;
+    options.kv_factory = [this] {
+      std::unique_ptr<KVStore> kv = NewMemoryStore();
+      kv_ = kv.get();
+      return kv;
+    };
+    auto store = Store::Open(options);
+    ASSERT_TRUE(store.ok());
+    store_ = std::move(*store);
+    auto db = store_->CreateDatabase("c");
+    ASSERT_TRUE(db.ok());
+    db_ = std::move(*db);
+  }
+
+  // Keys of one kind ('o' markers, 's' blocks) of the only database.
+  int count(char kind) const {
+    int n = 0;
+    auto it = kv_->NewIterator({});
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string_view k = it->key();
+      if (k.size() > 9 && k[0] == 'D' && k[9] == kind) ++n;
+    }
+    return n;
+  }
+
+  KVStore* kv_ = nullptr;  // owned by store_
+  std::unique_ptr<Store> store_;
+  std::shared_ptr<Database> db_;
+};
+
 // What compaction leaves in the KV store: no obsolete markers, and blocks
-// holding only live changes. Counted on a memory KV the test can see into.
-TEST(ChangeBlockCompaction, DropsMarkersAndSupersededEntries) {
-  KVStore* kv = nullptr;
-  StoreOptions options;
-  options.kv_factory = [&kv] {
-    std::unique_ptr<KVStore> store = NewMemoryStore();
-    kv = store.get();
-    return store;
-  };
-  auto store = Store::Open(options);
-  ASSERT_TRUE(store.ok());
-  auto db = *(*store)->CreateDatabase("c");
+// holding only live changes.
+TEST_F(ChangeBlockCompaction, DropsMarkersAndSupersededEntries) {
+  Database* db = db_.get();
   std::vector<DocUpdateResult> results;
   std::vector<std::string> docs;
   for (int i = 0; i < 10; ++i) docs.push_back(R"({"_id":"d)" + std::to_string(i) + R"("})");
@@ -1153,16 +1179,6 @@ TEST(ChangeBlockCompaction, DropsMarkersAndSupersededEntries) {
                      R"({"_rev":")" + results[i].rev + R"(","v":1})");
     ASSERT_TRUE(r.ok()) << r.status().ToString();
   }
-  // Keys of one kind ('o' markers, 's' blocks) of the only database.
-  auto count = [&](char kind) {
-    int n = 0;
-    auto it = kv->NewIterator({});
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      std::string_view k = it->key();
-      if (k.size() > 9 && k[0] == 'D' && k[9] == kind) ++n;
-    }
-    return n;
-  };
   EXPECT_EQ(3, count('o'));
   EXPECT_EQ(4, count('s'));  // the bulk block and three single ones
   ASSERT_TRUE(db->Compact().ok());
@@ -1178,31 +1194,13 @@ TEST(ChangeBlockCompaction, DropsMarkersAndSupersededEntries) {
 // A big write batch is stored as blocks of at most kChangeBlockEntries
 // changes; feeds read across them, from any seq, and compaction rewrites
 // them like any other blocks.
-TEST(ChangeBlockCompaction, BigBatchesAreSplitIntoBlocks) {
-  KVStore* kv = nullptr;
-  StoreOptions options;
-  options.kv_factory = [&kv] {
-    std::unique_ptr<KVStore> store = NewMemoryStore();
-    kv = store.get();
-    return store;
-  };
-  auto store = Store::Open(options);
-  ASSERT_TRUE(store.ok());
-  auto db = *(*store)->CreateDatabase("c");
+TEST_F(ChangeBlockCompaction, BigBatchesAreSplitIntoBlocks) {
+  Database* db = db_.get();
   std::vector<DocUpdateResult> results;
   std::vector<std::string> docs;
   for (int i = 0; i < 300; ++i) docs.push_back(R"({"_id":"d)" + std::to_string(1000 + i) + R"("})");
   std::vector<std::string_view> views(docs.begin(), docs.end());
   ASSERT_TRUE(db->BulkDocs(views, {}, &results).ok());
-  auto count = [&](char kind) {
-    int n = 0;
-    auto it = kv->NewIterator({});
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      std::string_view k = it->key();
-      if (k.size() > 9 && k[0] == 'D' && k[9] == kind) ++n;
-    }
-    return n;
-  };
   EXPECT_EQ(3, count('s'));  // 128 + 128 + 44
   auto ids_since = [&](uint64_t since, uint64_t until) {
     ChangesOptions co;
