@@ -166,9 +166,12 @@ Result<uint64_t> CountRows(KVStore* kv, const std::string& prefix) {
   return n;
 }
 
-// One share's rows, to be written as one batch.
+// One share's rows, to be written as one batch, prepared for the store
+// (KVStore::Prepare: values copied, nodes allocated, ops sorted) on the
+// thread that encoded them, so that the round's one writer at a time
+// (CommitPart) only commits.
 struct PartBatch {
-  KVWriteBatch batch;
+  std::unique_ptr<KVPreparedWrite> prepared;
   std::vector<std::string> changed;  // row keys written or deleted (reduce caches)
   std::vector<int64_t> delta;        // row count changes per view
 };
@@ -282,7 +285,7 @@ Status WritePart(RoundUpdate& u, PartBatch& part) {
     u.marked = true;
   }
   if (u.note_changes) u.p->caches->NoteChanges(u.p->keys.base, part.changed, u.seq);
-  Status s = u.p->kv->WriteOwned(u.p->wo, std::move(part.batch));
+  Status s = u.p->kv->Commit(u.p->wo, std::move(part.prepared));
   if (!s.ok()) return s;
   u.committed = true;
   std::lock_guard<std::mutex> g(u.mu);
@@ -323,7 +326,7 @@ Status CommitPart(RoundUpdate& u, PartBatch&& part) {
 class Profiler {
  public:
   using Clock = std::chrono::steady_clock;
-  explicit Profiler(UpdateProfile* out) : out_(out) {}
+  explicit Profiler(UpdateProfile* out) : out_(out), start_(Clock::now()) {}
   bool on() const { return out_ != nullptr; }
   static double Ms(Clock::time_point from, Clock::time_point to) {
     return std::chrono::duration<double, std::milli>(to - from).count();
@@ -335,9 +338,16 @@ class Profiler {
     std::lock_guard<std::mutex> g(mu_);
     out_->*field += ms;
     if (!busy) return;
-    auto [it, fresh] = thread_index_.try_emplace(std::this_thread::get_id(), thread_index_.size());
-    if (fresh) out_->thread_busy_ms.push_back(0);
-    out_->thread_busy_ms[it->second] += ms;
+    out_->thread_busy_ms[ThreadIndex()] += ms;
+  }
+  // Notes that the calling thread worked on a share in [from, to]: its
+  // first start and last end since the update began.
+  void Span(Clock::time_point from, Clock::time_point to) {
+    if (!out_) return;
+    std::lock_guard<std::mutex> g(mu_);
+    const size_t t = ThreadIndex();
+    if (out_->thread_start_ms[t] < 0) out_->thread_start_ms[t] = Ms(start_, from);
+    out_->thread_end_ms[t] = std::max(out_->thread_end_ms[t], Ms(start_, to));
   }
   void Count(uint64_t UpdateProfile::*field, uint64_t n) {
     if (!out_) return;
@@ -346,7 +356,19 @@ class Profiler {
   }
 
  private:
+  // The calling thread's index in the per-thread fields. REQUIRES: mu_.
+  size_t ThreadIndex() {
+    auto [it, fresh] = thread_index_.try_emplace(std::this_thread::get_id(), thread_index_.size());
+    if (fresh) {
+      out_->thread_busy_ms.push_back(0);
+      out_->thread_start_ms.push_back(-1);
+      out_->thread_end_ms.push_back(0);
+    }
+    return it->second;
+  }
+
   UpdateProfile* out_;
+  const Clock::time_point start_;
   std::mutex mu_;
   std::map<std::thread::id, size_t> thread_index_;  // GUARDED_BY(mu_)
 };
@@ -412,7 +434,7 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
   };
   struct Pending {
     std::vector<PendingRow> rows;
-    Profiler::Clock::time_point read_end;
+    Profiler::Clock::time_point read_start, read_end;
   };
   std::mutex pending_mu;
   std::map<size_t, Pending> pending;  // by first unit; GUARDED_BY(pending_mu)
@@ -457,6 +479,7 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
         return true;
       }, &ignored);
       if (!fs.ok()) return fs;
+      share.read_start = start;
       share.read_end = Profiler::Clock::now();
       prof.Add(&UpdateProfile::read_ms, Profiler::Ms(start, share.read_end));
       prof.Count(&UpdateProfile::docs, docs->size());
@@ -512,8 +535,15 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
         u.held_delta = std::move(delta);
         return Status::OK();
       }
-      ps = CommitPart(u, PartBatch{std::move(batch), std::move(changed), std::move(delta)});
-      prof.Add(&UpdateProfile::write_ms, Profiler::Ms(t2, Profiler::Clock::now()));
+      // Prepared here, in parallel with the other shares, not by the
+      // round's writer.
+      auto prepared = u.p->kv->Prepare(std::move(batch));
+      const auto t3 = Profiler::Clock::now();
+      prof.Add(&UpdateProfile::prepare_ms, Profiler::Ms(t2, t3));
+      ps = CommitPart(u, PartBatch{std::move(prepared), std::move(changed), std::move(delta)});
+      const auto t4 = Profiler::Clock::now();
+      prof.Add(&UpdateProfile::write_ms, Profiler::Ms(t3, t4));
+      prof.Span(share.read_start, t4);
       return ps;
     };
     const auto fan_start = Profiler::Clock::now();

@@ -89,12 +89,17 @@ struct UpdateProfile {
   double map_ms = 0;
   double parse_ms = 0;   // parsing map results
   double encode_ms = 0;  // rows -> index KV entries (and reading back-index entries)
-  double write_ms = 0;   // writing share batches
+  double prepare_ms = 0;  // preparing share batches for the store (KVStore::Prepare)
+  double write_ms = 0;   // writing (committing) share batches
   double header_ms = 0;  // the caller's batch after each round (header, a lone share's rows)
   uint64_t rounds = 0, shares = 0, docs = 0;
   // Per thread that ran shares, in the order they started: read + map +
-  // parse + encode + write. fan_ms minus this is the thread's idle time.
+  // parse + encode + prepare + write. fan_ms minus this is the thread's idle time.
   std::vector<double> thread_busy_ms;
+  // Per thread, as above: when its first share began reading and when its
+  // last share was written, in ms since the update began (so the threads'
+  // late starts and early ends show against wall_ms).
+  std::vector<double> thread_start_ms, thread_end_ms;
 };
 
 // Brings the index of `ddoc` up to date, as a query with update=true would,

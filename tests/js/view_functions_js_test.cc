@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -96,6 +98,36 @@ TEST_P(PoolViewFunctionsTest, SharesAreReadMappedAndHandedOnByOneIsolateThread) 
   EXPECT_GT(fetched.size(), 2u);
   EXPECT_FALSE(threads.count(std::this_thread::get_id())) << "the caller only waits";
   EXPECT_LE(threads.size(), static_cast<size_t>(GetParam()));
+}
+
+// Every thread gets a chain of shares at once: the thread that takes the
+// first share starts the others before it reads, so the first share's read
+// can wait for a share read on every other thread.
+TEST_P(PoolViewFunctionsTest, EveryThreadTakesSharesFromTheStart) {
+  const size_t n = 5000;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::set<std::thread::id> readers;
+  bool first_taken = false;
+  bool waited_out = false;
+  Status s = fns_->MapShares(
+      code_, n,
+      [&](size_t from, size_t to, std::vector<std::string>* docs) {
+        std::unique_lock<std::mutex> g(mu);
+        readers.insert(std::this_thread::get_id());
+        cv.notify_all();
+        if (!first_taken) {
+          first_taken = true;
+          waited_out = !cv.wait_for(g, std::chrono::seconds(20),
+                                    [&] { return readers.size() == static_cast<size_t>(GetParam()); });
+        }
+        *docs = DocsOf(from, to);
+        return Status::OK();
+      },
+      [&](size_t, size_t, std::string_view) { return Status::OK(); });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(waited_out) << "only " << readers.size() << " thread(s) read while the first share waited";
+  EXPECT_EQ(readers.size(), static_cast<size_t>(GetParam()));
 }
 
 TEST_P(PoolViewFunctionsTest, AFailingReadOrHandOffIsTheError) {
