@@ -1,7 +1,6 @@
 #include "js/view_functions_js.h"
 
 #include <algorithm>
-#include <charconv>
 #include <condition_variable>
 #include <future>
 #include <map>
@@ -23,9 +22,7 @@ constexpr const char* kReduceTask = "(a) => JSON.stringify(settee._views.reduce(
 // and the most (a share's documents and rows are in memory at once).
 constexpr size_t kMinShare = 256;
 constexpr size_t kMaxShare = 2048;
-// Puts a share chain on its isolate thread (MapShares): the first names
-// the thread it ran on, which then starts the others.
-constexpr const char* kFirstTask = "() => settee.threadId";
+// Puts a share chain on its isolate thread (MapShares).
 constexpr const char* kStartTask = "() => null";
 constexpr const char* kValidateTask = "(a) => JSON.stringify(settee._views.validate(a))";
 
@@ -156,25 +153,6 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
       *to = next;
       return true;
     }
-    // Ends `chains` chains that never started, with error `s`.
-    void Fail(const Status& s, size_t chains) {
-      std::lock_guard<std::mutex> g(mu);
-      if (first_error.ok()) first_error = s;
-      running -= chains;
-      if (running == 0) cv.notify_all();
-    }
-    // On the first chain's thread `first`, before its first share: starts
-    // chains on `chains` - 1 other threads.
-    void StartOthers(int first, size_t chains) {
-      size_t started = 1;
-      for (int t = 0; t < static_cast<int>(threads) && started < chains; ++t) {
-        if (t == first) continue;
-        ++started;
-        pool->Run(t, kStartTask, "null", [this, t](Result<std::string> r) {
-          Chain(t, r.ok() ? Status::OK() : FromJsError(r.status()));
-        });
-      }
-    }
     // Runs shares on `thread` (an isolate thread, or the caller for the
     // first) until none is left; `s` is the last share's outcome.
     void Chain(int thread, Status s) {
@@ -209,31 +187,14 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
   state.n = n;
   state.threads = threads;
   // A chain per thread that will have a share; each starts with an empty
-  // task so that its first share is read on the isolate thread too. The
-  // caller wakes one thread (the least busy), and that one wakes the
-  // others: woken by the caller, every thread but the first finds the
-  // cores busy (the caller's and the first's) and may wait in a run queue
-  // for the scheduler's next balancing although the caller is about to
-  // sleep (views_bench, 2 cores: the second of two threads so woken often
-  // started 3-17 ms into the build); by the time the first thread runs,
-  // the caller sleeps and its core is free.
+  // task so that its first share is read on the isolate thread too.
   const size_t chains = std::min(threads, (n + kMinShare - 1) / kMinShare);
   state.running = chains;
-  state.pool->Run(IsolatePool::kAnyThread, kFirstTask, "null", [&state, chains](Result<std::string> r) {
-    int first = -1;
-    if (r.ok()) {
-      const std::string& id = *r;
-      auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), first);
-      if (ec != std::errc() || first < 0 || first >= static_cast<int>(state.threads)) first = -1;
-    }
-    if (first < 0) {
-      state.Fail(r.ok() ? Status::Internal("the start task named no isolate thread") : FromJsError(r.status()),
-                 chains);
-      return;
-    }
-    state.StartOthers(first, chains);
-    state.Chain(first, Status::OK());
-  });
+  for (size_t t = 0; t < chains; ++t) {
+    state.pool->Run(static_cast<int>(t), kStartTask, "null", [&state, t](Result<std::string> r) {
+      state.Chain(static_cast<int>(t), r.ok() ? Status::OK() : FromJsError(r.status()));
+    });
+  }
   std::unique_lock<std::mutex> g(state.mu);
   state.cv.wait(g, [&] { return state.running == 0; });
   return state.first_error;

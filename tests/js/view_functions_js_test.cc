@@ -100,9 +100,8 @@ TEST_P(PoolViewFunctionsTest, SharesAreReadMappedAndHandedOnByOneIsolateThread) 
   EXPECT_LE(threads.size(), static_cast<size_t>(GetParam()));
 }
 
-// Every thread gets a chain of shares at once: the thread that takes the
-// first share starts the others before it reads, so the first share's read
-// can wait for a share read on every other thread.
+// Every thread gets a chain of shares at once, not after another's share:
+// the first share's read can wait for a share read on every other thread.
 TEST_P(PoolViewFunctionsTest, EveryThreadTakesSharesFromTheStart) {
   const size_t n = 5000;
   std::mutex mu;
