@@ -15,12 +15,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-
-#include <sys/resource.h>
 #include <vector>
 #include <map>
 #include <memory>
 #include <string>
+
+#include <sys/resource.h>
 
 #include "js/view_functions_js.h"
 #include "settee/store.h"
@@ -61,6 +61,7 @@ std::map<int, std::vector<std::vector<double>>> g_start_ms;
 // The process's CPU time (every thread: isolates, V8's GC and compiler
 // threads, the caller) per build, by isolate threads.
 std::map<int, std::vector<double>> g_build_cpu_ms;
+// The process's minor page faults per build, by isolate threads.
 std::map<int, std::vector<double>> g_build_faults;
 
 // The process's minor page faults so far (first touches of fresh memory:
