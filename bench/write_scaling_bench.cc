@@ -14,6 +14,9 @@
 //              (voluntary context switches) per 1000 puts: what a second
 //              writer costs, measured so that other processes taking the
 //              cores barely move it (the figure to read on a busy machine).
+//   raw_shared shared_db's puts straight into one KV store of the backend,
+//              no document layer: what the store's write gives two threads
+//              (shared_db's ceiling, as each put ends in one store write).
 //   bulk100    own_db with _bulk_docs of 100 instead of single puts.
 //   cpu        shared-nothing arithmetic on 1 and 2 threads: the parallelism
 //              the machine delivers right now, the ceiling of the others
@@ -62,7 +65,7 @@ struct Config {
   int docs = 20000;  // per thread, as in issue 14's table
   std::vector<StoreOptions::Backend> backends{StoreOptions::Backend::kMemory,
                                               StoreOptions::Backend::kLevelDB};
-  std::set<std::string> cases{"own_db", "shared_db", "own_cost", "shared_cost", "bulk100",
+  std::set<std::string> cases{"own_db", "shared_db", "own_cost", "shared_cost", "raw_shared", "bulk100",
                               "cpu", "cpu_map", "get_storm", "idle_put"};
 };
 
@@ -147,11 +150,13 @@ void Check(const Status& s, const char* what) {
 struct ThreadUsage {
   double cpu = 0;
   double sleeps = 0;
+  double yields = 0;  // involuntary switches: preemptions and yields that gave the core away
   static ThreadUsage Now() {
     rusage ru{};
     getrusage(RUSAGE_THREAD, &ru);
     auto secs = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
-    return {secs(ru.ru_utime) + secs(ru.ru_stime), static_cast<double>(ru.ru_nvcsw)};
+    return {secs(ru.ru_utime) + secs(ru.ru_stime), static_cast<double>(ru.ru_nvcsw),
+            static_cast<double>(ru.ru_nivcsw)};
   }
 };
 
@@ -163,6 +168,7 @@ struct ThreadUsage {
 struct PutCost {
   double cpu_us = 0;
   double sleeps = 0;
+  double yields = 0;
 };
 PutCost last_put_cost;
 
@@ -182,12 +188,13 @@ double PutThroughput(StoreOptions::Backend backend, int threads, bool shared, in
       Check(dbs[t]->Put(DocId(t, i), DocBody(i)).status(), "put");
     }
     const ThreadUsage end = ThreadUsage::Now();
-    used[t] = {end.cpu - start.cpu, end.sleeps - start.sleeps};
+    used[t] = {end.cpu - start.cpu, end.sleeps - start.sleeps, end.yields - start.yields};
   });
   PutCost cost;
   for (const ThreadUsage& u : used) {
     cost.cpu_us += u.cpu * 1e6 / (threads * docs);
     cost.sleeps += u.sleeps / (threads * docs);
+    cost.yields += u.yields / (threads * docs);
   }
   last_put_cost = cost;
   return threads * docs / secs;
@@ -197,16 +204,30 @@ double PutThroughput(StoreOptions::Backend backend, int threads, bool shared, in
 // the least of each (disturbance only adds).
 std::pair<PutCost, PutCost> PutCosts(StoreOptions::Backend backend, bool shared, int docs,
                                      int tries) {
-  PutCost one{1e18, 1e18}, two{1e18, 1e18};
+  PutCost one{1e18, 1e18, 1e18}, two{1e18, 1e18, 1e18};
   for (int i = 0; i < tries; ++i) {
     for (int threads : {1, 2}) {
       PutThroughput(backend, threads, shared, docs);
       PutCost& best = threads == 1 ? one : two;
       best.cpu_us = std::min(best.cpu_us, last_put_cost.cpu_us);
       best.sleeps = std::min(best.sleeps, last_put_cost.sleeps);
+      best.yields = std::min(best.yields, last_put_cost.yields);
     }
   }
   return {one, two};
+}
+
+// Aggregate puts per second of `threads` threads putting small keys straight
+// into one KV store of the backend (the store's own, no document layer):
+// shared_db's ceiling, since every put of one database ends in one write
+// to its store.
+double RawSharedThroughput(StoreOptions::Backend backend, int threads, int docs) {
+  TempStore ts(backend);
+  KVStore* kv = ts.store->kv();
+  double secs = RunThreads(threads, [&](int t) {
+    for (int i = 0; i < docs; ++i) Check(kv->Put({}, "~raw" + DocId(t, i), DocBody(i)), "raw put");
+  });
+  return threads * docs / secs;
 }
 
 double BulkThroughput(StoreOptions::Backend backend, int threads, int docs) {
@@ -484,7 +505,7 @@ int Main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--rounds N] [--tries N] [--docs N] [--backend memory|leveldb|both] "
-                   "[--cases own_db,shared_db,own_cost,shared_cost,bulk100,cpu,cpu_map,get_storm,idle_put]\n",
+                   "[--cases own_db,shared_db,own_cost,shared_cost,raw_shared,bulk100,cpu,cpu_map,get_storm,idle_put]\n",
                    argv[0]);
       return 2;
     }
@@ -549,6 +570,13 @@ int Main(int argc, char** argv) {
         // Sleeps are ~0 alone: print them per 1000 puts, the ratio as 2t - 1t.
         record(n + " sleeps/1k puts 2t", one.sleeps * 1000, two.sleeps * 1000,
                (two.sleeps - one.sleeps) * 1000);
+        record(n + " preempts/1k puts 2t", one.yields * 1000, two.yields * 1000,
+               (two.yields - one.yields) * 1000);
+      }
+      if (want("raw_shared")) {
+        auto [one, two] = BestOf(tries, true, [&] { return RawSharedThroughput(backend, 1, cfg.docs); },
+                                 [&] { return RawSharedThroughput(backend, 2, cfg.docs); });
+        record(b + " raw_shared 2t/1t", one, two, two / one);
       }
       if (want("bulk100")) {
         auto [one, two] = BestOf(tries, true, [&] { return BulkThroughput(backend, 1, cfg.docs * 5); },

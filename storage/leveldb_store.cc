@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "storage/kv_error_iterator.h"
+#include "storage/leveldb_env.h"
 #include "storage/reseek_policy.h"
 #include "storage/spin_wait.h"
 
@@ -391,6 +392,7 @@ Status OpenLevelDBStore(const std::string& path, const LevelDBOptions& options,
   lo.write_buffer_size = options.write_buffer_bytes;
   lo.filter_policy = filter.get();
   lo.max_open_files = max_open_files;
+  if (options.mmap_log) lo.env = MmapLogEnv();
   leveldb::DB* db = nullptr;
   leveldb::Status s = leveldb::DB::Open(lo, path, &db);
   if (!s.ok()) return FromLevelDBStatus(s);

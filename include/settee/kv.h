@@ -225,6 +225,10 @@ struct LevelDBOptions {
   size_t block_cache_bytes = 64u << 20;
   size_t write_buffer_bytes = 16u << 20;
   bool bloom_filter = true;  // 10 bits per key
+  // Append the write-ahead log through a memory mapping instead of a
+  // write() system call per write (storage/leveldb_env.h): the same
+  // durability, a system call less in every write.
+  bool mmap_log = true;
 };
 
 // Opens (creating if allowed) a LevelDB store in directory `path`. One process
