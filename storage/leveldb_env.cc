@@ -14,7 +14,7 @@ namespace settee {
 
 namespace {
 
-// Large enough that growing the file (ftruncate and a new mapping, two
+// Large enough that growing the file (fallocate and a new mapping, two
 // system calls) is rare: a log holds about a memtable (4 MiB per database).
 constexpr size_t kLogChunkBytes = 1u << 20;
 
@@ -84,9 +84,12 @@ class MmapLogFile final : public leveldb::WritableFile {
     if (!s.ok()) return s;
     chunk_offset_ = next;
     used_ = mapped_bytes_ = 0;
-    if (::ftruncate(fd_, static_cast<off_t>(next + chunk_bytes_)) != 0) {
-      return PosixError(fname_, errno);
-    }
+    // Blocks are reserved, not just the size set: a store into a hole of a
+    // sparse file on a full disk is a SIGBUS that kills the process, where a
+    // failed reservation is an IOError LevelDB reports for the write.
+    const int err = ::posix_fallocate(fd_, static_cast<off_t>(next),
+                                      static_cast<off_t>(chunk_bytes_));
+    if (err != 0) return PosixError(fname_, err);
     void* p = ::mmap(nullptr, chunk_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
                      static_cast<off_t>(next));
     if (p == MAP_FAILED) return PosixError(fname_, errno);

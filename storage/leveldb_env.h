@@ -8,8 +8,10 @@
 // database's one serialized write step. A store to a MAP_SHARED mapping of
 // the file lands in the same page cache, so it survives a killed process
 // just the same, with no system call: the file is grown a chunk at a time
-// (ftruncate, then a new mapping), and a page costs one fault when first
-// written.
+// (posix_fallocate, then a new mapping), and a page costs one fault when
+// first written. The chunk's blocks are reserved, not a sparse hole, so a
+// full disk is an IOError from the write that grows the file, never a SIGBUS
+// from a store into the mapping.
 //
 // What differs on disk: until the file is closed its tail past the last
 // record is zeros (the rest of the mapped chunk). LevelDB's log reader skips
