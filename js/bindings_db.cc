@@ -152,10 +152,7 @@ void ReturnJson(const Args& args, std::string_view json) {
 bool DocToJson(const Args& args, v8::Local<v8::Value> doc, std::string* out) {
   v8::Isolate* isolate = args.GetIsolate();
   if (doc->IsString()) {
-    v8::Local<v8::String> text = doc.As<v8::String>();
-    out->resize(static_cast<size_t>(text->Utf8Length(isolate)));
-    text->WriteUtf8(isolate, out->data(), static_cast<int>(out->size()), nullptr,
-                    v8::String::NO_NULL_TERMINATION | v8::String::REPLACE_INVALID_UTF8);
+    StringToUtf8(isolate, doc.As<v8::String>(), out);
     return true;
   }
   Status s;
@@ -325,10 +322,7 @@ void DbGet(const Args& args) {
   thread_local std::string id;
   v8::Isolate* isolate = args.GetIsolate();
   if (args[1]->IsString()) {
-    v8::Local<v8::String> s = args[1].As<v8::String>();
-    id.resize(static_cast<size_t>(s->Utf8Length(isolate)));
-    s->WriteUtf8(isolate, id.data(), static_cast<int>(id.size()), nullptr,
-                 v8::String::NO_NULL_TERMINATION | v8::String::REPLACE_INVALID_UTF8);
+    StringToUtf8(isolate, args[1].As<v8::String>(), &id);
   } else {
     id = ToUtf8(isolate, args[1]);
   }

@@ -42,6 +42,12 @@ Status V8ToJson(v8::Local<v8::Context> context, v8::Local<v8::Value> value, std:
 // A V8 string as UTF-8 (lone surrogates become U+FFFD).
 std::string ToUtf8(v8::Isolate* isolate, v8::Local<v8::Value> value);
 
+// Replaces *out with `s` as UTF-8 (lone surrogates become U+FFFD), reusing
+// its capacity. A one-byte string of ASCII (ids, revisions, JSON.stringify's
+// text of most documents) is copied in one pass, where V8's UTF-8 writer
+// takes two (one to size the result).
+void StringToUtf8(v8::Isolate* isolate, v8::Local<v8::String> s, std::string* out);
+
 // A new V8 string from UTF-8. Returns an empty string on invalid input that
 // V8 cannot allocate (longer than v8::String::kMaxLength).
 v8::Local<v8::String> ToV8String(v8::Isolate* isolate, std::string_view utf8);

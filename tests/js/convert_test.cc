@@ -221,5 +221,24 @@ TEST_F(ConvertTest, OwnedStringsAreExternalWhenBigAndAscii) {
   EXPECT_EQ(ToUtf8(isolate_, small), "[1,2]");
 }
 
+// StringToUtf8 takes ASCII one-byte strings by a plain copy; Latin-1 past
+// ASCII, two-byte strings and lone surrogates go through V8's UTF-8 writer,
+// and each result replaces what the buffer held.
+TEST_F(ConvertTest, StringToUtf8WritesEveryKindOfString) {
+  std::string out = "left over from an earlier, longer call";
+  for (const char* expr : {"'doc_0000000042'", "''", "'caf\\u00e9'", "'\\u00ff'", "'\\u20ac uro'",
+                           "'\\ud83d\\ude00'", "'doc_' + String(7).padStart(10, '0')",
+                           "'x'.repeat(100) + '\\u00e9' + 'y'.repeat(100)"}) {
+    v8::Local<v8::String> s = Eval("(" + std::string(expr) + ")").As<v8::String>();
+    StringToUtf8(isolate_, s, &out);
+    EXPECT_EQ(out, ToUtf8(isolate_, s)) << expr;
+  }
+  StringToUtf8(isolate_, Eval("'caf\\u00e9'").As<v8::String>(), &out);
+  EXPECT_EQ(out, "caf\xC3\xA9");
+  // A lone surrogate becomes U+FFFD, as the stored JSON writes it.
+  StringToUtf8(isolate_, Eval("'a\\ud800b'").As<v8::String>(), &out);
+  EXPECT_EQ(out, "a\xEF\xBF\xBD" "b");
+}
+
 }  // namespace
 }  // namespace settee::js
