@@ -66,6 +66,17 @@ const docEncoder = (() => {
   const memoName = new Array(kMemoSlots).fill(undefined);
   const memoWords = new Int32Array(kMemoSlots * 3);
   const memoLen = new Int32Array(kMemoSlots);
+  // In front of the memo, the same encodings by the member's position in
+  // its object: objects of one shape list the same names in the same order
+  // (and a shape that extends another starts with its names), so the name
+  // at position i is usually the one the last object had there, and a hit
+  // is an identity compare with no hash of the name's characters (the
+  // massive-docs walk ~8% faster, alternating with the memo alone in one
+  // process). Objects of other shapes at a position take it over.
+  const kPosSlots = 16;
+  const posName = new Array(kPosSlots).fill(undefined);
+  const posWords = new Int32Array(kPosSlots * 3);
+  const posLen = new Int32Array(kPosSlots);
   let nums = new Float64Array(64);
   let nnum = 0;
   let meta = new Int32Array(192);  // per document: body start, body end, flags
@@ -269,10 +280,32 @@ const docEncoder = (() => {
     if (p + 1 > room) grow(p, 1);
     buf[p++] = 123;
     const open = p;
+    let at = 0;  // the member's position in its object
     for (const k in v) {
       if (p !== open) buf[p++] = 44;
-      p = key(k, p);
-      if (p < 0) return -1;
+      if (at < kPosSlots && posName[at] === k && p + kMemoBytes <= room) {
+        const j = 3 * at;
+        const d = dv;
+        d.setInt32(p, posWords[j], true);
+        d.setInt32(p + 4, posWords[j + 1], true);
+        d.setInt32(p + 8, posWords[j + 2], true);
+        p += posLen[at];
+      } else {
+        const start = p;
+        p = key(k, p);
+        if (p < 0) return -1;
+        if (at < kPosSlots && p - start <= kMemoBytes) {
+          // As in key(): the room key() left covers the 12 bytes read.
+          const d = dv;
+          const j = 3 * at;
+          posName[at] = k;
+          posWords[j] = d.getInt32(start, true);
+          posWords[j + 1] = d.getInt32(start + 4, true);
+          posWords[j + 2] = d.getInt32(start + 8, true);
+          posLen[at] = p - start;
+        }
+      }
+      at++;
       const x = v[k];
       p = typeof x === 'string' ? str(x, p) : value(x, p, depth + 1);
       if (p < 0) return -1;

@@ -151,11 +151,13 @@ TEST_F(DocEncodeTest, BodiesMatchTheParserByteForByte) {
   ExpectSameAsParser("{_id: 'a', _rev: 'not-a-rev'}");
 }
 
-// Member names go through a memo of their encodings: names that share a
-// slot (same length and end characters), escaped and non-ASCII names
+// Member names go through two memos of their encodings (by the name's
+// position in its object, then by a hash of it): names that share a slot
+// (same length and end characters), escaped and non-ASCII names
 // (longer than the memo keeps), names of 9 and 10 characters and integer-like
-// ones, each met many times in objects of one shape and of mixed shapes,
-// are written as the parser writes them.
+// ones, each met many times in objects of one shape and of mixed shapes
+// (the same names in other orders, shapes extending others, more members
+// than positions are kept), are written as the parser writes them.
 TEST_F(DocEncodeTest, RepeatedMemberNamesMatchTheParser) {
   ExpectSameAsParser("{abc: 1, axc: 2, o: [{abc: 'a', axc: 'b'}, {axc: 'c', abc: 'd'}, {abc: {axc: {abc: 0}}}]}");
   ExpectSameAsParser("{'a\\nb': 1, 'a\"b': 2, 'a\\u00e9b': 3, '\\u20ac': 4, x: [{'a\\nb': 5, 'a\\u00e9b': 6, '\\u20ac': 7}]}");
@@ -165,6 +167,10 @@ TEST_F(DocEncodeTest, RepeatedMemberNamesMatchTheParser) {
                      "  const mk = (d) => { const o = {}; for (let i = 0; i < names.length; i++)"
                      "    o[names[(i * 7 + d) % names.length]] = d > 3 ? names[i] : mk(d + 1); return o; };"
                      "  return {t: mk(0), u: mk(2)}; })()");
+  ExpectSameAsParser("{a: [{x: 1, y: 2}, {y: 3, x: 4}, {x: 5, y: 6, z: 7}, {x: 8}, {'\\u00e9': 9, x: 10},"
+                     " {'a\\nb': 11, x: 12}, {'a\\nb': 13, 'x\"': 14}, {x: 15, y: 16}]}");
+  ExpectSameAsParser("(() => { const o = {}; for (let i = 0; i < 40; i++) o['m' + (i % 20) + (i < 20 ? '' : 'b')] = i;"
+                     "  return {a: o, b: [o, {m0: 0, m1: 1}, o]}; })()");
 }
 
 TEST_F(DocEncodeTest, EncodesEveryDocumentOfTheArray) {
