@@ -12,6 +12,7 @@
 #include <regex>
 
 #include <rapidjson/document.h>
+#include <uv.h>
 #include <v8.h>
 
 #include "bench/harness/machine.h"
@@ -34,7 +35,11 @@ constexpr const char* kList = "(a) => require(a.runner).list([a.suite])";
 constexpr const char* kPrepare =
     "(a) => require(a.runner).prepare(Object.assign(a, {progress: a.report ? "
     "(k) => settee.postMessage({bench_progress: k}) : undefined}))";
-constexpr const char* kTimed = "(a) => require(a.runner).timed()";
+constexpr const char* kTimed = "(a) => require(a.runner).timed(a)";
+// With several threads, their loops start at one instant this far after
+// the harness posts them (runner.js timed(): the threads' wake-ups differ
+// by milliseconds, more than a short case's whole loop).
+constexpr uint64_t kStartDelayNs = 20'000'000;
 constexpr const char* kFinish = "(a) => require(a.runner).finish()";
 
 std::string CaseArg(const std::string& runner, const WorkloadCase& c, const BenchOptions& o, bool report) {
@@ -103,14 +108,22 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
   if (ready) {
     auto t0 = std::chrono::steady_clock::now();
     const double cpu0 = ProcessCpuMs();
-    auto timed = OnAll(pool, kTimed, [&](int) { return runner_arg; });
-    const double cpu_ms = ProcessCpuMs() - cpu0;
+    std::string timed_arg = runner_arg;
+    if (n > 1) {
+      timed_arg.pop_back();  // the closing brace
+      timed_arg += ",\"start_at\":\"" + std::to_string(uv_hrtime() + kStartDelayNs) + "\"}";
+    }
+    auto timed = OnAll(pool, kTimed, [&](int) { return timed_arg; });
+    double cpu_ms = ProcessCpuMs() - cpu0;
     r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     // The threads' own bounds of their loops (one clock for all isolates):
     // from the first one's start to the last one's end. Waking the threads
-    // and collecting their answers is not the workload's time.
-    double first_start = 0, last_end = 0;
-    int bounded = 0;
+    // and collecting their answers is not the workload's time, nor is the
+    // wait for the common start; the process's CPU time is taken over the
+    // same bounds.
+    double first_start = 0, last_start = 0, last_end = 0;
+    double first_cpu = 0, last_cpu = 0;
+    int bounded = 0, cpu_bounded = 0;
     for (int t = 0; t < n; ++t) {
       rapidjson::Document d;
       std::string err = ErrorOf(timed[t], &d);
@@ -122,11 +135,23 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
       if (d.HasMember("start_ms") && d["start_ms"].IsNumber() && d.HasMember("end_ms") && d["end_ms"].IsNumber()) {
         const double start = d["start_ms"].GetDouble(), end = d["end_ms"].GetDouble();
         first_start = bounded == 0 ? start : std::min(first_start, start);
+        last_start = bounded == 0 ? start : std::max(last_start, start);
         last_end = bounded == 0 ? end : std::max(last_end, end);
         ++bounded;
       }
+      if (d.HasMember("cpu_start_ms") && d["cpu_start_ms"].IsNumber() && d.HasMember("cpu_end_ms") &&
+          d["cpu_end_ms"].IsNumber()) {
+        const double start = d["cpu_start_ms"].GetDouble(), end = d["cpu_end_ms"].GetDouble();
+        first_cpu = cpu_bounded == 0 ? start : std::min(first_cpu, start);
+        last_cpu = cpu_bounded == 0 ? end : std::max(last_cpu, end);
+        ++cpu_bounded;
+      }
     }
-    if (bounded == n && last_end > first_start) r.wall_ms = last_end - first_start;
+    if (bounded == n && last_end > first_start) {
+      r.wall_ms = last_end - first_start;
+      if (n > 1) r.metrics["start_skew_ms"] = last_start - first_start;
+    }
+    if (cpu_bounded == n && last_cpu >= first_cpu) cpu_ms = last_cpu - first_cpu;
     r.metrics["cpu_ms"] = cpu_ms;
   }
   // Always: checks after the loop (when it ran), teardown and destroy.

@@ -133,6 +133,11 @@ TEST(BenchCommand, ThreadsRunTogetherAndCountEveryThreadsIterations) {
     EXPECT_GE(c.wall_ms, slowest) << c.name;
     EXPECT_GE(c.wall_ms, sum / 2) << c.name;
     EXPECT_DOUBLE_EQ(Throughput(c), 10 * 1000.0 / c.wall_ms) << c.name;
+    // The loops start at one instant (runner.js timed()'s start_at); how far
+    // apart they began is reported.
+    ASSERT_TRUE(c.metrics.count("start_skew_ms")) << c.name;
+    EXPECT_GE(c.metrics.at("start_skew_ms"), 0) << c.name;
+    EXPECT_LE(c.metrics.at("start_skew_ms"), c.wall_ms) << c.name;
   }
   EXPECT_THAT(r.out, HasSubstr("2 threads"));
 }
