@@ -38,8 +38,8 @@ constexpr const char* kPrepare =
 constexpr const char* kTimed = "(a) => require(a.runner).timed(a)";
 // With several threads, their loops start at one instant this far after
 // the harness posts them (runner.js timed(): the threads' wake-ups differ
-// by milliseconds, more than a short case's whole loop).
-constexpr uint64_t kStartDelayNs = 20'000'000;
+// by 1-3.5 ms here, more than a short case's whole loop).
+constexpr uint64_t kStartDelayNs = 15'000'000;
 constexpr const char* kFinish = "(a) => require(a.runner).finish()";
 
 std::string CaseArg(const std::string& runner, const WorkloadCase& c, const BenchOptions& o, bool report) {
