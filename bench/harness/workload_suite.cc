@@ -114,16 +114,20 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
       timed_arg += ",\"start_at\":\"" + std::to_string(uv_hrtime() + kStartDelayNs) + "\"}";
     }
     auto timed = OnAll(pool, kTimed, [&](int) { return timed_arg; });
-    double cpu_ms = ProcessCpuMs() - cpu0;
+    const double cpu_ms = ProcessCpuMs() - cpu0;
     r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     // The threads' own bounds of their loops (one clock for all isolates):
     // from the first one's start to the last one's end. Waking the threads
     // and collecting their answers is not the workload's time, nor is the
-    // wait for the common start; the process's CPU time is taken over the
-    // same bounds.
-    double first_start = 0, last_start = 0, last_end = 0;
-    double first_cpu = 0, last_cpu = 0;
-    int bounded = 0, cpu_bounded = 0;
+    // wait for the common start. The process's CPU time is read here, with
+    // every isolate thread idle: read by a thread at its loop's start it
+    // missed what the other threads had run since their last scheduler tick
+    // (Linux counts a running thread's time per tick, 4 ms here, longer
+    // than the short cases' loops), so the other thread's spin was billed
+    // to the loop. Each thread's spin is taken out at its own CPU time
+    // (process.threadCpuUsage: the thread's CPU clock).
+    double first_start = 0, last_start = 0, last_end = 0, waited_ms = 0;
+    int bounded = 0;
     for (int t = 0; t < n; ++t) {
       rapidjson::Document d;
       std::string err = ErrorOf(timed[t], &d);
@@ -139,20 +143,13 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
         last_end = bounded == 0 ? end : std::max(last_end, end);
         ++bounded;
       }
-      if (d.HasMember("cpu_start_ms") && d["cpu_start_ms"].IsNumber() && d.HasMember("cpu_end_ms") &&
-          d["cpu_end_ms"].IsNumber()) {
-        const double start = d["cpu_start_ms"].GetDouble(), end = d["cpu_end_ms"].GetDouble();
-        first_cpu = cpu_bounded == 0 ? start : std::min(first_cpu, start);
-        last_cpu = cpu_bounded == 0 ? end : std::max(last_cpu, end);
-        ++cpu_bounded;
-      }
+      if (d.HasMember("wait_cpu_ms") && d["wait_cpu_ms"].IsNumber()) waited_ms += d["wait_cpu_ms"].GetDouble();
     }
     if (bounded == n && last_end > first_start) {
       r.wall_ms = last_end - first_start;
       if (n > 1) r.metrics["start_skew_ms"] = last_start - first_start;
     }
-    if (cpu_bounded == n && last_cpu >= first_cpu) cpu_ms = last_cpu - first_cpu;
-    r.metrics["cpu_ms"] = cpu_ms;
+    r.metrics["cpu_ms"] = std::max(cpu_ms - waited_ms, 0.0);
   }
   // Always: checks after the loop (when it ran), teardown and destroy.
   auto finished = OnAll(pool, kFinish, [&](int) { return runner_arg; });

@@ -91,6 +91,10 @@ const process = {
     const u = native.cpuUsage();
     return prev ? { user: u.user - prev.user, system: u.system - prev.system } : u;
   },
+  threadCpuUsage: (prev) => {
+    const u = native.threadCpuUsage();
+    return prev ? { user: u.user - prev.user, system: u.system - prev.system } : u;
+  },
   uptime: () => native.now() / 1000,
   cwd: () => native.cwd(),
   exit: (code) => {

@@ -118,6 +118,19 @@ check('process', () => {
   assert.ok(cpu.user > 0 && cpu.system >= 0);
   const dcpu = process.cpuUsage(cpu);
   assert.ok(dcpu.user >= 0 && dcpu.user < cpu.user + 1e9);
+  // The thread's own CPU time: it grows with the thread's work, and the
+  // process's (which counts the calling thread to the microsecond too) grows
+  // at least as much.
+  const t0 = process.threadCpuUsage();
+  const p0 = process.cpuUsage();
+  assert.ok(t0.user >= 0 && t0.system >= 0);
+  let dt;
+  const deadline = performance.now() + 10000;
+  do { dt = process.threadCpuUsage(t0); } while (dt.user + dt.system < 20000 && performance.now() < deadline);
+  const dp = process.cpuUsage(p0);
+  const spun = dt.user + dt.system;
+  assert.ok(spun >= 20000, 'thread CPU after spinning: ' + spun + ' us');
+  assert.ok(dp.user + dp.system >= spun - 4000, 'process ' + (dp.user + dp.system) + " us against the thread's " + spun);
   assert.strictEqual(typeof process.nextTick, 'function');
 });
 
