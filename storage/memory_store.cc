@@ -379,6 +379,7 @@ Status MemoryStore::CommitPrepared(Prepared& p) {
   // comparison instead of a descent that compares long shared key prefixes
   // at every level.
   SmallVector<Map::iterator> place(ops.size());
+  SmallVector<int> finger(ops.size(), -1);  // per op: the finger that placed it
   {
     Partition* cur = nullptr;
     Map::iterator last;
@@ -386,13 +387,13 @@ Status MemoryStore::CommitPrepared(Prepared& p) {
       const std::string_view key = ops[i].key;
       if (cur != &parts_[part(i)]) {
         cur = &parts_[part(i)];
-        last = cur->map.lower_bound(key);
+        last = Place(*cur, key, &finger[i]);
       } else if (last == cur->map.end() || key <= last->first.view()) {
         // Keys ascend: still lower_bound(key).
       } else if (auto n = std::next(last); n == cur->map.end() || key <= n->first.view()) {
         last = n;
       } else {
-        last = cur->map.lower_bound(key);
+        last = Place(*cur, key, &finger[i]);
       }
       place[i] = last;
     }
@@ -426,6 +427,7 @@ Status MemoryStore::CommitPrepared(Prepared& p) {
       it = map.insert(place[i], std::move(p.nodes[i]));
     }
     prev = it;
+    NoteFinger(*cur, it, finger[i]);
     Version* head = it->second;
     if (head != nullptr && !head->deleted) cur->live_bytes -= key.size() + head->size;
     if (!v->deleted) cur->live_bytes += key.size() + v->size;
@@ -464,6 +466,48 @@ Status MemoryStore::CommitPrepared(Prepared& p) {
   return Status::OK();
 }
 
+MemoryStore::Map::iterator MemoryStore::Place(Partition& part, std::string_view key, int* slot) {
+  for (size_t j = 0; j < part.finger_count; ++j) {
+    const Map::iterator f = part.fingers[j].it;
+    const int c = key.compare(f->first.view());
+    if (c > 0) {
+      const Map::iterator n = std::next(f);
+      if (n != part.map.end() && key > n->first.view()) continue;
+      *slot = static_cast<int>(j);
+      ++part.finger_hits;
+      return n;
+    }
+    if (c == 0) {
+      *slot = static_cast<int>(j);
+      ++part.finger_hits;
+      return f;
+    }
+  }
+  *slot = -1;
+  return part.map.lower_bound(key);
+}
+
+void MemoryStore::NoteFinger(Partition& part, Map::iterator it, int slot) {
+  const uint64_t now = ++part.finger_clock;
+  for (size_t j = 0; j < part.finger_count; ++j) {
+    if (part.fingers[j].it == it) {
+      part.fingers[j].used = now;
+      return;
+    }
+  }
+  size_t j = 0;
+  if (slot >= 0) {
+    j = static_cast<size_t>(slot);
+  } else if (part.finger_count < Partition::kFingers) {
+    j = part.finger_count++;
+  } else {
+    for (size_t k = 1; k < Partition::kFingers; ++k) {
+      if (part.fingers[k].used < part.fingers[j].used) j = k;
+    }
+  }
+  part.fingers[j] = {it, now};
+}
+
 MemoryStore::Garbage::~Garbage() {
   for (Version* v : versions) Version::Free(v);
 }
@@ -479,6 +523,9 @@ bool MemoryStore::Collect(Partition& part, Map::iterator it, uint64_t oldest, Ga
     if (keep == head && head->deleted) {
       // Invariant (3): a lone deletion no live snapshot predates.
       garbage->versions.push_back(head);
+      for (size_t j = 0; j < part.finger_count; ++j) {
+        if (part.fingers[j].it == it) part.fingers[j--] = part.fingers[--part.finger_count];
+      }
       garbage->nodes.push_back(part.map.extract(it));
       return false;
     }
@@ -544,6 +591,15 @@ size_t MemoryStore::TEST_VersionCount() {
     for (const auto& [key, chain] : parts_[p].map) {
       for (const Version* v = chain; v != nullptr; v = v->older) n++;
     }
+  }
+  return n;
+}
+
+uint64_t MemoryStore::TEST_FingerHits() {
+  uint64_t n = 0;
+  for (size_t p = 0; p < options_.partitions; ++p) {
+    ExclusiveLockGuard l(&parts_[p].lock);
+    n += parts_[p].finger_hits;
   }
   return n;
 }

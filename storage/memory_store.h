@@ -151,9 +151,11 @@ class MemoryStore final : public KVStore {
   void CompactRange(std::string_view begin, std::string_view end) override;
   std::string_view BackendName() const override { return "memory"; }
 
-  // Test hooks: number of Version objects and of map nodes currently held.
+  // Test hooks: number of Version objects and of map nodes currently held,
+  // and how many batch keys were placed by a finger (Place) since the start.
   size_t TEST_VersionCount();
   size_t TEST_NodeCount();
+  uint64_t TEST_FingerHits();
 
  private:
   struct Prepared;
@@ -261,6 +263,23 @@ class MemoryStore final : public KVStore {
     // Key and value bytes of every live entry.
     uint64_t live_bytes = 0;
     size_t writes_since_pending_gc = 0;  // ops written since the last pass
+    // Fingers: nodes recent batches wrote, least recently used replaced
+    // first. A document write's keys mostly land on one (the counters key)
+    // or just after one (the next sequence, the next id of an ascending
+    // run: one run per writer), so Place finds them with a comparison or
+    // two instead of a descent from the root, which compares long shared
+    // key prefixes on cold nodes at every level and was most of a small
+    // batch's time in the map. Guarded by the writer side of `lock`; a
+    // node is dropped from here before it is erased (Collect).
+    struct Finger {
+      Map::iterator it;
+      uint64_t used = 0;
+    };
+    static constexpr size_t kFingers = 8;
+    Finger fingers[kFingers];
+    size_t finger_count = 0;
+    uint64_t finger_clock = 0;
+    uint64_t finger_hits = 0;  // keys Place found by a finger (a test hook)
   };
 
   // Newest version of `chain` with seq <= `seq` that is not a deletion, or
@@ -318,6 +337,15 @@ class MemoryStore final : public KVStore {
     ~Prepared() override;
   };
 
+  // lower_bound(key) in part.map, from a finger if one is at or just before
+  // it (*slot: that finger's index), else by a descent (*slot = -1).
+  // REQUIRES: part.lock held as the writer.
+  static Map::iterator Place(Partition& part, std::string_view key, int* slot);
+  // Node `it` was written: it becomes the finger `slot` (the one Place found
+  // its key by, moving along its run), or refreshes the finger already on
+  // it, or replaces the least recently used one.
+  // REQUIRES: part.lock held as the writer.
+  static void NoteFinger(Partition& part, Map::iterator it, int slot);
   // Unlinks the versions of node `it` of `part` that no snapshot as of >=
   // `oldest` can see into `garbage`, and the node too if nothing visible
   // remains. Returns true if the node still holds versions kept only for a
