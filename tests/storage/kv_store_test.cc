@@ -1129,6 +1129,7 @@ TEST(MemoryStoreFingers, DocumentShapedBatchesMatchAModel) {
       Status s = round % 2 ? store.WriteOwned(KVWriteOptions(), std::move(b))
                            : store.Write(KVWriteOptions(), b);
       ASSERT_TRUE(s.ok()) << s.ToString();
+      ASSERT_TRUE(store.TEST_FingersConsistent()) << "round " << round;
       if (round % 50 == 0 || round > 1450) {
         ASSERT_EQ(scan(), KVs(model.begin(), model.end())) << "round " << round;
       }
