@@ -268,6 +268,12 @@ class DatabaseImpl final : public Database {
   // Locks write_mu_ with no batch in flight: for work that reads and writes
   // the store directly (compaction, properties, deletion).
   std::unique_lock<std::mutex> LockWriterDrained();
+  // The memory backend's document writes (direct_writes_): locks write_mu_
+  // (spinning first) and returns true if the writer is alone, so may write
+  // its batch under the lock (if the pipeline is idle too); false if it
+  // met another writer or one did in the last kContendedWrites writes, so
+  // it writes through the pipeline.
+  bool LockWriterDirect();
   void NotifyListeners(uint64_t seq);
 
   //////// validate_doc_update (database_validate.cc)

@@ -683,6 +683,15 @@ Status DatabaseImpl::FinishWritten(StagedCommit* const* written, size_t n, const
   return Status::OK();
 }
 
+bool DatabaseImpl::LockWriterDirect() {
+  const bool free = write_mu_.try_lock();
+  if (!free) LockSpinning(write_mu_);
+  const bool alone = free && contended_writes_ == 0;
+  if (!free) contended_writes_ = kContendedWrites;
+  else if (contended_writes_ > 0) --contended_writes_;
+  return alone;
+}
+
 std::unique_lock<std::mutex> DatabaseImpl::LockWriterDrained() {
   std::unique_lock<std::mutex> lock(write_mu_);
   pipeline_.Drain();
@@ -785,12 +794,8 @@ Status DatabaseImpl::WriteDirect(Writer* w) {
     // on a VM) and then only builds its batch inside it: the store's
     // allocations and its pointer surgery come after, in ticket order,
     // while the next writer builds; so do the next kContendedWrites writes.
-    const bool free = write_mu_.try_lock();
-    if (!free) LockSpinning(write_mu_);
+    const bool alone = LockWriterDirect();
     std::lock_guard<std::mutex> lock(write_mu_, std::adopt_lock);
-    const bool alone = free && contended_writes_ == 0;
-    if (!free) contended_writes_ = kContendedWrites;
-    else if (contended_writes_ > 0) --contended_writes_;
     s = BeginBatch();
     if (!s.ok()) return s;
     WriteContext ctx(kv_, &pipeline_, keys_, counters_);
@@ -1051,7 +1056,12 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
     if (!s.ok()) return s;
     if (!valid[0]) return refused[0].status;
   }
-  std::unique_lock<std::mutex> lock(write_mu_);
+  // As WriteDirect on memory: written under the lock when alone, else
+  // through the pipeline.
+  bool alone = false;
+  if (direct_writes_) alone = LockWriterDirect();
+  else write_mu_.lock();
+  std::unique_lock<std::mutex> lock(write_mu_, std::adopt_lock);
   s = BeginBatch();
   if (!s.ok()) return s;
   WriteContext ctx(kv_, &pipeline_, keys_, counters_);
@@ -1069,11 +1079,17 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
   DocUpdateResult result;
   ApplyDoc(doc, true, ctx, &result, nullptr);
   if (!result.status.ok()) return result.status;
-  StagedCommit staged;
-  Stage(ctx, &staged);
-  lock.unlock();
-  s = WriteStaged(staged);
-  if (!s.ok()) return s;
+  if (alone && pipeline_.Idle()) {
+    s = kv_->WriteOwned(owner_->write_options(), std::move(ctx.Finish()));
+    if (!s.ok()) return s;
+    Publish(ctx);
+  } else {
+    StagedCommit staged;
+    Stage(ctx, &staged);
+    lock.unlock();
+    s = WriteStaged(staged);
+    if (!s.ok()) return s;
+  }
   result.id = std::move(doc.id);
   return result;
 }

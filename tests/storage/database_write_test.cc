@@ -480,7 +480,8 @@ TEST(DatabaseWriteDirectTest, AWriterThatMeetsAnotherWritesThroughThePipelineFor
   EXPECT_GT(staged, 0);
   EXPECT_LT(staged, 1000) << "never back to direct writes";
   const int prepared = kv->prepared.load();
-  ASSERT_TRUE((*db)->Put("direct", Body(0)).ok());
+  auto direct = (*db)->Put("direct", Body(0));
+  ASSERT_TRUE(direct.ok());
   EXPECT_EQ(prepared, kv->prepared.load());
 
   // Every write committed once, in sequence order.
@@ -497,6 +498,13 @@ TEST(DatabaseWriteDirectTest, AWriterThatMeetsAnotherWritesThroughThePipelineFor
   EXPECT_EQ(expected, changes);
   EXPECT_EQ(expected, last_seq);
   for (const char* id : {"alone", "a0", "b0", "direct"}) EXPECT_TRUE((*db)->Get(id).ok()) << id;
+
+  // A delete alone is written directly too.
+  ASSERT_TRUE((*db)->Delete("direct", direct->rev).ok());
+  EXPECT_EQ(prepared, kv->prepared.load());
+  EXPECT_EQ(expected + 1, (*db)->UpdateSeq());
+  EXPECT_EQ(expected - 1, (*db)->Info()->doc_count);
+  EXPECT_EQ(Status::Code::kNotFound, (*db)->Get("direct").status().code());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DatabaseWriteTest,
