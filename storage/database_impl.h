@@ -3,11 +3,16 @@
 // Writing
 // -------
 // On the memory backend (without sync) a document write is direct
-// (WriteDirect): under write_mu_ it reads its records, edits their trees,
-// assigns sequences, writes its batch to the store and publishes the
-// counters. The store's write there is a few microseconds of memory work
-// with no fixed cost that a group could share, so the queue and pipeline
-// below would only add hand-offs between cores. Everything else is as
+// (WriteDirect), with no group-commit queue: the store's write there is a
+// few microseconds of memory work with no fixed cost that a group could
+// share. A writer alone (write_mu_ free, nothing in flight, no other writer
+// met it lately) reads its records, edits their trees, assigns sequences,
+// writes its batch to the store and publishes the counters under write_mu_;
+// once writers contend (one had to wait for write_mu_), each only builds its
+// batch under it and writes it through the pipeline below (the store's
+// allocations and copies outside every lock, its pointer surgery in ticket
+// order), so the next writer builds while it writes and nobody waits
+// through another's allocations (a fresh huge page's fault among them). Everything else is as
 // follows (LevelDB and sync stores: document writes too).
 //
 // All writes to one database go through write_mu_: each write batch reads the
@@ -179,9 +184,10 @@ class DatabaseImpl final : public Database {
   // Queues `w` and returns once its documents are applied and committed.
   // REQUIRES: write_mu_ and queue_mu_ not held.
   Status WriteGrouped(Writer* w);
-  // The memory backend's write (direct_writes_): `w`'s documents applied
-  // and written to the store in one section under write_mu_, with no queue
-  // and no pipeline. REQUIRES: write_mu_ not held.
+  // The memory backend's write (direct_writes_), with no queue: `w`'s
+  // documents applied and written to the store in one section under
+  // write_mu_ when the writer is alone, else built under it and written
+  // through the pipeline. REQUIRES: write_mu_ not held.
   Status WriteDirect(Writer* w);
   // REQUIRES write_mu_, the store's write of `ctx` done: makes its counters
   // the current and committed ones, publishes them and notifies listeners.
@@ -262,6 +268,12 @@ class DatabaseImpl final : public Database {
   // Locks write_mu_ with no batch in flight: for work that reads and writes
   // the store directly (compaction, properties, deletion).
   std::unique_lock<std::mutex> LockWriterDrained();
+  // The memory backend's document writes (direct_writes_): locks write_mu_
+  // (spinning first) and returns true if the writer is alone, so may write
+  // its batch under the lock (if the pipeline is idle too); false if it
+  // met another writer or one did in the last kContendedWrites writes, so
+  // it writes through the pipeline.
+  bool LockWriterDirect();
   void NotifyListeners(uint64_t seq);
 
   //////// validate_doc_update (database_validate.cc)
@@ -385,6 +397,14 @@ class DatabaseImpl final : public Database {
   // publishes), and the constants above are read by every read and write.
   alignas(kNoFalseSharing) std::mutex write_mu_;
   Counters counters_;  // GUARDED_BY(write_mu_); includes batches in flight
+  // Memory backend: how many more writes go through the pipeline although
+  // write_mu_ was free when they came (GUARDED_BY(write_mu_)). A writer that
+  // finds write_mu_ held sets it to kContendedWrites: between two writers
+  // taking turns, the one that finds the lock free has most often just
+  // missed the other (which is preparing its batch), and writing its whole
+  // batch under the lock would make the other wait through it again.
+  uint32_t contended_writes_ = 0;
+  static constexpr uint32_t kContendedWrites = 64;
   // Orders the writes of staged batches; see write_pipeline.h for which of
   // its methods need write_mu_.
   WritePipeline pipeline_;

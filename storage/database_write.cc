@@ -592,6 +592,17 @@ Status NotWritten() { return Status::IOError("not written: an earlier write of t
 
 Status DatabaseImpl::WriteStaged(StagedCommit& staged) {
   if (staged.empty) return Status::OK();
+  if (direct_writes_) {
+    // Memory: the store's allocations and copies come before the turn,
+    // beside the previous batch's write, so the turn holds only the map's
+    // pointer surgery; no batches are written together (the memory store's
+    // write has no fixed cost a group could share).
+    std::unique_ptr<KVPreparedWrite> prepared = kv_->Prepare(std::move(staged.batch));
+    const bool healthy = pipeline_.WaitTurn(staged.ticket, false);
+    Status s = healthy ? kv_->Commit(owner_->write_options(), std::move(prepared)) : NotWritten();
+    StagedCommit* self = &staged;
+    return FinishWritten(&self, 1, s);
+  }
   const bool sync = owner_->options().sync;
   if ((staged.ticket == 0 || pipeline_.Finished(staged.ticket - 1)) &&
       ready_count_.load(std::memory_order_acquire) == 0) {
@@ -670,6 +681,15 @@ Status DatabaseImpl::FinishWritten(StagedCommit* const* written, size_t n, const
   // here on.
   pipeline_.Finish(last, true);
   return Status::OK();
+}
+
+bool DatabaseImpl::LockWriterDirect() {
+  const bool free = write_mu_.try_lock();
+  if (!free) LockSpinning(write_mu_);
+  const bool alone = free && contended_writes_ == 0;
+  if (!free) contended_writes_ = kContendedWrites;
+  else if (contended_writes_ > 0) --contended_writes_;
+  return alone;
 }
 
 std::unique_lock<std::mutex> DatabaseImpl::LockWriterDrained() {
@@ -763,12 +783,19 @@ Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<S
 }
 
 Status DatabaseImpl::WriteDirect(Writer* w) {
-  Status s;
   const std::vector<Writer*> group{w};
+  StagedCommit staged;
+  Status s;
   {
-    // Drained: a batch of a compaction still being written goes to the
-    // store first, so batches reach it in the order they were built.
-    std::unique_lock<std::mutex> lock = LockWriterDrained();
+    // A writer alone (the lock free, nothing in flight, no contention
+    // lately) writes its batch to the store inside the section: no ticket,
+    // no hand-over. One that finds another writer spins for the lock (the
+    // section is a few microseconds, a futex sleep and wake-up costs more
+    // on a VM) and then only builds its batch inside it: the store's
+    // allocations and its pointer surgery come after, in ticket order,
+    // while the next writer builds; so do the next kContendedWrites writes.
+    const bool alone = LockWriterDirect();
+    std::lock_guard<std::mutex> lock(write_mu_, std::adopt_lock);
     s = BeginBatch();
     if (!s.ok()) return s;
     WriteContext ctx(kv_, &pipeline_, keys_, counters_);
@@ -779,11 +806,17 @@ Status DatabaseImpl::WriteDirect(Writer* w) {
                  w->slots.empty() ? nullptr : w->slots[i]);
       }
     }
-    if (ctx.changed()) {
-      s = kv_->WriteOwned(owner_->write_options(), std::move(ctx.Finish()));
-      if (s.ok()) Publish(ctx);
+    if (alone && pipeline_.Idle()) {
+      if (ctx.changed()) {
+        s = kv_->WriteOwned(owner_->write_options(), std::move(ctx.Finish()));
+        if (s.ok()) Publish(ctx);
+      }
+      TakeResultIds(group);
+      return s;
     }
+    Stage(ctx, &staged);
   }
+  s = WriteStaged(staged);
   TakeResultIds(group);
   return s;
 }
@@ -1023,8 +1056,12 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
     if (!s.ok()) return s;
     if (!valid[0]) return refused[0].status;
   }
-  std::unique_lock<std::mutex> lock =
-      direct_writes_ ? LockWriterDrained() : std::unique_lock<std::mutex>(write_mu_);
+  // As WriteDirect on memory: written under the lock when alone, else
+  // through the pipeline.
+  bool alone = false;
+  if (direct_writes_) alone = LockWriterDirect();
+  else write_mu_.lock();
+  std::unique_lock<std::mutex> lock(write_mu_, std::adopt_lock);
   s = BeginBatch();
   if (!s.ok()) return s;
   WriteContext ctx(kv_, &pipeline_, keys_, counters_);
@@ -1042,7 +1079,7 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
   DocUpdateResult result;
   ApplyDoc(doc, true, ctx, &result, nullptr);
   if (!result.status.ok()) return result.status;
-  if (direct_writes_) {
+  if (alone && pipeline_.Idle()) {
     s = kv_->WriteOwned(owner_->write_options(), std::move(ctx.Finish()));
     if (!s.ok()) return s;
     Publish(ctx);

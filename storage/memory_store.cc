@@ -379,6 +379,7 @@ Status MemoryStore::CommitPrepared(Prepared& p) {
   // comparison instead of a descent that compares long shared key prefixes
   // at every level.
   SmallVector<Map::iterator> place(ops.size());
+  SmallVector<int> finger(ops.size(), -1);  // per op: the finger that placed it
   {
     Partition* cur = nullptr;
     Map::iterator last;
@@ -386,13 +387,13 @@ Status MemoryStore::CommitPrepared(Prepared& p) {
       const std::string_view key = ops[i].key;
       if (cur != &parts_[part(i)]) {
         cur = &parts_[part(i)];
-        last = cur->map.lower_bound(key);
+        last = Place(*cur, key, &finger[i]);
       } else if (last == cur->map.end() || key <= last->first.view()) {
         // Keys ascend: still lower_bound(key).
       } else if (auto n = std::next(last); n == cur->map.end() || key <= n->first.view()) {
         last = n;
       } else {
-        last = cur->map.lower_bound(key);
+        last = Place(*cur, key, &finger[i]);
       }
       place[i] = last;
     }
@@ -411,6 +412,7 @@ Status MemoryStore::CommitPrepared(Prepared& p) {
     }
     Map& map = cur->map;
     Map::iterator it;
+    bool inserted = false;
     if (prev != map.end() && prev->first.view() == key) {
       it = prev;  // the same key again (inserted by this batch, perhaps)
     } else if (place[i] != map.end() && place[i]->first.view() == key) {
@@ -424,8 +426,11 @@ Status MemoryStore::CommitPrepared(Prepared& p) {
       // Before its lower_bound: the hint makes the insertion a link and a
       // rebalance, no descent.
       it = map.insert(place[i], std::move(p.nodes[i]));
+      inserted = true;
+      NoteInsert(*cur, it, place[i]);
     }
     prev = it;
+    NoteFinger(*cur, it, inserted, inserted ? place[i] : map.end(), finger[i]);
     Version* head = it->second;
     if (head != nullptr && !head->deleted) cur->live_bytes -= key.size() + head->size;
     if (!v->deleted) cur->live_bytes += key.size() + v->size;
@@ -464,6 +469,65 @@ Status MemoryStore::CommitPrepared(Prepared& p) {
   return Status::OK();
 }
 
+MemoryStore::Map::iterator MemoryStore::Place(Partition& part, std::string_view key, int* slot) {
+  // Of the fingers at or before `key`, only the greatest can be its
+  // predecessor: the only one whose successor (a walk up the tree, on
+  // lines another core's inserts may have taken) is worth looking up.
+  int best = -1;
+  std::string_view best_key;
+  for (size_t j = 0; j < part.finger_count; ++j) {
+    const std::string_view f = part.fingers[j].it->first.view();
+    if (f <= key && (best < 0 || f > best_key)) {
+      best = static_cast<int>(j);
+      best_key = f;
+    }
+  }
+  if (best >= 0) {
+    Partition::Finger& finger = part.fingers[best];
+    if (best_key != key && !finger.next_known) {
+      finger.next = std::next(finger.it);
+      finger.next_known = true;
+    }
+    const Map::iterator at = best_key == key ? finger.it : finger.next;
+    if (best_key == key || at == part.map.end() || key <= at->first.view()) {
+      *slot = best;
+      ++part.finger_hits;
+      return at;
+    }
+  }
+  *slot = -1;
+  return part.map.lower_bound(key);
+}
+
+void MemoryStore::NoteFinger(Partition& part, Map::iterator it, bool inserted,
+                             Map::iterator next, int slot) {
+  const uint64_t now = ++part.finger_clock;
+  for (size_t j = 0; j < part.finger_count; ++j) {
+    if (part.fingers[j].it == it) {
+      part.fingers[j].used = now;
+      return;
+    }
+  }
+  size_t j = 0;
+  if (slot >= 0) {
+    j = static_cast<size_t>(slot);
+  } else if (part.finger_count < Partition::kFingers) {
+    j = part.finger_count++;
+  } else {
+    for (size_t k = 1; k < Partition::kFingers; ++k) {
+      if (part.fingers[k].used < part.fingers[j].used) j = k;
+    }
+  }
+  part.fingers[j] = {it, next, inserted, now};
+}
+
+void MemoryStore::NoteInsert(Partition& part, Map::iterator it, Map::iterator next) {
+  for (size_t j = 0; j < part.finger_count; ++j) {
+    Partition::Finger& f = part.fingers[j];
+    if (f.next_known && f.next == next && f.it->first.view() < it->first.view()) f.next = it;
+  }
+}
+
 MemoryStore::Garbage::~Garbage() {
   for (Version* v : versions) Version::Free(v);
 }
@@ -479,6 +543,13 @@ bool MemoryStore::Collect(Partition& part, Map::iterator it, uint64_t oldest, Ga
     if (keep == head && head->deleted) {
       // Invariant (3): a lone deletion no live snapshot predates.
       garbage->versions.push_back(head);
+      for (size_t j = 0; j < part.finger_count; ++j) {
+        if (part.fingers[j].it == it) {
+          part.fingers[j--] = part.fingers[--part.finger_count];
+        } else if (part.fingers[j].next_known && part.fingers[j].next == it) {
+          part.fingers[j].next_known = false;
+        }
+      }
       garbage->nodes.push_back(part.map.extract(it));
       return false;
     }
@@ -546,6 +617,29 @@ size_t MemoryStore::TEST_VersionCount() {
     }
   }
   return n;
+}
+
+uint64_t MemoryStore::TEST_FingerHits() {
+  uint64_t n = 0;
+  for (size_t p = 0; p < options_.partitions; ++p) {
+    ExclusiveLockGuard l(&parts_[p].lock);
+    n += parts_[p].finger_hits;
+  }
+  return n;
+}
+
+bool MemoryStore::TEST_FingersConsistent() {
+  for (size_t p = 0; p < options_.partitions; ++p) {
+    Partition& part = parts_[p];
+    ExclusiveLockGuard l(&part.lock);
+    for (size_t j = 0; j < part.finger_count; ++j) {
+      const Partition::Finger& f = part.fingers[j];
+      auto found = part.map.find(f.it->first.view());
+      if (found != f.it) return false;
+      if (f.next_known && f.next != std::next(f.it)) return false;
+    }
+  }
+  return true;
 }
 
 size_t MemoryStore::TEST_NodeCount() {

@@ -151,9 +151,14 @@ class MemoryStore final : public KVStore {
   void CompactRange(std::string_view begin, std::string_view end) override;
   std::string_view BackendName() const override { return "memory"; }
 
-  // Test hooks: number of Version objects and of map nodes currently held.
+  // Test hooks: number of Version objects and of map nodes currently held,
+  // and how many batch keys were placed by a finger (Place) since the start.
   size_t TEST_VersionCount();
   size_t TEST_NodeCount();
+  uint64_t TEST_FingerHits();
+  // True if every finger is on a node of its partition and every successor
+  // a finger knows is its node's successor.
+  bool TEST_FingersConsistent();
 
  private:
   struct Prepared;
@@ -261,6 +266,29 @@ class MemoryStore final : public KVStore {
     // Key and value bytes of every live entry.
     uint64_t live_bytes = 0;
     size_t writes_since_pending_gc = 0;  // ops written since the last pass
+    // Fingers: nodes recent batches wrote, least recently used replaced
+    // first. A document write's keys mostly land on one (the counters key)
+    // or just after one (the next sequence, the next id of an ascending
+    // run: one run per writer), so Place finds them with a comparison or
+    // two instead of a descent from the root, which compares long shared
+    // key prefixes on cold nodes at every level and was most of a small
+    // batch's time in the map. A finger also keeps its node's successor
+    // once known (a node inserted before another knows it; an insertion
+    // between the two updates it): finding the successor anew is a walk up
+    // the tree, a chain of dependent loads as long as a descent. Guarded by
+    // the writer side of `lock`; a node is dropped from here before it is
+    // erased, and a successor erased is forgotten (Collect).
+    struct Finger {
+      Map::iterator it;
+      Map::iterator next;     // std::next(it), if next_known
+      bool next_known = false;
+      uint64_t used = 0;
+    };
+    static constexpr size_t kFingers = 8;
+    Finger fingers[kFingers];
+    size_t finger_count = 0;
+    uint64_t finger_clock = 0;
+    uint64_t finger_hits = 0;  // keys Place found by a finger (a test hook)
   };
 
   // Newest version of `chain` with seq <= `seq` that is not a deletion, or
@@ -318,6 +346,21 @@ class MemoryStore final : public KVStore {
     ~Prepared() override;
   };
 
+  // lower_bound(key) in part.map, from a finger if one is at or just before
+  // it (*slot: that finger's index), else by a descent (*slot = -1).
+  // REQUIRES: part.lock held as the writer.
+  static Map::iterator Place(Partition& part, std::string_view key, int* slot);
+  // Node `it` was written (inserted just before `next`, or already there:
+  // `next` end and `inserted` false): it becomes the finger `slot` (the
+  // one Place found its key by, moving along its run), or refreshes the
+  // finger already on it, or replaces the least recently used one.
+  // REQUIRES: part.lock held as the writer.
+  static void NoteFinger(Partition& part, Map::iterator it, bool inserted, Map::iterator next,
+                         int slot);
+  // Node `it` was just inserted before `next`: fingers whose successor was
+  // `next` and that lie before `it` now have `it` as their successor.
+  // REQUIRES: part.lock held as the writer.
+  static void NoteInsert(Partition& part, Map::iterator it, Map::iterator next);
   // Unlinks the versions of node `it` of `part` that no snapshot as of >=
   // `oldest` can see into `garbage`, and the node too if nothing visible
   // remains. Returns true if the node still holds versions kept only for a

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <random>
@@ -405,6 +406,105 @@ TEST(DatabaseWriteGroupTest, ReadyBatchesAreWrittenWithTheTurnBeforeThem) {
                     }, &last_seq).ok());
   EXPECT_EQ(4, changes);
   EXPECT_EQ(4u, last_seq);
+}
+
+// On the memory backend a writer alone writes its batch to the store under
+// the database's writer lock (no pipeline); a writer that meets another
+// there builds its batch under the lock, then prepares it outside every lock
+// and commits it in its turn, and so do the writes after it for a while,
+// until writes find the lock free again.
+class CountingMemoryKV : public testing::ForwardingKV {
+ public:
+  CountingMemoryKV() : ForwardingKV("memory") {}  // the direct write path's name
+  std::atomic<bool> hold{false};
+  std::atomic<int> held{0};      // writers waiting in Write()
+  std::atomic<int> writes{0};    // batches written, either way
+  std::atomic<int> prepared{0};  // of those, prepared first (the pipeline)
+
+  Status Write(const KVWriteOptions& o, const KVWriteBatch& b) override {
+    ++held;
+    while (hold) std::this_thread::yield();
+    --held;
+    ++writes;
+    return ForwardingKV::Write(o, b);
+  }
+  std::unique_ptr<KVPreparedWrite> Prepare(KVWriteBatch&& b) override {
+    ++prepared;
+    return KVStore::Prepare(std::move(b));
+  }
+};
+
+TEST(DatabaseWriteDirectTest, AWriterThatMeetsAnotherWritesThroughThePipelineForAWhile) {
+  CountingMemoryKV* kv = nullptr;
+  StoreOptions options;
+  options.kv_factory = [&kv] {
+    auto made = std::make_unique<CountingMemoryKV>();
+    kv = made.get();
+    return made;
+  };
+  auto store = Store::Open(options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto db = (*store)->CreateDatabase("d");
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Put("alone", Body(0)).ok());
+  EXPECT_EQ(0, kv->prepared.load()) << "a writer alone writes directly";
+
+  // a's direct write is held in the store, under the writer lock, while b
+  // comes: b must find the lock held. (A b slow to start may come only
+  // after a's write: both direct then, and the pair is tried again.)
+  int pairs = 0;
+  for (; pairs < 8 && kv->prepared.load() == 0; ++pairs) {
+    kv->hold = true;
+    const int writes_before = kv->writes.load();
+    const std::string n = std::to_string(pairs);
+    std::thread first([&] { EXPECT_TRUE((*db)->Put("a" + n, Body(1)).ok()); });
+    while (kv->held.load() < 1) std::this_thread::yield();
+    std::thread second([&] { EXPECT_TRUE((*db)->Put("b" + n, Body(2)).ok()); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 << pairs));
+    EXPECT_EQ(1u + 2 * pairs, (*db)->UpdateSeq()) << "nothing visible until a's write ends";
+    kv->hold = false;
+    first.join();
+    second.join();
+    EXPECT_EQ(writes_before + 2, kv->writes.load());
+  }
+  ASSERT_EQ(1, kv->prepared.load()) << "b, which met a, went through the pipeline";
+
+  // The writes after the contention go through the pipeline too, then
+  // direct again once writers keep finding the lock free.
+  int staged = 0;
+  for (bool direct = false; !direct && staged < 1000;) {
+    ASSERT_TRUE((*db)->Put("after" + std::to_string(staged), Body(0)).ok());
+    direct = kv->prepared.load() == 1 + staged;
+    if (!direct) ++staged;
+  }
+  EXPECT_GT(staged, 0);
+  EXPECT_LT(staged, 1000) << "never back to direct writes";
+  const int prepared = kv->prepared.load();
+  auto direct = (*db)->Put("direct", Body(0));
+  ASSERT_TRUE(direct.ok());
+  EXPECT_EQ(prepared, kv->prepared.load());
+
+  // Every write committed once, in sequence order.
+  const uint64_t expected = 1 + 2 * static_cast<uint64_t>(pairs) + staged + 1 + 1;
+  EXPECT_EQ(expected, (*db)->UpdateSeq());
+  EXPECT_EQ(expected, (*db)->Info()->doc_count);
+  uint64_t prev = 0, last_seq = 0, changes = 0;
+  ASSERT_TRUE((*db)->Changes({}, [&](const ChangeRow& row) {
+                      EXPECT_GT(row.seq, prev);
+                      prev = row.seq;
+                      ++changes;
+                      return true;
+                    }, &last_seq).ok());
+  EXPECT_EQ(expected, changes);
+  EXPECT_EQ(expected, last_seq);
+  for (const char* id : {"alone", "a0", "b0", "direct"}) EXPECT_TRUE((*db)->Get(id).ok()) << id;
+
+  // A delete alone is written directly too.
+  ASSERT_TRUE((*db)->Delete("direct", direct->rev).ok());
+  EXPECT_EQ(prepared, kv->prepared.load());
+  EXPECT_EQ(expected + 1, (*db)->UpdateSeq());
+  EXPECT_EQ(expected - 1, (*db)->Info()->doc_count);
+  EXPECT_EQ(Status::Code::kNotFound, (*db)->Get("direct").status().code());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DatabaseWriteTest,

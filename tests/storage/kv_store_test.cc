@@ -1064,6 +1064,81 @@ TEST(MemoryStoreGC, ManyPendingKeysAreCollectedAfterRelease) {
 
 // Versions a snapshot pinned in one partition are collected by the next
 // write to that partition (or CompactRange), not by writes elsewhere.
+// A document write's keys land on or just after nodes recent batches wrote
+// (the counters key; the next sequence; the next id of each writer's
+// ascending run), so the memory store places them from those nodes
+// (fingers) instead of descending the map. Batches in that shape, with old
+// sequences deleted (their nodes erased, fingers among them) and keys in
+// between and before every run, must leave the store equal to a model,
+// with and without partitions; and most keys must have been placed by a
+// finger (else the mechanism is dead code and the test says so).
+TEST(MemoryStoreFingers, DocumentShapedBatchesMatchAModel) {
+  for (const MemoryStore::Options& options :
+       {MemoryStore::Options{}, MemoryStore::Options{3, "r", 1}}) {
+    SCOPED_TRACE(options.partitions);
+    MemoryStore store(options);
+    std::map<std::string, std::string> model;
+    std::mt19937 rng(5);
+    auto padded = [](const char* prefix, uint64_t n) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%s%08llu", prefix, static_cast<unsigned long long>(n));
+      return std::string(buf);
+    };
+    uint64_t seq = 0;
+    uint64_t next_id[3] = {0, 0, 0};
+    std::vector<uint64_t> live_seqs;
+    auto scan = [&store] {
+      KVs all;
+      auto it = store.NewIterator(KVIteratorOptions());
+      for (it->SeekToFirst(); it->Valid(); it->Next()) all.emplace_back(it->key(), it->value());
+      return all;
+    };
+    int keys_written = 0;
+    for (int round = 0; round < 1500; ++round) {
+      KVWriteBatch b;
+      auto put = [&](std::string k, std::string v) {
+        model[k] = v;
+        b.Put(k, v);
+        ++keys_written;
+      };
+      auto del = [&](std::string k) {
+        model.erase(k);
+        b.Delete(k);
+        ++keys_written;
+      };
+      // One writer's next document ("r0...", "r1...", "r2...": three runs
+      // whose keys interleave between batches).
+      const int w = static_cast<int>(rng() % 3);
+      const std::string run = "r" + std::to_string(w) + "_";
+      put(padded(run.c_str(), next_id[w]++), "doc" + std::to_string(round));
+      // Now and then a key before or inside the runs, or a rewrite.
+      if (rng() % 8 == 0) put(padded("a", rng() % 50), "early");
+      if (rng() % 8 == 0 && next_id[w] > 1) put(padded(run.c_str(), rng() % next_id[w]), "again");
+      put("m_counters", std::to_string(round));
+      // Supersede an old sequence (its node erased once nothing sees it;
+      // often the newest one, the finger on the sequence run).
+      if (!live_seqs.empty() && rng() % 3 == 0) {
+        const size_t pick = rng() % 2 == 0 ? live_seqs.size() - 1 : rng() % live_seqs.size();
+        del(padded("s", live_seqs[pick]));
+        live_seqs.erase(live_seqs.begin() + static_cast<std::ptrdiff_t>(pick));
+      }
+      put(padded("s", ++seq), "change");
+      live_seqs.push_back(seq);
+      // A deleted run's last document: its node (a finger) is erased too.
+      if (rng() % 16 == 0 && next_id[w] > 0) del(padded(run.c_str(), next_id[w] - 1));
+      Status s = round % 2 ? store.WriteOwned(KVWriteOptions(), std::move(b))
+                           : store.Write(KVWriteOptions(), b);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      ASSERT_TRUE(store.TEST_FingersConsistent()) << "round " << round;
+      if (round % 50 == 0 || round > 1450) {
+        ASSERT_EQ(scan(), KVs(model.begin(), model.end())) << "round " << round;
+      }
+    }
+    EXPECT_EQ(store.TEST_NodeCount(), model.size());
+    EXPECT_GT(store.TEST_FingerHits(), static_cast<uint64_t>(keys_written) / 2);
+  }
+}
+
 TEST(MemoryStorePartitions, PendingVersionsAreCollectedPerPartition) {
   MemoryStore store(MemoryStore::Options{3, "", 1});  // "a" and "b" apart
   ASSERT_TRUE(store.Put(KVWriteOptions(), "a", "0").ok());
