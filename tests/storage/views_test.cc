@@ -461,12 +461,18 @@ TEST(GuidedShareSizeTest, SharesShrinkWithinBoundsAndTileTheWork) {
       for (size_t i = 0; i < sizes.size(); ++i) {
         // Only the last share is below the minimum (what was left), none
         // above the maximum, and none bigger than the one before it.
-        if (i + 1 < sizes.size()) EXPECT_GE(sizes[i], 256u) << n << " over " << threads;
+        if (i + 1 < sizes.size()) {
+          EXPECT_GE(sizes[i], 256u) << n << " over " << threads;
+        }
         EXPECT_LE(sizes[i], std::max<size_t>(2048, 2 * 256)) << n << " over " << threads;
-        if (i > 0) EXPECT_LE(sizes[i], sizes[i - 1] + 256) << n << " over " << threads;
+        if (i > 0) {
+          EXPECT_LE(sizes[i], sizes[i - 1] + 256) << n << " over " << threads;
+        }
       }
       // Enough shares for every thread to take some, once there is work.
-      if (n >= 256 * 2 * threads) EXPECT_GE(sizes.size(), 2 * threads) << n << " over " << threads;
+      if (n >= 256 * 2 * threads) {
+        EXPECT_GE(sizes.size(), 2 * threads) << n << " over " << threads;
+      }
     }
   }
   EXPECT_EQ(GuidedShareSize(10000, 2, 256, 2048), 2048u);
