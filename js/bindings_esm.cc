@@ -180,7 +180,8 @@ void EsmInstantiate(const Args& args) {
   v8::Isolate* isolate = args.GetIsolate();
   v8::Local<v8::Module> module = r->module.Get(isolate);
   if (module->GetStatus() != v8::Module::kUninstantiated) return;
-  (void)module->InstantiateModule(isolate->GetCurrentContext(), ResolveCallback);
+  // A failed link leaves its exception pending: it is what the JS caller sees.
+  if (module->InstantiateModule(isolate->GetCurrentContext(), ResolveCallback).IsNothing()) return;
 }
 
 // native.esmEvaluate(id) -> the promise of its evaluation (top-level await).
@@ -259,7 +260,9 @@ void InitializeImportMeta(v8::Local<v8::Context> ctx, v8::Local<v8::Module> modu
   const std::string& filename = it->second.filename;
   IsolateThread* t = IsolateThread::From(isolate);
   v8::Local<v8::Value> argv[] = {ToV8String(isolate, filename), meta};
-  (void)t->hook(IsolateThread::kEsmMeta)->Call(ctx, v8::Undefined(isolate), 2, argv);
+  // A hook that throws leaves its exception pending for the import that
+  // asked for import.meta; there is nothing to return here either way.
+  if (t->hook(IsolateThread::kEsmMeta)->Call(ctx, v8::Undefined(isolate), 2, argv).IsEmpty()) return;
 }
 
 }  // namespace

@@ -146,7 +146,7 @@ TEST_F(HttpServerTest, LargeBodyAndTailArriveWholeAndConnectionStaysUsable) {
     EXPECT_EQ(r.HeaderOr("content-length"), std::to_string((3u << 20) + 1));
     EXPECT_EQ(r.body.back(), '!');
     bool ok = true;
-    for (size_t i = 0; i + 1 < r.body.size() && ok; ++i) ok = r.body[i] == 'a' + i % 26;
+    for (size_t i = 0; i + 1 < r.body.size() && ok; ++i) ok = r.body[i] == static_cast<char>('a' + i % 26);
     EXPECT_TRUE(ok);
   }
   EXPECT_EQ(c.Request("GET", "/x").body, "GET /x|");
