@@ -345,6 +345,19 @@ class GatedKV : public testing::ForwardingKV {
   }
 };
 
+// A store whose KV (each database's, when it opens one per database) is
+// a `KV` the test sees into through *kv: the last one made.
+template <class KV>
+Result<std::unique_ptr<Store>> OpenStoreOn(KV** kv) {
+  StoreOptions options;
+  options.kv_factory = [kv] {
+    auto made = std::make_unique<KV>();
+    *kv = made.get();
+    return made;
+  };
+  return Store::Open(options);
+}
+
 // Batches of one database built while an earlier one is being written wait
 // for their turn ready (prepared); the first whose turn comes writes the
 // others with it, in one store write, and every writer gets its result. A
@@ -352,13 +365,7 @@ class GatedKV : public testing::ForwardingKV {
 // is (no CommitAll).
 TEST(DatabaseWriteGroupTest, ReadyBatchesAreWrittenWithTheTurnBeforeThem) {
   GatedKV* kv = nullptr;
-  StoreOptions options;
-  options.kv_factory = [&kv] {
-    auto made = std::make_unique<GatedKV>();
-    kv = made.get();
-    return made;
-  };
-  auto store = Store::Open(options);
+  auto store = OpenStoreOn(&kv);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto db = (*store)->CreateDatabase("d");
   ASSERT_TRUE(db.ok());
@@ -436,13 +443,7 @@ class CountingMemoryKV : public testing::ForwardingKV {
 
 TEST(DatabaseWriteDirectTest, AWriterThatMeetsAnotherWritesThroughThePipelineForAWhile) {
   CountingMemoryKV* kv = nullptr;
-  StoreOptions options;
-  options.kv_factory = [&kv] {
-    auto made = std::make_unique<CountingMemoryKV>();
-    kv = made.get();
-    return made;
-  };
-  auto store = Store::Open(options);
+  auto store = OpenStoreOn(&kv);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto db = (*store)->CreateDatabase("d");
   ASSERT_TRUE(db.ok());
