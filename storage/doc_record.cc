@@ -96,12 +96,16 @@ bool CompressBody(std::string_view body, std::string* out) {
   return worth;
 }
 
-Status ExpandWinnerBody(DocRecord* record) {
-  if (record->winner_body_snappy.empty()) return Status::OK();
-  Status s = UncompressBody(record->winner_body_snappy, &record->winner_body);
+Status ExpandHeldBody(std::string* snappy, std::string* plain) {
+  if (snappy->empty()) return Status::OK();
+  Status s = UncompressBody(*snappy, plain);
   if (!s.ok()) return s;
-  std::string().swap(record->winner_body_snappy);
+  std::string().swap(*snappy);
   return Status::OK();
+}
+
+Status ExpandWinnerBody(DocRecord* record) {
+  return ExpandHeldBody(&record->winner_body_snappy, &record->winner_body);
 }
 
 void EncodeDocRecord(const DocRecord& r, std::string* out) {

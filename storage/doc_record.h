@@ -91,6 +91,9 @@ struct DocRecord {
 bool CompressBody(std::string_view body, std::string* out);
 // The inverse: kCorruption for bytes that do not uncompress.
 Status UncompressBody(std::string_view snappy, std::string* out);
+// Moves a body held compressed in *snappy back into *plain and frees
+// *snappy's memory; nothing when *snappy is empty.
+Status ExpandHeldBody(std::string* snappy, std::string* plain);
 // Moves a held compressed body back into winner_body.
 Status ExpandWinnerBody(DocRecord* record);
 

@@ -826,11 +826,9 @@ bool HoldBodyCompressed(std::string_view body, IncomingDoc* doc) {
 
 Status ExpandBody(IncomingDoc* doc) {
   if (doc->snappy_body.empty()) return Status::OK();
-  Status s = UncompressBody(doc->snappy_body, &doc->body);
-  if (!s.ok()) return s;
-  std::string().swap(doc->snappy_body);
-  doc->first_rev_hash.clear();
-  return Status::OK();
+  Status s = ExpandHeldBody(&doc->snappy_body, &doc->body);
+  if (s.ok()) doc->first_rev_hash.clear();  // it goes with the held form only
+  return s;
 }
 
 }  // namespace settee

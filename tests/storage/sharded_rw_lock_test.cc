@@ -75,6 +75,23 @@ TEST(ShardedRWLockTest, ReadersShareTheLock) {
   EXPECT_TRUE(in.load());
 }
 
+// Runs `take` (taking the lock) on a thread of its own and checks that it
+// has not got through 20 ms later, while the lock is held against it; then
+// `release` lets it through, and it must have.
+template <class Take, class Release>
+void ExpectWaitsUntil(Take take, Release release) {
+  std::atomic<bool> through{false};
+  std::thread taker([&] {
+    take();
+    through = true;
+  });
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(through.load());
+  release();
+  taker.join();
+  EXPECT_TRUE(through.load());
+}
+
 TEST(ShardedRWLockTest, LockWriterAdmitsReadersAndExcludeWaitsForThem) {
   ShardedRWLock lock;
   lock.LockWriter();
@@ -87,28 +104,13 @@ TEST(ShardedRWLockTest, LockWriterAdmitsReadersAndExcludeWaitsForThem) {
   });
   while (!reader_in.load()) std::this_thread::sleep_for(1ms);
   // Exclude() waits for that reader to leave.
-  std::atomic<bool> excluded{false};
-  std::thread writer([&] {
-    lock.Exclude();
-    excluded = true;
-  });
-  std::this_thread::sleep_for(20ms);
-  EXPECT_FALSE(excluded.load());
-  release = true;
-  reader.join();
-  writer.join();
-  EXPECT_TRUE(excluded.load());
+  ExpectWaitsUntil([&] { lock.Exclude(); },
+                   [&] {
+                     release = true;
+                     reader.join();
+                   });
   // Now a new reader waits for Unlock().
-  std::atomic<bool> late_in{false};
-  std::thread late([&] {
-    SharedLockGuard g(&lock);
-    late_in = true;
-  });
-  std::this_thread::sleep_for(20ms);
-  EXPECT_FALSE(late_in.load());
-  lock.Unlock();
-  late.join();
-  EXPECT_TRUE(late_in.load());
+  ExpectWaitsUntil([&] { SharedLockGuard g(&lock); }, [&] { lock.Unlock(); });
 }
 
 // A writer flags only the slots readers have registered. A reader on a
@@ -129,17 +131,11 @@ TEST(ShardedRWLockTest, AReaderOnANewSlotWaitsForAWriterInside) {
   lock.Unlock();
   while (!reader_in.load()) std::this_thread::sleep_for(1ms);
   // Registered now: a writer's Exclude() waits for it.
-  std::atomic<bool> excluded{false};
-  std::thread writer([&] {
-    ExclusiveLockGuard g(&lock);
-    excluded = true;
-  });
-  std::this_thread::sleep_for(20ms);
-  EXPECT_FALSE(excluded.load());
-  release = true;
-  reader.join();
-  writer.join();
-  EXPECT_TRUE(excluded.load());
+  ExpectWaitsUntil([&] { ExclusiveLockGuard g(&lock); },
+                   [&] {
+                     release = true;
+                     reader.join();
+                   });
 }
 
 // Readers that each run on a fresh thread (so most register their slot on
