@@ -227,6 +227,14 @@ class MmapLogFile final : public leveldb::WritableFile {
       left -= n;
     }
     if (current_ahead_ != nullptr) current_ahead_->Written(used_);
+    // A log being written asks for its next chunk a quarter into this one:
+    // time enough for the mapper, and a log that stays small (an idle
+    // database's) never has a chunk of dirty zeros mapped ahead.
+    if (next_ == nullptr && !synced_ && used_ >= current_.bytes / 4) {
+      next_ = std::make_shared<PendingChunk>(fname_, fd_, chunk_offset_ + current_.bytes,
+                                             chunk_bytes_);
+      ChunkMapper::Instance().Submit(next_);
+    }
     return leveldb::Status::OK();
   }
 
@@ -270,8 +278,7 @@ class MmapLogFile final : public leveldb::WritableFile {
     UnmapChunk(&current_);
   }
 
-  // Replaces the full (or no) chunk with the next one of the file, and
-  // has the one after it mapped ahead.
+  // Replaces the full (or no) chunk with the next one of the file.
   leveldb::Status NextChunk() {
     const uint64_t next = chunk_offset_ + used_;
     ReleaseCurrent();
@@ -289,12 +296,7 @@ class MmapLogFile final : public leveldb::WritableFile {
       const size_t bytes = next > 0 ? chunk_bytes_ : std::max(page, chunk_bytes_ / 4 / page * page);
       s = MapChunk(fname_, fd_, next, bytes, &current_);
     }
-    if (!s.ok()) return s;
-    if (!synced_) {
-      next_ = std::make_shared<PendingChunk>(fname_, fd_, next + current_.bytes, chunk_bytes_);
-      ChunkMapper::Instance().Submit(next_);
-    }
-    return leveldb::Status::OK();
+    return s;
   }
 
   const std::string fname_;

@@ -19,8 +19,10 @@
 // ~10-30 us a page, one per 4 KiB of log, about a microsecond of a
 // small-document put, all inside LevelDB's serialized write. So chunks
 // after a log's first are mapped ahead by one process-wide thread (the
-// mapper): it reserves and maps the next chunk while the writer fills the
-// current one, makes its pages present and dirty (MADV_POPULATE_WRITE),
+// mapper): a quarter into a chunk the writer asks for the next one (so a
+// log that stays small, an idle database's, has no chunk of dirty zeros
+// mapped ahead), which the mapper reserves and maps while the writer fills
+// the current one, makes its pages present and dirty (MADV_POPULATE_WRITE),
 // and reads a byte of each page ahead of the writer. The writer waits only
 // for the mapping (two system calls), never for the faulting: pages the
 // mapper has not reached it faults in itself, and a chunk the mapper has

@@ -136,17 +136,23 @@ TEST(MmapLogFile, AWriterGivenTimeTakesNoPageFaultsAfterTheFirstChunk) {
   ASSERT_TRUE(NewMmapLogFile(name, PageSize() * kChunkPages, &raw).ok());
   std::unique_ptr<leveldb::WritableFile> file(raw);
   const std::string page = Pattern(PageSize(), 3);
-  // The first chunk (a quarter: 4 pages), written by the writer's faults.
-  for (size_t p = 0; p < kChunkPages / 4; ++p) ASSERT_TRUE(file->Append(page).ok());
+  // A quarter into a chunk the writer asks for the next one; it then
+  // pauses, giving the mapper time, before it writes the rest.
+  auto append_pages = [&](size_t n) {
+    for (size_t p = 0; p < n; ++p) ASSERT_TRUE(file->Append(page).ok());
+  };
+  // The first chunk (a quarter: 4 pages) the writer faults in itself.
+  append_pages(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  append_pages(kChunkPages / 4 - 1);
   long writer_faults = 0;
   for (int c = 0; c < kChunks; ++c) {
-    // One byte into this chunk asks for the next one; the rest of this
-    // chunk waits until the mapper has had time to prepare both.
-    ASSERT_TRUE(file->Append("x").ok());
+    long before = ThreadMinorFaults();
+    append_pages(kChunkPages / 4);
+    writer_faults += ThreadMinorFaults() - before;
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    const long before = ThreadMinorFaults();
-    ASSERT_TRUE(file->Append(page.substr(1)).ok());
-    for (size_t p = 1; p < kChunkPages; ++p) ASSERT_TRUE(file->Append(page).ok());
+    before = ThreadMinorFaults();
+    append_pages(kChunkPages - kChunkPages / 4);
     writer_faults += ThreadMinorFaults() - before;
   }
   const long pages = static_cast<long>(kChunks * kChunkPages);
