@@ -24,19 +24,30 @@ TEST(ShardedRWLockTest, ReadersNeverSeeAHalfDoneWrite) {
   std::atomic<bool> stop{false};
   std::atomic<int> torn{0};
   std::atomic<uint64_t> reads{0};
+  std::atomic<int> readers_reading{0};
   std::vector<std::thread> readers;
   for (int t = 0; t < 3; ++t) {
     readers.emplace_back([&] {
+      bool counted = false;
       while (!stop.load(std::memory_order_relaxed)) {
-        SharedLockGuard g(&lock);
-        if (a != b) torn.fetch_add(1);
-        reads.fetch_add(1, std::memory_order_relaxed);
+        {
+          SharedLockGuard g(&lock);
+          if (a != b) torn.fetch_add(1);
+          reads.fetch_add(1, std::memory_order_relaxed);
+        }
+        if (!counted) {
+          counted = true;
+          readers_reading.fetch_add(1);
+        }
       }
     });
   }
   std::vector<std::thread> writers;
   for (int t = 0; t < 2; ++t) {
     writers.emplace_back([&, t] {
+      // Writers start once every reader reads: on a loaded machine the
+      // writers could otherwise finish before a reader was ever scheduled.
+      while (readers_reading.load() < 3) std::this_thread::yield();
       for (int i = 0; i < 20000; ++i) {
         if ((i + t) % 2 == 0) {
           ExclusiveLockGuard g(&lock);
