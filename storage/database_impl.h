@@ -57,6 +57,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -219,14 +220,14 @@ class DatabaseImpl final : public Database {
   // REQUIRES: write_mu_ and queue_mu_ not held; the caller leads.
   Status StageGroup(const std::vector<Writer*>& group, StagedCommit* staged);
   // Moves the ids of `group`'s applied documents into their results.
-  static void TakeResultIds(const std::vector<Writer*>& group);
+  static void TakeResultIds(std::span<Writer* const> group);
   // REQUIRES write_mu_: the start of every batch: fails if the database is
   // deleted, and restores counters_ if a batch in the pipeline failed.
   Status BeginBatch();
   // The rest REQUIRE write_mu_ held.
   // Loads the records the group's documents name, in one ordered pass, and
   // marks those past largest_doc_id_ as new without reading anything.
-  void PrefetchRecords(const std::vector<Writer*>& group, WriteContext& ctx);
+  void PrefetchRecords(std::span<Writer* const> group, WriteContext& ctx);
   // After a commit: raises largest_doc_id_ to the largest id ctx wrote.
   void NoteWrittenDocIds(const WriteContext& ctx);
   // `slot`: the document's record slot if PrefetchRecords settled it, else

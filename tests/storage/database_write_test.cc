@@ -274,6 +274,38 @@ TEST_P(DatabaseWriteTest, DatabasesDoNotWaitForEachOther) {
   EXPECT_EQ((*a)->UpdateSeq(), 1u);
 }
 
+// The records of new documents live in slots the batch's context hands out
+// (the first inline, the rest in a list): a batch of several new documents,
+// generated ids and ids past every stored one, with a repeat of one, must
+// give each its own record.
+TEST_P(DatabaseWriteTest, ABatchOfNewDocumentsGetsARecordEach) {
+  auto db = store_->CreateDatabase("fresh");
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Put("a0", Body(0)).ok());
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE((*db)
+                  ->BulkDocs({Body(1), R"({"_id":"b1","v":2})", Body(3), R"({"_id":"b2","v":4})",
+                              R"({"_id":"b1","v":5})", Body(6)},
+                             {}, &results)
+                  .ok());
+  ASSERT_EQ(results.size(), 6u);
+  const int values[] = {1, 2, 3, 4, 5, 6};
+  std::set<std::string> ids;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (i == 4) {  // the repeat of b1 conflicts with the first
+      EXPECT_TRUE(results[i].status.IsConflict());
+      continue;
+    }
+    ASSERT_TRUE(results[i].status.ok()) << i;
+    ids.insert(results[i].id);
+    auto got = (*db)->Get(results[i].id);
+    ASSERT_TRUE(got.ok()) << results[i].id;
+    EXPECT_NE(got->find(R"("v":)" + std::to_string(values[i])), std::string::npos) << *got;
+  }
+  EXPECT_EQ(ids.size(), 5u);
+  EXPECT_EQ((*db)->UpdateSeq(), 6u);
+}
+
 // A write with no listener and no waiter skips the listeners' lock; a
 // WaitForChange that starts while writers write must still be woken by the
 // next write. Each write here waits until the waiter has seen it, so a
