@@ -24,6 +24,7 @@ Status StartSettee(const BenchOptions& o, ReplicationRemote* out) {
   std::filesystem::create_directories(dir, ec);
   std::vector<std::string> argv = {o.settee_binary, "serve", "--port", std::to_string(*port), "--bind", "127.0.0.1",
                                    "--backend", o.backend, "--log-level", "error"};
+  if (o.remote_loops > 0) argv.insert(argv.end(), {"--threads", std::to_string(o.remote_loops)});
   if (o.backend == "leveldb") argv.insert(argv.end(), {"--data", dir + "/data"});
   auto child = Subprocess::Spawn(argv, SpawnOptions{.cwd = dir, .log_path = dir + "/serve.log"});
   if (!child.ok()) return child.status();
@@ -32,7 +33,10 @@ Status StartSettee(const BenchOptions& o, ReplicationRemote* out) {
   Status up = WaitUntilUp(*port, out->process.get(), kStartup);
   if (!up.ok()) return Status::Internal("settee serve for the replication cases: " + up.reason() + ": " +
                                         TailLines(ReadFile(dir + "/serve.log"), 2));
-  if (o.facts) o.facts->SetRemote("settee", "settee serve " + out->url + " (" + o.backend + ")");
+  if (o.facts) {
+    std::string loops = o.remote_loops == 1 ? ", 1 loop" : o.remote_loops > 1 ? ", " + std::to_string(o.remote_loops) + " loops" : "";
+    o.facts->SetRemote("settee", "settee serve " + out->url + " (" + o.backend + loops + ")");
+  }
   return Status::OK();
 }
 

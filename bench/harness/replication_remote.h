@@ -30,7 +30,8 @@ bool NeedsReplicationRemote(const std::vector<WorkloadCase>& cases);
 // The remote for `runtime` ("settee" or "pouchdb"): options.remote when
 // given, else a server started now (settee serve, or pouchdb-server 4.2,
 // installed with setup_bench_baselines.sh http when missing). Notes it in
-// options.facts as the remote of `runtime`. kNotFound when node or
+// options.facts as the remote of `runtime`. settee serve gets
+// options.remote_loops loop threads (0: its default, one a core). kNotFound when node or
 // pouchdb-server is not there; kInternal / kTimeout when the server does
 // not come up.
 Result<ReplicationRemote> StartReplicationRemote(const std::string& runtime, const BenchOptions& options);

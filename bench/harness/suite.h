@@ -100,6 +100,7 @@ struct BenchOptions {
   std::string baseline = "pouchdb"; // "pouchdb" or "none"
   bool jitless = false;             // V8 without its JIT (--jitless), as on iOS
   std::string remote;               // --remote URL for the replication cases; empty: settee's own server
+  int remote_loops = 0;             // loop threads of settee's own server (0: serve's default)
   std::string settee_binary;        // this executable (/proc/self/exe), for child `settee serve`
   std::string source_dir;           // where bench/ lives (workload files, package.json)
   std::string scratch_dir;          // a fresh directory the run may write into (LevelDB data, logs)

@@ -277,20 +277,37 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
   if (!cases.ok()) return {SuiteFailure(group, cases.status().reason())};
 
   // The replication cases pull from a server of settee's own on loopback
-  // unless --remote names one.
-  BenchOptions run_options = o;
-  ReplicationRemote remote;
+  // unless --remote names one. A scaling run (--threads 1,2) starts one per
+  // thread count with that many loop threads, as a user would size a server
+  // for N clients: one server of the machine's default (a loop a core) for
+  // all counts gave the one-thread run both cores already (the replicator
+  // sends requests in parallel), so N threads had little left to gain.
+  // A run of one count keeps the server's default.
+  std::vector<BenchOptions> run_options(counts.size(), o);
+  for (size_t k = 0; k < counts.size(); ++k) {
+    run_options[k].threads = counts[k];
+    if (counts.size() > 1) run_options[k].remote_loops = counts[k];
+  }
+  std::vector<ReplicationRemote> remotes(counts.size());
   std::string remote_error;
   if (NeedsReplicationRemote(*cases)) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto started = StartReplicationRemote("settee", o);
-    if (o.facts) o.facts->AddSeconds("starting servers", SecondsSince(t0));
-    if (started.ok()) {
-      remote = std::move(*started);
-      run_options.remote = remote.url;
-    } else {
-      remote_error = started.status().reason();
+    std::string described;
+    for (size_t k = 0; k < counts.size() && remote_error.empty(); ++k) {
+      auto started = StartReplicationRemote("settee", run_options[k]);
+      if (!started.ok()) {
+        remote_error = started.status().reason();
+        break;
+      }
+      remotes[k] = std::move(*started);
+      run_options[k].remote = remotes[k].url;
+      if (o.facts && counts.size() > 1) {
+        described += (k ? "; " : "") + std::to_string(counts[k]) + (counts[k] == 1 ? " thread: " : " threads: ") +
+                     o.facts->remotes()["settee"];
+      }
     }
+    if (o.facts && !described.empty() && remote_error.empty()) o.facts->SetRemote("settee", described);
+    if (o.facts) o.facts->AddSeconds("starting servers", SecondsSince(t0));
   }
 
   std::vector<CaseResult> results;
@@ -322,7 +339,7 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
     for (int rep = 1;; ++rep) {
       bool stop = false;
       for (size_t k = 0; k < pools.size(); ++k) {
-        CaseResult r = RunCase(*pools[k], runner, c, run_options);
+        CaseResult r = RunCase(*pools[k], runner, c, run_options[k]);
         std::lock_guard<std::mutex> lock(mu);
         if (!uncaught.empty() && r.outcome == Outcome::kOk) {
           r.outcome = Outcome::kFailed;
@@ -338,7 +355,9 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
     }
     for (auto& r : runs) results.push_back(r.size() == 1 ? std::move(r.front()) : MergeRepeats(r));
   }
-  if (remote.process) remote.process->Stop();
+  for (auto& remote : remotes) {
+    if (remote.process) remote.process->Stop();
+  }
   for (auto& pool : pools) {
     pool->Shutdown();
     pool.reset();

@@ -170,6 +170,18 @@ TEST(BenchCommand, SeveralThreadCountsGiveTheScaling) {
   EXPECT_THAT(r.out, HasSubstr("scaling at 2 threads"));
 }
 
+// A scaling run's replication cases pull, at each thread count, from a
+// settee serve of that many loops (one server for all counts gave the
+// one-thread run the second core already).
+TEST(BenchCommand, ScalingRunsGiveEachCountARemoteOfItsOwnSize) {
+  Ran r = Bench("--threads 1,2 --repeats 1 --min-time 0 --iterations 1 --grep one-generation");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("1 thread: settee serve http://127.0.0.1:"));
+  EXPECT_THAT(r.out, HasSubstr("(memory, 1 loop); 2 threads: settee serve http://127.0.0.1:"));
+  EXPECT_THAT(r.out, HasSubstr("(memory, 2 loops)"));
+  EXPECT_THAT(r.out, HasSubstr("pull-replication-one-generation"));
+}
+
 TEST(BenchCommand, UnknownSuitesAndCasesAreNamed) {
   Ran r = Bench("--suite basics,nosuch --baseline none");
   EXPECT_EQ(r.code, 2);
