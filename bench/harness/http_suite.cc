@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "bench/harness/child_process.h"
+#include "bench/harness/http_load.h"
 #include "bench/harness/subprocess.h"
 #include "bench/harness/suite_support.h"
 #include "util/digest.h"
@@ -43,7 +44,23 @@ struct Endpoint {
   // One wrk thread per connection (the script tells its threads apart),
   // whatever WrkThreads would give.
   bool thread_per_connection = false;
+  // Non-null: the row is driven by the built-in load generator
+  // (http_load.h), not wrk, sending this method to `path` (a POST carries
+  // kSmallDoc), `load_pipeline` requests per write.
+  const char* load_method = nullptr;
+  int load_pipeline = 1;
+  // Connection k sends to `path`-k, a database of its own.
+  bool load_own_db = false;
 };
+
+// post.lua's and pipeline.lua's document.
+constexpr char kSmallDoc[] = R"({"type":"bench","value":42,"tags":["a","b"]})";
+
+// A row of the built-in load generator, at 10 connections.
+constexpr Endpoint Generated(const char* name, const char* method, const char* path, int pipeline,
+                             bool own_db = false) {
+  return {name, path, nullptr, nullptr, 10, false, method, pipeline, own_db};
+}
 
 constexpr Endpoint kEndpoints[] = {
     {"get-doc", "/bench/doc1", nullptr},
@@ -72,6 +89,17 @@ constexpr Endpoint kEndpoints[] = {
     {"server-root-x16", "/", "pipeline.lua", "16 get", 10},
     {"post-doc-x16", "/bench", "pipeline.lua", "16 post", 10},
     {"post-own-db-x16", "/bench", "pipeline.lua", "16 post own-db", 10, true},
+    // The same three, one request at a time and 16 at a time, from the
+    // built-in load generator (http_load.h: one thread, requests built
+    // once, responses only framed), which reports its own CPU per request
+    // (client_cpu_us_per_req): what the client takes from the server's
+    // cores, so what the machine can show of the loops' scaling.
+    Generated("server-root-lg", "GET", "/", 1),
+    Generated("post-doc-lg", "POST", "/bench", 1),
+    Generated("post-own-db-lg", "POST", "/bench", 1, true),
+    Generated("server-root-lg-x16", "GET", "/", 16),
+    Generated("post-doc-lg-x16", "POST", "/bench", 16),
+    Generated("post-own-db-lg-x16", "POST", "/bench", 16, true),
 };
 
 std::string RowName(const Endpoint& e, int connections, int loops) {
@@ -219,7 +247,7 @@ class HttpSuite {
       RunRows(&server, StartPouchdbServer(&server));
     }
     if (remove_scratch_) std::filesystem::remove_all(scratch_, ignored_);
-    AddLoopScaling(&rows_);
+    AddLoopScaling(&rows_, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
     return rows_;
   }
 
@@ -351,10 +379,12 @@ class HttpSuite {
         continue;
       }
       const double cpu_before = s->process ? CpuSeconds(s->process->pid()) : -1;
-      CaseResult row = RunWrk(*s, *e, c);
+      CaseResult row = e->load_method ? RunGenerated(*s, *e, c) : RunWrk(*s, *e, c);
       const double cpu_after = s->process ? CpuSeconds(s->process->pid()) : -1;
-      if (row.outcome == Outcome::kOk && cpu_before >= 0 && cpu_after >= cpu_before && row.operations > 0)
+      if (row.outcome == Outcome::kOk && cpu_before >= 0 && cpu_after >= cpu_before && row.operations > 0) {
         row.metrics["server_cpu_us_per_req"] = (cpu_after - cpu_before) * 1e6 / row.operations;
+        if (row.wall_ms > 0) row.metrics["server_cpu_pct"] = (cpu_after - cpu_before) * 1e5 / row.wall_ms;
+      }
       row.name = name;
       if (s->report_rss) row.metrics["server_rss_mb"] = RssMb(s->process->pid());
       rows_.push_back(std::move(row));
@@ -408,6 +438,30 @@ class HttpSuite {
     return row;
   }
 
+  CaseResult RunGenerated(const Server& s, const Endpoint& e, int connections) {
+    CaseResult row = RowWithOutcome(kSuite, "", s.runtime, s.loops, Outcome::kFailed, {});
+    HttpLoadOptions load;
+    load.port = s.port;
+    load.connections = connections;
+    load.pipeline = e.load_pipeline;
+    load.duration = std::chrono::seconds(config_.seconds_per_row);
+    const std::string_view body = std::string_view(e.load_method) == "POST" ? kSmallDoc : "";
+    load.request = [&](int i) {
+      std::string path = e.path;
+      if (e.load_own_db) path += "-" + std::to_string(i);
+      return HttpRequestBytes(e.load_method, path, "127.0.0.1", s.port, body);
+    };
+    auto report = RunHttpLoad(load);
+    if (!report.ok()) {
+      row.error = "load generator: " + report.status().reason();
+      return row;
+    }
+    FillRowFromLoad(*report, &row);
+    row.metrics["connections"] = connections;
+    row.metrics["pipeline"] = e.load_pipeline;
+    return row;
+  }
+
   const BenchOptions& options_;
   const ProgressFn& progress_;
   const HttpSuiteConfig& config_;
@@ -423,7 +477,7 @@ class HttpSuite {
 
 }  // namespace
 
-void AddLoopScaling(std::vector<CaseResult>* rows) {
+void AddLoopScaling(std::vector<CaseResult>* rows, int cores) {
   for (CaseResult& r : *rows) {
     if (r.runtime != "settee" || r.threads <= 1 || r.outcome != Outcome::kOk) continue;
     const std::string suffix = " loops=" + std::to_string(r.threads);
@@ -439,6 +493,10 @@ void AddLoopScaling(std::vector<CaseResult>* rows) {
       if (double ops = metric(b, "ops_per_sec"); ops > 0) r.metrics["ops_vs_1_loop"] = metric(r, "ops_per_sec") / ops;
       if (double cpu = metric(b, "server_cpu_us_per_req"); cpu > 0 && metric(r, "server_cpu_us_per_req") > 0)
         r.metrics["cpu_per_req_vs_1_loop"] = metric(r, "server_cpu_us_per_req") / cpu;
+      // The most `cores` can show when the server scales perfectly and the
+      // client keeps its 1-loop cost per request.
+      if (double s = metric(b, "server_cpu_us_per_req"), c = metric(b, "client_cpu_us_per_req"); s > 0 && c > 0)
+        r.metrics["ceiling_vs_1_loop"] = std::min<double>(r.threads, cores * s / (s + c));
       break;
     }
   }
@@ -468,6 +526,34 @@ void FillRowFromWrk(const WrkReport& r, CaseResult* row) {
   row->metrics["stdev_ms"] = r.latency_stdev_ms;
   row->metrics["max_ms"] = r.latency_max_ms;
   for (auto [pct, ms] : r.percentiles_ms) row->metrics["p" + std::to_string(pct) + "_ms"] = ms;
+}
+
+void FillRowFromLoad(const HttpLoadReport& r, CaseResult* row) {
+  const double attempts = static_cast<double>(r.responses + r.socket_errors);
+  const double error_pct = attempts > 0 ? 100.0 * static_cast<double>(r.not_2xx_3xx + r.socket_errors) / attempts : 0;
+  if (r.responses == 0 || r.not_2xx_3xx == r.responses) {
+    row->outcome = Outcome::kFailed;
+    row->error = "no successful response: " + std::to_string(r.responses) + " responses (" +
+                 std::to_string(r.not_2xx_3xx) + " not 2xx/3xx), " + std::to_string(r.socket_errors) +
+                 " socket errors" + (r.first_error.empty() ? "" : " (" + r.first_error + ")");
+    return;
+  }
+  row->outcome = Outcome::kOk;
+  row->error.clear();
+  row->samples_ms = {r.avg_ms};
+  row->operations = static_cast<double>(r.responses);
+  row->wall_ms = r.wall_ms;
+  row->metrics["ops_per_sec"] = r.ops_per_sec();
+  row->metrics["error_pct"] = error_pct;
+  row->metrics["avg_ms"] = r.avg_ms;
+  row->metrics["stdev_ms"] = r.stdev_ms;
+  row->metrics["max_ms"] = r.max_ms;
+  row->metrics["p50_ms"] = r.p50_ms;
+  row->metrics["p75_ms"] = r.p75_ms;
+  row->metrics["p90_ms"] = r.p90_ms;
+  row->metrics["p99_ms"] = r.p99_ms;
+  row->metrics["client_cpu_us_per_req"] = r.client_cpu_us_per_req();
+  if (r.wall_ms > 0) row->metrics["client_cpu_pct"] = r.client_cpu_ms * 100 / r.wall_ms;
 }
 
 std::vector<CaseResult> RunHttpSuite(const BenchOptions& options, const ProgressFn& progress) {

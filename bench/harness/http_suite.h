@@ -27,7 +27,14 @@
 //   post-doc-x16      POSTs into database "bench"
 //   post-own-db-x16   POSTs from each connection into a database of its own
 //                     (bench-0 .. bench-9; one wrk thread per connection)
-// (their latencies are those of a request at the back of a batch of 16).
+// (their latencies are those of a request at the back of a batch of 16),
+// and the same three from the built-in load generator (http_load.h: one
+// thread on epoll, requests built once, responses only framed), one request
+// at a time per connection and 16 per write:
+//   server-root-lg, post-doc-lg, post-own-db-lg,
+//   server-root-lg-x16, post-doc-lg-x16, post-own-db-lg-x16
+// whose rows also carry client_cpu_us_per_req and client_cpu_pct (the load
+// thread's CPU over the row: what the client took from the server's cores).
 // Rows are named "get-doc c=10 loops=2"; their `threads` is the server's
 // loop threads. wrk gets the cores the server
 // leaves free (at least one thread, at most one per connection): with more
@@ -53,7 +60,12 @@
 // machine whose cores wrk and the loops oversubscribe, ops_vs_1_loop is
 // bounded by the cores, not by the server: server-root's ratio is that
 // bound, and a CPU-per-request ratio near 1 says the loops share nothing
-// that costs (a lock, a cache line bouncing between them).
+// that costs (a lock, a cache line bouncing between them). For the load
+// generator's rows that bound is computed too: ceiling_vs_1_loop =
+// min(L, cores x s / (s + c)) from the 1-loop row's server (s) and client
+// (c) CPU per request, what a perfectly scaling server could show here.
+// Every row also has server_cpu_pct (the server's CPU over the row, percent
+// of one core).
 // The latency figures are wrk's, which adds synthetic samples for the
 // requests a slow response held back (its coordinated-omission correction),
 // so avg_ms x operations may exceed connections x wall_ms.
@@ -68,6 +80,7 @@
 #include <vector>
 
 #include "bench/harness/case_result.h"
+#include "bench/harness/http_load.h"
 #include "bench/harness/suite.h"
 #include "bench/harness/wrk_output.h"
 
@@ -96,11 +109,15 @@ std::vector<CaseResult> RunHttpSuiteWith(const BenchOptions& options, const Prog
 int WrkThreads(int cores, int server_threads, int connections);
 
 // Gives each settee row of L > 1 loops the ratios to its 1-loop twin in
-// `rows` (ops_vs_1_loop, cpu_per_req_vs_1_loop; see above).
-void AddLoopScaling(std::vector<CaseResult>* rows);
+// `rows` (ops_vs_1_loop, cpu_per_req_vs_1_loop, and for the load
+// generator's rows ceiling_vs_1_loop on a machine of `cores`; see above).
+void AddLoopScaling(std::vector<CaseResult>* rows, int cores);
 
 // Fills `row`'s outcome, samples, operations, wall time and metrics from a
 // parsed wrk run.
 void FillRowFromWrk(const WrkReport& report, CaseResult* row);
+// The same from a run of the built-in load generator (with its
+// client_cpu_us_per_req and client_cpu_pct).
+void FillRowFromLoad(const HttpLoadReport& report, CaseResult* row);
 
 }  // namespace settee::bench

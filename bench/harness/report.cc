@@ -466,13 +466,21 @@ std::string FormatHttpTable(const Report& r) {
   for (const CaseResult* c : rows) {
     if (c->metrics.count("ops_vs_1_loop") == 0) continue;
     const double cpu = MetricOr(*c, "cpu_per_req_vs_1_loop");
-    scaling += Line("%-30s %16s %22s\n", Shorten(c->name, 30).c_str(), Factor(MetricOr(*c, "ops_vs_1_loop")).c_str(),
-                    cpu > 0 ? Factor(cpu).c_str() : "-");
+    const double ceiling = MetricOr(*c, "ceiling_vs_1_loop");
+    const double client = MetricOr(*c, "client_cpu_us_per_req");
+    const double server = MetricOr(*c, "server_cpu_us_per_req");
+    scaling += Line("%-30s %16s %22s %14s %14s %9s\n", Shorten(c->name, 30).c_str(),
+                    Factor(MetricOr(*c, "ops_vs_1_loop")).c_str(), cpu > 0 ? Factor(cpu).c_str() : "-",
+                    server > 0 ? Line("%.2f", server).c_str() : "-", client > 0 ? Line("%.2f", client).c_str() : "-",
+                    ceiling > 0 ? Factor(ceiling).c_str() : "-");
   }
   if (!scaling.empty()) {
     out += Line("\nloop scaling, same run: N loops / 1 loop (server-root, no storage, is the machine's ceiling "
-                "with wrk on the same cores; server-root-x16 with a pipelining wrk that leaves them the cores)\n");
-    out += Line("%-30s %16s %22s\n", "case", "ops/s ratio", "server CPU/req ratio");
+                "with wrk on the same cores; server-root-x16 with a pipelining wrk that leaves them the cores; "
+                "-lg rows from the built-in load generator, whose CPU per request gives the ceiling: "
+                "min(N, cores x server / (server + client)) at 1 loop's costs)\n");
+    out += Line("%-30s %16s %22s %14s %14s %9s\n", "case", "ops/s ratio", "server CPU/req ratio", "server us/req",
+                "client us/req", "ceiling");
     out += scaling;
   }
   return out;

@@ -95,9 +95,9 @@ TEST(HttpSuiteTest, MissingWrkSkipsEveryRowByName) {
   HttpSuiteConfig c = ShortConfig();
   c.wrk = "settee-no-such-wrk";
   auto rows = RunHttpSuiteWith(o, nullptr, c);
-  // (7 requests x 2 concurrencies + 3 pipelined at c=10) x (settee 1 loop,
-  // settee 2 loops, pouchdb-server)
-  ASSERT_EQ(rows.size(), 51u);
+  // (7 requests x 2 concurrencies + 3 pipelined at c=10 + 6 of the load
+  // generator at c=10) x (settee 1 loop, settee 2 loops, pouchdb-server)
+  ASSERT_EQ(rows.size(), 69u);
   for (const CaseResult& r : rows) {
     EXPECT_EQ(r.outcome, Outcome::kSkipped) << r.name;
     EXPECT_NE(r.error.find("wrk is not installed"), std::string::npos);
@@ -113,10 +113,13 @@ TEST(HttpSuiteTest, MissingWrkSkipsEveryRowByName) {
   EXPECT_EQ(rows[14].name, "server-root-x16 c=10 loops=1");
   EXPECT_EQ(rows[15].name, "post-doc-x16 c=10 loops=1");
   EXPECT_EQ(rows[16].name, "post-own-db-x16 c=10 loops=1");
-  EXPECT_EQ(rows[17].name, "get-doc c=1 loops=2");
-  EXPECT_EQ(rows[17].threads, 2);
-  EXPECT_EQ(rows[34].runtime, "pouchdb-server");
-  EXPECT_EQ(rows[34].name, "get-doc c=1 loops=1");
+  EXPECT_EQ(rows[17].name, "server-root-lg c=10 loops=1");
+  EXPECT_EQ(rows[19].name, "post-own-db-lg c=10 loops=1");
+  EXPECT_EQ(rows[22].name, "post-own-db-lg-x16 c=10 loops=1");
+  EXPECT_EQ(rows[23].name, "get-doc c=1 loops=2");
+  EXPECT_EQ(rows[23].threads, 2);
+  EXPECT_EQ(rows[46].runtime, "pouchdb-server");
+  EXPECT_EQ(rows[46].name, "get-doc c=1 loops=1");
 }
 
 CaseResult WrkRow(const std::string& name, const std::string& runtime, int threads, double ops, double cpu_us) {
@@ -140,13 +143,30 @@ TEST(HttpSuiteTest, LoopScalingComparesEachRowWithItsOneLoopTwin) {
       WrkRow("post-doc c=10 loops=1", "pouchdb-server", 1, 900, 100),
   };
   rows.back().threads = 1;
-  AddLoopScaling(&rows);
+  rows.push_back(WrkRow("post-doc-lg c=10 loops=1", "settee", 1, 40000, 20));
+  rows.back().metrics["client_cpu_us_per_req"] = 5;
+  rows.push_back(WrkRow("post-doc-lg c=10 loops=2", "settee", 2, 60000, 21));
+  rows.back().metrics["client_cpu_us_per_req"] = 6;
+  rows.push_back(WrkRow("server-root-lg c=10 loops=1", "settee", 1, 90000, 1));
+  rows.back().metrics["client_cpu_us_per_req"] = 1;
+  rows.push_back(WrkRow("server-root-lg c=10 loops=2", "settee", 2, 90000, 1));
+  AddLoopScaling(&rows, 2);
   EXPECT_DOUBLE_EQ(rows[2].metrics.at("ops_vs_1_loop"), 1.5);
   EXPECT_DOUBLE_EQ(rows[2].metrics.at("cpu_per_req_vs_1_loop"), 1.1);
   EXPECT_DOUBLE_EQ(rows[3].metrics.at("ops_vs_1_loop"), 1.2);
   EXPECT_EQ(rows[3].metrics.count("cpu_per_req_vs_1_loop"), 0u);
   EXPECT_EQ(rows[4].metrics.count("ops_vs_1_loop"), 0u);
   for (int i : {0, 1, 5}) EXPECT_EQ(rows[i].metrics.count("ops_vs_1_loop"), 0u) << rows[i].name;
+  // wrk's rows have no client figure, so no ceiling.
+  EXPECT_EQ(rows[2].metrics.count("ceiling_vs_1_loop"), 0u);
+  // The ceiling from the 1-loop row's costs: 2 cores x 20 / (20 + 5) = 1.6.
+  EXPECT_DOUBLE_EQ(rows[7].metrics.at("ops_vs_1_loop"), 1.5);
+  EXPECT_DOUBLE_EQ(rows[7].metrics.at("ceiling_vs_1_loop"), 1.6);
+  // Never above the loops: 2 x 1 / (1 + 1) = 1 here, and a cheap client on
+  // 8 cores would still cap at 2 loops.
+  EXPECT_DOUBLE_EQ(rows[9].metrics.at("ceiling_vs_1_loop"), 1.0);
+  AddLoopScaling(&rows, 8);
+  EXPECT_DOUBLE_EQ(rows[7].metrics.at("ceiling_vs_1_loop"), 2.0);
 }
 
 TEST(HttpSuiteTest, GrepSelectsRows) {
@@ -248,6 +268,30 @@ TEST(HttpSuiteTest, PipelinedRowsUnderWrk) {
   if (FindInPath("wrk").empty()) GTEST_SKIP() << "no wrk";
   ExpectRowAnswersEveryRequest("^http/server-root-x16 c=10 ");
   ExpectRowAnswersEveryRequest("^http/post-own-db-x16 c=10 ");
+}
+
+// The load generator's rows: every request answered, GET / and POSTs from
+// each connection into its own database, one at a time and pipelined, with
+// the client's CPU measured; the 2-loop row gets its ratios and ceiling.
+TEST(HttpSuiteTest, LoadGeneratorRows) {
+  if (FindInPath("wrk").empty()) GTEST_SKIP() << "no wrk";
+  BenchOptions o = Options(2);
+  o.grep = "^http/(server-root-lg|post-own-db-lg-x16) c=10 ";
+  auto rows = RunHttpSuiteWith(o, nullptr, ShortConfig());
+  ASSERT_EQ(rows.size(), 4u);
+  for (const CaseResult& r : rows) {
+    ASSERT_EQ(r.outcome, Outcome::kOk) << r.name << ": " << r.error;
+    EXPECT_GT(r.operations, 0) << r.name;
+    EXPECT_EQ(r.metrics.at("error_pct"), 0) << r.name;
+    EXPECT_GT(r.metrics.at("client_cpu_us_per_req"), 0) << r.name;
+    EXPECT_GT(r.metrics.at("client_cpu_pct"), 0) << r.name;
+    EXPECT_GT(r.metrics.at("server_cpu_pct"), 0) << r.name;
+    EXPECT_GE(r.metrics.at("max_ms"), r.metrics.at("p90_ms")) << r.name;
+  }
+  EXPECT_EQ(rows[1].name, "post-own-db-lg-x16 c=10 loops=1");
+  EXPECT_EQ(rows[1].metrics.at("pipeline"), 16);
+  EXPECT_GT(rows[3].metrics.at("ops_vs_1_loop"), 0);
+  EXPECT_GT(rows[3].metrics.at("ceiling_vs_1_loop"), 0);
 }
 
 // The view query with a JavaScript reduce answers every request.

@@ -209,6 +209,16 @@ TEST(Report, EvalAndHttpHaveTablesOfTheirOwn) {
   EXPECT_THAT(table, HasSubstr("loop scaling, same run"));
   EXPECT_THAT(table, HasSubstr("1.50x"));
   EXPECT_THAT(table, HasSubstr("1.25x"));
+  // A load generator's row also shows both sides' CPU per request and the
+  // ceiling they imply.
+  CaseResult& lg = add("http", "post-doc-lg c=10 loops=2", "settee", {0.4});
+  lg.threads = 2;
+  lg.metrics = {{"ops_vs_1_loop", 1.31}, {"cpu_per_req_vs_1_loop", 1.02}, {"server_cpu_us_per_req", 21.5},
+                {"client_cpu_us_per_req", 7.25}, {"ceiling_vs_1_loop", 1.48}};
+  table = FormatTable(r);
+  EXPECT_THAT(table, HasSubstr("21.50"));
+  EXPECT_THAT(table, HasSubstr("7.25"));
+  EXPECT_THAT(table, HasSubstr("1.48x"));
 }
 
 TEST(Compare, GivesBTimeRelativeToAPerCaseAndRuntime) {

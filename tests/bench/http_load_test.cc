@@ -1,0 +1,259 @@
+// The built-in load generator against a small scripted server in this test:
+// requests arrive whole and pipelined, responses are framed however the
+// bytes are split, statuses and socket errors are counted, and its CPU time
+// is measured.
+#include "bench/harness/http_load.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace settee::bench {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A blocking server on 127.0.0.1: a thread per connection reads requests
+// (head, then Content-Length bytes of body) and answers each with
+// respond(request index on this connection, request text), written in
+// pieces of `piece` bytes. An empty answer closes the connection.
+class ScriptedServer {
+ public:
+  using Responder = std::function<std::string(int index, const std::string& request)>;
+
+  ScriptedServer(Responder respond, size_t piece) : respond_(std::move(respond)), piece_(piece) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(::listen(fd_, 64), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    acceptor_ = std::thread([this] { Accept(); });
+  }
+  ~ScriptedServer() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    acceptor_.join();
+    std::vector<std::thread> threads;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      for (int c : clients_) ::shutdown(c, SHUT_RDWR);
+      threads.swap(threads_);
+    }
+    for (auto& t : threads) t.join();  // each closes its socket, under mu_
+  }
+  int port() const { return port_; }
+  int accepted() const { return accepted_.load(); }
+  // Every request seen, in arrival order per connection, joined.
+  std::vector<std::string> requests() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return requests_;
+  }
+
+ private:
+  void Accept() {
+    for (;;) {
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      ++accepted_;
+      std::lock_guard<std::mutex> lk(mu_);
+      clients_.push_back(c);
+      threads_.emplace_back([this, c] { Serve(c); });
+    }
+  }
+
+  void Serve(int c) {
+    std::string in;
+    char buf[4096];
+    for (int index = 0; !stop_; ++index) {
+      size_t end;
+      while ((end = in.find("\r\n\r\n")) == std::string::npos) {
+        ssize_t n = ::recv(c, buf, sizeof buf, 0);
+        if (n <= 0) return Close(c);
+        in.append(buf, static_cast<size_t>(n));
+      }
+      size_t length = 0;
+      if (size_t at = in.find("Content-Length: "); at != std::string::npos && at < end)
+        length = std::stoul(in.substr(at + 16));
+      while (in.size() < end + 4 + length) {
+        ssize_t n = ::recv(c, buf, sizeof buf, 0);
+        if (n <= 0) return Close(c);
+        in.append(buf, static_cast<size_t>(n));
+      }
+      std::string request = in.substr(0, end + 4 + length);
+      in.erase(0, end + 4 + length);
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        requests_.push_back(request);
+      }
+      std::string answer = respond_(index, request);
+      if (answer.empty()) return Close(c);
+      for (size_t at = 0; at < answer.size(); at += piece_) {
+        if (::send(c, answer.data() + at, std::min(piece_, answer.size() - at), MSG_NOSIGNAL) <= 0)
+          return Close(c);
+      }
+    }
+    Close(c);
+  }
+  // The serving thread owns its socket: closed here, so a client that
+  // reconnects again and again does not run the process out of descriptors.
+  void Close(int c) {
+    std::lock_guard<std::mutex> lk(mu_);
+    clients_.erase(std::find(clients_.begin(), clients_.end(), c));
+    ::close(c);
+  }
+
+  Responder respond_;
+  const size_t piece_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> accepted_{0};
+  std::thread acceptor_;
+  std::mutex mu_;
+  std::vector<int> clients_;
+  std::vector<std::thread> threads_;
+  std::vector<std::string> requests_;
+};
+
+std::string Response(int status, const std::string& body, const std::string& extra = "") {
+  return "HTTP/1.1 " + std::to_string(status) + " X\r\nServer: test\r\n" + extra +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+HttpLoadOptions Options(int port, int connections, int pipeline) {
+  HttpLoadOptions o;
+  o.port = port;
+  o.connections = connections;
+  o.pipeline = pipeline;
+  o.duration = 300ms;
+  o.request = [port](int i) {
+    return HttpRequestBytes("POST", "/db-" + std::to_string(i), "127.0.0.1", port, R"({"a":1})");
+  };
+  return o;
+}
+
+TEST(HttpLoadTest, RequestBytes) {
+  EXPECT_EQ(HttpRequestBytes("GET", "/", "127.0.0.1", 5984), "GET / HTTP/1.1\r\nHost: 127.0.0.1:5984\r\n\r\n");
+  EXPECT_EQ(HttpRequestBytes("POST", "/db", "h", 1, "{}"),
+            "POST /db HTTP/1.1\r\nHost: h:1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+}
+
+// Responses written a few bytes at a time (heads split anywhere, bodies
+// across reads) and pipelined requests: every response framed, each
+// connection's own request sent.
+TEST(HttpLoadTest, FramesResponsesSplitAnywhere) {
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{4096}}) {
+    ScriptedServer server([](int, const std::string&) { return Response(201, std::string(300, 'x')); }, piece);
+    auto r = RunHttpLoad(Options(server.port(), 3, 4));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_GT(r->responses, 0u) << piece;
+    EXPECT_EQ(r->not_2xx_3xx, 0u);
+    EXPECT_EQ(r->socket_errors, 0u) << r->first_error;
+    EXPECT_EQ(server.accepted(), 3);
+    EXPECT_GT(r->client_cpu_ms, 0);
+    EXPECT_GT(r->client_cpu_us_per_req(), 0);
+    EXPECT_NEAR(r->wall_ms, 300, 1);
+    EXPECT_GT(r->ops_per_sec(), 0);
+    EXPECT_GT(r->p50_ms, 0);
+    EXPECT_LE(r->p50_ms, r->p90_ms);
+    EXPECT_LE(r->p99_ms, r->max_ms);
+    // Requests go out in batches of 4, so the server sees at least a batch
+    // per connection, each connection's own path.
+    auto seen = server.requests();
+    ASSERT_GE(seen.size(), 12u);
+    for (const std::string& q : seen) {
+      EXPECT_EQ(q.rfind("POST /db-", 0), 0u) << q;
+      EXPECT_NE(q.find("\r\n\r\n{\"a\":1}"), std::string::npos) << q;
+    }
+  }
+}
+
+// A status outside 2xx/3xx counts; a 204 has no body to wait for.
+TEST(HttpLoadTest, CountsStatuses) {
+  ScriptedServer server(
+      [](int index, const std::string&) {
+        if (index % 2 == 0) return Response(404, R"({"error":"not_found"})");
+        return std::string("HTTP/1.1 204 No Content\r\n\r\n");
+      },
+      4096);
+  auto r = RunHttpLoad(Options(server.port(), 2, 2));
+  ASSERT_TRUE(r.ok());
+  EXPECT_GT(r->responses, 0u);
+  // Every batch of 2: one 404, one 204 (a connection's last batch may be
+  // cut by the end of the run after its 404).
+  EXPECT_GE(r->not_2xx_3xx * 2, r->responses);
+  EXPECT_LE(r->not_2xx_3xx * 2, r->responses + 2);
+}
+
+// A server that closes after 3 responses: each close is a socket error and
+// the connection comes back.
+TEST(HttpLoadTest, ReconnectsAfterAClose) {
+  ScriptedServer server([](int index, const std::string&) { return index < 3 ? Response(200, "{}") : ""; }, 4096);
+  auto r = RunHttpLoad(Options(server.port(), 1, 1));
+  ASSERT_TRUE(r.ok());
+  EXPECT_GT(r->socket_errors, 1u);
+  EXPECT_EQ(r->first_error, "the server closed a connection");
+  EXPECT_GT(server.accepted(), 2);
+  EXPECT_GE(r->responses, 3 * r->socket_errors - 3);
+}
+
+// What it cannot frame is an error on that connection, not a guess.
+TEST(HttpLoadTest, RefusesChunkedAndGarbage) {
+  {
+    ScriptedServer server(
+        [](int, const std::string&) { return std::string("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"); },
+        4096);
+    auto r = RunHttpLoad(Options(server.port(), 1, 1));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->responses, 0u);
+    EXPECT_GT(r->socket_errors, 0u);
+    EXPECT_NE(r->first_error.find("Transfer-Encoding: chunked"), std::string::npos) << r->first_error;
+  }
+  {
+    ScriptedServer server([](int, const std::string&) { return std::string("SSH-2.0-OpenSSH\r\n\r\n"); }, 4096);
+    auto r = RunHttpLoad(Options(server.port(), 1, 1));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->responses, 0u);
+    EXPECT_NE(r->first_error.find("not an HTTP response"), std::string::npos) << r->first_error;
+  }
+}
+
+TEST(HttpLoadTest, NoServerAndBadOptions) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  const int port = ntohs(a.sin_port);
+  ::close(fd);  // a port nobody listens on
+  auto r = RunHttpLoad(Options(port, 2, 1));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().reason().find("cannot connect"), std::string::npos) << r.status().reason();
+
+  HttpLoadOptions o = Options(port, 0, 1);
+  EXPECT_FALSE(RunHttpLoad(o).ok());
+  o = Options(port, 1, 1);
+  o.host = "localhost";  // an address, not a name
+  EXPECT_FALSE(RunHttpLoad(o).ok());
+}
+
+}  // namespace
+}  // namespace settee::bench
