@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <csignal>
@@ -41,6 +42,9 @@ constexpr int kListenBacklog = 1024;
 // Per-connection buffers larger than this are released once drained, so an
 // idle keep-alive connection costs a few KB whatever it carried before.
 constexpr size_t kRetainedBufferBytes = 64 * 1024;
+// Responses held back while pipelined requests wait behind them (see
+// Connection::WriteParts) go out once they pass this size.
+constexpr size_t kMaxHeldOutput = 64 * 1024;
 
 }  // namespace
 
@@ -107,6 +111,16 @@ class LoopThread {
 
   HttpServer* server() const { return server_; }
   uv_loop_t* loop() { return &loop_; }
+  // Connection c holds responses back; they go out before the loop next
+  // waits for I/O (OnPrepare). Loop thread only.
+  void HoldOutput(Connection* c) { held_.push_back(c); }
+  void ForgetHeld(Connection* c);
+  // Per-loop counters: written by this loop alone, read by any thread, each
+  // loop's on a cache line of its own so loops never write a shared one.
+  void CountRequest() { requests_.store(requests_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  void CountWrite() { writes_.store(writes_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+  uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
+  uint64_t writes() const { return writes_.load(std::memory_order_relaxed); }
   bool stopping() const { return stopping_; }
   char* read_buffer() { return read_buffer_.get(); }
   const std::shared_ptr<RemoteWakeQueue>& wake_queue() const { return wake_queue_; }
@@ -116,6 +130,7 @@ class LoopThread {
   void ThreadMain();
   static void OnConnection(uv_stream_t* server, int status);
   static void OnWakeup(uv_async_t* handle);
+  static void OnPrepare(uv_prepare_t* handle);
   void BeginStop();
 
   HttpServer* const server_;
@@ -130,6 +145,10 @@ class LoopThread {
   uv_async_t wakeup_;
   uv_timer_t sched_timer_;
   uv_tcp_t listener_;
+  uv_prepare_t flush_;                  // runs OnPrepare before each poll
+  std::vector<Connection*> held_;       // connections holding responses back
+  alignas(64) std::atomic<uint64_t> requests_{0};
+  std::atomic<uint64_t> writes_{0};
   UvFiberScheduler* scheduler_ = nullptr;  // owned by Boost's thread scheduler
   bool stopping_ = false;
   std::unique_ptr<char[]> read_buffer_{new char[kReadBufferBytes]};
@@ -165,6 +184,10 @@ class Connection {
   bool PeerGone() const { return eof_ || broken_; }
   bool ServerStopping() const { return loop_->stopping(); }
   HttpServer* server() const { return loop_->server(); }
+  // Writes the responses held back (loop thread, outside any fiber: the
+  // loop is about to wait for I/O). What the socket does not take at once
+  // goes out as a uv_write the next WriteParts waits for.
+  void FlushHeld();
 
  private:
   enum class ReadResult { kRequest, kClosed, kError };
@@ -187,6 +210,8 @@ class Connection {
   static void OnWrite(uv_write_t* req, int status);
   static void OnShutdown(uv_shutdown_t* req, int status);
   static void OnClose(uv_handle_t* h);
+  // Waits (fiber) until no uv_write of this connection is in flight.
+  bool WaitWriteDone();
 
   LoopThread* const loop_;
   std::shared_ptr<WakeSignal> signal_;
@@ -204,6 +229,11 @@ class Connection {
   bool eof_ = false;
   bool broken_ = false;  // write failed or timed out
   std::string outbuf_;   // bytes of the in-flight uv_write
+  // Responses written while more requests were already buffered behind
+  // them, sent together later (WriteParts, FlushHeld).
+  std::string held_out_;
+  bool held_listed_ = false;  // in loop_->held_
+  bool closing_ = false;      // in Close(): nothing is held any more
   bool write_pending_ = false;
   int write_status_ = 0;
   bool shutdown_done_ = false;
@@ -244,6 +274,7 @@ void Connection::OnWrite(uv_write_t* req, int status) {
   auto* c = static_cast<Connection*>(req->data);
   c->write_pending_ = false;
   c->write_status_ = status;
+  if (status != 0) c->broken_ = true;
   c->WakeLocal();
 }
 
@@ -293,21 +324,97 @@ bool Connection::WaitForInput(std::chrono::steady_clock::time_point deadline, bo
   return true;
 }
 
+bool Connection::WaitWriteDone() {
+  if (!write_pending_) return !broken_;
+  auto deadline = std::chrono::steady_clock::now() + server()->options().request_timeout;
+  std::unique_lock<boost::fibers::mutex> lk(signal_->mu);
+  while (write_pending_) {
+    if (signal_->cv.wait_until(lk, deadline) == boost::fibers::cv_status::timeout && write_pending_) {
+      // A client that stopped reading; Close() cancels the write.
+      broken_ = true;
+      return false;
+    }
+  }
+  return !broken_;
+}
+
+void Connection::FlushHeld() {
+  held_listed_ = false;
+  if (held_out_.empty() || broken_ || closed_) return;
+  if (write_pending_) {
+    // The fiber's own write is in flight: it sends these after it.
+    held_listed_ = true;
+    loop_->HoldOutput(this);
+    return;
+  }
+  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
+  uv_buf_t buf = uv_buf_init(held_out_.data(), static_cast<unsigned>(held_out_.size()));
+  loop_->CountWrite();
+  int n = uv_try_write(stream, &buf, 1);
+  if (n == static_cast<int>(held_out_.size())) {
+    held_out_.clear();
+    return;
+  }
+  if (n < 0 && n != UV_EAGAIN) {
+    held_out_.clear();
+    broken_ = true;
+    WakeLocal();
+    return;
+  }
+  outbuf_.assign(held_out_, n < 0 ? 0 : static_cast<size_t>(n));
+  held_out_.clear();
+  buf = uv_buf_init(outbuf_.data(), static_cast<unsigned>(outbuf_.size()));
+  write_req_.data = this;
+  write_pending_ = true;
+  if (uv_write(&write_req_, stream, &buf, 1, &OnWrite) != 0) {
+    write_pending_ = false;
+    broken_ = true;
+    WakeLocal();
+  }
+}
+
 bool Connection::WriteParts(const std::string_view* parts, size_t count) {
   if (broken_ || closed_) return false;
-  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
+  // A write flushed from the loop may still be in flight: bytes go in order.
+  if (!WaitWriteDone()) return false;
   assert(count <= 4);
-  uv_buf_t bufs[4];
-  size_t total = 0, nbufs = 0;
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i) total += parts[i].size();
+  // More requests are already buffered behind this response (a pipelining
+  // client): hold it and send it with theirs, one write for the batch
+  // instead of one per response (on loopback a write also runs the
+  // receiver's TCP input, so each saved write is a few microseconds on
+  // both sides). It goes out at the latest when the loop next waits for
+  // I/O (LoopThread::OnPrepare), so a handler that blocks never holds back
+  // what was answered before it.
+  if (!closing_ && inpos_ < inbuf_.size() && held_out_.size() + total <= kMaxHeldOutput) {
+    for (size_t i = 0; i < count; ++i) held_out_.append(parts[i]);
+    if (!held_listed_) {
+      held_listed_ = true;
+      loop_->HoldOutput(this);
+    }
+    return true;
+  }
+  auto* stream = reinterpret_cast<uv_stream_t*>(&tcp_);
+  uv_buf_t bufs[5];
+  size_t nbufs = 0;
+  if (!held_out_.empty()) {
+    bufs[nbufs++] = uv_buf_init(held_out_.data(), static_cast<unsigned>(held_out_.size()));
+    total += held_out_.size();
+  }
   for (size_t i = 0; i < count; ++i) {
     if (parts[i].empty()) continue;
     bufs[nbufs++] = uv_buf_init(const_cast<char*>(parts[i].data()),
                                 static_cast<unsigned>(parts[i].size()));
-    total += parts[i].size();
   }
+  if (nbufs > 0) loop_->CountWrite();
   int n = nbufs == 0 ? 0 : uv_try_write(stream, bufs, static_cast<unsigned>(nbufs));
-  if (n == static_cast<int>(total)) return true;
+  if (n == static_cast<int>(total)) {
+    held_out_.clear();
+    return true;
+  }
   if (n < 0 && n != UV_EAGAIN) {
+    held_out_.clear();
     broken_ = true;
     return false;
   }
@@ -326,6 +433,7 @@ bool Connection::WriteParts(const std::string_view* parts, size_t count) {
     outbuf_.append(part.substr(skip));
     skip = 0;
   }
+  held_out_.clear();
   uv_buf_t buf = uv_buf_init(outbuf_.data(), static_cast<unsigned>(outbuf_.size()));
   write_req_.data = this;
   write_pending_ = true;
@@ -334,16 +442,7 @@ bool Connection::WriteParts(const std::string_view* parts, size_t count) {
     broken_ = true;
     return false;
   }
-  auto deadline = std::chrono::steady_clock::now() + server()->options().request_timeout;
-  std::unique_lock<boost::fibers::mutex> lk(signal_->mu);
-  while (write_pending_) {
-    if (signal_->cv.wait_until(lk, deadline) == boost::fibers::cv_status::timeout &&
-        write_pending_) {
-      // A client that stopped reading; Close() cancels the write.
-      broken_ = true;
-      return false;
-    }
-  }
+  if (!WaitWriteDone()) return false;
   if (outbuf_.capacity() > kRetainedBufferBytes) std::string().swap(outbuf_);
   if (write_status_ != 0) broken_ = true;
   return write_status_ == 0;
@@ -518,7 +617,7 @@ void Connection::Run() {
       std::optional<StreamedBody> streamed;
       if (parser.streaming()) req.body_reader = &streamed.emplace(this, &parser);
       HttpResponse res(this, &req, keep_alive);
-      srv->requests_.fetch_add(1, std::memory_order_relaxed);
+      loop_->CountRequest();
       try {
         srv->handler()->Handle(req, res);
       } catch (const std::exception& e) {
@@ -557,6 +656,16 @@ void Connection::Run() {
 }
 
 void Connection::Close(bool linger) {
+  // What was held back goes out before the close (a pipelined request that
+  // ends the connection, or one the parser refused).
+  closing_ = true;
+  if (!held_out_.empty() && !broken_) {
+    std::string held;
+    held.swap(held_out_);
+    Write(held);
+  }
+  if (held_listed_) loop_->ForgetHeld(this);
+  if (write_pending_) WaitWriteDone();
   if (linger && !eof_ && !broken_) {
     // Half-close, then discard whatever the peer still sends for a moment, so
     // that a response sent before reading its whole request (413) is not lost
@@ -775,6 +884,18 @@ Status LoopThread::Bind(const sockaddr* addr, socklen_t len, int* bound_port) {
   return Status::OK();
 }
 
+void LoopThread::ForgetHeld(Connection* c) {
+  held_.erase(std::remove(held_.begin(), held_.end(), c), held_.end());
+}
+
+void LoopThread::OnPrepare(uv_prepare_t* handle) {
+  auto* self = static_cast<LoopThread*>(handle->data);
+  if (self->held_.empty()) return;
+  std::vector<Connection*> held;
+  held.swap(self->held_);
+  for (Connection* c : held) c->FlushHeld();  // may list c again
+}
+
 void LoopThread::OnWakeup(uv_async_t* handle) {
   auto* self = static_cast<LoopThread*>(handle->data);
   std::vector<std::shared_ptr<WakeSignal>> woken;
@@ -819,6 +940,9 @@ void LoopThread::ThreadMain() {
   uv_async_init(&loop_, &wakeup_, &OnWakeup);
   wakeup_.data = this;
   uv_timer_init(&loop_, &sched_timer_);
+  uv_prepare_init(&loop_, &flush_);
+  flush_.data = this;
+  uv_prepare_start(&flush_, &OnPrepare);
   {
     std::lock_guard<std::mutex> lk(wake_queue_->mu);
     wake_queue_->async = &wakeup_;
@@ -874,6 +998,7 @@ void LoopThread::ThreadMain() {
   scheduler_->Detach();
   uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&sched_timer_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&flush_), nullptr);
   uv_run(&loop_, UV_RUN_DEFAULT);
   uv_loop_close(&loop_);
 }
@@ -928,7 +1053,21 @@ void HttpServer::Stop() {
   started_ = false;
   for (auto& l : loops_) l->RequestStop();
   for (auto& l : loops_) l->Join();
+  stopped_requests_ = requests_served();
+  stopped_writes_ = response_writes();
   loops_.clear();
+}
+
+uint64_t HttpServer::requests_served() const {
+  uint64_t n = stopped_requests_;
+  for (const auto& l : loops_) n += l->requests();
+  return n;
+}
+
+uint64_t HttpServer::response_writes() const {
+  uint64_t n = stopped_writes_;
+  for (const auto& l : loops_) n += l->writes();
+  return n;
 }
 
 const char* StatusText(int status) {

@@ -142,6 +142,11 @@ class HttpResponse {
   uint64_t seen_wakes_ = 0;
 };
 
+// Responses to pipelined requests: a response written while the next request
+// is already buffered is held and sent with the following ones in one write,
+// at the latest when the loop next waits for I/O; a client that waits for
+// each answer gets it written at once, as before.
+//
 // The application. Handle() is called on loop threads, concurrently; it must
 // not throw (an escaping exception is answered with a bare 500 and logged).
 // If it returns without sending anything, a 500 is sent.
@@ -180,7 +185,12 @@ class HttpServer {
 
   // Live connections across all threads (for tests and stats).
   int64_t connection_count() const { return connections_.load(); }
-  uint64_t requests_served() const { return requests_.load(); }
+  // Requests served, and socket writes issued for responses (responses to
+  // pipelined requests go out together, so fewer writes than responses),
+  // summed over the loops; kept per loop, so counting costs no shared cache
+  // line. Any thread, but not during Start() or Stop().
+  uint64_t requests_served() const;
+  uint64_t response_writes() const;
 
  private:
   friend class Connection;
@@ -192,7 +202,9 @@ class HttpServer {
   bool started_ = false;
   std::vector<std::unique_ptr<LoopThread>> loops_;
   std::atomic<int64_t> connections_{0};
-  std::atomic<uint64_t> requests_{0};
+  // Counts of loops that stopped (the running loops keep their own).
+  uint64_t stopped_requests_ = 0;
+  uint64_t stopped_writes_ = 0;
 };
 
 // Reason phrase for a status code ("Not Found").

@@ -71,6 +71,19 @@ class EchoHandler : public HttpHandler {
                    std::to_string(pieces > 0));
       return;
     }
+    if (req.path == "/gate") {
+      // Waits until the test opens the gate.
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        gate_waker = res.GetWaker();
+      }
+      ++waits_entered;
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!gate_open.load() && res.WaitUntil(deadline) && std::chrono::steady_clock::now() < deadline) {
+      }
+      res.Send(200, "text/plain", gate_open.load() ? "opened" : "timeout");
+      return;
+    }
     if (req.path == "/throw") throw std::runtime_error("boom");
     if (req.path == "/silent") return;
     if (req.path == "/wait") {
@@ -99,6 +112,8 @@ class EchoHandler : public HttpHandler {
 
   std::mutex mu;
   std::vector<Status> upload_statuses;  // guarded by mu
+  Waker gate_waker;                     // guarded by mu
+  std::atomic<bool> gate_open{false};
 
   // How many /wait handlers have started: tests that act while a request is
   // in flight wait for it rather than sleeping and hoping.
@@ -178,6 +193,64 @@ TEST_F(HttpServerTest, PipelinedRequestsAnswerInOrder) {
   auto r = c.ReadResponse();
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->body, "PUT /body|abc");
+}
+
+// A pipelining client's batch is answered in one write, not one per
+// response; a client that waits for each answer gets each written at once.
+TEST_F(HttpServerTest, PipelinedResponsesGoOutTogether) {
+  TestClient c(port());
+  std::string all;
+  for (int i = 0; i < 16; ++i) all += "GET /p" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  uint64_t before = server_->response_writes();
+  ASSERT_TRUE(c.SendRaw(all));
+  for (int i = 0; i < 16; ++i) {
+    auto r = c.ReadResponse();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->body, "GET /p" + std::to_string(i) + "|");
+  }
+  uint64_t batched = server_->response_writes() - before;
+  EXPECT_GE(batched, 1u);
+  EXPECT_LE(batched, 4u);  // one, unless the batch arrived in pieces
+  before = server_->response_writes();
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(c.Request("GET", "/one").status, 200);
+  EXPECT_EQ(server_->response_writes() - before, 5u);
+  EXPECT_GE(server_->requests_served(), 21u);
+}
+
+// A response held for the pipelined request behind it still goes out while
+// that request's handler waits: the loop flushes before it waits for I/O.
+TEST_F(HttpServerTest, HeldResponseIsNotDelayedByABlockedHandler) {
+  TestClient c(port());
+  ASSERT_TRUE(c.SendRaw("GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /gate HTTP/1.1\r\nHost: x\r\n\r\n"));
+  auto first = c.ReadResponse();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->body, "GET /first|");
+  EXPECT_FALSE(handler_.gate_open.load());  // read while /gate still waits
+  while (handler_.waits_entered.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  handler_.gate_open = true;
+  {
+    std::lock_guard<std::mutex> lock(handler_.mu);
+    handler_.gate_waker.Wake();
+  }
+  auto second = c.ReadResponse();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->body, "opened");
+}
+
+// Held responses go out before a pipelined request the parser refuses
+// closes the connection, in order.
+TEST_F(HttpServerTest, HeldResponsesPrecedeAParseErrorsClose) {
+  TestClient c(port());
+  ASSERT_TRUE(c.SendRaw("GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\nBOGUS\r\n\r\n"));
+  for (const char* path : {"/a", "/b"}) {
+    auto r = c.ReadResponse();
+    ASSERT_TRUE(r.has_value()) << path;
+    EXPECT_EQ(r->body, std::string("GET ") + path + "|");
+  }
+  auto error = c.ReadResponse();
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->status, 400);
+  EXPECT_TRUE(c.WaitForClose());
 }
 
 TEST_F(HttpServerTest, ChunkedRequestBodyIsDecoded) {
