@@ -54,6 +54,10 @@ void Router::Add(std::string_view methods, std::string_view pattern, RouteHandle
 
 bool Router::Matches(const Route& route, const std::vector<std::string>& segments,
                      std::vector<std::string>* params, std::vector<int>* score) {
+  // Every request is matched against every route: turn away those of
+  // another length before copying any parameter.
+  const bool rest = !route.pattern.empty() && route.pattern.back().kind == Segment::kRest;
+  if (rest ? segments.size() < route.pattern.size() : segments.size() != route.pattern.size()) return false;
   params->clear();
   score->clear();
   size_t i = 0;
