@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <deque>
+#include <functional>
 #include <future>
 #include <map>
 
@@ -22,6 +24,11 @@ constexpr const char* kReduceTask = "(a) => JSON.stringify(settee._views.reduce(
 // and the most (a share's documents and rows are in memory at once).
 constexpr size_t kMinShare = 256;
 constexpr size_t kMaxShare = 2048;
+// MapShares with helper threads: how many shares they read ahead for the
+// mapping thread, and how many of its mapped shares may wait per helper
+// before it hands on its own.
+constexpr size_t kAhead = 4;
+constexpr size_t kBehind = 1;
 // Puts a share chain on its isolate thread (MapShares).
 constexpr const char* kStartTask = "() => null";
 constexpr const char* kValidateTask = "(a) => JSON.stringify(settee._views.validate(a))";
@@ -116,15 +123,35 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
   auto pool = Pool();
   if (!pool.ok()) return pool.status();
   if (n == 0) return Status::OK();
-  // Every thread runs a chain of shares: it takes the next share as it
-  // finishes its last one (work stealing from one counter: a thread that
-  // maps, reads or writes slower takes fewer), reads its documents, maps
-  // them and hands the result to `each`, all on that isolate thread, so the
-  // caller only waits. Shares shrink as the work runs out (guided
-  // scheduling: a share is the remaining units over twice the threads, at
-  // most kMaxShare, at least kMinShare), so the threads end together and
-  // hand-offs stay few.
+  // Thread 0 maps: it takes the next share (read ahead for it, or read
+  // now), maps it, and queues the results for a helper (or hands them on
+  // itself when the helpers are behind). The other threads help: they
+  // read shares ahead for the mapper, run `each` for the shares it
+  // mapped, and map a small share themselves only when there is nothing
+  // to read or hand on (the mapper would otherwise be the only one
+  // working). Every isolate that runs a new map function over a few
+  // thousand documents has V8 optimize it (TurboFan, ~2.5 ms of a V8
+  // helper thread's CPU here, and installing the code flips its pages'
+  // write protection twice, each flip a TLB shootdown that waits on the
+  // other cores): with the mapping mostly on one isolate, a build usually
+  // pays that once, as on one thread, instead of once per thread. Shares
+  // are taken from one counter and shrink as the work runs out (guided
+  // scheduling: the remaining units over twice the threads, at most
+  // kMaxShare, at least kMinShare), so the threads end together. Every
+  // step runs on an isolate thread: the caller only waits. On one thread
+  // the mapper reads, maps and hands on each share itself.
   const size_t threads = static_cast<size_t>((*pool)->size());
+  // A share of the units; once read, its documents as the map task's
+  // argument (built by the thread that reads it: read ahead, a helper).
+  struct Share {
+    size_t from = 0, to = 0;
+    bool read = false;
+    std::string arg;  // empty when it has nothing to map
+  };
+  struct Mapped {
+    size_t from = 0, to = 0;
+    std::string json;
+  };
   struct State {
     IsolatePool* pool;
     const FetchFn* fetch;
@@ -134,49 +161,161 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
     size_t threads = 1;
     std::mutex mu;
     std::condition_variable cv;
-    size_t next = 0;     // the next share's first unit; GUARDED_BY(mu)
-    size_t running = 0;  // chains not yet ended; GUARDED_BY(mu)
-    Status first_error;  // GUARDED_BY(mu)
+    size_t next = 0;           // the next share's first unit; GUARDED_BY(mu)
+    size_t running = 0;        // chains not yet ended; GUARDED_BY(mu)
+    size_t helpers = 0;        // helper chains not yet ended; GUARDED_BY(mu)
+    bool mapper_took = false;  // the mapper took units before; GUARDED_BY(mu)
+    std::deque<Share> ahead;   // read, not yet mapped; GUARDED_BY(mu)
+    std::deque<Mapped> mapped;  // mapped by thread 0, for a helper's `each`; GUARDED_BY(mu)
+    Status first_error;        // GUARDED_BY(mu)
 
-    // Records `s` (if an error) and takes the next share into [*from, *to);
-    // false when there is none (or an error stops the update), and the
-    // calling chain ends.
-    bool Next(const Status& s, size_t* from, size_t* to) {
-      std::lock_guard<std::mutex> g(mu);
-      if (!s.ok() && first_error.ok()) first_error = s;
-      if (!first_error.ok() || next >= n) {
-        if (--running == 0) cv.notify_all();
+    // Takes the next share's units; a small one when `small`. REQUIRES: mu,
+    // next < n.
+    void TakeUnits(Share* s, bool small) {
+      s->from = next;
+      next += small ? std::min(n - next, kMinShare) : views::GuidedShareSize(n - next, threads, kMinShare, kMaxShare);
+      s->to = next;
+    }
+    // Ends the calling chain. REQUIRES: mu.
+    void End(bool helper) {
+      if (helper) --helpers;
+      if (--running == 0) cv.notify_all();
+    }
+    // Reads `s`'s documents into its map task's argument.
+    Status Read(Share& s) {
+      std::vector<std::string> docs;
+      Status fs = (*fetch)(s.from, s.to, &docs);
+      if (!fs.ok()) return fs;
+      s.read = true;
+      if (docs.empty()) return Status::OK();
+      s.arg = "{\"code\":" + code_json + ",\"docs\":[";
+      size_t size = s.arg.size() + 2 + docs.size();
+      for (const auto& d : docs) size += d.size();
+      s.arg.reserve(size);
+      for (size_t d = 0; d < docs.size(); ++d) {
+        if (d) s.arg += ',';
+        s.arg += docs[d];
+      }
+      s.arg += "]}";
+      return Status::OK();
+    }
+    // Reads `s` unless it was read ahead and starts its map on `thread`;
+    // `done` gets the results there. Returns false when there is nothing
+    // to start, with *now the share's outcome: the read's error, or its
+    // hand-off without running any code when it has no documents to map
+    // (deleted and design documents only).
+    bool StartMap(int thread, Share& s, std::function<void(size_t, size_t, Result<std::string>)> done,
+                  Status* now) {
+      if (!s.read) {
+        *now = Read(s);
+        if (!now->ok()) return false;
+      }
+      if (s.arg.empty()) {
+        *now = (*each)(s.from, s.to, "[]");
         return false;
       }
-      *from = next;
-      next += views::GuidedShareSize(n - next, threads, kMinShare, kMaxShare);
-      *to = next;
+      pool->Run(thread, kMapTask, std::move(s.arg),
+                [from = s.from, to = s.to, done = std::move(done)](Result<std::string> r) {
+                  if (r.ok()) return done(from, to, std::move(r));
+                  done(from, to, FromJsError(r.status()));
+                });
       return true;
     }
-    // Runs shares on `thread` (an isolate thread, or the caller for the
-    // first) until none is left; `s` is the last share's outcome.
-    void Chain(int thread, Status s) {
-      size_t from = 0, to = 0;
-      while (Next(s, &from, &to)) {
-        std::vector<std::string> docs;
-        s = (*fetch)(from, to, &docs);
-        if (!s.ok()) continue;
-        if (docs.empty()) {
-          // Deleted and design documents only: nothing to map.
-          s = (*each)(from, to, "[]");
+    // The mapper's chain on thread 0; `s` is its last step's outcome.
+    void Mapper(Status s) {
+      for (;;) {
+        Share share;
+        Mapped help;
+        {
+          std::lock_guard<std::mutex> g(mu);
+          if (!s.ok() && first_error.ok()) first_error = s;
+          if (!first_error.ok()) return End(false);
+          if (!ahead.empty()) {
+            share = std::move(ahead.front());
+            ahead.pop_front();
+          } else if (next < n) {
+            // With helpers, the mapper's first share is small, so that its
+            // results reach them soon.
+            TakeUnits(&share, !mapper_took && helpers > 0);
+            mapper_took = true;
+          } else if (!mapped.empty()) {
+            // Nothing left to map: hand on what the helpers have not.
+            help = std::move(mapped.front());
+            mapped.pop_front();
+          } else {
+            return End(false);
+          }
+        }
+        if (share.to == 0) {
+          s = (*each)(help.from, help.to, help.json);
           continue;
         }
-        std::string arg = "{\"code\":" + code_json + ",\"docs\":[";
-        for (size_t d = 0; d < docs.size(); ++d) {
-          if (d) arg += ',';
-          arg += docs[d];
+        const bool started = StartMap(0, share, [this](size_t from, size_t to, Result<std::string> r) {
+          if (!r.ok()) return Mapper(r.status());
+          bool queued = false;
+          {
+            std::lock_guard<std::mutex> g(mu);
+            // A helper takes it, unless none is left or they are behind
+            // (kBehind waiting shares each): then the mapper hands it on.
+            if (first_error.ok() && helpers > 0 && mapped.size() < kBehind * helpers) {
+              mapped.push_back({from, to, std::move(*r)});
+              queued = true;
+            }
+          }
+          Mapper(queued ? Status::OK() : (*each)(from, to, *r));
+        }, &s);
+        if (started) return;
+      }
+    }
+    // A helper's chain on `thread`; `s` is its last step's outcome.
+    void Helper(int thread, Status s) {
+      for (;;) {
+        Share share;
+        Mapped mapped_share;
+        bool read_ahead = false;
+        {
+          std::lock_guard<std::mutex> g(mu);
+          if (!s.ok() && first_error.ok()) first_error = s;
+          if (!first_error.ok()) return End(true);
+          // The mapper never waits for a read: a share ahead for it comes
+          // first, then a hand-on, then more shares ahead.
+          if (next < n && ahead.empty()) {
+            TakeUnits(&share, false);
+            read_ahead = true;
+          } else if (!mapped.empty()) {
+            mapped_share = std::move(mapped.front());
+            mapped.pop_front();
+          } else if (next < n && ahead.size() < kAhead) {
+            TakeUnits(&share, false);
+            read_ahead = true;
+          } else if (next < n) {
+            // Nothing to read or hand on: map a small share, so that this
+            // isolate runs the map function too few times for V8 to
+            // compile it.
+            TakeUnits(&share, true);
+          } else if (!ahead.empty()) {
+            share = std::move(ahead.front());
+            ahead.pop_front();
+          } else {
+            return End(true);
+          }
         }
-        arg += "]}";
-        docs = {};
-        pool->Run(thread, kMapTask, std::move(arg), [this, thread, from, to](Result<std::string> r) {
-          Chain(thread, r.ok() ? (*each)(from, to, *r) : FromJsError(r.status()));
-        });
-        return;
+        if (share.to == 0) {
+          s = (*each)(mapped_share.from, mapped_share.to, mapped_share.json);
+          continue;
+        }
+        if (read_ahead) {
+          s = Read(share);
+          if (s.ok()) {
+            std::lock_guard<std::mutex> g(mu);
+            ahead.push_back(std::move(share));
+          }
+          continue;
+        }
+        const bool started = StartMap(thread, share, [this, thread](size_t from, size_t to, Result<std::string> r) {
+          Helper(thread, r.ok() ? (*each)(from, to, *r) : r.status());
+        }, &s);
+        if (started) return;
       }
     }
   } state;
@@ -187,12 +326,18 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
   state.n = n;
   state.threads = threads;
   // A chain per thread that will have a share; each starts with an empty
-  // task so that its first share is read on the isolate thread too.
+  // task so that its first step runs on the isolate thread too.
   const size_t chains = std::min(threads, (n + kMinShare - 1) / kMinShare);
   state.running = chains;
+  state.helpers = chains - 1;
   for (size_t t = 0; t < chains; ++t) {
     state.pool->Run(static_cast<int>(t), kStartTask, "null", [&state, t](Result<std::string> r) {
-      state.Chain(static_cast<int>(t), r.ok() ? Status::OK() : FromJsError(r.status()));
+      Status s = r.ok() ? Status::OK() : FromJsError(r.status());
+      if (t == 0) {
+        state.Mapper(s);
+      } else {
+        state.Helper(static_cast<int>(t), s);
+      }
     });
   }
   std::unique_lock<std::mutex> g(state.mu);

@@ -8,9 +8,12 @@
 // documents of one Map() call out over every thread (shares taken from one
 // counter as threads come free, shrinking towards the end), for callers
 // that are not isolate threads: the HTTP server. MapShares() reads each
-// share's documents and hands its result to the caller on the isolate
-// thread that maps it, so an index update reads, encodes and writes on the
-// isolate threads too (storage/views.cc) and the caller only waits.
+// share's documents and hands its result to the caller on isolate threads,
+// so an index update reads, encodes and writes on the isolate threads too
+// (storage/views.cc) and the caller only waits. Thread 0 does most of the
+// mapping and the others most of the reading and handing on (mapping a
+// small share when neither waits), so that a new map function runs hot on
+// one isolate, which V8 then compiles it for, not on every one.
 // Each share is one task, so the pool's time budget (--timeout-ms) stops a
 // map function that loops, and the index is left as it was.
 //

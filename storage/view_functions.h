@@ -57,14 +57,15 @@ class ViewFunctions {
   virtual Status Map(const MapCode& code, const std::vector<std::string>& docs,
                      std::string* out) = 0;
 
-  // Map() over `n` units of work delivered in shares, each read, mapped and
-  // handed on where it is mapped, so that an index update's reading and
-  // writing run in parallel with (and on the same threads as) its map
-  // work: for each share [from, to) of [0, n), `fetch(from, to, &docs)`
-  // gives its documents, and `each(from, to, json)` gets their Map() array,
-  // both on the same thread, one after the other. The shares cover [0, n)
+  // Map() over `n` units of work delivered in shares, so that an index
+  // update's reading and writing run in parallel with (and on the same
+  // threads as) its map work: for each share [from, to) of [0, n),
+  // `fetch(from, to, &docs)` gives its documents, and later
+  // `each(from, to, json)` gets their Map() array. The shares cover [0, n)
   // in any order, possibly on several threads at once (an implementation
-  // that fans out calls both on its worker threads). Returns after every
+  // that fans out calls both on its worker threads, not necessarily a
+  // share's two on the same thread: one thread may read shares ahead for
+  // another that maps them, and hand on what another mapped). Returns after every
   // started share is done: the first error of a fetch, a map or an `each`
   // (the shares already started still run and are still delivered, so
   // `each` may have run for some shares when this fails). This default

@@ -482,6 +482,7 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
       share.read_start = start;
       share.read_end = Profiler::Clock::now();
       prof.Add(&UpdateProfile::read_ms, Profiler::Ms(start, share.read_end));
+      prof.Span(start, share.read_end);
       prof.Count(&UpdateProfile::docs, docs->size());
       std::lock_guard<std::mutex> pg(pending_mu);
       pending[from] = std::move(share);
@@ -497,7 +498,7 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
         share = std::move(it->second);
         pending.erase(it);
       }
-      prof.Add(&UpdateProfile::map_ms, Profiler::Ms(share.read_end, t0));
+      prof.Add(&UpdateProfile::map_ms, Profiler::Ms(share.read_end, t0), false);
       prof.Count(&UpdateProfile::shares, 1);
       json::Document mapped;
       Status ps = json::Parse(json, &mapped);
@@ -543,7 +544,7 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
       ps = CommitPart(u, PartBatch{std::move(prepared), std::move(changed), std::move(delta)});
       const auto t4 = Profiler::Clock::now();
       prof.Add(&UpdateProfile::write_ms, Profiler::Ms(t3, t4));
-      prof.Span(share.read_start, t4);
+      prof.Span(t0, t4);
       return ps;
     };
     const auto fan_start = Profiler::Clock::now();

@@ -84,8 +84,11 @@ struct UpdateProfile {
   double wall_ms = 0;    // the whole update
   double fan_ms = 0;     // the caller waiting in MapShares (the shares' wall time)
   double read_ms = 0;    // shares reading their changed documents from the store
-  // From a share's read to its results: the task's JSON text, JSON->V8,
-  // the map functions, V8->JSON, the hand-off back.
+  // From a share's read to its results' hand-off: the task's JSON text,
+  // JSON->V8, the map functions, V8->JSON, and the waits between (a share
+  // read ahead waits for the mapping thread, its results for a thread to
+  // hand them on: ViewFunctions::MapShares). Not counted as any thread's
+  // busy time: it may span two threads and waits.
   double map_ms = 0;
   double parse_ms = 0;   // parsing map results
   double encode_ms = 0;  // rows -> index KV entries (and reading back-index entries)
@@ -93,8 +96,9 @@ struct UpdateProfile {
   double write_ms = 0;   // writing (committing) share batches
   double header_ms = 0;  // the caller's batch after each round (header, a lone share's rows)
   uint64_t rounds = 0, shares = 0, docs = 0;
-  // Per thread that ran shares, in the order they started: read + map +
-  // parse + encode + prepare + write. fan_ms minus this is the thread's idle time.
+  // Per thread that read or handed on shares, in the order they started:
+  // read + parse + encode + prepare + write (the C++ side of its shares;
+  // the map is not in it, see map_ms).
   std::vector<double> thread_busy_ms;
   // Per thread, as above: when its first share began reading and when its
   // last share was written, in ms since the update began (so the threads'
