@@ -56,6 +56,15 @@ v8::Local<v8::String> ToV8String(v8::Isolate* isolate, std::string_view utf8);
 // argument: a share of documents for a map function) becomes an external
 // string that owns the bytes and that V8 reads in place, instead of a copy
 // in V8's heap (a fresh large-object page per call, zeroed by the kernel).
+// The bytes are registered with V8 as external memory, and every 16 MB of
+// them made on a thread asks the isolate for a full GC (moderate memory
+// pressure), so that dead ones are freed before they pile up: V8 keeps
+// external strings in its old generation and would otherwise see no reason
+// for a full GC. Call on the isolate's thread, inside a HandleScope.
 v8::Local<v8::String> ToV8StringOwned(v8::Isolate* isolate, std::string&& utf8);
+
+// The bytes ToV8StringOwned's external strings hold in every isolate, dead
+// or alive, until V8 frees them (for tests and diagnostics).
+size_t OwnedStringBytes();
 
 }  // namespace settee::js
