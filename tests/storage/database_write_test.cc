@@ -377,17 +377,27 @@ class GatedKV : public testing::ForwardingKV {
   }
 };
 
+struct StoreAndDatabase {
+  std::unique_ptr<Store> store;
+  std::shared_ptr<Database> db;
+};
+
 // A store whose KV (each database's, when it opens one per database) is
-// a `KV` the test sees into through *kv: the last one made.
+// a `KV` the test sees into through *kv: the last one made; and its
+// database "d".
 template <class KV>
-Result<std::unique_ptr<Store>> OpenStoreOn(KV** kv) {
+Result<StoreAndDatabase> OpenDatabaseOn(KV** kv) {
   StoreOptions options;
   options.kv_factory = [kv] {
     auto made = std::make_unique<KV>();
     *kv = made.get();
     return made;
   };
-  return Store::Open(options);
+  auto store = Store::Open(options);
+  if (!store.ok()) return store.status();
+  auto db = (*store)->CreateDatabase("d");
+  if (!db.ok()) return db.status();
+  return StoreAndDatabase{std::move(*store), std::move(*db)};
 }
 
 // Batches of one database built while an earlier one is being written wait
@@ -397,18 +407,17 @@ Result<std::unique_ptr<Store>> OpenStoreOn(KV** kv) {
 // is (no CommitAll).
 TEST(DatabaseWriteGroupTest, ReadyBatchesAreWrittenWithTheTurnBeforeThem) {
   GatedKV* kv = nullptr;
-  auto store = OpenStoreOn(&kv);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  auto db = (*store)->CreateDatabase("d");
-  ASSERT_TRUE(db.ok());
-  ASSERT_TRUE((*db)->Put("before", Body(0)).ok());
+  auto opened = OpenDatabaseOn(&kv);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Database* db = opened->db.get();
+  ASSERT_TRUE(db->Put("before", Body(0)).ok());
   std::atomic<int> listened{0};
-  (*db)->AddChangeListener([&](uint64_t) { ++listened; });
+  db->AddChangeListener([&](uint64_t) { ++listened; });
 
   kv->hold = true;
   const int base = kv->prepared.load();
   auto put = [&](const char* id, int v) {
-    return std::thread([&, id, v] { EXPECT_TRUE((*db)->Put(id, Body(v)).ok()) << id; });
+    return std::thread([&, id, v] { EXPECT_TRUE(db->Put(id, Body(v)).ok()) << id; });
   };
   auto wait_for = [](const std::atomic<int>& n, int want) {
     while (n.load() < want) std::this_thread::yield();
@@ -421,7 +430,7 @@ TEST(DatabaseWriteGroupTest, ReadyBatchesAreWrittenWithTheTurnBeforeThem) {
   wait_for(kv->prepared, base + 1);
   std::thread third = put("c", 3);
   wait_for(kv->prepared, base + 2);
-  EXPECT_EQ(1u, (*db)->UpdateSeq()) << "nothing of a's batch or after it is visible yet";
+  EXPECT_EQ(1u, db->UpdateSeq()) << "nothing of a's batch or after it is visible yet";
   kv->hold = false;
   first.join();
   second.join();
@@ -431,13 +440,13 @@ TEST(DatabaseWriteGroupTest, ReadyBatchesAreWrittenWithTheTurnBeforeThem) {
     std::lock_guard<std::mutex> lock(kv->mu);
     EXPECT_EQ(std::vector<size_t>{2}, kv->groups) << "b and c in one write";
   }
-  EXPECT_EQ(4u, (*db)->UpdateSeq());
-  EXPECT_EQ(4u, (*db)->Info()->doc_count);
-  for (const char* id : {"a", "b", "c"}) EXPECT_TRUE((*db)->Get(id).ok()) << id;
+  EXPECT_EQ(4u, db->UpdateSeq());
+  EXPECT_EQ(4u, db->Info()->doc_count);
+  for (const char* id : {"a", "b", "c"}) EXPECT_TRUE(db->Get(id).ok()) << id;
   EXPECT_GE(listened.load(), 2);  // once per write, with the newest seq
   uint64_t prev = 0, last_seq = 0;
   int changes = 0;
-  ASSERT_TRUE((*db)->Changes({}, [&](const ChangeRow& row) {
+  ASSERT_TRUE(db->Changes({}, [&](const ChangeRow& row) {
                       EXPECT_GT(row.seq, prev);
                       prev = row.seq;
                       ++changes;
@@ -475,11 +484,10 @@ class CountingMemoryKV : public testing::ForwardingKV {
 
 TEST(DatabaseWriteDirectTest, AWriterThatMeetsAnotherWritesThroughThePipelineForAWhile) {
   CountingMemoryKV* kv = nullptr;
-  auto store = OpenStoreOn(&kv);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  auto db = (*store)->CreateDatabase("d");
-  ASSERT_TRUE(db.ok());
-  ASSERT_TRUE((*db)->Put("alone", Body(0)).ok());
+  auto opened = OpenDatabaseOn(&kv);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Database* db = opened->db.get();
+  ASSERT_TRUE(db->Put("alone", Body(0)).ok());
   EXPECT_EQ(0, kv->prepared.load()) << "a writer alone writes directly";
 
   // a's direct write is held in the store, under the writer lock, while b
@@ -490,11 +498,11 @@ TEST(DatabaseWriteDirectTest, AWriterThatMeetsAnotherWritesThroughThePipelineFor
     kv->hold = true;
     const int writes_before = kv->writes.load();
     const std::string n = std::to_string(pairs);
-    std::thread first([&] { EXPECT_TRUE((*db)->Put("a" + n, Body(1)).ok()); });
+    std::thread first([&] { EXPECT_TRUE(db->Put("a" + n, Body(1)).ok()); });
     while (kv->held.load() < 1) std::this_thread::yield();
-    std::thread second([&] { EXPECT_TRUE((*db)->Put("b" + n, Body(2)).ok()); });
+    std::thread second([&] { EXPECT_TRUE(db->Put("b" + n, Body(2)).ok()); });
     std::this_thread::sleep_for(std::chrono::milliseconds(5 << pairs));
-    EXPECT_EQ(1u + 2 * pairs, (*db)->UpdateSeq()) << "nothing visible until a's write ends";
+    EXPECT_EQ(1u + 2 * pairs, db->UpdateSeq()) << "nothing visible until a's write ends";
     kv->hold = false;
     first.join();
     second.join();
@@ -506,23 +514,23 @@ TEST(DatabaseWriteDirectTest, AWriterThatMeetsAnotherWritesThroughThePipelineFor
   // direct again once writers keep finding the lock free.
   int staged = 0;
   for (bool direct = false; !direct && staged < 1000;) {
-    ASSERT_TRUE((*db)->Put("after" + std::to_string(staged), Body(0)).ok());
+    ASSERT_TRUE(db->Put("after" + std::to_string(staged), Body(0)).ok());
     direct = kv->prepared.load() == 1 + staged;
     if (!direct) ++staged;
   }
   EXPECT_GT(staged, 0);
   EXPECT_LT(staged, 1000) << "never back to direct writes";
   const int prepared = kv->prepared.load();
-  auto direct = (*db)->Put("direct", Body(0));
+  auto direct = db->Put("direct", Body(0));
   ASSERT_TRUE(direct.ok());
   EXPECT_EQ(prepared, kv->prepared.load());
 
   // Every write committed once, in sequence order.
   const uint64_t expected = 1 + 2 * static_cast<uint64_t>(pairs) + staged + 1 + 1;
-  EXPECT_EQ(expected, (*db)->UpdateSeq());
-  EXPECT_EQ(expected, (*db)->Info()->doc_count);
+  EXPECT_EQ(expected, db->UpdateSeq());
+  EXPECT_EQ(expected, db->Info()->doc_count);
   uint64_t prev = 0, last_seq = 0, changes = 0;
-  ASSERT_TRUE((*db)->Changes({}, [&](const ChangeRow& row) {
+  ASSERT_TRUE(db->Changes({}, [&](const ChangeRow& row) {
                       EXPECT_GT(row.seq, prev);
                       prev = row.seq;
                       ++changes;
@@ -530,14 +538,14 @@ TEST(DatabaseWriteDirectTest, AWriterThatMeetsAnotherWritesThroughThePipelineFor
                     }, &last_seq).ok());
   EXPECT_EQ(expected, changes);
   EXPECT_EQ(expected, last_seq);
-  for (const char* id : {"alone", "a0", "b0", "direct"}) EXPECT_TRUE((*db)->Get(id).ok()) << id;
+  for (const char* id : {"alone", "a0", "b0", "direct"}) EXPECT_TRUE(db->Get(id).ok()) << id;
 
   // A delete alone is written directly too.
-  ASSERT_TRUE((*db)->Delete("direct", direct->rev).ok());
+  ASSERT_TRUE(db->Delete("direct", direct->rev).ok());
   EXPECT_EQ(prepared, kv->prepared.load());
-  EXPECT_EQ(expected + 1, (*db)->UpdateSeq());
-  EXPECT_EQ(expected - 1, (*db)->Info()->doc_count);
-  EXPECT_EQ(Status::Code::kNotFound, (*db)->Get("direct").status().code());
+  EXPECT_EQ(expected + 1, db->UpdateSeq());
+  EXPECT_EQ(expected - 1, db->Info()->doc_count);
+  EXPECT_EQ(Status::Code::kNotFound, db->Get("direct").status().code());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DatabaseWriteTest,
