@@ -262,6 +262,10 @@ class DatabaseImpl final : public Database {
   // waiting), in one store write: two writers of one database then share a
   // log write (LevelDB) instead of writing one after the other.
   Status WriteStaged(StagedCommit& staged);
+  // Writes the batch `ctx` built, holding write_mu_ through *lock: inside
+  // the section if the writer is `alone` (LockWriterDirect) and the
+  // pipeline idle, else staged, *lock released, then WriteStaged.
+  Status CommitBuilt(WriteContext& ctx, bool alone, std::unique_lock<std::mutex>* lock);
   // WriteStaged's end: `written` (n batches in ticket order, the store's
   // write of them done with `s`) get their status, and the last one's
   // counters are published and its ticket finished.

@@ -807,7 +807,6 @@ Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<S
 
 Status DatabaseImpl::WriteDirect(Writer* w) {
   Writer* const group[] = {w};
-  StagedCommit staged;
   Status s;
   {
     // A writer alone (the lock free, nothing in flight, no contention
@@ -818,7 +817,7 @@ Status DatabaseImpl::WriteDirect(Writer* w) {
     // allocations and its pointer surgery come after, in ticket order,
     // while the next writer builds; so do the next kContendedWrites writes.
     const bool alone = LockWriterDirect();
-    std::lock_guard<std::mutex> lock(write_mu_, std::adopt_lock);
+    std::unique_lock<std::mutex> lock(write_mu_, std::adopt_lock);
     s = BeginBatch();
     if (!s.ok()) return s;
     WriteContext ctx(kv_, &pipeline_, keys_, counters_);
@@ -829,19 +828,23 @@ Status DatabaseImpl::WriteDirect(Writer* w) {
                  w->slots.empty() ? nullptr : w->slots[i]);
       }
     }
-    if (alone && pipeline_.Idle()) {
-      if (ctx.changed()) {
-        s = kv_->WriteOwned(owner_->write_options(), std::move(ctx.Finish()));
-        if (s.ok()) Publish(ctx);
-      }
-      TakeResultIds(group);
-      return s;
-    }
-    Stage(ctx, &staged);
+    s = CommitBuilt(ctx, alone, &lock);
   }
-  s = WriteStaged(staged);
   TakeResultIds(group);
   return s;
+}
+
+Status DatabaseImpl::CommitBuilt(WriteContext& ctx, bool alone, std::unique_lock<std::mutex>* lock) {
+  if (alone && pipeline_.Idle()) {
+    if (!ctx.changed()) return Status::OK();
+    Status s = kv_->WriteOwned(owner_->write_options(), std::move(ctx.Finish()));
+    if (s.ok()) Publish(ctx);
+    return s;
+  }
+  StagedCommit staged;
+  Stage(ctx, &staged);
+  lock->unlock();
+  return WriteStaged(staged);
 }
 
 void DatabaseImpl::Publish(const WriteContext& ctx) {
@@ -1102,17 +1105,8 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
   DocUpdateResult result;
   ApplyDoc(doc, true, ctx, &result, nullptr);
   if (!result.status.ok()) return result.status;
-  if (alone && pipeline_.Idle()) {
-    s = kv_->WriteOwned(owner_->write_options(), std::move(ctx.Finish()));
-    if (!s.ok()) return s;
-    Publish(ctx);
-  } else {
-    StagedCommit staged;
-    Stage(ctx, &staged);
-    lock.unlock();
-    s = WriteStaged(staged);
-    if (!s.ok()) return s;
-  }
+  s = CommitBuilt(ctx, alone, &lock);
+  if (!s.ok()) return s;
   result.id = std::move(doc.id);
   return result;
 }
