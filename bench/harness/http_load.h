@@ -51,7 +51,7 @@ struct HttpLoadReport {
   uint64_t responses = 0;     // complete responses within the duration
   uint64_t not_2xx_3xx = 0;   // of those, with another status
   uint64_t socket_errors = 0; // failed connects, resets, EOFs, unframeable responses
-  double wall_ms = 0;         // from the first write to the end of the duration
+  double wall_ms = 0;         // from the first write to the loop's end (the duration or a little past it)
   double client_cpu_ms = 0;   // the load thread's own CPU time (user + system)
   // Latency in ms over every response.
   double avg_ms = 0, stdev_ms = 0, max_ms = 0;

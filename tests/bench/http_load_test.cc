@@ -168,7 +168,7 @@ TEST(HttpLoadTest, FramesResponsesSplitAnywhere) {
     EXPECT_EQ(server.accepted(), 3);
     EXPECT_GT(r->client_cpu_ms, 0);
     EXPECT_GT(r->client_cpu_us_per_req(), 0);
-    EXPECT_NEAR(r->wall_ms, 300, 1);
+    EXPECT_GE(r->wall_ms, 300.0);  // it ran for the duration asked
     EXPECT_GT(r->ops_per_sec(), 0);
     EXPECT_GT(r->p50_ms, 0);
     EXPECT_LE(r->p50_ms, r->p90_ms);
