@@ -147,6 +147,7 @@ class LoopThread {
   uv_tcp_t listener_;
   uv_prepare_t flush_;                  // runs OnPrepare before each poll
   std::vector<Connection*> held_;       // connections holding responses back
+  std::vector<Connection*> flushing_;   // OnPrepare's: held_ as it flushes them (kept for its capacity)
   alignas(64) std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> writes_{0};
   UvFiberScheduler* scheduler_ = nullptr;  // owned by Boost's thread scheduler
@@ -891,9 +892,11 @@ void LoopThread::ForgetHeld(Connection* c) {
 void LoopThread::OnPrepare(uv_prepare_t* handle) {
   auto* self = static_cast<LoopThread*>(handle->data);
   if (self->held_.empty()) return;
-  std::vector<Connection*> held;
-  held.swap(self->held_);
-  for (Connection* c : held) c->FlushHeld();  // may list c again
+  // Swapped with a member, not a local, so neither list gives up its
+  // capacity: under pipelined load this runs every loop iteration.
+  self->flushing_.swap(self->held_);
+  for (Connection* c : self->flushing_) c->FlushHeld();  // may list c again
+  self->flushing_.clear();
 }
 
 void LoopThread::OnWakeup(uv_async_t* handle) {
