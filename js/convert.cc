@@ -276,22 +276,28 @@ class Serializer {
 
 }  // namespace
 
+namespace {
+
+// UTF-8 as a V8 string; false if V8 cannot make it (too long). ASCII (ids,
+// revs, keys, nearly every document's JSON) is already V8's one-byte form:
+// a copy, where the UTF-8 path scans it once to size it and again to decode
+// (a get of a small document spent ~5% of its time in that decoder).
+bool NewV8String(v8::Isolate* isolate, std::string_view utf8, v8::Local<v8::String>* out) {
+  if (utf8.size() > static_cast<size_t>(v8::String::kMaxLength)) return false;
+  const int size = static_cast<int>(utf8.size());
+  return json::IsAscii(utf8)
+             ? v8::String::NewFromOneByte(isolate, reinterpret_cast<const uint8_t*>(utf8.data()),
+                                          v8::NewStringType::kNormal, size)
+                   .ToLocal(out)
+             : v8::String::NewFromUtf8(isolate, utf8.data(), v8::NewStringType::kNormal, size).ToLocal(out);
+}
+
+}  // namespace
+
 v8::MaybeLocal<v8::Value> JsonToV8(v8::Local<v8::Context> context, std::string_view json) {
   v8::Isolate* isolate = context->GetIsolate();
   v8::Local<v8::String> text;
-  // ASCII text (nearly every document) is already V8's one-byte form: a
-  // copy, where the UTF-8 path scans it once to size it and again to decode.
-  // A get of a small document spent ~5% of its time in that decoder.
-  const int size = static_cast<int>(json.size());
-  const bool ok =
-      json.size() <= static_cast<size_t>(v8::String::kMaxLength) &&
-      (json::IsAscii(json)
-          ? v8::String::NewFromOneByte(isolate, reinterpret_cast<const uint8_t*>(json.data()),
-                                       v8::NewStringType::kNormal, size)
-                .ToLocal(&text)
-          : v8::String::NewFromUtf8(isolate, json.data(), v8::NewStringType::kNormal, size)
-                .ToLocal(&text));
-  if (!ok) {
+  if (!NewV8String(isolate, json, &text)) {
     isolate->ThrowException(v8::Exception::RangeError(
         v8::String::NewFromUtf8Literal(isolate, "JSON text is too large for a JS string")));
     return {};
@@ -325,17 +331,7 @@ void StringToUtf8(v8::Isolate* isolate, v8::Local<v8::String> s, std::string* ou
 
 v8::Local<v8::String> ToV8String(v8::Isolate* isolate, std::string_view utf8) {
   v8::Local<v8::String> s;
-  // ASCII (ids, revs, most keys) is already V8's one-byte form: a copy,
-  // where UTF-8 takes a decoding pass.
-  const bool ok =
-      json::IsAscii(utf8)
-          ? v8::String::NewFromOneByte(isolate, reinterpret_cast<const uint8_t*>(utf8.data()),
-                                       v8::NewStringType::kNormal, static_cast<int>(utf8.size()))
-                .ToLocal(&s)
-          : v8::String::NewFromUtf8(isolate, utf8.data(), v8::NewStringType::kNormal,
-                                    static_cast<int>(utf8.size()))
-                .ToLocal(&s);
-  return ok ? s : v8::String::Empty(isolate);
+  return NewV8String(isolate, utf8, &s) ? s : v8::String::Empty(isolate);
 }
 
 namespace {
