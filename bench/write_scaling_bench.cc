@@ -153,9 +153,10 @@ struct ThreadUsage {
   double cpu = 0;
   double sleeps = 0;
   double yields = 0;  // involuntary switches: preemptions and yields that gave the core away
-  static ThreadUsage Now() {
+  // The calling thread's, or with RUSAGE_SELF the whole process's.
+  static ThreadUsage Now(int who = RUSAGE_THREAD) {
     rusage ru{};
-    getrusage(RUSAGE_THREAD, &ru);
+    getrusage(who, &ru);
     auto secs = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
     return {secs(ru.ru_utime) + secs(ru.ru_stime), static_cast<double>(ru.ru_nvcsw),
             static_cast<double>(ru.ru_nivcsw)};
@@ -178,12 +179,7 @@ struct PutCost {
 };
 
 // CPU seconds of the whole process so far (every thread).
-double ProcessCpu() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  auto secs = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
-  return secs(ru.ru_utime) + secs(ru.ru_stime);
-}
+double ProcessCpu() { return ThreadUsage::Now(RUSAGE_SELF).cpu; }
 PutCost last_put_cost;
 
 // Aggregate puts per second of `threads` threads, each putting `docs` new
