@@ -313,9 +313,7 @@ class MmapLogFile final : public leveldb::WritableFile {
 };
 
 bool IsLogFile(const std::string& fname) {
-  constexpr std::string_view kSuffix = ".log";
-  return fname.size() > kSuffix.size() &&
-         std::string_view(fname).substr(fname.size() - kSuffix.size()) == kSuffix;
+  return fname.size() > 4 && std::string_view(fname).ends_with(".log");
 }
 
 class MmapLogEnvImpl final : public leveldb::EnvWrapper {
@@ -334,8 +332,8 @@ class MmapLogEnvImpl final : public leveldb::EnvWrapper {
 leveldb::Status NewMmapLogFile(const std::string& fname, size_t chunk_bytes,
                                leveldb::WritableFile** result) {
   *result = nullptr;
-  const long page = ::sysconf(_SC_PAGESIZE);
-  if (chunk_bytes == 0 || page <= 0 || chunk_bytes % static_cast<size_t>(page) != 0) {
+  const size_t page = PageBytes();
+  if (chunk_bytes == 0 || page == 0 || chunk_bytes % page != 0) {
     return leveldb::Status::InvalidArgument(fname, "log chunk is not a multiple of the page size");
   }
   const int fd = ::open(fname.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
