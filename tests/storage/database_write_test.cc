@@ -346,14 +346,15 @@ TEST_P(DatabaseWriteTest, AWaiterIsWokenByEveryWriteOfConcurrentWriters) {
   EXPECT_EQ((*db)->UpdateSeq(), 2u * kWrites + 1);
 }
 
-// Write() waits while `hold` is set; counts the writes prepared and records
-// how many each CommitAll() took.
+// Write() waits while `hold` is set; counts the writes, those prepared, and
+// records how many each CommitAll() took.
 class GatedKV : public testing::ForwardingKV {
  public:
-  GatedKV() : ForwardingKV("gated-memory") {}
+  explicit GatedKV(const char* name = "gated-memory") : ForwardingKV(name) {}
   std::atomic<bool> hold{false};
   std::atomic<int> held{0};      // writers waiting in Write()
-  std::atomic<int> prepared{0};
+  std::atomic<int> writes{0};    // batches written, either way
+  std::atomic<int> prepared{0};  // of those, prepared first (the pipeline)
   std::mutex mu;
   std::vector<size_t> groups;  // GUARDED_BY(mu)
 
@@ -361,6 +362,7 @@ class GatedKV : public testing::ForwardingKV {
     ++held;
     while (hold) std::this_thread::yield();
     --held;
+    ++writes;
     return ForwardingKV::Write(o, b);
   }
   std::unique_ptr<KVPreparedWrite> Prepare(KVWriteBatch&& b) override {
@@ -376,6 +378,20 @@ class GatedKV : public testing::ForwardingKV {
     return KVStore::CommitAll(o, std::move(p));
   }
 };
+
+// db's changes feed: n rows in ascending seq order, ending at seq n (every
+// write made one change, none lost or listed twice).
+void ExpectFeedOfSeqsOneTo(Database* db, uint64_t n) {
+  uint64_t prev = 0, last_seq = 0, changes = 0;
+  ASSERT_TRUE(db->Changes({}, [&](const ChangeRow& row) {
+                      EXPECT_GT(row.seq, prev);
+                      prev = row.seq;
+                      ++changes;
+                      return true;
+                    }, &last_seq).ok());
+  EXPECT_EQ(n, changes);
+  EXPECT_EQ(n, last_seq);
+}
 
 struct StoreAndDatabase {
   std::unique_ptr<Store> store;
@@ -444,16 +460,7 @@ TEST(DatabaseWriteGroupTest, ReadyBatchesAreWrittenWithTheTurnBeforeThem) {
   EXPECT_EQ(4u, db->Info()->doc_count);
   for (const char* id : {"a", "b", "c"}) EXPECT_TRUE(db->Get(id).ok()) << id;
   EXPECT_GE(listened.load(), 2);  // once per write, with the newest seq
-  uint64_t prev = 0, last_seq = 0;
-  int changes = 0;
-  ASSERT_TRUE(db->Changes({}, [&](const ChangeRow& row) {
-                      EXPECT_GT(row.seq, prev);
-                      prev = row.seq;
-                      ++changes;
-                      return true;
-                    }, &last_seq).ok());
-  EXPECT_EQ(4, changes);
-  EXPECT_EQ(4u, last_seq);
+  ExpectFeedOfSeqsOneTo(db, 4);
 }
 
 // On the memory backend a writer alone writes its batch to the store under
@@ -461,25 +468,8 @@ TEST(DatabaseWriteGroupTest, ReadyBatchesAreWrittenWithTheTurnBeforeThem) {
 // there builds its batch under the lock, then prepares it outside every lock
 // and commits it in its turn, and so do the writes after it for a while,
 // until writes find the lock free again.
-class CountingMemoryKV : public testing::ForwardingKV {
- public:
-  CountingMemoryKV() : ForwardingKV("memory") {}  // the direct write path's name
-  std::atomic<bool> hold{false};
-  std::atomic<int> held{0};      // writers waiting in Write()
-  std::atomic<int> writes{0};    // batches written, either way
-  std::atomic<int> prepared{0};  // of those, prepared first (the pipeline)
-
-  Status Write(const KVWriteOptions& o, const KVWriteBatch& b) override {
-    ++held;
-    while (hold) std::this_thread::yield();
-    --held;
-    ++writes;
-    return ForwardingKV::Write(o, b);
-  }
-  std::unique_ptr<KVPreparedWrite> Prepare(KVWriteBatch&& b) override {
-    ++prepared;
-    return KVStore::Prepare(std::move(b));
-  }
+struct CountingMemoryKV : GatedKV {
+  CountingMemoryKV() : GatedKV("memory") {}  // the direct write path's name
 };
 
 TEST(DatabaseWriteDirectTest, AWriterThatMeetsAnotherWritesThroughThePipelineForAWhile) {
@@ -529,15 +519,7 @@ TEST(DatabaseWriteDirectTest, AWriterThatMeetsAnotherWritesThroughThePipelineFor
   const uint64_t expected = 1 + 2 * static_cast<uint64_t>(pairs) + staged + 1 + 1;
   EXPECT_EQ(expected, db->UpdateSeq());
   EXPECT_EQ(expected, db->Info()->doc_count);
-  uint64_t prev = 0, last_seq = 0, changes = 0;
-  ASSERT_TRUE(db->Changes({}, [&](const ChangeRow& row) {
-                      EXPECT_GT(row.seq, prev);
-                      prev = row.seq;
-                      ++changes;
-                      return true;
-                    }, &last_seq).ok());
-  EXPECT_EQ(expected, changes);
-  EXPECT_EQ(expected, last_seq);
+  ExpectFeedOfSeqsOneTo(db, expected);
   for (const char* id : {"alone", "a0", "b0", "direct"}) EXPECT_TRUE(db->Get(id).ok()) << id;
 
   // A delete alone is written directly too.
