@@ -532,30 +532,24 @@ void FillRowFromWrk(const WrkReport& r, CaseResult* row) {
   for (auto [pct, ms] : r.percentiles_ms) row->metrics["p" + std::to_string(pct) + "_ms"] = ms;
 }
 
+// The load generator's row is wrk's row from the same figures, plus the
+// client's own CPU.
 void FillRowFromLoad(const HttpLoadReport& r, CaseResult* row) {
-  const double attempts = static_cast<double>(r.responses + r.socket_errors);
-  const double error_pct = attempts > 0 ? 100.0 * static_cast<double>(r.not_2xx_3xx + r.socket_errors) / attempts : 0;
-  if (r.responses == 0 || r.not_2xx_3xx == r.responses) {
-    row->outcome = Outcome::kFailed;
-    row->error = "no successful response: " + std::to_string(r.responses) + " responses (" +
-                 std::to_string(r.not_2xx_3xx) + " not 2xx/3xx), " + std::to_string(r.socket_errors) +
-                 " socket errors" + (r.first_error.empty() ? "" : " (" + r.first_error + ")");
+  WrkReport w;
+  w.requests = static_cast<double>(r.responses);
+  w.duration_ms = r.wall_ms;
+  w.requests_per_sec = r.ops_per_sec();
+  w.latency_avg_ms = r.avg_ms;
+  w.latency_stdev_ms = r.stdev_ms;
+  w.latency_max_ms = r.max_ms;
+  w.percentiles_ms = {{50, r.p50_ms}, {75, r.p75_ms}, {90, r.p90_ms}, {99, r.p99_ms}};
+  w.non_2xx_3xx = r.not_2xx_3xx;
+  w.read_errors = r.socket_errors;
+  FillRowFromWrk(w, row);
+  if (row->outcome != Outcome::kOk) {
+    if (!r.first_error.empty()) row->error += " (" + r.first_error + ")";
     return;
   }
-  row->outcome = Outcome::kOk;
-  row->error.clear();
-  row->samples_ms = {r.avg_ms};
-  row->operations = static_cast<double>(r.responses);
-  row->wall_ms = r.wall_ms;
-  row->metrics["ops_per_sec"] = r.ops_per_sec();
-  row->metrics["error_pct"] = error_pct;
-  row->metrics["avg_ms"] = r.avg_ms;
-  row->metrics["stdev_ms"] = r.stdev_ms;
-  row->metrics["max_ms"] = r.max_ms;
-  row->metrics["p50_ms"] = r.p50_ms;
-  row->metrics["p75_ms"] = r.p75_ms;
-  row->metrics["p90_ms"] = r.p90_ms;
-  row->metrics["p99_ms"] = r.p99_ms;
   row->metrics["client_cpu_us_per_req"] = r.client_cpu_us_per_req();
   if (r.wall_ms > 0) row->metrics["client_cpu_pct"] = r.client_cpu_ms * 100 / r.wall_ms;
 }
