@@ -98,6 +98,12 @@ void ReduceCaches::Clear() {
   caches_.clear();
 }
 
+void ReduceCaches::Drop(const std::string& base) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = caches_.lower_bound({base, std::string()});
+  while (it != caches_.end() && it->first.first.compare(0, base.size(), base) == 0) it = caches_.erase(it);
+}
+
 bool ReduceCaches::Any(const std::string& base) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = caches_.lower_bound({base, std::string()});

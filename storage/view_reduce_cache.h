@@ -99,6 +99,9 @@ class ReduceCaches {
   std::shared_ptr<ReduceCache> Find(const std::string& prefix, const std::string& reduce);
   // Drops every cache (a benchmark's cold runs).
   void Clear();
+  // Forgets every cache of the index at `base` (an index deleted by
+  // _view_cleanup: the same code indexed again must not find them).
+  void Drop(const std::string& base);
   // True if some cache exists under index key base `base`.
   bool Any(const std::string& base);
   // ReduceCache::NoteChange for every cache of the index at `base`.

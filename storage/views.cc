@@ -1478,6 +1478,7 @@ Status Cleanup(Store& store, Database& db) {
     // Under the index's lock, so no update is halfway.
     auto lock = IndexLock(kv, sig_base);
     std::lock_guard<std::mutex> g(*lock);
+    impl->reduce_caches().Drop(sig_base);
     s = DeleteRange(kv, sig_base, keys::PrefixEnd(sig_base));
     if (!s.ok()) return s;
   }

@@ -605,6 +605,28 @@ TEST_P(ViewsTest, CleanupFreesTheRowsAtOnce) {
   EXPECT_EQ(mem->TEST_NodeCount(), nodes - index_keys);
 }
 
+// Cleanup forgets a dead index's cached reductions. Were they kept, the
+// same code indexed again later (a design doc put back) would find them: a
+// block whose only rows belonged to a doc deleted meanwhile is never written
+// by the rebuild, so nothing would mark its old count stale.
+TEST_P(ViewsTest, CleanupForgetsTheIndexsCachedReductions) {
+  const int n = 65;  // a full block of 64 rows and one of a single row
+  std::string docs = "[";
+  for (int i = 0; i < n; ++i) {
+    docs += std::string(i ? "," : "") + R"({"_id":"d)" + std::to_string(100 + i) + R"(","k":)" +
+            std::to_string(i) + "}";
+  }
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocsArray(docs + "]", {}, &results).ok());
+  std::string rev = Put(R"({"_id":"_design/t","views":{"v":{"map":"{\"key\":\"k\"}","reduce":"_count"}}})");
+  EXPECT_EQ(Q("t", "v"), R"({"rows":[{"key":null,"value":65}]})");
+  ASSERT_TRUE(db_->Delete("_design/t", rev).ok());
+  ASSERT_TRUE(Cleanup(*store_.get(), *db_).ok());
+  ASSERT_TRUE(db_->Delete("d164", results[n - 1].rev).ok());
+  Put(R"({"_id":"_design/t2","views":{"v":{"map":"{\"key\":\"k\"}","reduce":"_count"}}})");
+  EXPECT_EQ(Q("t2", "v"), R"({"rows":[{"key":null,"value":64}]})");
+}
+
 TEST_P(ViewsTest, TempQueryLeavesNothingBehind) {
   Put(R"({"_id":"a","k":2})");
   Put(R"({"_id":"b","k":1})");
