@@ -148,6 +148,10 @@ Status DatabaseImpl::WinnerJson(const KVReadOptions& ro, std::string_view docid,
 
 Status DatabaseImpl::LocateRevision(const KVReadOptions& ro, std::string_view docid,
                                     const GetOptions& options, DocRecord* record, int* index) {
+  // A malformed rev is the request's fault whether or not the doc exists
+  // (CouchDB parses the query before it opens the doc).
+  RevId rev;
+  if (!options.rev.empty() && !RevId::Parse(options.rev, &rev)) return Status::BadRequest("Invalid rev format");
   Status s = ReadRecord(ro, docid, record);
   if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
   if (options.rev.empty()) {
@@ -155,8 +159,6 @@ Status DatabaseImpl::LocateRevision(const KVReadOptions& ro, std::string_view do
     *index = record->tree.Winner();
     return Status::OK();
   }
-  RevId rev;
-  if (!RevId::Parse(options.rev, &rev)) return Status::BadRequest("Invalid rev format");
   *index = record->tree.Find(rev);
   if (*index == RevTree::kNone) return Status::NotFound("missing");
   if (options.latest) *index = record->tree.LeavesUnder(*index).front();

@@ -981,6 +981,21 @@ TEST_P(DatabaseTest, CountChangesMatchesTheFeed) {
   EXPECT_EQ(3u, *db_->CountChanges(5, UINT64_MAX));
 }
 
+// A get of a malformed rev is a bad request whether or not the document
+// exists, as in CouchDB; a well-formed rev that is not there is missing.
+TEST_P(DatabaseTest, GetOfAMalformedRevIsABadRequest) {
+  PutOk(R"({"_id":"a"})");
+  for (const char* id : {"a", "nope"}) {
+    GetOptions o;
+    o.rev = "bad";
+    auto got = db_->Get(id, o);
+    EXPECT_EQ(Status::Code::kBadRequest, got.status().code()) << id;
+    EXPECT_EQ("Invalid rev format", got.status().reason());
+    o.rev = "1-abc";
+    EXPECT_EQ(Status::Code::kNotFound, db_->Get(id, o).status().code()) << id;
+  }
+}
+
 // open_revs names revisions; one that is not "N-hash" is a bad request,
 // whether or not the document exists. _bulk_get answers a bad id or rev in
 // its item, as CouchDB does, and serves the rest.
