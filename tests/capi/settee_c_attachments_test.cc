@@ -154,7 +154,11 @@ TEST_P(CAttachments, AttachmentCallsRejectBadInput) {
   EXPECT_EQ(e.message(), "data is NULL");
   EXPECT_EQ(settee_db_put_attachment(db_, "_bad", "a", nullptr, nullptr, "x", 1, nullptr, &e),
             SETTEE_ERR_ILLEGAL_DOCID);
+  // A rev that does not parse is the request's fault, as in CouchDB.
   EXPECT_EQ(settee_db_put_attachment(db_, "d", "a", "not-a-rev", nullptr, "x", 1, rev.out(), &e),
+            SETTEE_ERR_BAD_REQUEST);
+  EXPECT_EQ(rev.p, nullptr);
+  EXPECT_EQ(settee_db_put_attachment(db_, "d", "a", "1-abc", nullptr, "x", 1, rev.out(), &e),
             SETTEE_ERR_CONFLICT);
   EXPECT_EQ(rev.p, nullptr);
 
