@@ -32,6 +32,7 @@ constexpr size_t kBehind = 1;
 // Puts a share chain on its isolate thread (MapShares).
 constexpr const char* kStartTask = "() => null";
 constexpr const char* kValidateTask = "(a) => JSON.stringify(settee._views.validate(a))";
+constexpr const char* kCompileTask = "(a) => JSON.stringify(settee._views.compile(a))";
 
 // A JS error's stack text as a Status with CouchDB's kind where the text
 // names one.
@@ -414,6 +415,28 @@ Status PoolViewFunctions::Validate(const validation::ValidatorSet& set,
     }
   }
   return Status::OK();
+}
+
+Status PoolViewFunctions::Compile(const std::vector<std::string>& sources, size_t* failed) {
+  auto pool = Pool();
+  if (!pool.ok()) return pool.status();
+  std::string arg;
+  json::AppendStringArray(&arg, sources);
+  std::string out;
+  Status s = Unwrap((*pool)->Run(IsolatePool::kAnyThread, kCompileTask, std::move(arg)).get(), &out);
+  if (!s.ok()) return s;
+  json::Document d;
+  s = json::Parse(out, &d);
+  if (!s.ok()) return s;
+  if (d.IsNull()) return Status::OK();
+  auto index = d.IsObject() ? d.FindMember("index") : d.MemberEnd();
+  auto message = d.IsObject() ? d.FindMember("message") : d.MemberEnd();
+  if (index == d.MemberEnd() || !index->value.IsUint() || index->value.GetUint() >= sources.size() ||
+      message == d.MemberEnd() || !message->value.IsString()) {
+    return Status::Internal("compile task gave no outcome");
+  }
+  *failed = index->value.GetUint();
+  return Status(Status::Code::kCompilationError, std::string(json::View(message->value)));
 }
 
 void InstallPoolValidateFunctions(Store* store, const IsolateLimits& limits) {

@@ -17,7 +17,8 @@
 // Each share is one task, so the pool's time budget (--timeout-ms) stops a
 // map function that loops, and the index is left as it was.
 //
-// Validate() runs a write's documents as one task on any one thread.
+// Validate() runs a write's documents as one task on any one thread, and
+// Compile() a design document's functions likewise.
 //
 // Thread safety: Map(), MapShares(), Reduce() and Validate() may be called from any
 // thread except the pool's own isolate threads (they wait for those
@@ -54,6 +55,7 @@ class PoolViewFunctions final : public views::ViewFunctions, public validation::
   Status Validate(const validation::ValidatorSet& set,
                   const std::vector<validation::ValidateCall>& calls, std::string_view user_ctx,
                   std::string_view sec_obj, std::vector<Status>* results) override;
+  Status Compile(const std::vector<std::string>& sources, size_t* failed) override;
 
  private:
   Result<IsolatePool*> Pool();

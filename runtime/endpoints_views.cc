@@ -256,6 +256,10 @@ class OffLoopValidate final : public validation::ValidateFunctions {
     if (WorkerPool::OnWorkerThread()) return inner_->Validate(set, calls, user_ctx, sec_obj, results);
     return workers_.Run([&] { return inner_->Validate(set, calls, user_ctx, sec_obj, results); });
   }
+  Status Compile(const std::vector<std::string>& sources, size_t* failed) override {
+    if (WorkerPool::OnWorkerThread()) return inner_->Compile(sources, failed);
+    return workers_.Run([&] { return inner_->Compile(sources, failed); });
+  }
 
  private:
   WorkerPool& workers_;

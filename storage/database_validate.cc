@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "storage/database_impl.h"
+#include "storage/design_doc_check.h"
 #include "storage/store_impl.h"
 #include "storage/validate_functions.h"
 #include "util/digest.h"
@@ -95,6 +96,53 @@ std::string UserCtxJson(std::string_view db, const UserContext* user) {
   return out;
 }
 
+// A refused write's result: its id, and for a replicated one the refused
+// revision, as a replicator's _bulk_docs result names it.
+void Refuse(const IncomingDoc& doc, const UpdateOptions& options, Status why, DocUpdateResult* result) {
+  result->id = doc.id;
+  if (!options.new_edits) {
+    const std::vector<std::string> history = HistoryRevs(doc);
+    result->rev = history.empty() ? doc.rev_text : history.front();
+  }
+  result->status = std::move(why);
+}
+
+// CouchDB's checks of the design documents among `docs` before they are
+// stored (storage/design_doc_check.h); a refused one gets its result here.
+// `functions` compiles their JavaScript (nullptr: no runtime installed, so
+// nothing can compile them and nothing will run them).
+Status CheckDesignDocs(std::vector<IncomingDoc>& docs, std::vector<bool>& valid,
+                       std::vector<DocUpdateResult>& results, const UpdateOptions& options,
+                       validation::ValidateFunctions* functions) {
+  for (size_t i = 0; i < docs.size(); ++i) {
+    IncomingDoc& doc = docs[i];
+    if (!valid[i] || doc.deleted || !IsDesignDocId(doc.id)) continue;
+    Status s = ExpandBody(&doc);
+    if (!s.ok()) return s;
+    json::Document body;
+    s = json::Parse(doc.body, &body);
+    if (!s.ok()) return s;
+    s = design::CheckFields(body);
+    if (s.ok() && functions != nullptr) {
+      const std::vector<design::FunctionToCompile> fns = design::FunctionsToCompile(body);
+      std::vector<std::string> sources;
+      for (const design::FunctionToCompile& f : fns) sources.push_back(f.source);
+      size_t failed = sources.size();
+      if (!sources.empty()) s = functions->Compile(sources, &failed);
+      if (s.code() == Status::Code::kCompilationError && failed < fns.size()) {
+        s = design::CompilationError(fns[failed], s.reason());
+      } else if (!s.ok()) {
+        return s;  // the runtime failed, not the document
+      }
+    }
+    if (!s.ok()) {
+      valid[i] = false;
+      Refuse(doc, options, std::move(s), &results[i]);
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const validation::ValidatorSet>> DatabaseImpl::Validators() {
@@ -137,6 +185,13 @@ Result<std::shared_ptr<const validation::ValidatorSet>> DatabaseImpl::Validators
 Status DatabaseImpl::ValidateWrite(std::vector<IncomingDoc>& docs, std::vector<bool>& valid,
                                    std::vector<DocUpdateResult>& results,
                                    const UpdateOptions& options) {
+  // The cost for a write without design documents: this loop.
+  for (const IncomingDoc& doc : docs) {
+    if (!IsDesignDocId(doc.id)) continue;
+    Status s = CheckDesignDocs(docs, valid, results, options, owner_->validate_functions().get());
+    if (!s.ok()) return s;
+    break;
+  }
   // The cost for a database without validators: these two loads.
   if (validators_gen_.load(std::memory_order_acquire) == design_gen_.load(std::memory_order_acquire) &&
       !has_validators_.load(std::memory_order_relaxed)) {
@@ -221,13 +276,7 @@ Status DatabaseImpl::ValidateWrite(std::vector<IncomingDoc>& docs, std::vector<b
     if (outcomes[k].ok()) continue;
     const size_t i = which[k];
     valid[i] = false;
-    results[i].id = docs[i].id;
-    if (!options.new_edits) {
-      // The refused revision, as a replicator's _bulk_docs result names it.
-      const std::vector<std::string> history = HistoryRevs(docs[i]);
-      results[i].rev = history.empty() ? docs[i].rev_text : history.front();
-    }
-    results[i].status = std::move(outcomes[k]);
+    Refuse(docs[i], options, std::move(outcomes[k]), &results[i]);
   }
   return Status::OK();
 }

@@ -6,6 +6,10 @@
 //
 // Everything crosses as JSON text, as between CouchDB and couchjs.
 //
+// A design document written is checked as CouchDB checks it
+// (storage/design_doc_check.h), its map and reduce functions compiled
+// through Compile() when a runtime is installed.
+//
 // When a write runs them (DatabaseImpl, storage/database_validate.cc):
 // before its documents queue for the database's writer lock, for each
 // document that is neither a design nor a _local document, with CouchDB's
@@ -70,6 +74,14 @@ class ValidateFunctions {
   virtual Status Validate(const ValidatorSet& set, const std::vector<ValidateCall>& calls,
                           std::string_view user_ctx, std::string_view sec_obj,
                           std::vector<Status>* results) = 0;
+
+  // Compiles each of `sources` (a design document's JavaScript map and
+  // reduce functions) without calling it, as CouchDB's try_compile does
+  // before it stores the design document. OK when all compile; else
+  // kCompilationError with the runtime's message, and *failed the index of
+  // the first that does not. kTimeout / kInternal when the runtime could
+  // not run it.
+  virtual Status Compile(const std::vector<std::string>& sources, size_t* failed) = 0;
 };
 
 // Installs `functions` as what runs validate_doc_update for every database

@@ -198,7 +198,10 @@ SETTEE_EXPORT settee_code settee_db_info(settee_db* db, char** json_out, settee_
  * its _rev names the revision it replaces. *id_out (if not NULL) gets the
  * id, *rev_out (if not NULL) the new revision. Errors: BAD_REQUEST (not a
  * JSON object), ILLEGAL_DOCID, DOC_VALIDATION, CONFLICT,
- * DOCUMENT_TOO_LARGE. */
+ * DOCUMENT_TOO_LARGE; for a design document, as CouchDB checks one before
+ * it stores it, INVALID_DESIGN_DOC (a field of the wrong type, a view
+ * without a map) and COMPILATION (a map or reduce function that does not
+ * compile, in a build with the JS runtime). */
 SETTEE_EXPORT settee_code settee_db_put(settee_db* db, const char* docid, const char* json,
                                         char** id_out, char** rev_out, settee_error* err);
 

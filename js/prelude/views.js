@@ -221,6 +221,22 @@ function validateDocs(a) {
   return out;
 }
 
+// a: [source, ...], a design document's map and reduce functions. Returns
+// null when every one compiles, else {index, message} of the first that
+// does not (storage/validate_functions.h's Compile). Nothing is called: a
+// require() the expression itself makes fails as compilation would.
+function compileSources(a) {
+  const noRequire = () => { throw new Error('require() while compiling'); };
+  for (let i = 0; i < a.length; i++) {
+    try {
+      compileViewFunction(a[i], noRequire);
+    } catch (e) {
+      return { index: i, message: e && e.message !== undefined ? String(e.message) : String(e) };
+    }
+  }
+  return null;
+}
+
 // The pool path (IsolatePool::Run with a task source naming these).
 Object.defineProperty(settee, '_views', {
   value: Object.freeze({
@@ -228,6 +244,7 @@ Object.defineProperty(settee, '_views', {
     mapText: (a) => new TaskJsonText(viewMapText(a.code, a.docs)),
     reduce: (a) => viewReduce(a.code, a.source, a.calls),
     validate: (a) => validateDocs(a),
+    compile: (a) => compileSources(a),
   }),
   enumerable: false,
 });

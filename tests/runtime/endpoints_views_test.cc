@@ -129,6 +129,7 @@ TEST_P(ViewEndpointsTest, BadInputGetsCouchErrors) {
   expect("POST", "/db/_design/d/_view/byn", R"({"keys":[1]})", 400, "query_parse_error");
   expect("POST", "/db/_design/d/_view/byn", R"({"keys":1})", 400, "query_parse_error");
   expect("POST", "/db/_temp_view", R"({"map":"function (doc) { emit( }"})", 400, "compilation_error");
+
   expect("POST", "/db/_temp_view", R"({"map":3})", 400, "bad_request");
   // Loops forever: stopped by the time budget, 500 timeout, server alive.
   ASSERT_EQ(Req("PUT", "/db/_design/loop", R"({"views":{"v":{"map":"function (doc) { while (true) {} }"}}})").status, 201);
@@ -276,6 +277,36 @@ TEST_P(ValidateEndpointsTest, RefusalsAreCouchErrors) {
   // Design documents are not validated (only db admins may write them).
   EXPECT_EQ(Admin("PUT", "/db/_design/x", R"({"forbid":true})").status, 201);
   EXPECT_EQ(Admin("GET", "/db/a").status, 404);
+}
+
+// A design document whose views could not run is refused when it is
+// written, as CouchDB refuses it: alone, in _bulk_docs, and replicated.
+TEST_P(ValidateEndpointsTest, DesignDocumentsThatCouldNotRunAreRefused) {
+  auto r = Admin("PUT", "/db/_design/broken", R"({"views":{"v":{"map":"function (doc) { emit( }"}}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body, R"x({"error":"compilation_error","reason":"Compilation of the map function in the 'v' view )x"
+                    R"x(failed: Expression does not eval to a function. (function (doc) { emit( })"})x");
+  r = Admin("PUT", "/db/_design/broken", R"({"views":{"v":{"map":"function (doc) {}","reduce":"function ("}}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(ParseJson(r.body), "error"), "compilation_error");
+  r = Admin("PUT", "/db/_design/broken", R"({"views":{"v":{"map":3}}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body, R"({"error":"invalid_design_doc","reason":"`views.v.map` field must have string type"})");
+  r = Admin("POST", "/db/_bulk_docs",
+            R"({"docs":[{"_id":"fine","x":1},{"_id":"_design/b","views":{"v":{"map":"nope("}}}]})");
+  EXPECT_EQ(r.status, 201);
+  auto results = ParseJson(r.body);
+  EXPECT_EQ(Str(results[1], "error"), "compilation_error") << r.body;
+  EXPECT_TRUE(results[0].HasMember("ok")) << r.body;
+  r = Admin("POST", "/db/_bulk_docs",
+            R"({"new_edits":false,"docs":[{"_id":"_design/c","_rev":"1-abc","views":{"v":{"map":"nope("}}}]})");
+  EXPECT_EQ(r.status, 201);
+  EXPECT_EQ(Str(ParseJson(r.body)[0], "error"), "compilation_error") << r.body;
+  for (const char* id : {"broken", "b", "c"}) {
+    EXPECT_EQ(Admin("GET", std::string("/db/_design/") + id).status, 404) << id;
+  }
+  EXPECT_EQ(Admin("PUT", "/db/_design/good", R"({"views":{"v":{"map":"function (doc) { emit(doc.x); }"}}})").status,
+            201);
 }
 
 TEST_P(ValidateEndpointsTest, OldDocGuardsEditsDeletesAndAttachments) {

@@ -23,6 +23,8 @@ using testing::TempStore;
 //   "forbid-bad": refuses (forbidden) a newDoc with "bad":true;
 //   "need-login": refuses (unauthorized) an anonymous userCtx without roles;
 //   "no-compile": the run fails with kCompilationError.
+// Compile() refuses a source containing "syntax error" and records every
+// source it is given.
 // Records every call's arguments.
 class FakeFunctions final : public validation::ValidateFunctions {
  public:
@@ -58,9 +60,25 @@ class FakeFunctions final : public validation::ValidateFunctions {
     return Status::OK();
   }
 
+  Status Compile(const std::vector<std::string>& sources, size_t* failed) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < sources.size(); ++i) {
+      compiled_.push_back(sources[i]);
+      if (sources[i].find("syntax error") != std::string::npos) {
+        *failed = i;
+        return Status(Status::Code::kCompilationError, "Expression does not eval to a function.");
+      }
+    }
+    return Status::OK();
+  }
+
   std::vector<Seen> seen() {
     std::lock_guard<std::mutex> lock(mu_);
     return seen_;
+  }
+  std::vector<std::string> compiled() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return compiled_;
   }
   int runs() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -69,12 +87,14 @@ class FakeFunctions final : public validation::ValidateFunctions {
   void Clear() {
     std::lock_guard<std::mutex> lock(mu_);
     seen_.clear();
+    compiled_.clear();
     runs_ = 0;
   }
 
  private:
   std::mutex mu_;
   std::vector<Seen> seen_;
+  std::vector<std::string> compiled_;
   int runs_ = 0;
   std::string last_signature_;
 };
@@ -324,6 +344,60 @@ TEST_P(DatabaseValidateTest, NonLeafEditIsAConflictNotARefusal) {
   PutOk("a", R"({"_id":"a","_rev":"2-00000000000000000000000000000000"})", repl);
   EXPECT_EQ(db_->Put("a", R"({"_rev":"2-00000000000000000000000000000000","bad":true})").status().code(),
             Status::Code::kForbidden);
+}
+
+// Design documents are checked as CouchDB checks them before it stores
+// one (storage/design_doc_check.h): field types, and their map and reduce
+// functions compiled, for interactive and replicated writes alike; a
+// deletion is not checked.
+TEST_P(DatabaseValidateTest, DesignDocumentsAreCheckedBeforeTheyAreStored) {
+  auto put = db_->Put("_design/a", R"({"views":{"v":{"map":3}}})");
+  EXPECT_EQ(put.status().code(), Status::Code::kInvalidDesignDoc);
+  EXPECT_EQ(put.status().reason(), "`views.v.map` field must have string type");
+  put = db_->Put("_design/a", R"({"views":{"v":{"map":"function (doc) { syntax error }"}}})");
+  EXPECT_EQ(put.status().code(), Status::Code::kCompilationError);
+  EXPECT_EQ(put.status().reason(),
+            "Compilation of the map function in the 'v' view failed: Expression does not eval to a function.");
+  put = db_->Put("_design/a", R"({"views":{"v":{"map":"function (doc) {}","reduce":"syntax error"}}})");
+  EXPECT_EQ(put.status().reason(),
+            "Compilation of the reduce function in the 'v' view failed: Expression does not eval to a function.");
+  EXPECT_FALSE(db_->Get("_design/a").ok());  // nothing was stored
+
+  // Built-in reduces and Mango's object maps are not compiled.
+  fns_->Clear();
+  std::string rev = PutOk("_design/a", R"({"views":{"v":{"map":"function (doc) {}","reduce":"_count"}}})");
+  EXPECT_EQ(fns_->compiled(), std::vector<std::string>{"function (doc) {}"});
+  PutOk("_design/m", R"({"language":"query","views":{"v":{"map":{"fields":{"a":"asc"}},"reduce":"_count"}}})");
+  EXPECT_EQ(fns_->compiled().size(), 1u);
+
+  // In a batch, the bad design document alone is refused.
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocsArray(R"([{"_id":"x"},{"_id":"_design/b","views":{"v":{"reduce":"_sum"}}}])", {},
+                                 &results).ok());
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[0].status.ok());
+  EXPECT_EQ(results[1].id, "_design/b");
+  EXPECT_EQ(results[1].status.code(), Status::Code::kInvalidDesignDoc);
+  EXPECT_EQ(results[1].status.reason(), "View `v` must contain map function");
+
+  // A replicated one is refused too, its revision named.
+  UpdateOptions replicated;
+  replicated.new_edits = false;
+  ASSERT_TRUE(db_->BulkDocsArray(R"([{"_id":"_design/c","_rev":"1-abc","validate_doc_update":5}])", replicated,
+                                 &results).ok());
+  EXPECT_EQ(results[0].rev, "1-abc");
+  EXPECT_EQ(results[0].status.reason(), "`validate_doc_update` field must have string type");
+
+  // Deleting a design document checks nothing.
+  EXPECT_TRUE(db_->Delete("_design/a", rev).ok());
+}
+
+// Without a JavaScript runtime the fields are still checked; nothing can
+// compile the functions, and nothing will run them.
+TEST_P(DatabaseValidateTest, WithoutARuntimeOnlyTheFieldsAreChecked) {
+  validation::SetValidateFunctions(*store_->get(), nullptr);
+  EXPECT_EQ(db_->Put("_design/a", R"({"language":null})").status().code(), Status::Code::kInvalidDesignDoc);
+  PutOk("_design/a", R"({"views":{"v":{"map":"function (doc) { syntax error }"}}})");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DatabaseValidateTest,

@@ -84,6 +84,11 @@ check('errors are PouchDB-shaped; a throwing map skips the document', async () =
   await assert.rejects(db.query('d/byn', { include_docs: true }), { status: 400, name: 'query_parse_error' });
   await assert.rejects(db.query({ map: 'function (doc) { emit( }' }), { status: 400, name: 'compilation_error' });
   await assert.rejects(db.query({ map: 'function (doc) { emit(1, 1); }', reduce: 'function (k, v) { throw new Error("boom"); }' }), /boom/);
+  // A design document whose views cannot run is refused when written, as CouchDB does.
+  await assert.rejects(db.put({ _id: '_design/broken', views: { v: { map: 'function (doc) { emit( }' } } }),
+    { status: 400, name: 'compilation_error' });
+  await assert.rejects(db.put({ _id: '_design/broken', views: { v: { map: 3 } } }),
+    { status: 400, name: 'invalid_design_doc', message: '`views.v.map` field must have string type' });
   await db.put({ _id: '_design/bad', views: { v: { map: 'function (doc) { emit(doc.n.x.y); }' } } });
   const r = await db.query('bad/v');
   assert.strictEqual(r.total_rows, 0);
