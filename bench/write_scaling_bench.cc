@@ -26,6 +26,14 @@
 //   cpu_map    shared-nothing std::map inserts per thread: the ceiling for
 //              allocation- and cache-heavy work (the memory backend's kind;
 //              ~150 ms per thread too).
+//   line_trip  the cost of moving one cache line between the two threads'
+//              cores and back (two threads taking turns at one atomic),
+//              median ns per round trip: what every line a put shares with
+//              the other writer costs it. On the 2-vCPU VMs we measure on
+//              it depends on where the host runs the vCPUs (0.45-0.73 us
+//              on different days), and the one-database ratio with it
+//              (docs/architecture.md's model). The base column is the same
+//              hand-over within one thread (no transfer).
 //   get_storm  median latency of one db.get while another thread writes to
 //              the same database / median with no writer; and the control,
 //              with the writer writing to another database (what a busy
@@ -55,6 +63,7 @@
 #include <vector>
 
 #include "settee/store.h"
+#include "storage/spin_wait.h"
 
 namespace settee {
 namespace {
@@ -68,7 +77,7 @@ struct Config {
   std::vector<StoreOptions::Backend> backends{StoreOptions::Backend::kMemory,
                                               StoreOptions::Backend::kLevelDB};
   std::set<std::string> cases{"own_db", "shared_db", "own_cost", "shared_cost", "raw_shared", "bulk100",
-                              "cpu", "cpu_map", "get_storm", "idle_put"};
+                              "cpu", "cpu_map", "line_trip", "get_storm", "idle_put"};
 };
 
 const char* Name(StoreOptions::Backend b) {
@@ -343,6 +352,59 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// Median nanoseconds of one round trip of a cache line between two
+// threads: thread 0 writes odd values into one atomic, thread 1 the even
+// ones, each waiting for the other's. Timed in groups of kGroup trips, and
+// the median group taken: a thread preempted mid-group (its partner spins
+// meanwhile) spoils only its group. At most kGroups groups or ~kSeconds.
+// `threads` 1: one thread does both turns, the same instructions with no
+// transfer.
+double LineTripNs(int threads) {
+  constexpr int kGroup = 1000, kGroups = 200;
+  constexpr double kSeconds = 0.3;
+  struct alignas(kNoFalseSharing) Line {
+    std::atomic<uint64_t> turn{0};
+  };
+  Line line;
+  std::atomic<bool> stop{false};
+  std::vector<double> samples;
+  // Spins, then yields: should the two threads share one core (the other
+  // busy), a spinning waiter would hold it for its whole time slice at
+  // every turn. False once thread 0 has stopped.
+  auto wait_for = [&](uint64_t v) {
+    for (int spins = 0; line.turn.load(std::memory_order_acquire) != v; ++spins) {
+      if (stop.load(std::memory_order_relaxed)) return false;
+      if (spins < 256) CpuRelax();
+      else std::this_thread::yield();
+    }
+    return true;
+  };
+  RunThreads(threads, [&](int t) {
+    const auto begin = Clock::now();
+    for (int g = 0; g < kGroups; ++g) {
+      const auto start = Clock::now();
+      for (int k = 0; k < kGroup; ++k) {
+        const uint64_t base = 2 * (static_cast<uint64_t>(g) * kGroup + k);
+        if (threads == 1 || t == 0) {
+          wait_for(base);  // thread 0 is never stopped
+          line.turn.store(base + 1, std::memory_order_release);
+        }
+        if (threads == 1 || t == 1) {
+          if (!wait_for(base + 1)) return;
+          line.turn.store(base + 2, std::memory_order_release);
+        }
+      }
+      if (t == 0) {
+        const auto end = Clock::now();
+        samples.push_back(std::chrono::duration<double, std::nano>(end - start).count() / kGroup);
+        if (std::chrono::duration<double>(end - begin).count() > kSeconds) break;
+      }
+    }
+    if (t == 0) stop.store(true, std::memory_order_relaxed);
+  });
+  return Median(samples);
+}
+
 // What another thread does while GetLatency times its gets.
 enum class Storm {
   kNone,     // nothing: the idle figure
@@ -480,6 +542,10 @@ void PrintSummary(const std::map<std::string, Series>& series, const std::string
                 Median(s->other) / 1000,
                 std::string(b) == "memory" ? " (issue 14: no slower than ~1.4 us)" : "");
   }
+  if (const Series* trip = median_ratio("line_trip ns 1t/2t")) {
+    std::printf("  %-36s %7.2f us (the cost of each line a put shares with the other writer)\n",
+                "cache line round trip, 2 threads", Median(trip->other) / 1000);
+  }
   const Series* cpu = median_ratio("cpu 2t/1t (ops/s)");
   const Series* map = median_ratio("cpu_map 2t/1t (ops/s)");
   if (cpu != nullptr || map != nullptr) {
@@ -528,7 +594,7 @@ int Main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--rounds N] [--tries N] [--docs N] [--backend memory|leveldb|both] "
-                   "[--cases own_db,shared_db,own_cost,shared_cost,raw_shared,bulk100,cpu,cpu_map,get_storm,idle_put]\n",
+                   "[--cases own_db,shared_db,own_cost,shared_cost,raw_shared,bulk100,cpu,cpu_map,line_trip,get_storm,idle_put]\n",
                    argv[0]);
       return 2;
     }
@@ -567,6 +633,11 @@ int Main(int argc, char** argv) {
                                [&] { return CpuThroughput(2); });
       cpu_ratio = two / one;
       record("cpu 2t/1t (ops/s)", one, two, cpu_ratio);
+    }
+    if (want("line_trip")) {
+      auto [one, two] = BestOf(tries, false, [&] { return LineTripNs(1); },
+                               [&] { return LineTripNs(2); });
+      record("line_trip ns 1t/2t", one, two, two / one);
     }
     if (want("cpu_map")) {
       auto [one, two] = BestOf(tries, true, [&] { return MapThroughput(1); },
