@@ -107,6 +107,30 @@ class DocEncodeTest : public V8ContextTest {
     ExpectSameAsParsed(expr, docs[0], statuses[0]);
   }
 
+  // Encodes the array in the global `name` (in parts of about `part_bytes`,
+  // if given): `count` documents, each one's body and id what the parser
+  // gives for its JSON.stringify text.
+  void ExpectBatchMatchesParser(const std::string& name, size_t count, int part_bytes = 0) {
+    SCOPED_TRACE(name);
+    std::vector<IncomingDoc> docs;
+    std::vector<Status> statuses;
+    ASSERT_EQ(Encode(name, &docs, &statuses, part_bytes), SplitOutcome::kDone);
+    ASSERT_EQ(docs.size(), count);
+    for (size_t i = 0; i < docs.size(); ++i) {
+      std::string text = ToUtf8(
+          isolate_, v8::JSON::Stringify(context_, Eval(name + "[" + std::to_string(i) + "]")).ToLocalChecked());
+      IncomingDoc parsed;
+      ASSERT_TRUE(ParseIncomingDoc(text, {}, SIZE_MAX, &parsed).ok());
+      const std::string& got = docs[i].body;
+      const size_t differs =
+          std::mismatch(got.begin(), got.end(), parsed.body.begin(), parsed.body.end()).first - got.begin();
+      ASSERT_TRUE(got == parsed.body) << "document " << i << " differs from byte " << differs << " of "
+                                      << parsed.body.size();
+      ASSERT_EQ(docs[i].id, parsed.id);
+      ASSERT_EQ(docs[i].deleted, parsed.deleted);
+    }
+  }
+
   void ExpectDeclined(const std::string& array_expr) {
     SCOPED_TRACE(array_expr);
     std::vector<IncomingDoc> docs;
@@ -169,8 +193,32 @@ TEST_F(DocEncodeTest, RepeatedMemberNamesMatchTheParser) {
                      "  return {t: mk(0), u: mk(2)}; })()");
   ExpectSameAsParser("{a: [{x: 1, y: 2}, {y: 3, x: 4}, {x: 5, y: 6, z: 7}, {x: 8}, {'\\u00e9': 9, x: 10},"
                      " {'a\\nb': 11, x: 12}, {'a\\nb': 13, 'x\"': 14}, {x: 15, y: 16}]}");
-  ExpectSameAsParser("(() => { const o = {}; for (let i = 0; i < 40; i++) o['m' + (i % 20) + (i < 20 ? '' : 'b')] = i;"
+  ExpectSameAsParser("(() => { const o = {}; for (let i = 0; i < 300; i++) o['m' + (i % 150) + (i < 150 ? '' : 'b')] = i;"
                      "  return {a: o, b: [o, {m0: 0, m1: 1}, o]}; })()");
+}
+
+// Documents' own member names go through the same memos, wide ones too
+// (more members than the positions the memo keeps): batches of documents
+// of one shape, of shapes that share a prefix or list the same names in
+// other orders, with special members between the others (which take no
+// position), escaped, non-ASCII and long names at high positions.
+TEST_F(DocEncodeTest, WideDocumentsMatchTheParser) {
+  Eval("var wideDocs = Array.from({length: 60}, (_, i) => {"
+       "  const d = {};"
+       "  const n = [100, 150, 200, 7][i % 4];"
+       "  for (let k = 0; k < n; k++) {"
+       "    const j = i % 3 === 1 ? n - 1 - k : k;"
+       "    if (k === 40 && i % 5 === 0) d._id = 'w' + i;"
+       "    if (k === 90 && i % 6 === 0) d._deleted = i % 12 === 0;"
+       "    d[j % 50 === 49 ? 'h\\u00e9llo\\n' + j : j % 70 === 3 ? 'a_rather_long_member_name_' + j : 'hello' + j] ="
+       "      j % 10 === 0 ? {['hello' + j]: j, x: [j, 'y']} : 'hey' + j;"
+       "  }"
+       "  return d;"
+       "})");
+  ExpectBatchMatchesParser("wideDocs", 60);
+  // The same objects again (the memo now holds their names), and in parts.
+  ExpectBatchMatchesParser("wideDocs", 60);
+  ExpectBatchMatchesParser("wideDocs", 60, 8192);
 }
 
 TEST_F(DocEncodeTest, EncodesEveryDocumentOfTheArray) {
@@ -203,25 +251,7 @@ TEST_F(DocEncodeTest, EncodesEveryDocumentOfTheArray) {
 // documents of mixed shapes, across the buffer's later growth steps.
 TEST_F(DocEncodeTest, EveryBodyMatchesAcrossBufferGrowth) {
   Eval("var growthDocs = [{s: 'x'.repeat(65518 % 5)}, {l: new Array(14000).fill(null)}]");
-  auto expect_all_match = [&](size_t count, int part_bytes = 0) {
-    std::vector<IncomingDoc> docs;
-    std::vector<Status> statuses;
-    ASSERT_EQ(Encode("growthDocs", &docs, &statuses, part_bytes), SplitOutcome::kDone);
-    ASSERT_EQ(docs.size(), count);
-    for (size_t i = 0; i < docs.size(); ++i) {
-      std::string text = ToUtf8(
-          isolate_, v8::JSON::Stringify(context_, Eval("growthDocs[" + std::to_string(i) + "]")).ToLocalChecked());
-      IncomingDoc parsed;
-      ASSERT_TRUE(ParseIncomingDoc(text, {}, SIZE_MAX, &parsed).ok());
-      const std::string& got = docs[i].body;
-      const size_t differs =
-          std::mismatch(got.begin(), got.end(), parsed.body.begin(), parsed.body.end()).first - got.begin();
-      ASSERT_TRUE(got == parsed.body) << "document " << i << " differs from byte " << differs << " of "
-                                      << parsed.body.size();
-      ASSERT_EQ(docs[i].id, parsed.id);
-    }
-  };
-  expect_all_match(2);
+  ExpectBatchMatchesParser("growthDocs", 2);
   Eval("growthDocs = Array.from({length: 3000}, (_, i) => {"
        "  const d = {_id: 'd' + i, s: 'x'.repeat(i % 37), n: i, f: i / 7, e: 'caf\\u00e9\"' + i};"
        "  let a = [];"
@@ -231,10 +261,10 @@ TEST_F(DocEncodeTest, EveryBodyMatchesAcrossBufferGrowth) {
        "  if (i % 5 === 0) d.o = {p: {q: {r: [{}, {}, ['' + i]]}}};"
        "  return d;"
        "})");
-  expect_all_match(3000);
+  ExpectBatchMatchesParser("growthDocs", 3000);
   // Handed over in parts of about 4 KiB, each written from the buffer's
   // start: the same documents.
-  expect_all_match(3000, 4096);
+  ExpectBatchMatchesParser("growthDocs", 3000, 4096);
   EXPECT_GT(Eval("writes.length").As<v8::Int32>()->Value(), 100);
 }
 
