@@ -4,7 +4,9 @@
 // the 2-thread speed-up as the ratio of the medians of interleaved builds
 // in the same run (the issue asks for at least 1.6x on 2 cores; another
 // process busy on the cores lowers it), with each side's process CPU and
-// minor page faults per build and when each worker took its first share.
+// minor page faults per build, when each worker took its first share, and
+// each thread's time on a CPU and waiting for one (the isolate threads'
+// balance; V8's compiler and GC threads beside them).
 // SETTEE_BENCH_V8_FLAGS passes V8 flags to the pools (--trace-gc,
 // --trace-opt: what the isolates spend beside the map), SETTEE_BENCH_ROUNDS
 // the number of interleaved rounds (15).
@@ -21,7 +23,9 @@
 #include <memory>
 #include <string>
 
+#include <dirent.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "js/view_functions_js.h"
 #include "settee/store.h"
@@ -35,6 +39,42 @@
 namespace {
 
 constexpr int kDocs = 10000;
+
+// Per thread of the process but the calling one (whose share is reading
+// these files; UpdateIndex's caller only waits, g_caller_cpu), by tid: its
+// name and the kernel's scheduler counts (/proc/self/task/<tid>/schedstat):
+// time on a CPU and time ready on a run queue (the cores were busy).
+struct ThreadSched {
+  std::string name;
+  double run_ms = 0, wait_ms = 0;
+};
+std::map<int, ThreadSched> ThreadScheds() {
+  std::map<int, ThreadSched> out;
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return out;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.' || std::atoi(e->d_name) == static_cast<int>(gettid())) continue;
+    const std::string base = std::string("/proc/self/task/") + e->d_name;
+    ThreadSched t;
+    if (FILE* f = std::fopen((base + "/schedstat").c_str(), "r")) {
+      unsigned long long run = 0, wait = 0;
+      if (std::fscanf(f, "%llu %llu", &run, &wait) == 2) {
+        t.run_ms = run / 1e6;
+        t.wait_ms = wait / 1e6;
+      }
+      std::fclose(f);
+    }
+    if (FILE* f = std::fopen((base + "/comm").c_str(), "r")) {
+      char name[64] = {0};
+      if (std::fgets(name, sizeof name, f)) t.name = name;
+      std::fclose(f);
+      while (!t.name.empty() && t.name.back() == '\n') t.name.pop_back();
+    }
+    out[std::atoi(e->d_name)] = t;
+  }
+  closedir(dir);
+  return out;
+}
 
 std::unique_ptr<settee::Store> MakeStore() {
   settee::StoreOptions o;
@@ -64,6 +104,11 @@ std::map<int, std::vector<std::vector<double>>> g_start_ms;
 std::map<int, std::vector<double>> g_build_cpu_ms;
 // The process's minor page faults per build, by isolate threads.
 std::map<int, std::vector<double>> g_build_faults;
+// The caller's own CPU time in UpdateIndex per build, by isolate threads.
+std::map<int, std::vector<double>> g_caller_cpu;
+// Per isolate threads, per build: the threads that ran during it, busiest
+// first (name, ms on a CPU, ms ready but waiting for one).
+std::map<int, std::vector<std::vector<ThreadSched>>> g_build_scheds;
 
 // The process's minor page faults so far (first touches of fresh memory:
 // on the VMs we measure on, each is a paravirtual fault of microseconds).
@@ -122,14 +167,31 @@ void BM_JsViewBuild(benchmark::State& state) {
                       "*/ var s = 0; for (var i = 0; i < doc.tags.length; i++) s += doc.tags[i].length;"
                       " emit([doc.n, doc.name.toUpperCase()], s); }";
     auto ddoc = settee::views::TempDesignDoc("javascript", map, "");
+    const auto scheds_start = profile ? ThreadScheds() : std::map<int, ThreadSched>();
     const double cpu_start = ProcessCpuMs();
     const double faults_start = ProcessMinorFaults();
+    timespec c0{}, c1{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     auto start = std::chrono::steady_clock::now();
     settee::Status s = settee::views::UpdateIndex(*store, *db, pools[threads].get(), ddoc, profile);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    if (profile) g_caller_cpu[threads].push_back((c1.tv_sec - c0.tv_sec) * 1e3 + (c1.tv_nsec - c0.tv_nsec) / 1e6);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (profile) {
       g_build_cpu_ms[threads].push_back(ProcessCpuMs() - cpu_start);
       g_build_faults[threads].push_back(ProcessMinorFaults() - faults_start);
+      std::vector<ThreadSched> ran;
+      for (const auto& [tid, t] : ThreadScheds()) {
+        auto was = scheds_start.find(tid);
+        ThreadSched d = t;
+        if (was != scheds_start.end()) {
+          d.run_ms -= was->second.run_ms;
+          d.wait_ms -= was->second.wait_ms;
+        }
+        if (d.run_ms >= 0.05) ran.push_back(d);
+      }
+      std::sort(ran.begin(), ran.end(), [](const ThreadSched& a, const ThreadSched& b) { return a.run_ms > b.run_ms; });
+      g_build_scheds[threads].push_back(std::move(ran));
     }
     if (!s.ok()) state.SkipWithError(s.ToString().c_str());
     // No design document names it: the index goes.
@@ -282,9 +344,30 @@ int main(int argc, char** argv) {
     std::printf("  process CPU per build (median): 1 thread %.1f ms (%.2f cores busy), 2 threads %.1f ms (%.2f cores busy)\n",
                 Median(g_build_cpu_ms[1]), Median(g_build_cpu_ms[1]) / m1, Median(g_build_cpu_ms[2]),
                 Median(g_build_cpu_ms[2]) / m2);
+    std::printf("  caller CPU in UpdateIndex (median): 1 thread %.2f ms, 2 threads %.2f ms\n", Median(g_caller_cpu[1]), Median(g_caller_cpu[2]));
     std::printf("  minor page faults per build (median): 1 thread %.0f, 2 threads %.0f\n", Median(g_build_faults[1]),
                 Median(g_build_faults[2]));
     for (int threads : {1, 2}) PrintProfile(threads, g_build_profile[threads]);
+    // The threads that ran, by rank (busiest first), medians over builds:
+    // the isolate threads' balance, and what V8's helpers and the caller
+    // took beside them.
+    for (int threads : {1, 2}) {
+      std::printf("  %d thread%s, per thread that ran (busiest first; median over builds): ms on a CPU / ms waiting for one:",
+                  threads, threads == 1 ? "" : "s");
+      for (size_t rank = 0; rank < 5; ++rank) {
+        std::vector<double> run, wait;
+        std::string name;
+        for (const auto& b : g_build_scheds[threads]) {
+          if (rank >= b.size()) continue;
+          run.push_back(b[rank].run_ms);
+          wait.push_back(b[rank].wait_ms);
+          name = b[rank].name;
+        }
+        if (run.size() * 2 < g_build_scheds[threads].size()) break;
+        std::printf(" [%s %.1f / %.1f]", name.c_str(), Median(run), Median(wait));
+      }
+      std::printf("\n");
+    }
     for (int threads : {1, 2}) {
       std::printf("  %d thread%s: first share read, median (upper quartile) over builds:", threads, threads == 1 ? "" : "s");
       for (size_t t = 0; t < g_start_ms[threads].size(); ++t) {

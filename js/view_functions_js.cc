@@ -1,6 +1,7 @@
 #include "js/view_functions_js.h"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -25,10 +26,21 @@ constexpr const char* kReduceTask = "(a) => JSON.stringify(settee._views.reduce(
 constexpr size_t kMinShare = 256;
 constexpr size_t kMaxShare = 2048;
 // MapShares with helper threads: how many shares they read ahead for the
-// mapping thread, and how many of its mapped shares may wait per helper
-// before it hands on its own.
-constexpr size_t kAhead = 4;
-constexpr size_t kBehind = 1;
+// mapping thread (and how many bytes of map-task arguments at most, though
+// always one share), and how many of its mapped shares may wait per helper
+// before it hands on its own: a hand-on on the mapper holds up the next map,
+// and what waits at the end is handed on by every thread.
+constexpr size_t kAhead = 16;
+constexpr size_t kAheadBytes = 32 << 20;
+constexpr size_t kBehind = 3;
+// A helper with nothing to read or hand on maps a small share itself only
+// when mapping a unit has cost the mapper this many times what reading and
+// handing on a unit costs a helper (a map function that does much more
+// than emit): otherwise the mapper is not what the build waits for, and a
+// helper's map, on an isolate that has not optimized the new function, is
+// several times slower than the mapper's (views_bench: 256 documents in
+// 1-6 ms against 0.6 ms) and holds up the hand-ons it would have done.
+constexpr double kHelperMapsAt = 2.0;
 // Puts a share chain on its isolate thread (MapShares).
 constexpr const char* kStartTask = "() => null";
 constexpr const char* kValidateTask = "(a) => JSON.stringify(settee._views.validate(a))";
@@ -127,10 +139,12 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
   // Thread 0 maps: it takes the next share (read ahead for it, or read
   // now), maps it, and queues the results for a helper (or hands them on
   // itself when the helpers are behind). The other threads help: they
-  // read shares ahead for the mapper, run `each` for the shares it
-  // mapped, and map a small share themselves only when there is nothing
-  // to read or hand on (the mapper would otherwise be the only one
-  // working). Every isolate that runs a new map function over a few
+  // read shares ahead for the mapper and run `each` for the shares it
+  // mapped. A helper with nothing to read or hand on waits for the
+  // mapper's next results (parks: its chain ends and the mapper restarts
+  // it), unless the mapper is clearly what the update waits for (by what
+  // a unit has cost each side so far: MapperBound); only then does it map
+  // a small share itself. Every isolate that runs a new map function over a few
   // thousand documents has V8 optimize it (TurboFan, ~2.5 ms of a V8
   // helper thread's CPU here, and installing the code flips its pages'
   // write protection twice, each flip a TLB shootdown that waits on the
@@ -142,6 +156,7 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
   // step runs on an isolate thread: the caller only waits. On one thread
   // the mapper reads, maps and hands on each share itself.
   const size_t threads = static_cast<size_t>((*pool)->size());
+  using Clock = std::chrono::steady_clock;
   // A share of the units; once read, its documents as the map task's
   // argument (built by the thread that reads it: read ahead, a helper).
   struct Share {
@@ -152,6 +167,17 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
   struct Mapped {
     size_t from = 0, to = 0;
     std::string json;
+  };
+  // What some work has cost per unit, over the shares noted so far.
+  struct Cost {
+    double ms = 0;
+    size_t units = 0;
+    void Note(Clock::time_point from, size_t n) {
+      ms += std::chrono::duration<double, std::milli>(Clock::now() - from).count();
+      units += n;
+    }
+    bool known() const { return units > 0; }
+    double PerUnit() const { return ms / static_cast<double>(units); }
   };
   struct State {
     IsolatePool* pool;
@@ -166,9 +192,33 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
     size_t running = 0;        // chains not yet ended; GUARDED_BY(mu)
     size_t helpers = 0;        // helper chains not yet ended; GUARDED_BY(mu)
     bool mapper_took = false;  // the mapper took units before; GUARDED_BY(mu)
+    bool read_any = false;     // a helper read ahead before; GUARDED_BY(mu)
+    size_t maps = 0;           // shares the mapper mapped; GUARDED_BY(mu)
     std::deque<Share> ahead;   // read, not yet mapped; GUARDED_BY(mu)
+    size_t ahead_bytes = 0;    // of their map tasks' arguments; GUARDED_BY(mu)
     std::deque<Mapped> mapped;  // mapped by thread 0, for a helper's `each`; GUARDED_BY(mu)
+    std::vector<int> parked;   // helper threads waiting for work; GUARDED_BY(mu)
+    // What a unit costs: the mapper's map (from its read to its results),
+    // the helpers' reads and hand-ons. GUARDED_BY(mu)
+    Cost map_cost, read_cost, hand_on_cost;
     Status first_error;        // GUARDED_BY(mu)
+
+    // Whether the mapper is what the update waits for, by far: a helper
+    // with nothing else to do then maps too. REQUIRES: mu.
+    bool MapperBound() const {
+      if (!map_cost.known() || !read_cost.known() || !hand_on_cost.known()) return false;
+      return map_cost.PerUnit() > kHelperMapsAt * (read_cost.PerUnit() + hand_on_cost.PerUnit());
+    }
+    // Restarts the parked helpers' chains (there is work for them, or the
+    // mapper has ended). REQUIRES: mu.
+    void WakeParked() {
+      for (int t : parked) {
+        pool->Run(t, kStartTask, "null", [this, t](Result<std::string> r) {
+          Helper(t, r.ok() ? Status::OK() : FromJsError(r.status()));
+        });
+      }
+      parked.clear();
+    }
 
     // Takes the next share's units; a small one when `small`. REQUIRES: mu,
     // next < n.
@@ -230,10 +280,16 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
         {
           std::lock_guard<std::mutex> g(mu);
           if (!s.ok() && first_error.ok()) first_error = s;
-          if (!first_error.ok()) return End(false);
+          if (!first_error.ok()) {
+            WakeParked();
+            return End(false);
+          }
           if (!ahead.empty()) {
             share = std::move(ahead.front());
             ahead.pop_front();
+            ahead_bytes -= share.arg.size();
+            // Room to read ahead again.
+            WakeParked();
           } else if (next < n) {
             // With helpers, the mapper's first share is small, so that its
             // results reach them soon.
@@ -244,6 +300,8 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
             help = std::move(mapped.front());
             mapped.pop_front();
           } else {
+            // Parked helpers end too.
+            WakeParked();
             return End(false);
           }
         }
@@ -251,16 +309,21 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
           s = (*each)(help.from, help.to, help.json);
           continue;
         }
-        const bool started = StartMap(0, share, [this](size_t from, size_t to, Result<std::string> r) {
+        const auto start = Clock::now();
+        const bool started = StartMap(0, share, [this, start](size_t from, size_t to, Result<std::string> r) {
           if (!r.ok()) return Mapper(r.status());
           bool queued = false;
           {
             std::lock_guard<std::mutex> g(mu);
+            // The first share runs cold (the new map function compiled,
+            // and interpreted) and was read by the mapper: not a measure.
+            if (maps++ > 0) map_cost.Note(start, to - from);
             // A helper takes it, unless none is left or they are behind
             // (kBehind waiting shares each): then the mapper hands it on.
             if (first_error.ok() && helpers > 0 && mapped.size() < kBehind * helpers) {
               mapped.push_back({from, to, std::move(*r)});
               queued = true;
+              WakeParked();
             }
           }
           Mapper(queued ? Status::OK() : (*each)(from, to, *r));
@@ -281,34 +344,50 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
           // The mapper never waits for a read: a share ahead for it comes
           // first, then a hand-on, then more shares ahead.
           if (next < n && ahead.empty()) {
-            TakeUnits(&share, false);
+            // The first share read ahead is small too, so that the mapper
+            // soon knows what a unit costs it warm (MapperBound).
+            TakeUnits(&share, !read_any);
+            read_any = true;
             read_ahead = true;
           } else if (!mapped.empty()) {
             mapped_share = std::move(mapped.front());
             mapped.pop_front();
-          } else if (next < n && ahead.size() < kAhead) {
+          } else if (next < n && ahead.size() < kAhead && ahead_bytes < kAheadBytes) {
             TakeUnits(&share, false);
             read_ahead = true;
+          } else if (running > helpers && !MapperBound()) {
+            // The mapper is alive and keeps up: wait for its results (it
+            // wakes this chain) rather than map at an unoptimized pace.
+            parked.push_back(thread);
+            return;
           } else if (next < n) {
-            // Nothing to read or hand on: map a small share, so that this
-            // isolate runs the map function too few times for V8 to
-            // compile it.
+            // Nothing to read or hand on, and the mapper is behind: map a
+            // small share, so that this isolate runs the map function too
+            // few times for V8 to compile it.
             TakeUnits(&share, true);
           } else if (!ahead.empty()) {
-            share = std::move(ahead.front());
-            ahead.pop_front();
+            // The last share read, the smallest: the mapper takes the
+            // others from the front.
+            share = std::move(ahead.back());
+            ahead.pop_back();
+            ahead_bytes -= share.arg.size();
           } else {
             return End(true);
           }
         }
+        const auto start = Clock::now();
         if (share.to == 0) {
           s = (*each)(mapped_share.from, mapped_share.to, mapped_share.json);
+          std::lock_guard<std::mutex> g(mu);
+          hand_on_cost.Note(start, mapped_share.to - mapped_share.from);
           continue;
         }
         if (read_ahead) {
           s = Read(share);
+          std::lock_guard<std::mutex> g(mu);
+          read_cost.Note(start, share.to - share.from);
           if (s.ok()) {
-            std::lock_guard<std::mutex> g(mu);
+            ahead_bytes += share.arg.size();
             ahead.push_back(std::move(share));
           }
           continue;

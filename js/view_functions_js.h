@@ -10,10 +10,12 @@
 // that are not isolate threads: the HTTP server. MapShares() reads each
 // share's documents and hands its result to the caller on isolate threads,
 // so an index update reads, encodes and writes on the isolate threads too
-// (storage/views.cc) and the caller only waits. Thread 0 does most of the
-// mapping and the others most of the reading and handing on (mapping a
-// small share when neither waits), so that a new map function runs hot on
-// one isolate, which V8 then compiles it for, not on every one.
+// (storage/views.cc) and the caller only waits. Thread 0 does the mapping
+// and the others the reading and most of the handing on (they wait while
+// they have neither to do, and map small shares only when the map costs a
+// unit more than twice what reading and handing it on does), so that a new
+// map function runs hot on one isolate, which V8 then compiles it for, not
+// on every one.
 // Each share is one task, so the pool's time budget (--timeout-ms) stops a
 // map function that loops, and the index is left as it was.
 //

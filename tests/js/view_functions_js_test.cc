@@ -143,6 +143,64 @@ TEST_P(PoolViewFunctionsTest, OneThreadMapsWhileTheOthersReadAndHandOn) {
   EXPECT_GE(docs_by_isolate[0], 3 * n / 4) << "isolate 1 mapped " << docs_by_isolate[1];
 }
 
+// How many documents each isolate mapped in a MapShares of `n` units whose
+// hand-ons each sleep `hand_on` (which isolate mapped a share shows in its
+// rows: the map emits settee.threadId as the value).
+std::map<int, size_t> DocsMappedByIsolate(PoolViewFunctions* fns, const views::MapCode& code, size_t n,
+                                          std::chrono::milliseconds hand_on) {
+  std::mutex mu;
+  std::map<int, size_t> docs_by_isolate;
+  Status s = fns->MapShares(
+      code, n,
+      [&](size_t from, size_t to, std::vector<std::string>* docs) {
+        *docs = DocsOf(from, to);
+        return Status::OK();
+      },
+      [&](size_t, size_t, std::string_view out) {
+        std::this_thread::sleep_for(hand_on);
+        json::Document d;
+        EXPECT_TRUE(json::Parse(out, &d).ok());
+        std::lock_guard<std::mutex> g(mu);
+        docs_by_isolate[d[0][0][0][1].GetInt()] += d.Size();
+        return Status::OK();
+      });
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  size_t total = 0;
+  for (const auto& [isolate, docs] : docs_by_isolate) total += docs;
+  EXPECT_EQ(total, n);
+  return docs_by_isolate;
+}
+
+// A helper with nothing to read or hand on waits for the mapper's results
+// while the mapper keeps up (a unit's map costs less than twice its read
+// and hand-on), instead of mapping a share at an unoptimized isolate's
+// pace: here the hand-ons (3 ms a share) outweigh the map, and thread 0
+// maps every document once the isolates are warm (on a pool's first call
+// the mapper's own code is not optimized yet, and it may well be behind).
+TEST_P(PoolViewFunctionsTest, IdleHelpersWaitWhileTheMapperKeepsUp) {
+  if (GetParam() < 2) GTEST_SKIP() << "needs helper threads";
+  views::MapCode code;
+  code.maps = {"function (doc) { emit(doc.n, settee.threadId); }"};
+  (void)DocsMappedByIsolate(fns_.get(), code, 8000, std::chrono::milliseconds(3));
+  for (int run = 0; run < 3; ++run) {
+    auto by_isolate = DocsMappedByIsolate(fns_.get(), code, 8000, std::chrono::milliseconds(3));
+    EXPECT_EQ(by_isolate[0], 8000u) << "run " << run << ": isolate 1 mapped " << by_isolate[1];
+  }
+}
+
+// When the map is what the update waits for (a map function that computes
+// much more than it emits), an idle helper maps small shares too.
+TEST_P(PoolViewFunctionsTest, IdleHelpersMapWhenTheMapperIsBehind) {
+  if (GetParam() < 2) GTEST_SKIP() << "needs helper threads";
+  views::MapCode code;
+  // ~20-50 us a document, against ~1 us to read and hand one on.
+  code.maps = {"function (doc) { var x = 0; for (var i = 0; i < 30000; i++) x = (x + i * doc.n) % 1000003;"
+               " emit(doc.n, settee.threadId); }"};
+  auto by_isolate = DocsMappedByIsolate(fns_.get(), code, 4000, std::chrono::milliseconds(0));
+  EXPECT_GT(by_isolate[1], 0u) << "the idle helper never mapped";
+  EXPECT_GT(by_isolate[0], 0u);
+}
+
 // Every thread gets a chain of shares at once, not after another's share:
 // the first share's read can wait for a share read on every other thread.
 TEST_P(PoolViewFunctionsTest, EveryThreadTakesSharesFromTheStart) {
