@@ -7,6 +7,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <utility>
 
 #include "util/json.h"
 
@@ -209,15 +210,21 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
       if (!map_cost.known() || !read_cost.known() || !hand_on_cost.known()) return false;
       return map_cost.PerUnit() > kHelperMapsAt * (read_cost.PerUnit() + hand_on_cost.PerUnit());
     }
-    // Restarts the parked helpers' chains (there is work for them, or the
+    // The parked helpers, to restart (there is work for them, or the
     // mapper has ended). REQUIRES: mu.
-    void WakeParked() {
-      for (int t : parked) {
-        pool->Run(t, kStartTask, "null", [this, t](Result<std::string> r) {
-          Helper(t, r.ok() ? Status::OK() : FromJsError(r.status()));
+    std::vector<int> TakeParked() { return std::exchange(parked, {}); }
+    // Restarts the chains of `helpers_to_wake`, taken by TakeParked. Not
+    // under mu: a shut-down pool calls a task's callback at once, and a
+    // restarted chain that ends may end the call (the state is gone once
+    // the last chain ends, so nothing of it is used after the last post).
+    static void Wake(State* st, const std::vector<int>& helpers_to_wake) {
+      if (helpers_to_wake.empty()) return;
+      IsolatePool* const p = st->pool;
+      for (int t : helpers_to_wake) {
+        p->Run(t, kStartTask, "null", [st, t](Result<std::string> r) {
+          st->Helper(t, r.ok() ? Status::OK() : FromJsError(r.status()));
         });
       }
-      parked.clear();
     }
 
     // Takes the next share's units; a small one when `small`. REQUIRES: mu,
@@ -277,19 +284,19 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
       for (;;) {
         Share share;
         Mapped help;
+        std::vector<int> wake;
+        bool end = false;
         {
           std::lock_guard<std::mutex> g(mu);
           if (!s.ok() && first_error.ok()) first_error = s;
           if (!first_error.ok()) {
-            WakeParked();
-            return End(false);
-          }
-          if (!ahead.empty()) {
+            end = true;
+          } else if (!ahead.empty()) {
             share = std::move(ahead.front());
             ahead.pop_front();
             ahead_bytes -= share.arg.size();
             // Room to read ahead again.
-            WakeParked();
+            wake = TakeParked();
           } else if (next < n) {
             // With helpers, the mapper's first share is small, so that its
             // results reach them soon.
@@ -300,11 +307,16 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
             help = std::move(mapped.front());
             mapped.pop_front();
           } else {
-            // Parked helpers end too.
-            WakeParked();
-            return End(false);
+            end = true;
+          }
+          if (end) {
+            // Parked helpers end too (they keep the call alive until then).
+            wake = TakeParked();
+            End(false);
           }
         }
+        Wake(this, wake);
+        if (end) return;
         if (share.to == 0) {
           s = (*each)(help.from, help.to, help.json);
           continue;
@@ -313,6 +325,7 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
         const bool started = StartMap(0, share, [this, start](size_t from, size_t to, Result<std::string> r) {
           if (!r.ok()) return Mapper(r.status());
           bool queued = false;
+          std::vector<int> wake;
           {
             std::lock_guard<std::mutex> g(mu);
             // The first share runs cold (the new map function compiled,
@@ -323,9 +336,10 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
             if (first_error.ok() && helpers > 0 && mapped.size() < kBehind * helpers) {
               mapped.push_back({from, to, std::move(*r)});
               queued = true;
-              WakeParked();
+              wake = TakeParked();
             }
           }
+          Wake(this, wake);
           Mapper(queued ? Status::OK() : (*each)(from, to, *r));
         }, &s);
         if (started) return;
