@@ -34,6 +34,13 @@
 //              on different days), and the one-database ratio with it
 //              (docs/architecture.md's model). The base column is the same
 //              hand-over within one thread (no transfer).
+//   thread_cpu one writer putting 5 x --docs small documents into its own
+//              database (several memtables: a sustained run), then the
+//              store's close: CPU microseconds per put of each kind of
+//              thread from /proc/self/task/*/stat (the writer, LevelDB's
+//              background thread, the log mapper) and their minor page
+//              faults per 1000 puts. Printed as the writer's figure (base)
+//              against the thread's (other), the ratio the thread's share.
 //   get_storm  median latency of one db.get while another thread writes to
 //              the same database / median with no writer; and the control,
 //              with the writer writing to another database (what a busy
@@ -45,6 +52,7 @@
 // Usage: write_scaling_bench [--rounds N] [--tries N] [--docs N] [--backend memory|leveldb|both]
 //                            [--cases own_db,shared_db,...]
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -54,6 +62,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -77,7 +86,7 @@ struct Config {
   std::vector<StoreOptions::Backend> backends{StoreOptions::Backend::kMemory,
                                               StoreOptions::Backend::kLevelDB};
   std::set<std::string> cases{"own_db", "shared_db", "own_cost", "shared_cost", "raw_shared", "bulk100",
-                              "cpu", "cpu_map", "line_trip", "get_storm", "idle_put"};
+                              "cpu", "cpu_map", "line_trip", "get_storm", "idle_put", "thread_cpu"};
 };
 
 const char* Name(StoreOptions::Backend b) {
@@ -247,6 +256,88 @@ std::pair<PutCost, PutCost> PutCosts(StoreOptions::Backend backend, bool shared,
     }
   }
   return {one, two};
+}
+
+// One thread of this process as /proc/self/task/<tid>/stat shows it.
+struct TaskUsage {
+  std::string name;
+  double cpu = 0;        // user + system seconds
+  double minflt = 0;     // minor page faults
+};
+
+// Every live thread of the process by tid. A thread that has exited is not
+// listed (its CPU stays in the process's total).
+std::map<long, TaskUsage> TaskUsages() {
+  std::map<long, TaskUsage> out;
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream in(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;
+    // "tid (comm) state ppid ...": comm may hold spaces and parentheses.
+    const size_t open = line.find('('), close = line.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::vector<std::string> fields;  // from field 3 (state) on
+    size_t p = close + 2;
+    while (p < line.size()) {
+      size_t q = line.find(' ', p);
+      if (q == std::string::npos) q = line.size();
+      fields.push_back(line.substr(p, q - p));
+      p = q + 1;
+    }
+    if (fields.size() < 13) continue;
+    TaskUsage u;
+    u.name = line.substr(open + 1, close - open - 1);
+    u.minflt = std::atof(fields[7].c_str());                                      // field 10
+    u.cpu = (std::atof(fields[11].c_str()) + std::atof(fields[12].c_str())) / ticks;  // 14, 15
+    out[std::atol(entry.path().filename().c_str())] = u;
+  }
+  return out;
+}
+
+// CPU us per put and minor faults per 1000 puts of one kind of thread.
+struct ThreadCost {
+  double cpu_us = 0;
+  double faults_per_1k = 0;
+};
+struct ThreadCpuSplit {
+  ThreadCost writer, mapper, background;  // background: every other thread but main
+};
+
+// One writer putting `docs` new documents into its own database, then the
+// store's close (which waits for a flush or compaction in progress).
+ThreadCpuSplit ThreadCpu(StoreOptions::Backend backend, int docs) {
+  auto ts = std::make_unique<TempStore>(backend);
+  auto db = ts->Create("db0");
+  std::atomic<long> writer_tid{0};
+  const long main_tid = static_cast<long>(syscall(SYS_gettid));
+  const auto before = TaskUsages();
+  std::map<long, TaskUsage> writer_end;
+  RunThreads(1, [&](int) {
+    writer_tid = static_cast<long>(syscall(SYS_gettid));
+    for (int i = 0; i < docs; ++i) Check(db->Put(DocId(0, i), DocBody(i)).status(), "put");
+    writer_end = TaskUsages();  // the writer's own row, before it exits
+  });
+  db.reset();
+  ts->store.reset();
+  const auto after = TaskUsages();
+  ts.reset();
+  ThreadCpuSplit split;
+  auto add = [&](ThreadCost* to, long tid, const TaskUsage& end) {
+    auto it = before.find(tid);
+    const TaskUsage start = it == before.end() ? TaskUsage{} : it->second;
+    to->cpu_us += (end.cpu - start.cpu) * 1e6 / docs;
+    to->faults_per_1k += (end.minflt - start.minflt) * 1000 / docs;
+  };
+  if (auto it = writer_end.find(writer_tid.load()); it != writer_end.end()) {
+    add(&split.writer, it->first, it->second);
+  }
+  for (const auto& [tid, u] : after) {
+    if (tid == main_tid || tid == writer_tid.load()) continue;
+    add(u.name == "settee-logmap" ? &split.mapper : &split.background, tid, u);
+  }
+  return split;
 }
 
 // Aggregate puts per second of `threads` threads putting small keys straight
@@ -594,7 +685,7 @@ int Main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--rounds N] [--tries N] [--docs N] [--backend memory|leveldb|both] "
-                   "[--cases own_db,shared_db,own_cost,shared_cost,raw_shared,bulk100,cpu,cpu_map,line_trip,get_storm,idle_put]\n",
+                   "[--cases own_db,shared_db,own_cost,shared_cost,raw_shared,bulk100,cpu,cpu_map,line_trip,get_storm,idle_put,thread_cpu]\n",
                    argv[0]);
       return 2;
     }
@@ -689,6 +780,27 @@ int Main(int argc, char** argv) {
             BestOf(tries, false, [&] { return GetLatency(backend, Storm::kNone, cfg.docs); },
                    [&] { return GetLatency(backend, Storm::kOtherDb, cfg.docs); });
         record(b + " get_storm ns other-db/idle", idle2, other, other / idle2);
+      }
+      if (want("thread_cpu")) {
+        // The least of `tries` runs, per figure: disturbance only adds.
+        ThreadCpuSplit best;
+        for (int i = 0; i < tries; ++i) {
+          const ThreadCpuSplit s = ThreadCpu(backend, cfg.docs * 5);
+          auto keep = [&](ThreadCost* b, const ThreadCost& x) {
+            if (i == 0 || x.cpu_us < b->cpu_us) b->cpu_us = x.cpu_us;
+            if (i == 0 || x.faults_per_1k < b->faults_per_1k) b->faults_per_1k = x.faults_per_1k;
+          };
+          keep(&best.writer, s.writer);
+          keep(&best.mapper, s.mapper);
+          keep(&best.background, s.background);
+        }
+        const double w = std::max(1e-9, best.writer.cpu_us);
+        record(b + " thread_cpu us/put bg", w, best.background.cpu_us, best.background.cpu_us / w);
+        record(b + " thread_cpu us/put mapper", w, best.mapper.cpu_us, best.mapper.cpu_us / w);
+        record(b + " thread_cpu faults/1k bg", best.writer.faults_per_1k,
+               best.background.faults_per_1k, 0);
+        record(b + " thread_cpu faults/1k mapper", best.writer.faults_per_1k,
+               best.mapper.faults_per_1k, 0);
       }
       if (want("idle_put")) {
         auto [doc, raw] = IdlePut(backend, cfg.docs);

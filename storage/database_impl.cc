@@ -54,15 +54,9 @@ Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::
       new DatabaseImpl(owner, std::move(name), db_id, std::move(own_kv)));
   KVReadOptions ro;
   std::string bytes;
-  Status s = db->kv_->Get(ro, db->keys_.Counters(), &bytes);
-  if (!s.ok()) return s.IsNotFound() ? Status::Corruption("database counters missing") : s;
-  std::string_view in(bytes);
   Counters& c = db->counters_;
-  if (!coding::GetVarint64(&in, &c.update_seq) || !coding::GetVarint64(&in, &c.doc_count) ||
-      !coding::GetVarint64(&in, &c.doc_del_count) ||
-      !coding::GetVarint64(&in, &c.external_size)) {
-    return Status::Corruption("bad database counters");
-  }
+  Status s = db->ReadCounters(nullptr, &c);
+  if (!s.ok()) return s.IsNotFound() ? Status::Corruption("database counters missing") : s;
   db->committed_counters_ = c;
   db->update_seq_ = c.update_seq;
   db->doc_count_ = c.doc_count;
@@ -71,7 +65,7 @@ Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::
 
   s = db->kv_->Get(ro, db->keys_.Property(kRevsLimitProperty), &bytes);
   if (s.ok()) {
-    in = bytes;
+    std::string_view in(bytes);
     uint64_t limit;
     if (!coding::GetVarint64(&in, &limit) || limit == 0 || limit > UINT32_MAX) {
       return Status::Corruption("bad revs_limit");
@@ -84,6 +78,40 @@ Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::
   if (s.IsNotFound()) db->security_ = "{}";
   else if (!s.ok()) return s;
   return db;
+}
+
+Status DatabaseImpl::ReadCounters(const KVSnapshot* snapshot, Counters* out) const {
+  std::string bytes;
+  Status s = kv_->Get(KVReadOptions{snapshot}, keys_.Counters(), &bytes);
+  if (!s.ok()) return s;
+  std::string_view in(bytes);
+  if (!coding::GetVarint64(&in, &out->update_seq) || !coding::GetVarint64(&in, &out->doc_count) ||
+      !coding::GetVarint64(&in, &out->doc_del_count) ||
+      !coding::GetVarint64(&in, &out->external_size)) {
+    return Status::Corruption("bad database counters");
+  }
+  // The newest block is never superseded (a later change of one of its
+  // documents writes a newer block) nor rewritten by compaction, so it is
+  // the last batch's, whose counters it carries.
+  KVIteratorOptions io;
+  io.snapshot = snapshot;
+  io.lower_bound = keys_.KindPrefix(keys::kSeqKind);
+  io.upper_bound = keys::PrefixEnd(io.lower_bound);
+  auto it = kv_->NewIterator(io);
+  it->SeekToLast();
+  if (!it->Valid()) return it->status();
+  const uint64_t block_seq = coding::DecodeFixed64BE(keys_.Suffix(it->key()));
+  if (block_seq <= out->update_seq) return Status::OK();  // a block of before counted blocks
+  BlockCounters counted;
+  bool found = false;
+  s = ChangeBlockCountersOf(it->value(), &counted, &found);
+  if (!s.ok()) return s;
+  if (!found) return Status::Corruption("database counters behind its changes");
+  out->update_seq = block_seq;
+  out->doc_count = counted.doc_count;
+  out->doc_del_count = counted.doc_del_count;
+  out->external_size = counted.external_size;
+  return Status::OK();
 }
 
 void DatabaseImpl::MarkDeleted() {
@@ -292,10 +320,18 @@ Status DatabaseImpl::CompactChanges() {
         kept.Add(e.seq, e.docid, e.deleted, e.rev);
       }
       while (next < superseded.size() && superseded[next] <= block_seq) ++next;
+      // A block still ending at its batch's last seq keeps the counters it
+      // carries (only the newest block's are read, and that one has no
+      // superseded entries to drop; this keeps them right regardless).
+      BlockCounters counted;
+      bool has_counters = false;
+      s = ChangeBlockCountersOf(it->value(), &counted, &has_counters);
+      if (!s.ok()) return s;
       batch.Delete(block_key);
       if (kept.count() > 0) {
         const uint64_t last = kept.last_seq();
-        batch.PutOwned(keys_.Seq(last), kept.Finish());
+        const bool keep_counters = has_counters && last == block_seq;
+        batch.PutOwned(keys_.Seq(last), kept.Finish(keep_counters ? &counted : nullptr));
       }
     }
     s = kv_->Write(owner_->write_options(), batch);

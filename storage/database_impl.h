@@ -176,6 +176,12 @@ class DatabaseImpl final : public Database {
                std::unique_ptr<KVStore> own_kv);
 
   Status CheckAlive() const;
+  // The counters as of `snapshot` (null: the latest state): the newest
+  // change block's, which a batch writes instead of the counters key
+  // (docs/storage_format.md), or the counters key's where that is newer (a
+  // database with no documents, or one whose blocks predate counted
+  // blocks). NotFound if the database's keys are gone.
+  Status ReadCounters(const KVSnapshot* snapshot, Counters* out) const;
 
   //////// Writing (database_write.cc)
   // Writes parsed documents; statuses[i] not OK marks parsed[i] as failed

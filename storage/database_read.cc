@@ -514,12 +514,10 @@ Status DatabaseImpl::Changes(const ChangesOptions& options,
   if (!s.ok()) return s;
   auto snapshot = kv_->GetSnapshot();
   KVReadOptions ro{snapshot.get()};
-  std::string counters;
-  s = kv_->Get(ro, keys_.Counters(), &counters);
+  Counters counters;
+  s = ReadCounters(snapshot.get(), &counters);
   if (!s.ok()) return s.IsNotFound() ? Status::NotFound("Database does not exist.") : s;
-  std::string_view cin(counters);
-  uint64_t end_seq = 0;
-  if (!coding::GetVarint64(&cin, &end_seq)) return Status::Corruption("bad database counters");
+  const uint64_t end_seq = counters.update_seq;
 
   std::unordered_set<std::string_view> wanted;
   if (options.doc_ids) wanted.insert(options.doc_ids->begin(), options.doc_ids->end());
@@ -621,12 +619,10 @@ Result<uint64_t> DatabaseImpl::CountChanges(uint64_t after, uint64_t upto) {
   Status s = CheckAlive();
   if (!s.ok()) return s;
   auto snapshot = kv_->GetSnapshot();
-  std::string counters;
-  s = kv_->Get(KVReadOptions{snapshot.get()}, keys_.Counters(), &counters);
+  Counters counters;
+  s = ReadCounters(snapshot.get(), &counters);
   if (!s.ok()) return s.IsNotFound() ? Status::NotFound("Database does not exist.") : s;
-  std::string_view cin(counters);
-  uint64_t end_seq = 0;
-  if (!coding::GetVarint64(&cin, &end_seq)) return Status::Corruption("bad database counters");
+  const uint64_t end_seq = counters.update_seq;
   upto = std::min(upto, end_seq);
   if (upto <= after) return uint64_t{0};
   uint64_t count = 0;

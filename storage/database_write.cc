@@ -165,7 +165,7 @@ class DatabaseImpl::WriteContext {
   void Delete(std::string key) { overlay_[std::move(key)] = std::nullopt; }
 
   // Returns the batch of everything this context changed, in key order:
-  // the document records by id, the counters, then the few other keys.
+  // the document records by id, then the few other keys.
   // Sorted batches let the store place each key beside the previous one.
   // `gaps` (if not null) learns of every document the batch writes.
   KVWriteBatch& Finish(IdGaps* gaps = nullptr) {
@@ -204,7 +204,13 @@ class DatabaseImpl::WriteContext {
           block.Add(record.seq, changed[i]->docid, record.deleted, record.winner_rev);
         }
         const uint64_t last = block.last_seq();
-        rest_.push_back({false, keys_.Seq(last), block.Finish()});
+        // The batch's last block (keyed by its update_seq: no seq is taken
+        // without being given to a document) carries the counters, so no
+        // key of its own is rewritten by every batch.
+        const BlockCounters after{counters.doc_count, counters.doc_del_count,
+                                  counters.external_size};
+        rest_.push_back({false, keys_.Seq(last),
+                         block.Finish(to == changed.size() ? &after : nullptr)});
       }
     }
     for (const Dirty& d : dirty_) {
@@ -223,12 +229,6 @@ class DatabaseImpl::WriteContext {
     // May name a slot left empty: too large an estimate only costs lookups.
     if (!dirty_.empty()) largest_written_ = dirty_.back().docid;
     dirty_.clear();
-    std::string c;
-    coding::PutVarint64(&c, counters.update_seq);
-    coding::PutVarint64(&c, counters.doc_count);
-    coding::PutVarint64(&c, counters.doc_del_count);
-    coding::PutVarint64(&c, counters.external_size);
-    batch_.PutOwned(keys_.Counters(), std::move(c));
     for (auto& [key, value] : overlay_) {
       rest_.push_back({!value, key, value ? std::move(*value) : std::string()});
     }

@@ -144,9 +144,9 @@ void ChangeBlockBuilder::Add(uint64_t seq, std::string_view docid, bool deleted,
   entries_.push_back({seq, docid, deleted, rev});
 }
 
-std::string ChangeBlockBuilder::Finish() {
+std::string ChangeBlockBuilder::Finish(const BlockCounters* counters) {
   std::string out;
-  if (entries_.size() == 1) {
+  if (counters == nullptr && entries_.size() == 1) {
     // A batch of one (most PUTs) keeps the smaller single-entry encoding.
     const ChangeEntry& e = entries_[0];
     out.reserve(e.docid.size() + e.rev.size() + 4);
@@ -158,8 +158,16 @@ std::string ChangeBlockBuilder::Finish() {
   }
   size_t bytes = 8;
   for (const ChangeEntry& e : entries_) bytes += e.docid.size() + e.rev.size() + 8;
-  out.reserve(bytes);
+  out.reserve(bytes + (counters != nullptr ? 2 + 3 * 5 : 0));
   out.push_back(kChangeBlockMarker);
+  if (counters != nullptr) {
+    // A count of 0 never starts a block of several: it marks the counted
+    // encoding, whose entries follow the counters as a block of several's.
+    out.push_back(0);
+    coding::PutVarint64(&out, counters->doc_count);
+    coding::PutVarint64(&out, counters->doc_del_count);
+    coding::PutVarint64(&out, counters->external_size);
+  }
   coding::PutVarint64(&out, entries_.size());
   const uint64_t last = entries_.empty() ? 0 : entries_.back().seq;
   for (const ChangeEntry& e : entries_) {
@@ -173,6 +181,22 @@ std::string ChangeBlockBuilder::Finish() {
 }
 
 namespace {
+
+// After the marker byte of a block of several: skips the counted
+// encoding's counters (into *counters if not null; *found says whether
+// there were any). False if they are truncated.
+bool SkipCounters(std::string_view* in, BlockCounters* counters, bool* found) {
+  *found = !in->empty() && (*in)[0] == 0;
+  if (!*found) return true;
+  in->remove_prefix(1);
+  BlockCounters c;
+  if (!coding::GetVarint64(in, &c.doc_count) || !coding::GetVarint64(in, &c.doc_del_count) ||
+      !coding::GetVarint64(in, &c.external_size)) {
+    return false;
+  }
+  if (counters != nullptr) *counters = c;
+  return true;
+}
 
 bool GetEntryTail(std::string_view* in, ChangeEntry* e) {
   if (!coding::GetLengthPrefixed(in, &e->docid) || e->docid.empty() || in->empty()) return false;
@@ -196,6 +220,8 @@ Status DecodeChangeBlock(uint64_t key_seq, std::string_view in, std::vector<Chan
     return Status::OK();
   }
   in.remove_prefix(1);
+  bool counted;
+  if (!SkipCounters(&in, nullptr, &counted)) return corrupt();
   uint64_t count;
   // Each entry takes at least 4 bytes: bound the reservation by the input.
   if (!coding::GetVarint64(&in, &count) || count == 0 || count > in.size() / 4) return corrupt();
@@ -231,12 +257,22 @@ Status ChangeBlockSpan(uint64_t key_seq, std::string_view in, uint64_t* count,
     return Status::OK();
   }
   in.remove_prefix(1);
+  bool counted;
   uint64_t delta;
-  if (!coding::GetVarint64(&in, count) || *count == 0 || !coding::GetVarint64(&in, &delta) ||
+  if (!SkipCounters(&in, nullptr, &counted) || !coding::GetVarint64(&in, count) || *count == 0 || !coding::GetVarint64(&in, &delta) ||
       delta >= key_seq) {
     return Status::Corruption("bad change block");
   }
   *first_seq = key_seq - delta;
+  return Status::OK();
+}
+
+Status ChangeBlockCountersOf(std::string_view in, BlockCounters* out, bool* found) {
+  *found = false;
+  if (in.empty()) return Status::Corruption("bad change block");
+  if (in[0] != kChangeBlockMarker) return Status::OK();  // a single entry: none
+  in.remove_prefix(1);
+  if (!SkipCounters(&in, out, found)) return Status::Corruption("bad change block");
   return Status::OK();
 }
 

@@ -114,6 +114,18 @@ struct ChangeEntry {
 // a few KiB, not a whole bulk write's block.
 constexpr size_t kChangeBlockEntries = 128;
 
+// The database's counters as they are after the write batch whose last
+// block carries them (its update_seq is the block's key seq). A batch
+// stores them in its block instead of rewriting a counters key of its own
+// (docs/storage_format.md, "Change block"), so the newest block of a
+// database always holds its current counters.
+struct BlockCounters {
+  uint64_t doc_count = 0;
+  uint64_t doc_del_count = 0;
+  uint64_t external_size = 0;
+  bool operator==(const BlockCounters&) const = default;
+};
+
 // Builds one change block. Add entries in ascending seq order.
 class ChangeBlockBuilder {
  public:
@@ -121,8 +133,10 @@ class ChangeBlockBuilder {
   size_t count() const { return entries_.size(); }
   // REQUIRES: count() > 0. The block's key seq.
   uint64_t last_seq() const { return entries_.back().seq; }
-  // The encoded block; the builder is left empty.
-  std::string Finish();
+  // The encoded block; the builder is left empty. With `counters` the block
+  // carries them (the counted encoding), else it has one of the encodings
+  // that carry none.
+  std::string Finish(const BlockCounters* counters = nullptr);
 
  private:
   std::vector<ChangeEntry> entries_;  // views into the caller's strings
@@ -136,6 +150,10 @@ class ChangeBlockBuilder {
 // entries for each share.
 Status DecodeChangeBlock(uint64_t key_seq, std::string_view bytes, std::vector<ChangeEntry>* out,
                          uint64_t min_seq = 0, uint64_t max_seq = UINT64_MAX);
+
+// The counters a block carries (*found false: it has an encoding that
+// carries none). Reads the head alone.
+Status ChangeBlockCountersOf(std::string_view bytes, BlockCounters* out, bool* found);
 
 // How many entries the block stored under `key_seq` holds and the seq of its
 // first, read from its head alone (for counting changes without decoding

@@ -51,6 +51,9 @@ void CheckDecode(uint64_t key_seq, std::string_view bytes) {
   std::unique_ptr<char[]> copy(new char[bytes.size() ? bytes.size() : 1]);
   if (!bytes.empty()) std::memcpy(copy.get(), bytes.data(), bytes.size());
   std::string_view in(copy.get(), bytes.size());
+  settee::BlockCounters stored;
+  bool has_counters = false;
+  (void)settee::ChangeBlockCountersOf(in, &stored, &has_counters);  // must not crash
   std::vector<ChangeEntry> entries;
   if (!settee::DecodeChangeBlock(key_seq, in, &entries).ok()) return;
   if (entries.empty()) Fail("decoded block is empty", bytes);
@@ -72,6 +75,18 @@ void CheckDecode(uint64_t key_seq, std::string_view bytes) {
   std::vector<ChangeEntry> again;
   if (!settee::DecodeChangeBlock(key_seq, block, &again).ok()) Fail("re-encoded block does not decode", bytes);
   if (!SameEntries(entries, again)) Fail("re-encoded block decodes differently", bytes);
+  // Counted (a batch's last block): the same entries, and its counters back.
+  const settee::BlockCounters counters{key_seq, entries.size(), bytes.size()};
+  for (const ChangeEntry& e : entries) builder.Add(e.seq, e.docid, e.deleted, e.rev);
+  const std::string counted = builder.Finish(&counters);
+  settee::BlockCounters read;
+  bool found = false;
+  if (!settee::ChangeBlockCountersOf(counted, &read, &found).ok() || !found || !(read == counters)) {
+    Fail("counted block's counters", bytes);
+  }
+  if (!settee::DecodeChangeBlock(key_seq, counted, &again).ok() || !SameEntries(entries, again)) {
+    Fail("counted block decodes differently", bytes);
+  }
 }
 
 // Reads a few bytes of the recipe; zeros once it runs out.

@@ -4,12 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 #include <thread>
 
+#include "settee/kv.h"
 #include "settee/store.h"
+#include "storage/doc_record.h"
 #include "storage/document.h"
 #include "tests/storage/store_test_util.h"
+#include "util/coding.h"
 #include "util/json.h"
 
 namespace settee {
@@ -1145,6 +1149,130 @@ TEST_P(DatabaseTest, ChangesOfBatchesShowEachDocOnceAtItsLatestSeq) {
   }
 }
 
+// A batch's counters ride in its last change block (docs/storage_format.md)
+// instead of a key rewritten by every batch: a reopened database finds
+// them in its newest block, whatever mix of creates, edits, deletions,
+// conflicts, local documents and compaction came before.
+TEST_P(DatabaseTest, CountersSurviveReopen) {
+  if (GetParam() != Backend::kLevelDB) GTEST_SKIP() << "memory keeps nothing across a reopen";
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocs({R"({"_id":"a","v":1})", R"({"_id":"b","v":22})",
+                             R"({"_id":"c","v":333})", R"({"_id":"_design/d"})"},
+                            {}, &results).ok());
+  const std::string b2 = PutOk(R"({"_id":"b","_rev":")" + results[1].rev + R"(","v":"longer"})");
+  ASSERT_TRUE(db_->Delete("c", results[2].rev).ok());
+  Replicate(R"({"_id":"a","_rev":"2-0123456789abcdef0123456789abcdef","_revisions":{"start":2,"ids":["0123456789abcdef0123456789abcdef",")" +
+            results[0].rev.substr(2) + R"("]},"v":"conflict"})");
+  PutOk(R"({"_id":"_local/x","v":1})");  // no seq, no counters change
+  PutOk(R"({"v":"generated id"})");
+  auto before = db_->Info();
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ(4u, before->doc_count);  // a, b, _design/d, the generated one
+  EXPECT_EQ(1u, before->doc_del_count);
+  auto check = [&](const char* when) {
+    db_.reset();
+    store_.Reopen();
+    db_ = *store_->OpenDatabase("test");
+    auto after = db_->Info();
+    ASSERT_TRUE(after.ok()) << when;
+    EXPECT_EQ(before->doc_count, after->doc_count) << when;
+    EXPECT_EQ(before->doc_del_count, after->doc_del_count) << when;
+    EXPECT_EQ(before->update_seq, after->update_seq) << when;
+    EXPECT_EQ(before->sizes_external, after->sizes_external) << when;
+    uint64_t last = 0;
+    EXPECT_EQ(5u, AllChanges({}, &last).size()) << when;
+    EXPECT_EQ(before->update_seq, last) << when;
+  };
+  check("reopened");
+  ASSERT_TRUE(db_->Compact().ok());
+  check("compacted and reopened");
+  // The next seq continues from the recovered one.
+  PutOk(R"({"_id":"e"})");
+  auto info = db_->Info();
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(before->update_seq + 1, info->update_seq);
+  EXPECT_EQ(before->doc_count + 1, info->doc_count);
+}
+
+// A database written before counted change blocks has current counters in
+// its counters key and blocks that carry none: it opens with them, and
+// once written again its newest block's counters win over the stale key.
+TEST_P(DatabaseTest, OpensADatabaseFromBeforeCountedBlocks) {
+  if (GetParam() != Backend::kLevelDB) GTEST_SKIP() << "needs a database on disk to rewrite";
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE(db_->BulkDocs({R"({"_id":"a"})", R"({"_id":"b"})"}, {}, &results).ok());
+  ASSERT_TRUE(db_->Delete("a", results[0].rev).ok());
+  PutOk(R"({"_id":"c","v":"body"})");
+  auto before = db_->Info();
+  ASSERT_TRUE(before.ok());
+  db_.reset();
+  store_.Close();
+  std::string db_dir;  // the database's own LevelDB, the only one under dbs/
+  for (const auto& e : std::filesystem::directory_iterator(
+           std::filesystem::path(store_.options().path) / "dbs")) {
+    db_dir = e.path().string();
+  }
+  // Rewritten as a store before counted blocks left it: blocks without
+  // counters, the counters key current (or, to check that a newer block
+  // must carry them, left behind).
+  auto rewrite = [&](bool counters_key_current) {
+    std::unique_ptr<KVStore> kv;
+    ASSERT_TRUE(OpenLevelDBStore(db_dir, LevelDBOptions{}, &kv).ok());
+    KVWriteBatch batch;
+    std::string counters_key;
+    auto it = kv->NewIterator({});
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      const std::string k(it->key());
+      if (k.size() == 10 && k[9] == 'i') counters_key = k;
+      if (k.size() != 18 || k[9] != 's') continue;
+      std::vector<ChangeEntry> entries;
+      ASSERT_TRUE(DecodeChangeBlock(coding::DecodeFixed64BE(std::string_view(k).substr(10)),
+                                    it->value(), &entries).ok());
+      ChangeBlockBuilder legacy;
+      for (const ChangeEntry& e : entries) legacy.Add(e.seq, e.docid, e.deleted, e.rev);
+      batch.Put(k, legacy.Finish());
+    }
+    ASSERT_FALSE(counters_key.empty());
+    std::string c;
+    for (uint64_t v : {before->update_seq, before->doc_count, before->doc_del_count,
+                       before->sizes_external}) {
+      coding::PutVarint64(&c, counters_key_current ? v : 0);
+    }
+    batch.Put(counters_key, c);
+    ASSERT_TRUE(kv->Write({}, batch).ok());
+  };
+  auto open_info = [&]() -> Result<DatabaseInfo> {
+    store_.Reopen();
+    auto db = store_->OpenDatabase("test");
+    if (!db.ok()) return db.status();
+    db_ = *db;
+    return db_->Info();
+  };
+  rewrite(true);
+  auto info = open_info();
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(before->update_seq, info->update_seq);
+  EXPECT_EQ(before->doc_count, info->doc_count);
+  EXPECT_EQ(before->doc_del_count, info->doc_del_count);
+  EXPECT_EQ(before->sizes_external, info->sizes_external);
+  // Written again: the newest block is counted, the key stays behind.
+  PutOk(R"({"_id":"d"})");
+  db_.reset();
+  info = open_info();
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(before->update_seq + 1, info->update_seq);
+  EXPECT_EQ(before->doc_count + 1, info->doc_count);
+  EXPECT_EQ(before->doc_del_count, info->doc_del_count);
+  // Blocks newer than the counters key that carry none: refused, not
+  // opened with wrong counters.
+  db_.reset();
+  store_.Close();
+  rewrite(false);
+  info = open_info();
+  EXPECT_FALSE(info.ok());
+  db_.reset();
+}
+
 // Change blocks as the KV store holds them: a store on a memory KV the test
 // can see into, with one database.
 class ChangeBlockCompaction : public ::testing::Test {
@@ -1204,6 +1332,53 @@ TEST_F(ChangeBlockCompaction, DropsMarkersAndSupersededEntries) {
   ASSERT_TRUE(db->Changes({}, [&](const ChangeRow&) { return ++rows, true; }, &last).ok());
   EXPECT_EQ(10, rows);
   EXPECT_EQ(13u, last);
+}
+
+// A write batch stores no counters key of its own: its last block carries
+// the counters (a key rewritten by every put was a third of a small put's
+// memtable entries on LevelDB, and of its flushing and compaction).
+TEST_F(ChangeBlockCompaction, BatchesCarryTheCountersInTheirLastBlock) {
+  auto value_of = [&](char kind, std::string* key) {
+    auto it = kv_->NewIterator({});
+    std::string value;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      std::string_view k = it->key();
+      if (k.size() > 9 && k[0] == 'D' && k[9] == kind) *key = k, value = it->value();
+    }
+    return value;  // the last key of the kind
+  };
+  std::string key;
+  const std::string initial = value_of('i', &key);
+  std::vector<DocUpdateResult> results;
+  std::vector<std::string> docs;
+  for (int i = 0; i < 200; ++i) docs.push_back(R"({"_id":"d)" + std::to_string(1000 + i) + R"(","v":1})");
+  std::vector<std::string_view> views(docs.begin(), docs.end());
+  ASSERT_TRUE(db_->BulkDocs(views, {}, &results).ok());
+  ASSERT_TRUE(db_->Delete("d1003", results[3].rev).ok());
+  ASSERT_TRUE(db_->Put("solo", R"({"v":"x"})").ok());
+  EXPECT_EQ(initial, value_of('i', &key)) << "the counters key is not rewritten";
+  const std::string newest = value_of('s', &key);
+  EXPECT_EQ(202u, coding::DecodeFixed64BE(std::string_view(key).substr(10)));
+  BlockCounters counters;
+  bool found = false;
+  ASSERT_TRUE(ChangeBlockCountersOf(newest, &counters, &found).ok());
+  ASSERT_TRUE(found);
+  auto info = db_->Info();
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(200u, info->doc_count);
+  EXPECT_EQ(info->doc_count, counters.doc_count);
+  EXPECT_EQ(1u, counters.doc_del_count);
+  EXPECT_EQ(info->sizes_external, counters.external_size);
+  // Of a bulk write's blocks only the last carries them.
+  int counted = 0;
+  auto it = kv_->NewIterator({});
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view k = it->key();
+    if (k.size() <= 9 || k[9] != 's') continue;
+    ASSERT_TRUE(ChangeBlockCountersOf(it->value(), &counters, &found).ok());
+    counted += found;
+  }
+  EXPECT_EQ(3, counted);  // the bulk write's last of two, the delete's, the put's
 }
 
 // A big write batch is stored as blocks of at most kChangeBlockEntries

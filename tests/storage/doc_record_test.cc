@@ -182,6 +182,59 @@ TEST(ChangeBlock, ManyEntriesRoundTripInSeqOrder) {
   EXPECT_EQ("c", entries[2].docid);
 }
 
+// A batch's last block carries the database's counters (in place of a
+// counters key rewritten by every batch): one entry or many, the entries
+// decode as before and the counters come back from the head alone.
+TEST(ChangeBlock, CountedBlocksCarryTheCounters) {
+  const BlockCounters counters{300, 7, 123456};
+  for (int n : {1, 3}) {
+    ChangeBlockBuilder builder;
+    std::vector<std::string> ids;  // the builder keeps views of them
+    for (int i = 0; i < n; ++i) ids.push_back("doc" + std::to_string(i));
+    for (int i = 0; i < n; ++i) builder.Add(40 + i, ids[i], i == 0, "1-ab");
+    std::string bytes = builder.Finish(&counters);
+    BlockCounters read;
+    bool found = false;
+    ASSERT_TRUE(ChangeBlockCountersOf(bytes, &read, &found).ok());
+    ASSERT_TRUE(found) << n;
+    EXPECT_EQ(counters, read);
+    const uint64_t key_seq = 40 + n - 1;
+    std::vector<ChangeEntry> entries;
+    ASSERT_TRUE(DecodeChangeBlock(key_seq, bytes, &entries).ok()) << n;
+    ASSERT_EQ(static_cast<size_t>(n), entries.size());
+    EXPECT_EQ(40u, entries[0].seq);
+    EXPECT_EQ("doc0", entries[0].docid);
+    EXPECT_TRUE(entries[0].deleted);
+    EXPECT_EQ(key_seq, entries.back().seq);
+    uint64_t count = 0, first = 0;
+    ASSERT_TRUE(ChangeBlockSpan(key_seq, bytes, &count, &first).ok());
+    EXPECT_EQ(static_cast<uint64_t>(n), count);
+    EXPECT_EQ(40u, first);
+    // Cut anywhere in the counters or entries: corrupt, never a crash.
+    for (size_t cut = 1; cut < bytes.size(); ++cut) {
+      EXPECT_FALSE(DecodeChangeBlock(key_seq, bytes.substr(0, cut), &entries).ok()) << cut;
+    }
+  }
+}
+
+// Blocks of the encodings without counters say so.
+TEST(ChangeBlock, UncountedBlocksHaveNoCounters) {
+  for (int n : {1, 2}) {
+    ChangeBlockBuilder builder;
+    builder.Add(1, "a", false, "1-a");
+    if (n == 2) builder.Add(2, "b", false, "1-b");
+    std::string bytes = builder.Finish();
+    BlockCounters read;
+    bool found = true;
+    ASSERT_TRUE(ChangeBlockCountersOf(bytes, &read, &found).ok());
+    EXPECT_FALSE(found) << n;
+  }
+  BlockCounters read;
+  bool found;
+  EXPECT_FALSE(ChangeBlockCountersOf("", &read, &found).ok());
+  EXPECT_FALSE(ChangeBlockCountersOf(std::string("\0\0\x80", 3), &read, &found).ok());
+}
+
 // A seq range keeps only its entries (an index update reads a big block a
 // share at a time); the legacy single entry too.
 TEST(ChangeBlock, DecodesASeqRange) {

@@ -54,6 +54,9 @@ class TempStore {
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(s).value();
   }
+  // Closes the store (Reopen() opens it again), so a test can open its
+  // files itself.
+  void Close() { store_.reset(); }
   Store* get() { return store_.get(); }
   Store* operator->() { return store_.get(); }
   StoreOptions& options() { return options_; }
