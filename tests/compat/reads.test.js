@@ -165,6 +165,13 @@ test('changes: filter function with query_params, _view, selector, doc_ids', asy
   await assert.rejects(db.changes({ filter: 'app/none' }),
     (e) => e.status === 404 && e.reason === 'missing json key: none');
   await assert.rejects(db.changes({ filter: 'nodesign/kind' }), (e) => e.status === 404);
+  // (The client looks a name without a slash up itself: ask directly.)
+  let bad = await fetchJson(`${dbPath(db)}/_changes?filter=kind`);
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.reason, '`filter` must be of the form `designname/filtername`');
+  bad = await fetchJson(`${dbPath(db)}/_changes?filter=_nope`);
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body.reason, 'unknown builtin filter name');
 });
 
 test('changes: descending, since=now, return_docs=false, a longpoll that times out', async () => {

@@ -981,6 +981,13 @@ TEST_P(CouchServerTest, ChangesNormalFeed) {
   EXPECT_EQ(Req("GET", "/db/_changes?filter=_doc_ids").status, 400);
   EXPECT_EQ(Req("GET", "/db/_changes?since=garbage").status, 400);
   EXPECT_EQ(Req("GET", "/db/_changes?feed=bogus").status, 400);
+  // Unknown filters get couch_changes:configure_filter's reasons.
+  r = Req("GET", "/db/_changes?filter=_bogus");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(J(r), "reason"), "unknown builtin filter name");
+  r = Req("GET", "/db/_changes?filter=nameonly");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(J(r), "reason"), "`filter` must be of the form `designname/filtername`");
 }
 
 // Normal and longpoll feeds end with "pending", the changes after last_seq
