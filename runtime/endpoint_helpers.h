@@ -26,8 +26,11 @@ std::string EncodeDocIdForPath(std::string_view docid);
 Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_body,
                            AllDocsOptions* out, bool* want_update_seq);
 
-// Serializes an _all_docs result.
-std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq);
+// Serializes an _all_docs result. `local_docs` writes total_rows, offset
+// and update_seq as null, as CouchDB's _local_docs does (couch_mrview counts
+// no rows and keeps no sequence for the _local namespace).
+std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq,
+                        bool local_docs = false);
 
 // GET /db's body for `info` (also each "info" of /_dbs_info).
 std::string DbInfoJson(const DatabaseInfo& info);

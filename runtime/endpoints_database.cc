@@ -152,7 +152,19 @@ Status AllDocsCommon(RequestContext& ctx, DocsKind kind) {
   AllDocsResult result;
   s = kind == DocsKind::kLocal ? (*db)->LocalDocs(opts, &result) : (*db)->AllDocs(opts, &result);
   if (!s.ok()) return s;
-  return ctx.SendJson(200, AllDocsJson(result, want_update_seq));
+  if (kind == DocsKind::kDesign) {
+    // total_rows counts the design documents (couch_mrview's
+    // get_total_rows for the _design namespace), not every document.
+    AllDocsOptions all;
+    all.start_key = "_design/";
+    all.end_key = "_design0";
+    all.inclusive_end = false;
+    AllDocsResult designs;
+    s = (*db)->AllDocs(all, &designs);
+    if (!s.ok()) return s;
+    result.total_rows = designs.rows.size();
+  }
+  return ctx.SendJson(200, AllDocsJson(result, want_update_seq, kind == DocsKind::kLocal));
 }
 
 // POST /db/_all_docs/queries {"queries":[{options}...]}: each object holds

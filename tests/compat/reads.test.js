@@ -270,6 +270,15 @@ test('compaction drops old revision bodies but keeps the history', async () => {
   assert.deepEqual(old.body, [{ missing: r1.rev }]);
 });
 
+test('_design_docs counts design documents in total_rows', async () => {
+  const db = remote();
+  await db.bulkDocs([{ _id: 'a' }, { _id: '_design/one' }, { _id: 'z' }, { _id: '_design/two' }]);
+  const r = await fetchJson(`${dbPath(db)}/_design_docs?limit=1`);
+  assert.equal(r.body.total_rows, 2);
+  assert.deepEqual(r.body.rows.map((row) => row.id), ['_design/one']);
+  assert.equal((await db.allDocs()).total_rows, 4);
+});
+
 test('info() fields and counts', async () => {
   const db = remote();
   await db.bulkDocs([{ _id: 'a' }, { _id: 'b' }, { _id: '_local/l' }]);
@@ -331,6 +340,9 @@ test('replication resumes from its checkpoint: a second pull transfers only new 
     const locals = await fetchJson(`${dbPath(db)}/_local_docs`);
     assert.equal(locals.body.rows.length, 1);
     assert.match(locals.body.rows[0].id, /^_local\//);
+    // CouchDB counts nothing in the _local namespace.
+    assert.equal(locals.body.total_rows, null);
+    assert.equal(locals.body.offset, null);
   } finally {
     await local.destroy();
   }

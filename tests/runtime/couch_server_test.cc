@@ -354,12 +354,21 @@ TEST_P(CouchServerTest, DesignAndLocalDocumentRoutes) {
   EXPECT_EQ(d["rows"].Size(), 1u);
   d = J(Req("GET", "/db/_changes"));
   EXPECT_EQ(d["results"].Size(), 1u);
-  d = J(Req("GET", "/db/_local_docs"));
+  d = J(Req("GET", "/db/_local_docs?update_seq=true"));
   ASSERT_EQ(d["rows"].Size(), 1u);
   EXPECT_EQ(Str(d["rows"][0], "id"), "_local/cp");
+  // couch_mrview counts nothing in the _local namespace: all three are null.
+  EXPECT_TRUE(d["total_rows"].IsNull());
+  EXPECT_TRUE(d["offset"].IsNull());
+  EXPECT_TRUE(d["update_seq"].IsNull());
+  // _design_docs' total_rows counts design documents only.
+  PutDoc("db", "A", "{}");
+  PutDoc("db", "zed", "{}");
   d = J(Req("GET", "/db/_design_docs"));
   ASSERT_EQ(d["rows"].Size(), 1u);
   EXPECT_EQ(Str(d["rows"][0], "id"), "_design/app");
+  EXPECT_EQ(d["total_rows"].GetUint64(), 1u);
+  EXPECT_EQ(J(Req("GET", "/db/_all_docs"))["total_rows"].GetUint64(), 3u);
   r = Req("DELETE", "/db/_local/cp?rev=0-2");
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(Req("GET", "/db/_local/cp").status, 404);
