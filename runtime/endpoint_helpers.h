@@ -26,11 +26,14 @@ std::string EncodeDocIdForPath(std::string_view docid);
 Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_body,
                            AllDocsOptions* out, bool* want_update_seq);
 
-// Serializes an _all_docs result. `local_docs` writes total_rows, offset
-// and update_seq as null, as CouchDB's _local_docs does (couch_mrview counts
-// no rows and keeps no sequence for the _local namespace).
+// Which of an _all_docs answer's counts CouchDB 3 gives as null
+// (fabric_view_all_docs, couch_mrview's get_total_rows): a `keys` query
+// has no offset or update_seq, and the _local namespace counts nothing.
+enum class AllDocsMeta { kRange, kKeys, kLocal };
+
+// Serializes an _all_docs result.
 std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq,
-                        bool local_docs = false);
+                        AllDocsMeta meta = AllDocsMeta::kRange);
 
 // GET /db's body for `info` (also each "info" of /_dbs_info).
 std::string DbInfoJson(const DatabaseInfo& info);

@@ -117,7 +117,11 @@ test('allDocs: conflicts, update_seq, and keys naming deleted documents', async 
   assert.deepEqual(r.rows[0].doc._conflicts, [`2-${A}`]);
   assert.equal(r.rows[1].doc._conflicts, undefined);
 
-  r = await db.allDocs({ keys: ['dead', 'nope', 'live'], include_docs: true });
+  r = await db.allDocs({ keys: ['dead', 'nope', 'live'], include_docs: true, update_seq: true });
+  // fabric_view_all_docs gives a keys query no offset and no update_seq.
+  assert.equal(r.total_rows, 2);
+  assert.equal(r.offset, null);
+  assert.equal(r.update_seq, null);
   assert.deepEqual(r.rows[0], { id: 'dead', key: 'dead', value: { rev: tomb.rev, deleted: true }, doc: null });
   assert.deepEqual(r.rows[1], { key: 'nope', error: 'not_found' });
   assert.equal(r.rows[2].doc._id, 'live');

@@ -454,6 +454,14 @@ TEST_P(CouchServerTest, AllDocsOptions) {
   ASSERT_EQ(d["rows"].Size(), 2u);
   EXPECT_EQ(Str(d["rows"][0], "id"), "b");
   EXPECT_EQ(d["offset"].GetInt(), 1);
+  // A keys query has no offset or update_seq (fabric_view_all_docs: null).
+  d = J(Req("GET", "/db/_all_docs?keys=%5B%22b%22%5D&update_seq=true"));
+  ASSERT_EQ(d["rows"].Size(), 1u);
+  EXPECT_EQ(d["total_rows"].GetInt(), 5);
+  EXPECT_TRUE(d["offset"].IsNull());
+  EXPECT_TRUE(d["update_seq"].IsNull());
+  d = J(Req("GET", "/db/_all_docs?update_seq=true"));
+  EXPECT_EQ(d["update_seq"].GetInt(), 5);
 
   d = J(Req("GET", "/db/_all_docs?descending=true&limit=2"));
   EXPECT_EQ(Str(d["rows"][0], "id"), "e");
