@@ -125,12 +125,18 @@ Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_bo
   return Status::OK();
 }
 
-std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq) {
+std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq, AllDocsMeta meta) {
   std::string out;
   out.reserve(64 + result.rows.size() * 96);
-  out += R"({"total_rows":)" + std::to_string(result.total_rows) +
-         R"(,"offset":)" + std::to_string(result.offset);
-  if (include_update_seq) out += R"(,"update_seq":)" + std::to_string(result.update_seq);
+  const bool counted = meta == AllDocsMeta::kRange;
+  out += R"({"total_rows":)";
+  out += meta == AllDocsMeta::kLocal ? "null" : std::to_string(result.total_rows);
+  out += R"(,"offset":)";
+  out += counted ? std::to_string(result.offset) : "null";
+  if (include_update_seq) {
+    out += R"(,"update_seq":)";
+    out += counted ? std::to_string(result.update_seq) : "null";
+  }
   out += R"(,"rows":[)";
   bool first = true;
   for (const AllDocsRow& row : result.rows) {

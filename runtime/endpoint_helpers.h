@@ -26,8 +26,14 @@ std::string EncodeDocIdForPath(std::string_view docid);
 Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_body,
                            AllDocsOptions* out, bool* want_update_seq);
 
+// Which of an _all_docs answer's counts CouchDB 3 gives as null
+// (fabric_view_all_docs, couch_mrview's get_total_rows): a `keys` query
+// has no offset or update_seq, and the _local namespace counts nothing.
+enum class AllDocsMeta { kRange, kKeys, kLocal };
+
 // Serializes an _all_docs result.
-std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq);
+std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq,
+                        AllDocsMeta meta = AllDocsMeta::kRange);
 
 // GET /db's body for `info` (also each "info" of /_dbs_info).
 std::string DbInfoJson(const DatabaseInfo& info);

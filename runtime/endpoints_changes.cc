@@ -128,6 +128,11 @@ Status ParseFeedParams(RequestContext& ctx, const json::Value* body, FeedParams*
       p->design_only = true;
     } else if ((p->custom = ctx.server.FindChangesFilter(*filter)) != nullptr) {
       p->filter_name = *filter;
+    } else if (!filter->empty() && (*filter)[0] == '_') {
+      // couch_changes:configure_filter's answers, for clients that match them.
+      return Status::BadRequest("unknown builtin filter name");
+    } else if (filter->find('/') == std::string::npos) {
+      return Status::BadRequest("`filter` must be of the form `designname/filtername`");
     } else {
       return Status::BadRequest("filter `" + *filter + "` is not supported by this server");
     }

@@ -152,7 +152,23 @@ Status AllDocsCommon(RequestContext& ctx, DocsKind kind) {
   AllDocsResult result;
   s = kind == DocsKind::kLocal ? (*db)->LocalDocs(opts, &result) : (*db)->AllDocs(opts, &result);
   if (!s.ok()) return s;
-  return ctx.SendJson(200, AllDocsJson(result, want_update_seq));
+  if (kind == DocsKind::kDesign && !opts.keys) {
+    // total_rows counts the design documents (couch_mrview's
+    // get_total_rows for the _design namespace), not every document; a keys
+    // query counts every document (fabric_view_all_docs).
+    AllDocsOptions all;
+    all.start_key = "_design/";
+    all.end_key = "_design0";
+    all.inclusive_end = false;
+    AllDocsResult designs;
+    s = (*db)->AllDocs(all, &designs);
+    if (!s.ok()) return s;
+    result.total_rows = designs.rows.size();
+  }
+  AllDocsMeta meta = kind == DocsKind::kLocal ? AllDocsMeta::kLocal
+                     : opts.keys               ? AllDocsMeta::kKeys
+                                               : AllDocsMeta::kRange;
+  return ctx.SendJson(200, AllDocsJson(result, want_update_seq, meta));
 }
 
 // POST /db/_all_docs/queries {"queries":[{options}...]}: each object holds
@@ -198,7 +214,7 @@ Status AllDocsQueries(RequestContext& ctx) {
     if (!s.ok()) return s;
     if (!first) out += ",\n";
     first = false;
-    out += AllDocsJson(result, want_update_seq);
+    out += AllDocsJson(result, want_update_seq, opts.keys ? AllDocsMeta::kKeys : AllDocsMeta::kRange);
   }
   out += "]}";
   return ctx.SendJson(200, out);

@@ -354,12 +354,21 @@ TEST_P(CouchServerTest, DesignAndLocalDocumentRoutes) {
   EXPECT_EQ(d["rows"].Size(), 1u);
   d = J(Req("GET", "/db/_changes"));
   EXPECT_EQ(d["results"].Size(), 1u);
-  d = J(Req("GET", "/db/_local_docs"));
+  d = J(Req("GET", "/db/_local_docs?update_seq=true"));
   ASSERT_EQ(d["rows"].Size(), 1u);
   EXPECT_EQ(Str(d["rows"][0], "id"), "_local/cp");
+  // couch_mrview counts nothing in the _local namespace: all three are null.
+  EXPECT_TRUE(d["total_rows"].IsNull());
+  EXPECT_TRUE(d["offset"].IsNull());
+  EXPECT_TRUE(d["update_seq"].IsNull());
+  // _design_docs' total_rows counts design documents only.
+  PutDoc("db", "A", "{}");
+  PutDoc("db", "zed", "{}");
   d = J(Req("GET", "/db/_design_docs"));
   ASSERT_EQ(d["rows"].Size(), 1u);
   EXPECT_EQ(Str(d["rows"][0], "id"), "_design/app");
+  EXPECT_EQ(d["total_rows"].GetUint64(), 1u);
+  EXPECT_EQ(J(Req("GET", "/db/_all_docs"))["total_rows"].GetUint64(), 3u);
   r = Req("DELETE", "/db/_local/cp?rev=0-2");
   EXPECT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(Req("GET", "/db/_local/cp").status, 404);
@@ -445,6 +454,14 @@ TEST_P(CouchServerTest, AllDocsOptions) {
   ASSERT_EQ(d["rows"].Size(), 2u);
   EXPECT_EQ(Str(d["rows"][0], "id"), "b");
   EXPECT_EQ(d["offset"].GetInt(), 1);
+  // A keys query has no offset or update_seq (fabric_view_all_docs: null).
+  d = J(Req("GET", "/db/_all_docs?keys=%5B%22b%22%5D&update_seq=true"));
+  ASSERT_EQ(d["rows"].Size(), 1u);
+  EXPECT_EQ(d["total_rows"].GetInt(), 5);
+  EXPECT_TRUE(d["offset"].IsNull());
+  EXPECT_TRUE(d["update_seq"].IsNull());
+  d = J(Req("GET", "/db/_all_docs?update_seq=true"));
+  EXPECT_EQ(d["update_seq"].GetInt(), 5);
 
   d = J(Req("GET", "/db/_all_docs?descending=true&limit=2"));
   EXPECT_EQ(Str(d["rows"][0], "id"), "e");
@@ -981,6 +998,13 @@ TEST_P(CouchServerTest, ChangesNormalFeed) {
   EXPECT_EQ(Req("GET", "/db/_changes?filter=_doc_ids").status, 400);
   EXPECT_EQ(Req("GET", "/db/_changes?since=garbage").status, 400);
   EXPECT_EQ(Req("GET", "/db/_changes?feed=bogus").status, 400);
+  // Unknown filters get couch_changes:configure_filter's reasons.
+  r = Req("GET", "/db/_changes?filter=_bogus");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(J(r), "reason"), "unknown builtin filter name");
+  r = Req("GET", "/db/_changes?filter=nameonly");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(J(r), "reason"), "`filter` must be of the form `designname/filtername`");
 }
 
 // Normal and longpoll feeds end with "pending", the changes after last_seq
