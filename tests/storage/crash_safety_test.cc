@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,6 +46,37 @@ namespace {
   }
 }
 
+// Forks a child that runs `child(ack_fd)` (it never returns) and writes an
+// int32 over the pipe after each acknowledged write; once it has
+// acknowledged `target`, kills it with SIGKILL in the middle of its next
+// write. *last_acked: the last acknowledgement it sent (those still in the
+// pipe were sent before the kill too).
+void KillChildAfter(const std::function<void(int)>& child, int target, int32_t* last_acked) {
+  int fds[2];
+  ASSERT_EQ(0, pipe(fds));
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    child(fds[1]);
+    _exit(99);  // not reached: the child writes until it is killed
+  }
+  close(fds[1]);
+  *last_acked = -1;
+  while (*last_acked < target) {
+    int32_t v;
+    ASSERT_EQ(static_cast<ssize_t>(sizeof v), read(fds[0], &v, sizeof v)) << "child died early";
+    *last_acked = v;
+  }
+  kill(pid, SIGKILL);
+  int32_t v;
+  while (read(fds[0], &v, sizeof v) == static_cast<ssize_t>(sizeof v)) *last_acked = v;
+  close(fds[0]);
+  int wstatus = 0;
+  waitpid(pid, &wstatus, 0);
+  ASSERT_TRUE(WIFSIGNALED(wstatus)) << "child exited with " << WEXITSTATUS(wstatus);
+}
+
 void CheckWritesSurviveSigkill(bool sync) {
   std::string path = testing::FreshTempDir("crash");
   {
@@ -56,33 +88,10 @@ void CheckWritesSurviveSigkill(bool sync) {
     ASSERT_TRUE((*store)->CreateDatabase("crash").ok());
   }
   for (int round = 0; round < 3; ++round) {
-    int fds[2];
-    ASSERT_EQ(0, pipe(fds));
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(fds[0]);
-      ChildWriter(path, sync, fds[1]);
-    }
-    close(fds[1]);
-    // Let the child acknowledge a varying number of writes, then kill it
-    // mid-flight (it is always in the middle of its next write).
-    int32_t last_acked = -1;
-    const int target = 50 + round * 75;
-    while (last_acked < target) {
-      int32_t v;
-      ssize_t n = read(fds[0], &v, sizeof v);
-      ASSERT_EQ(static_cast<ssize_t>(sizeof v), n) << "child died early";
-      last_acked = v;
-    }
-    kill(pid, SIGKILL);
-    // Acks already in the pipe were also acknowledged before the kill.
-    int32_t v;
-    while (read(fds[0], &v, sizeof v) == static_cast<ssize_t>(sizeof v)) last_acked = v;
-    close(fds[0]);
-    int wstatus = 0;
-    waitpid(pid, &wstatus, 0);
-    ASSERT_TRUE(WIFSIGNALED(wstatus)) << "child exited with " << WEXITSTATUS(wstatus);
+    // A varying number of acknowledged writes before each kill.
+    int32_t last_acked;
+    KillChildAfter([&](int ack_fd) { ChildWriter(path, sync, ack_fd); }, 50 + round * 75, &last_acked);
+    if (::testing::Test::HasFatalFailure()) return;
 
     StoreOptions options;
     options.backend = StoreOptions::Backend::kLevelDB;
@@ -182,27 +191,9 @@ TEST(CrashSafety, CountersAfterSigkillAgreeWithTheDocuments) {
   // from what the last crash left, its counters recovered from the newest
   // block.
   for (int round = 0; round < 3; ++round) {
-    int fds[2];
-    ASSERT_EQ(0, pipe(fds));
-    pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      close(fds[0]);
-      ChildMixedWriter(path, round, fds[1]);
-    }
-    close(fds[1]);
-    int32_t last_acked = -1;
-    const int target = 400 + round * 500;
-    while (last_acked < target) {
-      int32_t v;
-      ASSERT_EQ(static_cast<ssize_t>(sizeof v), read(fds[0], &v, sizeof v)) << "child died early";
-      last_acked = v;
-    }
-    kill(pid, SIGKILL);
-    close(fds[0]);
-    int wstatus = 0;
-    waitpid(pid, &wstatus, 0);
-    ASSERT_TRUE(WIFSIGNALED(wstatus)) << "child exited with " << WEXITSTATUS(wstatus);
+    int32_t last_acked;
+    KillChildAfter([&](int ack_fd) { ChildMixedWriter(path, round, ack_fd); }, 400 + round * 500, &last_acked);
+    if (::testing::Test::HasFatalFailure()) return;
 
     auto store = Store::Open(options);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
