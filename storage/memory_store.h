@@ -267,9 +267,9 @@ class MemoryStore final : public KVStore {
     uint64_t live_bytes = 0;
     size_t writes_since_pending_gc = 0;  // ops written since the last pass
     // Fingers: nodes recent batches wrote, least recently used replaced
-    // first. A document write's keys mostly land on one (the counters key)
-    // or just after one (the next sequence, the next id of an ascending
-    // run: one run per writer), so Place finds them with a comparison or
+    // first. A document write's keys mostly land just after one (the next
+    // sequence, whose change block carries the counters, and the next id of
+    // an ascending run: one run per writer), so Place finds them with a comparison or
     // two instead of a descent from the root, which compares long shared
     // key prefixes on cold nodes at every level and was most of a small
     // batch's time in the map. A finger also keeps its node's successor

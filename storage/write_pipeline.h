@@ -14,9 +14,9 @@
 //  - B runs in ticket order: a batch takes its ticket in stage A (under the
 //    writer lock, so tickets follow the order in which the batches were
 //    built) and its B waits for the previous ticket's B (WaitTurn). The
-//    store therefore sees the batches in the order they were built: the
-//    counters key, change blocks and records end as the last batch left
-//    them, and update_seq is published in order.
+//    store therefore sees the batches in the order they were built: change
+//    blocks (the last one carrying the counters) and records end as the
+//    last batch left them, and update_seq is published in order.
 //  - Stage A reads only what earlier batches have written: before it reads
 //    a key an unfinished batch writes, it waits for that batch (BeforeRead
 //    compares 64-bit hashes of the keys, so a rare collision costs only a
