@@ -103,6 +103,19 @@ Status PoolViewFunctions::Unwrap(Result<std::string> r, std::string* out) {
   return Status::OK();
 }
 
+Status PoolViewFunctions::RunOnAnyThread(const char* task, std::string arg, std::string* out) {
+  auto pool = Pool();
+  if (!pool.ok()) return pool.status();
+  return Unwrap((*pool)->Run(IsolatePool::kAnyThread, task, std::move(arg)).get(), out);
+}
+
+Status PoolViewFunctions::RunForJson(const char* task, std::string arg, json::Document* out) {
+  std::string text;
+  Status s = RunOnAnyThread(task, std::move(arg), &text);
+  if (!s.ok()) return s;
+  return json::Parse(text, out);
+}
+
 Status PoolViewFunctions::Map(const views::MapCode& code, const std::vector<std::string>& docs,
                               std::string* out) {
   std::mutex mu;
@@ -441,22 +454,18 @@ Status PoolViewFunctions::MapShares(const views::MapCode& code, size_t n, const 
 
 Status PoolViewFunctions::Reduce(const views::MapCode& code, const std::string& source,
                                  std::string_view calls_json, std::string* out) {
-  auto pool = Pool();
-  if (!pool.ok()) return pool.status();
   std::string arg = "{\"code\":" + MapCodeJson(code) + ",\"source\":";
   json::AppendQuoted(&arg, source);
   arg += ",\"calls\":";
   arg.append(calls_json);
   arg += '}';
-  return Unwrap((*pool)->Run(IsolatePool::kAnyThread, kReduceTask, std::move(arg)).get(), out);
+  return RunOnAnyThread(kReduceTask, std::move(arg), out);
 }
 
 Status PoolViewFunctions::Validate(const validation::ValidatorSet& set,
                                    const std::vector<validation::ValidateCall>& calls,
                                    std::string_view user_ctx, std::string_view sec_obj,
                                    std::vector<Status>* results) {
-  auto pool = Pool();
-  if (!pool.ok()) return pool.status();
   std::string arg = "{\"set\":{\"signature\":";
   json::AppendQuoted(&arg, set.signature);
   arg += ",\"validators\":[";
@@ -482,11 +491,8 @@ Status PoolViewFunctions::Validate(const validation::ValidatorSet& set,
   arg += ",\"secObj\":";
   arg.append(sec_obj);
   arg += '}';
-  std::string out;
-  Status s = Unwrap((*pool)->Run(IsolatePool::kAnyThread, kValidateTask, std::move(arg)).get(), &out);
-  if (!s.ok()) return s;
   json::Document d;
-  s = json::Parse(out, &d);
+  Status s = RunForJson(kValidateTask, std::move(arg), &d);
   if (!s.ok()) return s;
   if (!d.IsArray() || d.Size() != calls.size()) return Status::Internal("validate task gave no outcome per document");
   results->clear();
@@ -511,15 +517,10 @@ Status PoolViewFunctions::Validate(const validation::ValidatorSet& set,
 }
 
 Status PoolViewFunctions::Compile(const std::vector<std::string>& sources, size_t* failed) {
-  auto pool = Pool();
-  if (!pool.ok()) return pool.status();
   std::string arg;
   json::AppendStringArray(&arg, sources);
-  std::string out;
-  Status s = Unwrap((*pool)->Run(IsolatePool::kAnyThread, kCompileTask, std::move(arg)).get(), &out);
-  if (!s.ok()) return s;
   json::Document d;
-  s = json::Parse(out, &d);
+  Status s = RunForJson(kCompileTask, std::move(arg), &d);
   if (!s.ok()) return s;
   if (d.IsNull()) return Status::OK();
   auto index = d.IsObject() ? d.FindMember("index") : d.MemberEnd();

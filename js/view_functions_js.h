@@ -35,6 +35,7 @@
 #include "js/isolate_pool.h"
 #include "storage/validate_functions.h"
 #include "storage/view_functions.h"
+#include "util/json.h"
 
 namespace settee::js {
 
@@ -64,6 +65,10 @@ class PoolViewFunctions final : public views::ViewFunctions, public validation::
   // Runs task `fn` with `arg` on `thread`; the JSON text the JS returned
   // as a string.
   static Status Unwrap(Result<std::string> r, std::string* out);
+  // Runs `task` with `arg` as one task on any isolate thread: the JSON
+  // text it returned as a string, and that text parsed.
+  Status RunOnAnyThread(const char* task, std::string arg, std::string* out);
+  Status RunForJson(const char* task, std::string arg, json::Document* out);
 
   const PoolOptions options_;
   std::mutex mu_;
