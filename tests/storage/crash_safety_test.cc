@@ -21,12 +21,16 @@
 namespace settee {
 namespace {
 
-[[noreturn]] void ChildWriter(const std::string& path, bool sync, int ack_fd) {
+StoreOptions LevelDBAt(const std::string& path, bool sync = false) {
   StoreOptions options;
   options.backend = StoreOptions::Backend::kLevelDB;
   options.path = path;
   options.sync = sync;
-  auto store = Store::Open(options);
+  return options;
+}
+
+[[noreturn]] void ChildWriter(const std::string& path, bool sync, int ack_fd) {
+  auto store = Store::Open(LevelDBAt(path, sync));
   if (!store.ok()) _exit(2);
   auto db = (*store)->OpenDatabase("crash");
   if (!db.ok()) _exit(3);
@@ -80,10 +84,7 @@ void KillChildAfter(const std::function<void(int)>& child, int target, int32_t* 
 void CheckWritesSurviveSigkill(bool sync) {
   std::string path = testing::FreshTempDir("crash");
   {
-    StoreOptions options;
-    options.backend = StoreOptions::Backend::kLevelDB;
-    options.path = path;
-    auto store = Store::Open(options);
+    auto store = Store::Open(LevelDBAt(path));
     ASSERT_TRUE(store.ok());
     ASSERT_TRUE((*store)->CreateDatabase("crash").ok());
   }
@@ -93,10 +94,7 @@ void CheckWritesSurviveSigkill(bool sync) {
     KillChildAfter([&](int ack_fd) { ChildWriter(path, sync, ack_fd); }, 50 + round * 75, &last_acked);
     if (::testing::Test::HasFatalFailure()) return;
 
-    StoreOptions options;
-    options.backend = StoreOptions::Backend::kLevelDB;
-    options.path = path;
-    auto store = Store::Open(options);
+    auto store = Store::Open(LevelDBAt(path));
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     auto db = (*store)->OpenDatabase("crash");
     ASSERT_TRUE(db.ok());
@@ -130,10 +128,7 @@ TEST(CrashSafety, AcknowledgedWritesSurviveSigkillWithoutSync) { CheckWritesSurv
 // parent's threads, and LevelDB's background thread, once started in this
 // process, would never flush for it.)
 [[noreturn]] void ChildMixedWriter(const std::string& path, int round, int ack_fd) {
-  StoreOptions options;
-  options.backend = StoreOptions::Backend::kLevelDB;
-  options.path = path;
-  auto store = Store::Open(options);
+  auto store = Store::Open(LevelDBAt(path));
   if (!store.ok()) _exit(2);
   auto db = (*store)->OpenDatabase("crash");
   if (!db.ok()) _exit(3);
@@ -179,9 +174,7 @@ TEST(CrashSafety, AcknowledgedWritesSurviveSigkillWithoutSync) { CheckWritesSurv
 
 TEST(CrashSafety, CountersAfterSigkillAgreeWithTheDocuments) {
   std::string path = testing::FreshTempDir("crash-counters");
-  StoreOptions options;
-  options.backend = StoreOptions::Backend::kLevelDB;
-  options.path = path;
+  const StoreOptions options = LevelDBAt(path);
   {
     auto store = Store::Open(options);
     ASSERT_TRUE(store.ok());
@@ -225,11 +218,7 @@ constexpr int kCrashDatabases = 2;
 std::string CrashDbName(int t) { return "crash" + std::to_string(t % kCrashDatabases); }
 
 [[noreturn]] void ConcurrentChildWriters(const std::string& path, int ack_fd) {
-  StoreOptions options;
-  options.backend = StoreOptions::Backend::kLevelDB;
-  options.path = path;
-  options.sync = true;
-  auto store = Store::Open(options);
+  auto store = Store::Open(LevelDBAt(path, true));
   if (!store.ok()) _exit(2);
   std::vector<std::thread> threads;
   for (int t = 0; t < kWriterThreads; ++t) {
@@ -257,10 +246,7 @@ std::string CrashDbName(int t) { return "crash" + std::to_string(t % kCrashDatab
 TEST(CrashSafety, AcknowledgedConcurrentWritesSurviveSigkill) {
   std::string path = testing::FreshTempDir("crash-mt");
   auto open = [&] {
-    StoreOptions options;
-    options.backend = StoreOptions::Backend::kLevelDB;
-    options.path = path;
-    return Store::Open(options);
+    return Store::Open(LevelDBAt(path));
   };
   {
     auto store = open();
