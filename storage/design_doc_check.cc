@@ -1,7 +1,9 @@
 #include "storage/design_doc_check.h"
 
 #include <initializer_list>
+#include <iterator>
 #include <string_view>
+#include <utility>
 
 namespace settee::design {
 
@@ -70,15 +72,17 @@ bool IsJavaScript(const json::Value& body) {
   return lang == body.MemberEnd() || (lang->value.IsString() && json::View(lang->value) == "javascript");
 }
 
-// The views of `body` (lib aside), each an object by CheckFields.
-template <typename Fn>
-void ForEachView(const json::Value& body, Fn fn) {
+// The views of `body` (lib aside), each an object by CheckFields, in
+// document order.
+std::vector<std::pair<std::string_view, const json::Value*>> ViewsOf(const json::Value& body) {
+  std::vector<std::pair<std::string_view, const json::Value*>> out;
   auto views = body.FindMember("views");
-  if (views == body.MemberEnd() || !views->value.IsObject()) return;
+  if (views == body.MemberEnd() || !views->value.IsObject()) return out;
   for (auto& view : views->value.GetObject()) {
     if (json::View(view.name) == "lib" || !view.value.IsObject()) continue;
-    fn(json::View(view.name), view.value);
+    out.emplace_back(json::View(view.name), &view.value);
   }
+  return out;
 }
 
 }  // namespace
@@ -106,46 +110,46 @@ Status CheckFields(const json::Value& body) {
     Status s = Walk(body, rule.begin(), rule.end(), &at);
     if (!s.ok()) return s;
   }
-  Status missing_map = Status::OK();
-  ForEachView(body, [&](std::string_view name, const json::Value& view) {
-    if (missing_map.ok() && !view.HasMember("map")) {
-      missing_map = Status(Status::Code::kInvalidDesignDoc, "View `" + std::string(name) + "` must contain map function");
+  const auto views = ViewsOf(body);
+  for (const auto& [name, view] : views) {
+    if (!view->HasMember("map")) {
+      return Status(Status::Code::kInvalidDesignDoc, "View `" + std::string(name) + "` must contain map function");
     }
-  });
-  if (!missing_map.ok()) return missing_map;
+  }
   // Built-in reduces are known by prefix, as CouchDB matches them.
-  Status bad_reduce = Status::OK();
-  ForEachView(body, [&](std::string_view, const json::Value& view) {
-    auto r = view.FindMember("reduce");
-    if (!bad_reduce.ok() || r == view.MemberEnd()) return;
+  for (const auto& [name, view] : views) {
+    auto r = view->FindMember("reduce");
+    if (r == view->MemberEnd()) continue;
     std::string_view reduce = json::View(r->value);
-    if (reduce.empty() || reduce[0] != '_') return;
-    for (std::string_view builtin : {"_sum", "_count", "_stats", "_approx_count_distinct"}) {
-      if (reduce.substr(0, builtin.size()) == builtin) return;
+    if (reduce.empty() || reduce[0] != '_') continue;
+    bool builtin = false;
+    for (std::string_view b : {"_sum", "_count", "_stats", "_approx_count_distinct"}) {
+      builtin = builtin || reduce.substr(0, b.size()) == b;
     }
-    bad_reduce = Status(Status::Code::kInvalidDesignDoc,
-                        "`" + std::string(reduce) + "` is not a supported reduce function.");
-  });
-  return bad_reduce;
+    if (!builtin) {
+      return Status(Status::Code::kInvalidDesignDoc, "`" + std::string(reduce) + "` is not a supported reduce function.");
+    }
+  }
+  return Status::OK();
 }
 
 std::vector<FunctionToCompile> FunctionsToCompile(const json::Value& body) {
-  std::vector<FunctionToCompile> out;
-  if (!IsJavaScript(body)) return out;
-  ForEachView(body, [&](std::string_view name, const json::Value& view) {
-    auto map = view.FindMember("map");
-    if (map != view.MemberEnd() && map->value.IsString()) {
-      out.push_back({"map", std::string(name), std::string(json::View(map->value))});
+  std::vector<FunctionToCompile> maps, reduces;
+  if (!IsJavaScript(body)) return maps;
+  for (const auto& [name, view] : ViewsOf(body)) {
+    auto map = view->FindMember("map");
+    if (map != view->MemberEnd() && map->value.IsString()) {
+      maps.push_back({"map", std::string(name), std::string(json::View(map->value))});
     }
-  });
-  ForEachView(body, [&](std::string_view name, const json::Value& view) {
-    auto reduce = view.FindMember("reduce");
-    if (reduce == view.MemberEnd() || !reduce->value.IsString()) return;
-    std::string_view source = json::View(reduce->value);
-    if (!source.empty() && source[0] == '_') return;
-    out.push_back({"reduce", std::string(name), std::string(source)});
-  });
-  return out;
+    auto reduce = view->FindMember("reduce");
+    if (reduce != view->MemberEnd() && reduce->value.IsString()) {
+      std::string_view source = json::View(reduce->value);
+      if (source.empty() || source[0] != '_') reduces.push_back({"reduce", std::string(name), std::string(source)});
+    }
+  }
+  // Maps first, then reduces, as CouchDB compiles them.
+  maps.insert(maps.end(), std::make_move_iterator(reduces.begin()), std::make_move_iterator(reduces.end()));
+  return maps;
 }
 
 Status CompilationError(const FunctionToCompile& f, const std::string& message) {

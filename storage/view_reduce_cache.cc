@@ -98,16 +98,23 @@ void ReduceCaches::Clear() {
   caches_.clear();
 }
 
+std::pair<ReduceCaches::Map::iterator, ReduceCaches::Map::iterator> ReduceCaches::RangeOf(const std::string& base) {
+  auto first = caches_.lower_bound({base, std::string()});
+  auto last = first;
+  while (last != caches_.end() && last->first.first.compare(0, base.size(), base) == 0) ++last;
+  return {first, last};
+}
+
 void ReduceCaches::Drop(const std::string& base) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = caches_.lower_bound({base, std::string()});
-  while (it != caches_.end() && it->first.first.compare(0, base.size(), base) == 0) it = caches_.erase(it);
+  auto [first, last] = RangeOf(base);
+  caches_.erase(first, last);
 }
 
 bool ReduceCaches::Any(const std::string& base) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = caches_.lower_bound({base, std::string()});
-  return it != caches_.end() && it->first.first.compare(0, base.size(), base) == 0;
+  auto [first, last] = RangeOf(base);
+  return first != last;
 }
 
 void ReduceCaches::NoteChanges(const std::string& base, const std::vector<std::string>& keys,
@@ -115,10 +122,8 @@ void ReduceCaches::NoteChanges(const std::string& base, const std::vector<std::s
   std::vector<std::shared_ptr<ReduceCache>> found;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = caches_.lower_bound({base, std::string()});
-         it != caches_.end() && it->first.first.compare(0, base.size(), base) == 0; ++it) {
-      found.push_back(it->second);
-    }
+    auto [first, last] = RangeOf(base);
+    for (auto it = first; it != last; ++it) found.push_back(it->second);
   }
   for (const std::string& key : keys) {
     for (auto& cache : found) {

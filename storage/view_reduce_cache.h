@@ -108,9 +108,12 @@ class ReduceCaches {
   void NoteChanges(const std::string& base, const std::vector<std::string>& keys, uint64_t seq);
 
  private:
+  using Map = std::map<std::pair<std::string, std::string>, std::shared_ptr<ReduceCache>>;
+  // The caches of the index at `base`. REQUIRES mu_
+  std::pair<Map::iterator, Map::iterator> RangeOf(const std::string& base);
+
   std::mutex mu_;
-  // (prefix, reduce) -> cache
-  std::map<std::pair<std::string, std::string>, std::shared_ptr<ReduceCache>> caches_;  // GUARDED_BY(mu_)
+  Map caches_;  // (prefix, reduce) -> cache; GUARDED_BY(mu_)
 };
 
 }  // namespace settee::views
