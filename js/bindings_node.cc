@@ -455,16 +455,9 @@ void TaskDone(const Args& args) {
     return;
   }
   if (raw) {
-    // A map share's results (TaskJsonText) are a few hundred KB: written
-    // once, as one-byte text when they are ASCII, not measured and copied
-    // twice as a String::Utf8Value would.
-    std::string text;
-    if (args[2]->IsString()) {
-      StringToUtf8(isolate, args[2].As<v8::String>(), &text);
-    } else {
-      text = ToUtf8(isolate, args[2]);
-    }
-    t->FinishTask(id, std::move(text));
+    // A map share's results (TaskJsonText) are a few hundred KB: ToUtf8
+    // writes a string once (StringToUtf8), not measured and copied twice.
+    t->FinishTask(id, ToUtf8(isolate, args[2]));
     return;
   }
   std::string json;

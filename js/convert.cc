@@ -312,6 +312,11 @@ Status V8ToJson(v8::Local<v8::Context> context, v8::Local<v8::Value> value, std:
 
 std::string ToUtf8(v8::Isolate* isolate, v8::Local<v8::Value> value) {
   if (value.IsEmpty()) return {};
+  if (value->IsString()) {
+    std::string out;
+    StringToUtf8(isolate, value.As<v8::String>(), &out);
+    return out;
+  }
   v8::String::Utf8Value s(isolate, value);
   return *s ? std::string(*s, s.length()) : std::string();
 }
