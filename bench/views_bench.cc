@@ -205,7 +205,8 @@ void BM_JsViewBuild(benchmark::State& state) {
     }
     std::map<int, std::vector<double>> ms;
     std::map<int, std::vector<settee::views::UpdateProfile>> profiles;
-    for (int r = 0; r < BuildRounds(); ++r) {
+    const int rounds = BuildRounds();
+    for (int r = 0; r < rounds; ++r) {
       for (int threads : (r % 2 == 0 ? std::vector<int>{1, 2} : std::vector<int>{2, 1})) {
         settee::views::UpdateProfile p;
         ms[threads].push_back(build(threads, &p));

@@ -3,6 +3,7 @@
 // bytes are split, statuses and socket errors are counted, and its CPU time
 // is measured.
 #include "bench/harness/http_load.h"
+#include "bench/harness/suite_support.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -207,7 +208,7 @@ TEST(HttpLoadTest, ReconnectsAfterAClose) {
   ScriptedServer server([](int index, const std::string&) { return index < 3 ? Response(200, "{}") : ""; }, 4096);
   auto r = RunHttpLoad(Options(server.port(), 1, 1));
   ASSERT_TRUE(r.ok());
-  EXPECT_GT(r->socket_errors, 1u);
+  ASSERT_GT(r->socket_errors, 1u);
   EXPECT_EQ(r->first_error, "the server closed a connection");
   EXPECT_GT(server.accepted(), 2);
   EXPECT_GE(r->responses, 3 * r->socket_errors - 3);
@@ -235,22 +236,15 @@ TEST(HttpLoadTest, RefusesChunkedAndGarbage) {
 }
 
 TEST(HttpLoadTest, NoServerAndBadOptions) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  const int port = ntohs(a.sin_port);
-  ::close(fd);  // a port nobody listens on
-  auto r = RunHttpLoad(Options(port, 2, 1));
+  auto port = FreePort();  // a port nobody listens on
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  auto r = RunHttpLoad(Options(*port, 2, 1));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().reason().find("cannot connect"), std::string::npos) << r.status().reason();
 
-  HttpLoadOptions o = Options(port, 0, 1);
+  HttpLoadOptions o = Options(*port, 0, 1);
   EXPECT_FALSE(RunHttpLoad(o).ok());
-  o = Options(port, 1, 1);
+  o = Options(*port, 1, 1);
   o.host = "localhost";  // an address, not a name
   EXPECT_FALSE(RunHttpLoad(o).ok());
 }
