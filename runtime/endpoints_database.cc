@@ -2,6 +2,7 @@
 // _design_docs / _local_docs siblings, _bulk_docs, _bulk_get, _revs_diff, _missing_revs,
 // _compact, _ensure_full_commit, _revs_limit, _security.
 #include <ctime>
+#include <limits>
 
 #include "runtime/couch_error.h"
 #include "runtime/endpoint_helpers.h"
@@ -138,6 +139,10 @@ Status AllDocsCommon(RequestContext& ctx, DocsKind kind) {
   bool want_update_seq = false;
   Status s = ParseAllDocsOptions(ctx, keys_body, &opts, &want_update_seq);
   if (!s.ok()) return s;
+  // A design-docs query over the whole namespace already returns every
+  // design document: its total_rows needs no second scan.
+  const bool whole_design_range = kind == DocsKind::kDesign && !opts.keys && !opts.start_key && !opts.end_key &&
+                                  opts.skip == 0 && opts.limit == std::numeric_limits<uint64_t>::max();
   if (kind == DocsKind::kDesign && !opts.keys) {
     // Clamp the range to "_design/" <= id < "_design0".
     const std::string lo = "_design/", hi = "_design0";
@@ -156,14 +161,18 @@ Status AllDocsCommon(RequestContext& ctx, DocsKind kind) {
     // total_rows counts the design documents (couch_mrview's
     // get_total_rows for the _design namespace), not every document; a keys
     // query counts every document (fabric_view_all_docs).
-    AllDocsOptions all;
-    all.start_key = "_design/";
-    all.end_key = "_design0";
-    all.inclusive_end = false;
-    AllDocsResult designs;
-    s = (*db)->AllDocs(all, &designs);
-    if (!s.ok()) return s;
-    result.total_rows = designs.rows.size();
+    if (whole_design_range) {
+      result.total_rows = result.rows.size();
+    } else {
+      AllDocsOptions all;
+      all.start_key = "_design/";
+      all.end_key = "_design0";
+      all.inclusive_end = false;
+      AllDocsResult designs;
+      s = (*db)->AllDocs(all, &designs);
+      if (!s.ok()) return s;
+      result.total_rows = designs.rows.size();
+    }
   }
   AllDocsMeta meta = kind == DocsKind::kLocal ? AllDocsMeta::kLocal
                      : opts.keys               ? AllDocsMeta::kKeys

@@ -368,6 +368,9 @@ TEST_P(CouchServerTest, DesignAndLocalDocumentRoutes) {
   ASSERT_EQ(d["rows"].Size(), 1u);
   EXPECT_EQ(Str(d["rows"][0], "id"), "_design/app");
   EXPECT_EQ(d["total_rows"].GetUint64(), 1u);
+  d = J(Req("GET", "/db/_design_docs?limit=0"));  // a part of the namespace: counted apart
+  EXPECT_EQ(d["rows"].Size(), 0u);
+  EXPECT_EQ(d["total_rows"].GetUint64(), 1u);
   EXPECT_EQ(J(Req("GET", "/db/_all_docs"))["total_rows"].GetUint64(), 3u);
   r = Req("DELETE", "/db/_local/cp?rev=0-2");
   EXPECT_EQ(r.status, 200) << r.body;
