@@ -227,18 +227,19 @@ class HttpSuite {
     std::vector<int> loops = {1};
     if (options_.threads > 1) loops.push_back(options_.threads);
     const bool baseline = options_.baseline == "pouchdb";
+    // Without wrk only its rows are skipped: the load generator's rows
+    // (http_load.h) need nothing but the server.
+    wrk_ = FindInPath(config_.wrk);
+    if (wrk_.empty()) {
+      constexpr char kNoWrk[] = "wrk is not installed (Debian package wrk; scripts/setup.sh)";
+      SkipWrkRows("settee", loops, kNoWrk);
+      if (baseline) SkipWrkRows("pouchdb-server", {1}, kNoWrk);
+    }
     case_count_ = static_cast<int>(SelectedNames(1).size()) * (baseline ? 1 : 0);
     for (int l : loops) case_count_ += static_cast<int>(SelectedNames(l).size());
     if (case_count_ == 0) return rows_;
 
     if (!PrepareScratch()) return rows_;
-    std::string wrk = FindInPath(config_.wrk);
-    if (wrk.empty()) {
-      SkipAll("settee", loops, "wrk is not installed (Debian package wrk; scripts/setup.sh)");
-      if (baseline) SkipAll("pouchdb-server", {1}, "wrk is not installed (Debian package wrk; scripts/setup.sh)");
-      return rows_;
-    }
-    wrk_ = wrk;
     for (int l : loops) {
       Server server;
       server.runtime = "settee";
@@ -256,7 +257,16 @@ class HttpSuite {
   }
 
  private:
+  // The rows this run can drive: every selected row, less wrk's when there
+  // is no wrk.
   std::vector<std::pair<const Endpoint*, int>> SelectedNames(int loops) const {
+    std::vector<std::pair<const Endpoint*, int>> out;
+    for (auto [e, c] : SelectedRows(loops))
+      if (e->load_method || !wrk_.empty()) out.emplace_back(e, c);
+    return out;
+  }
+
+  std::vector<std::pair<const Endpoint*, int>> SelectedRows(int loops) const {
     std::vector<std::pair<const Endpoint*, int>> out;
     for (int c : kConnections)
       for (const Endpoint& e : kEndpoints)
@@ -265,10 +275,11 @@ class HttpSuite {
     return out;
   }
 
-  void SkipAll(const std::string& runtime, const std::vector<int>& loops, const std::string& why) {
+  void SkipWrkRows(const std::string& runtime, const std::vector<int>& loops, const std::string& why) {
     for (int l : loops)
-      for (auto [e, c] : SelectedNames(l))
-        rows_.push_back(RowWithOutcome(kSuite, RowName(*e, c, l), runtime, l, Outcome::kSkipped, why));
+      for (auto [e, c] : SelectedRows(l))
+        if (!e->load_method)
+          rows_.push_back(RowWithOutcome(kSuite, RowName(*e, c, l), runtime, l, Outcome::kSkipped, why));
   }
 
   bool PrepareScratch() {

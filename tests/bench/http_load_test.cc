@@ -28,12 +28,14 @@ using namespace std::chrono_literals;
 // A blocking server on 127.0.0.1: a thread per connection reads requests
 // (head, then Content-Length bytes of body) and answers each with
 // respond(request index on this connection, request text), written in
-// pieces of `piece` bytes. An empty answer closes the connection.
+// pieces of `piece` bytes. An empty answer closes the connection. After
+// `max_accepts` connections it stops listening: later connects are refused.
 class ScriptedServer {
  public:
   using Responder = std::function<std::string(int index, const std::string& request)>;
 
-  ScriptedServer(Responder respond, size_t piece) : respond_(std::move(respond)), piece_(piece) {
+  ScriptedServer(Responder respond, size_t piece, int max_accepts = 1 << 30)
+      : respond_(std::move(respond)), piece_(piece), max_accepts_(max_accepts) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -72,9 +74,15 @@ class ScriptedServer {
       int c = ::accept(fd_, nullptr, nullptr);
       if (c < 0) return;
       ++accepted_;
-      std::lock_guard<std::mutex> lk(mu_);
-      clients_.push_back(c);
-      threads_.emplace_back([this, c] { Serve(c); });
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        clients_.push_back(c);
+        threads_.emplace_back([this, c] { Serve(c); });
+      }
+      if (accepted_ >= max_accepts_) {
+        ::shutdown(fd_, SHUT_RDWR);  // a listener shut down refuses connects
+        return;
+      }
     }
   }
 
@@ -121,6 +129,7 @@ class ScriptedServer {
 
   Responder respond_;
   const size_t piece_;
+  const int max_accepts_;
   int fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
@@ -212,6 +221,25 @@ TEST(HttpLoadTest, ReconnectsAfterAClose) {
   EXPECT_EQ(r->first_error, "the server closed a connection");
   EXPECT_GT(server.accepted(), 2);
   EXPECT_GE(r->responses, 3 * r->socket_errors - 3);
+}
+
+// A connection whose reconnects are refused is retried a pause apart, not
+// on every wakeup of the connection still answered (thousands of connects
+// in the run, each a socket error and client CPU).
+TEST(HttpLoadTest, ARefusedReconnectWaitsAPause) {
+  ScriptedServer server(
+      [](int index, const std::string& request) {
+        bool second = request.find("/db-1 ") != std::string::npos;
+        return second && index >= 1 ? std::string() : Response(200, "{}");
+      },
+      4096, /*max_accepts=*/2);
+  auto r = RunHttpLoad(Options(server.port(), 2, 1));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(server.accepted(), 2);
+  EXPECT_GT(r->responses, 100u);  // the first connection kept going
+  // One close, then one refused connect per 10 ms pause of the 300 ms run.
+  EXPECT_GE(r->socket_errors, 2u);
+  EXPECT_LE(r->socket_errors, 40u);
 }
 
 // What it cannot frame is an error on that connection, not a guess.
