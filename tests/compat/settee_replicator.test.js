@@ -139,21 +139,36 @@ function freePort() {
   });
 }
 
+// pouchdb-server on a free port, answering. The port is free when asked but
+// another process may take it before the server binds: then the server
+// exits, and it starts again on another.
+async function startPouchdbServer(bin, cwd) {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const child = spawn(bin, ['--in-memory', '--port', String(port)], { cwd, stdio: 'ignore' });
+    let exited = false;
+    child.on('exit', () => { exited = true; });
+    const peer = `http://127.0.0.1:${port}`;
+    // Its first start loads ~350 packages: slow on a loaded machine.
+    const deadline = Date.now() + 60000;
+    while (!exited && Date.now() < deadline) {
+      if (await fetch(peer).then((r) => r.ok, () => false)) return { child, peer };
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    child.kill('SIGKILL');
+  }
+  throw new Error('pouchdb-server did not start answering (3 attempts)');
+}
+
 test('settee replicates to and from pouchdb-server 4.2', async (t) => {
   const bin = path.resolve(__dirname, '../../bench/http/node_modules/.bin/pouchdb-server');
   if (!fs.existsSync(bin)) {
     t.skip('pouchdb-server not installed (cd bench/http && npm ci)');
     return;
   }
-  const port = await freePort();
   const cwd = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'pouchdb-server-'));
-  const child = spawn(bin, ['--in-memory', '--port', String(port)], { cwd, stdio: 'ignore' });
+  const { child, peer } = await startPouchdbServer(bin, cwd);
   try {
-    const peer = `http://127.0.0.1:${port}`;
-    for (let i = 0; i < 100; i++) {
-      if (await fetch(peer).then((r) => r.ok, () => false)) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
     let r = await replicate({ source: 'origin', target: `${peer}/fromsettee`, create_target: true });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     await assertSameAsOrigin(`${peer}/fromsettee`);
