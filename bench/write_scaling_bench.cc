@@ -19,6 +19,19 @@
 //   raw_shared shared_db's puts straight into one KV store of the backend,
 //              no document layer: what the store's write gives two threads
 //              (shared_db's ceiling, as each put ends in one store write).
+//   lean_shared
+//              shared_db's ceiling for the memory document store the model
+//              in docs/architecture.md asks for, with no MVCC reads, views
+//              or ordered id index: each put parses its document, hashes its
+//              revision, builds and encodes its record and allocates it
+//              outside any lock (the work of a real put's build), and under
+//              a spin lock only checks its id in an open-addressing hash
+//              index, takes the next sequence, links the record into the
+//              index and an append-only by-sequence array and updates the
+//              counters. What two writers of one database share per put is
+//              then the lock's line (lock, sequence and counters), the
+//              published sequence and the array's tail: the fewest lines a
+//              store that assigns sequences in one order can move.
 //   bulk100    own_db with _bulk_docs of 100 instead of single puts.
 //   cpu        shared-nothing arithmetic on 1 and 2 threads: the parallelism
 //              the machine delivers right now, the ceiling of the others
@@ -73,6 +86,8 @@
 #include <vector>
 
 #include "settee/store.h"
+#include "storage/doc_record.h"
+#include "storage/document.h"
 #include "storage/spin_wait.h"
 
 namespace settee {
@@ -86,7 +101,7 @@ struct Config {
   int docs = 20000;  // per thread, as in issue 14's table
   std::vector<StoreOptions::Backend> backends{StoreOptions::Backend::kMemory,
                                               StoreOptions::Backend::kLevelDB};
-  std::set<std::string> cases{"own_db", "shared_db", "own_cost", "shared_cost", "raw_shared", "bulk100",
+  std::set<std::string> cases{"own_db", "shared_db", "own_cost", "shared_cost", "raw_shared", "lean_shared", "bulk100",
                               "cpu", "cpu_map", "line_trip", "get_storm", "idle_put", "thread_cpu"};
 };
 
@@ -351,6 +366,104 @@ double RawSharedThroughput(StoreOptions::Backend backend, int threads, int docs)
   double secs = RunThreads(threads, [&](int t) {
     for (int i = 0; i < docs; ++i) Check(kv->Put({}, "~raw" + DocId(t, i), DocBody(i)), "raw put");
   });
+  return threads * docs / secs;
+}
+
+// The lean_shared case's database (see the top of this file).
+class LeanDb {
+ public:
+  struct Record {
+    std::string id;
+    std::string bytes;  // the encoded record (its seq field patched in a real store)
+    uint64_t seq = 0;
+  };
+
+  explicit LeanDb(size_t capacity) {
+    size_t slots = 16;
+    while (slots < 4 * capacity) slots <<= 1;
+    mask_ = slots - 1;
+    index_.reset(new std::atomic<Record*>[slots]);
+    for (size_t i = 0; i < slots; ++i) index_[i].store(nullptr, std::memory_order_relaxed);
+    by_seq_.reset(new std::atomic<Record*>[capacity + 1]);
+    capacity_ = capacity;
+  }
+  ~LeanDb() {
+    for (size_t i = 0; i <= mask_; ++i) delete index_[i].load(std::memory_order_relaxed);
+  }
+
+  // Puts a new document (no _rev); false on a conflict (the id exists).
+  bool Put(std::string_view id, std::string_view json) {
+    // Outside the lock: everything a put's build does that needs no seq.
+    IncomingDoc doc;
+    Check(ParseIncomingDoc(json, id, 1 << 20, &doc), "lean parse");
+    DocRecord record;
+    RevId rev{1, ComputeRevHash("", doc.deleted, doc.body)};
+    record.winner_rev = rev.ToString();
+    record.tree.AddRevision(RevTree::kNone, std::move(rev), doc.deleted, true, 0);
+    record.winner_body = std::move(doc.body);
+    auto fresh = std::make_unique<Record>();
+    fresh->id = std::move(doc.id);
+    EncodeDocRecord(record, &fresh->bytes);
+    const size_t hash = std::hash<std::string_view>()(fresh->id);
+    const uint64_t size = record.winner_body.size();
+
+    Lock();
+    size_t i = hash & mask_;
+    for (Record* r; (r = index_[i].load(std::memory_order_relaxed)) != nullptr; i = (i + 1) & mask_) {
+      if (r->id == fresh->id) {
+        Unlock();
+        return false;
+      }
+    }
+    if (head_.seq >= capacity_) std::exit(1);  // sized for the run
+    const uint64_t seq = ++head_.seq;
+    fresh->seq = seq;
+    ++head_.doc_count;
+    head_.external_size += size;
+    Record* r = fresh.release();
+    index_[i].store(r, std::memory_order_release);
+    by_seq_[seq].store(r, std::memory_order_release);
+    published_.store(seq, std::memory_order_release);
+    Unlock();
+    return true;
+  }
+  uint64_t published() const { return published_.load(std::memory_order_acquire); }
+
+ private:
+  void Lock() {
+    SpinBackoff backoff;
+    while (head_.locked.exchange(true, std::memory_order_acquire)) {
+      while (head_.locked.load(std::memory_order_relaxed)) backoff.Pause();
+    }
+  }
+  void Unlock() { head_.locked.store(false, std::memory_order_release); }
+
+  // What every put writes under the lock, on one line.
+  struct alignas(kNoFalseSharing) Head {
+    std::atomic<bool> locked{false};
+    uint64_t seq = 0;
+    uint64_t doc_count = 0;
+    uint64_t external_size = 0;
+  };
+  Head head_;
+  alignas(kNoFalseSharing) std::atomic<uint64_t> published_{0};
+  // Constant after construction (the arrays' contents change).
+  alignas(kNoFalseSharing) size_t mask_ = 0;
+  size_t capacity_ = 0;
+  std::unique_ptr<std::atomic<Record*>[]> index_;   // open addressing, linear probes
+  std::unique_ptr<std::atomic<Record*>[]> by_seq_;  // [1, seq]
+};
+
+// Aggregate puts per second of `threads` threads putting `docs` new
+// documents each into one LeanDb.
+double LeanSharedThroughput(int threads, int docs) {
+  LeanDb db(static_cast<size_t>(threads) * docs);
+  double secs = RunThreads(threads, [&](int t) {
+    for (int i = 0; i < docs; ++i) {
+      if (!db.Put(DocId(t, i), DocBody(i))) std::exit(1);  // every id is new
+    }
+  });
+  if (db.published() != static_cast<uint64_t>(threads) * docs) std::exit(1);
   return threads * docs / secs;
 }
 
@@ -686,7 +799,7 @@ int Main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--rounds N] [--tries N] [--docs N] [--backend memory|leveldb|both] "
-                   "[--cases own_db,shared_db,own_cost,shared_cost,raw_shared,bulk100,cpu,cpu_map,line_trip,get_storm,idle_put,thread_cpu]\n",
+                   "[--cases own_db,shared_db,own_cost,shared_cost,raw_shared,lean_shared,bulk100,cpu,cpu_map,line_trip,get_storm,idle_put,thread_cpu]\n",
                    argv[0]);
       return 2;
     }
@@ -762,6 +875,11 @@ int Main(int argc, char** argv) {
                (two.sleeps - one.sleeps) * 1000);
         record(n + " preempts/1k puts 2t", one.yields * 1000, two.yields * 1000,
                (two.yields - one.yields) * 1000);
+      }
+      if (want("lean_shared") && backend == StoreOptions::Backend::kMemory) {
+        auto [one, two] = BestOf(tries, true, [&] { return LeanSharedThroughput(1, cfg.docs); },
+                                 [&] { return LeanSharedThroughput(2, cfg.docs); });
+        record(b + " lean_shared 2t/1t", one, two, two / one);
       }
       if (want("raw_shared")) {
         auto [one, two] = BestOf(tries, true, [&] { return RawSharedThroughput(backend, 1, cfg.docs); },
