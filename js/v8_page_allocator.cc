@@ -56,8 +56,12 @@ bool RetainingPageAllocator::SetPermissions(void* address, size_t length, Permis
       retained_.insert(address);
       return true;
     }
-    // The pool's commit of a page it uncommitted: it still is read-write.
-    if (page && permissions == kReadWrite && retained_.erase(address)) return true;
+    // The pool's commit of a page it uncommitted, or a page V8 makes
+    // read-write again (it does, for pages of its old space): it still is.
+    if (page && permissions == kReadWrite && read_write_.count(address)) {
+      retained_.erase(address);
+      return true;
+    }
     ForgetLocked(address, length);
   }
   // Anything else (executable code, guard pages, other sizes) as asked. V8

@@ -83,6 +83,15 @@ TEST_F(RetainingPageAllocatorTest, PoolUncommitAndRecommitOfAPageCostNothing) {
   EXPECT_EQ(base_.calls.size(), 1u);
 }
 
+TEST_F(RetainingPageAllocatorTest, MakingAReadWritePageReadWriteCostsNothing) {
+  const uintptr_t a = 8 * kPage;
+  ASSERT_TRUE(pages_.SetPermissions(At(a), kPage, v8::PageAllocator::kReadWrite));
+  ASSERT_TRUE(pages_.SetPermissions(At(a), kPage, v8::PageAllocator::kReadWrite));
+  ASSERT_TRUE(pages_.SetPermissions(At(a), kPage, v8::PageAllocator::kReadWrite));
+  EXPECT_EQ(base_.calls.size(), 1u);
+  EXPECT_EQ(pages_.retained_pages(), 0u);
+}
+
 TEST_F(RetainingPageAllocatorTest, EverythingElseIsForwarded) {
   const uintptr_t a = 32 * kPage;
   // Inaccessible without having been read-write here (a reservation, a guard).
