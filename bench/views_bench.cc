@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <vector>
 #include <map>
@@ -43,10 +44,12 @@ constexpr int kDocs = 10000;
 // Per thread of the process but the calling one (whose share is reading
 // these files; UpdateIndex's caller only waits, g_caller_cpu), by tid: its
 // name and the kernel's scheduler counts (/proc/self/task/<tid>/schedstat):
-// time on a CPU and time ready on a run queue (the cores were busy).
+// time on a CPU and time ready on a run queue (the cores were busy), and
+// its minor page faults (/proc/self/task/<tid>/stat).
 struct ThreadSched {
   std::string name;
   double run_ms = 0, wait_ms = 0;
+  double faults = 0;
 };
 std::map<int, ThreadSched> ThreadScheds() {
   std::map<int, ThreadSched> out;
@@ -69,6 +72,24 @@ std::map<int, ThreadSched> ThreadScheds() {
       if (std::fgets(name, sizeof name, f)) t.name = name;
       std::fclose(f);
       while (!t.name.empty() && t.name.back() == '\n') t.name.pop_back();
+    }
+    if (FILE* f = std::fopen((base + "/stat").c_str(), "r")) {
+      char line[1024] = {0};
+      const size_t len = std::fread(line, 1, sizeof line - 1, f);
+      line[len] = 0;
+      // minflt is the 10th field; the name (2nd) may hold spaces, so count
+      // from the ')' that ends it.
+      if (const char* p = std::strrchr(line, ')')) {
+        char state = 0;
+        int ppid = 0, pgrp = 0, session = 0, tty = 0, tpgid = 0;
+        unsigned flags = 0;
+        unsigned long minflt = 0;
+        if (std::sscanf(p + 1, " %c %d %d %d %d %d %u %lu", &state, &ppid, &pgrp, &session, &tty, &tpgid, &flags,
+                        &minflt) == 8) {
+          t.faults = static_cast<double>(minflt);
+        }
+      }
+      std::fclose(f);
     }
     out[std::atoi(e->d_name)] = t;
   }
@@ -135,6 +156,11 @@ double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
 }
+double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
 // The spread of `v`: its lower and upper quartiles.
 std::pair<double, double> Quartiles(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -187,6 +213,7 @@ void BM_JsViewBuild(benchmark::State& state) {
         if (was != scheds_start.end()) {
           d.run_ms -= was->second.run_ms;
           d.wait_ms -= was->second.wait_ms;
+          d.faults -= was->second.faults;
         }
         if (d.run_ms >= 0.05) ran.push_back(d);
       }
@@ -346,26 +373,28 @@ int main(int argc, char** argv) {
                 Median(g_build_cpu_ms[1]), Median(g_build_cpu_ms[1]) / m1, Median(g_build_cpu_ms[2]),
                 Median(g_build_cpu_ms[2]) / m2);
     std::printf("  caller CPU in UpdateIndex (median): 1 thread %.2f ms, 2 threads %.2f ms\n", Median(g_caller_cpu[1]), Median(g_caller_cpu[2]));
-    std::printf("  minor page faults per build (median): 1 thread %.0f, 2 threads %.0f\n", Median(g_build_faults[1]),
-                Median(g_build_faults[2]));
+    std::printf("  minor page faults per build, median (mean): 1 thread %.0f (%.0f), 2 threads %.0f (%.0f)\n",
+                Median(g_build_faults[1]), Mean(g_build_faults[1]), Median(g_build_faults[2]), Mean(g_build_faults[2]));
     for (int threads : {1, 2}) PrintProfile(threads, g_build_profile[threads]);
     // The threads that ran, by rank (busiest first), medians over builds:
     // the isolate threads' balance, and what V8's helpers and the caller
     // took beside them.
     for (int threads : {1, 2}) {
-      std::printf("  %d thread%s, per thread that ran (busiest first; median over builds): ms on a CPU / ms waiting for one:",
+      std::printf("  %d thread%s, per thread that ran (busiest first; median over builds): ms on a CPU / ms waiting for one / minor faults (mean):",
                   threads, threads == 1 ? "" : "s");
       for (size_t rank = 0; rank < 5; ++rank) {
         std::vector<double> run, wait;
+        double faults = 0;
         std::string name;
         for (const auto& b : g_build_scheds[threads]) {
           if (rank >= b.size()) continue;
           run.push_back(b[rank].run_ms);
           wait.push_back(b[rank].wait_ms);
+          faults += b[rank].faults;
           name = b[rank].name;
         }
         if (run.size() * 2 < g_build_scheds[threads].size()) break;
-        std::printf(" [%s %.1f / %.1f]", name.c_str(), Median(run), Median(wait));
+        std::printf(" [%s %.1f / %.1f / %.0f]", name.c_str(), Median(run), Median(wait), faults / static_cast<double>(run.size()));
       }
       std::printf("\n");
     }
