@@ -100,7 +100,8 @@ async function prepare(spec) {
 }
 
 // The timed loop of the prepared case. Resolves {samples (ms per
-// iteration), error, start_ms, end_ms, wait_ms}; the first failed
+// iteration), error, start_ms, end_ms, wait_cpu_ms, loop_cpu_ms,
+// loop_runq_ms, split_ms}; the first failed
 // iteration or check ends the loop. start_ms/end_ms bound the loop on
 // performance.now()'s clock, which in settee is the process's (one origin
 // for every isolate), so the harness takes N threads' aggregate throughput
@@ -108,7 +109,10 @@ async function prepare(spec) {
 // collection of the tasks. wait_cpu_ms (where the runtime has
 // process.threadCpuUsage, as settee does): the CPU the thread spent waiting
 // for the common start (below), which the harness takes out of the
-// process's CPU time.
+// process's CPU time. loop_cpu_ms: the thread's own CPU time in the loop;
+// loop_runq_ms (Linux): its time runnable but not running in the loop
+// (runQueueWaitMs); split_ms: the wall time those two cover (the loop and
+// the reads of the clocks), the rest of which the thread was asleep.
 //
 // `opts.start_at` (settee with several threads): the instant, on
 // process.hrtime.bigint()'s clock, at which every thread starts its loop.
@@ -126,6 +130,26 @@ function waitUntil(startAt) {
   while (performance.now() < until) { /* spin: see above */ }
 }
 
+// The calling thread's time waiting for a CPU while runnable, in ms, from
+// Linux's /proc/thread-self/schedstat (its second field: run-queue wait in
+// ns, brought up to date whenever the thread is given a CPU, so exact when
+// the thread reads it itself); undefined where there is no such file.
+// Beside the thread's CPU clock it splits a loop's wall time into running,
+// waiting for a CPU (the machine's other work, or the process's other
+// threads) and asleep (waiting on something: a lock, another thread's
+// work, I/O).
+let schedstatReadable = true;
+function runQueueWaitMs() {
+  if (!schedstatReadable) return undefined;
+  try {
+    const fields = require('fs').readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ');
+    const ns = Number(fields[1]);
+    if (Number.isFinite(ns)) return ns / 1e6;
+  } catch (e) { /* not Linux, or no /proc */ }
+  schedstatReadable = false;
+  return undefined;
+}
+
 async function timed(opts) {
   const cur = current;
   if (!cur || cur.status !== 'ready') return { samples: [], error: cur ? cur.error : 'no case prepared' };
@@ -136,6 +160,12 @@ async function timed(opts) {
   const arrived = threadCpu && threadCpu();
   if (opts && opts.start_at) waitUntil(opts.start_at);
   const waited = threadCpu && threadCpu(arrived);
+  // The split's bounds hold the reads of the thread's clocks: a thread
+  // preempted between a read and the loop's bound waited in the run queue
+  // outside the loop's bounds.
+  const split0 = performance.now();
+  const queued0 = runQueueWaitMs();
+  const cpu0 = threadCpu && threadCpu();
   const start = performance.now();
   for (let k = 0; k < n; k++) {
     await yieldTick();
@@ -163,9 +193,17 @@ async function timed(opts) {
     }
   }
   const end = performance.now();
+  const cpu = threadCpu && threadCpu(cpu0);
+  const queued = runQueueWaitMs();
+  const split1 = performance.now();
   cur.status = cur.error ? 'failed' : 'timed';
   const out = { samples, error: cur.error, start_ms: start, end_ms: end };
   if (waited) out.wait_cpu_ms = (waited.user + waited.system) / 1000;
+  if (cpu) out.loop_cpu_ms = (cpu.user + cpu.system) / 1000;
+  if (cpu && queued !== undefined && queued0 !== undefined) {
+    out.loop_runq_ms = queued - queued0;
+    out.split_ms = split1 - split0;
+  }
   return out;
 }
 

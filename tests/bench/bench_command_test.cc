@@ -162,11 +162,25 @@ TEST(BenchCommand, SeveralThreadCountsGiveTheScaling) {
     EXPECT_GT(Throughput(c), 0);
     EXPECT_GT(c.metrics.at("cpu_ms"), 0);
     EXPECT_GT(c.metrics.at("ops_per_cpu_s"), 0);
+    // Where the isolate threads' loops went (runner.js: the thread's CPU
+    // clock and /proc/thread-self/schedstat): each share within the loops.
+    const double thread_ms = c.metrics.at("loop_thread_ms");
+    EXPECT_GT(thread_ms, 0);
+    EXPECT_GT(c.metrics.at("loop_cpu_ms"), 0);
+    EXPECT_LE(c.metrics.at("loop_cpu_ms"), thread_ms);
+    EXPECT_GE(c.metrics.at("loop_runq_ms"), 0);
+    EXPECT_LE(c.metrics.at("loop_runq_ms"), thread_ms);
   }
+  // The 2-thread row carries the rounds' ratios.
+  EXPECT_GT(report->results[1].metrics.at("scaling_vs_first"), 0);
+  EXPECT_GT(report->results[1].metrics.at("per_cpu_vs_first"), 0);
   auto rows = ScalingRows(*report);
   ASSERT_EQ(rows.size(), 1u);
   ASSERT_EQ(rows[0].ratio.size(), 2u);
+  EXPECT_DOUBLE_EQ(rows[0].ratio[1], report->results[1].metrics.at("scaling_vs_first"));
+  EXPECT_GE(rows[0].on_cpu[1], 0);
   EXPECT_THAT(r.out, HasSubstr("2t/1t"));
+  EXPECT_THAT(r.out, HasSubstr("2t cpu/rq/zz"));
   EXPECT_THAT(r.out, HasSubstr("scaling at 2 threads"));
 }
 
