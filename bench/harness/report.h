@@ -83,6 +83,14 @@ struct ScalingRow {
   // for one (the machine's other work, or more of the process's threads
   // than cores), and asleep (a lock, another thread's work, I/O).
   std::vector<double> on_cpu, runq, asleep;
+  // Cores the work kept busy at each count (metric "cores_used": the
+  // process's CPU and the replication server's over the loops' span; 0: not
+  // measured), and the most `ratio` could be on the machine's cores if the
+  // work scaled perfectly: min(threads[i] / threads[0], cores /
+  // cores_used[0]) (0: not known). A pull keeps the client's replicator
+  // threads and the server busy beside its isolate, so one thread already
+  // uses more than one core, and two cannot double it.
+  std::vector<double> cores_used, ceiling;
   std::vector<int> repeats;        // runs behind each figure
   std::string error;               // the first count that did not run ok, and why
 };

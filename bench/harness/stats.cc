@@ -47,9 +47,10 @@ CaseResult MergeRepeats(const std::vector<CaseResult>& repeats) {
   out.metrics.erase("ops_per_sec");
   out.metrics.erase("ops_per_cpu_s");
   out.metrics.erase("cpu_ms");
-  std::vector<double> ops, per_cpu;
+  out.metrics.erase("cores_used");
+  std::vector<double> ops, per_cpu, cores;
   double cpu_ms = 0;
-  static const char* const kSummed[] = {"loop_thread_ms", "loop_cpu_ms", "loop_runq_ms"};
+  static const char* const kSummed[] = {"loop_thread_ms", "loop_cpu_ms", "loop_runq_ms", "remote_cpu_ms"};
   std::map<std::string, double> summed;
   for (const char* m : kSummed) out.metrics.erase(m);
   for (const CaseResult& r : repeats) {
@@ -59,6 +60,9 @@ CaseResult MergeRepeats(const std::vector<CaseResult>& repeats) {
     }
     if (auto it = r.metrics.find("ops_per_cpu_s"); it != r.metrics.end() && r.outcome == Outcome::kOk) {
       per_cpu.push_back(it->second);
+    }
+    if (auto it = r.metrics.find("cores_used"); it != r.metrics.end() && r.outcome == Outcome::kOk) {
+      cores.push_back(it->second);
     }
     if (out.outcome == Outcome::kOk && r.outcome != Outcome::kOk) {
       out.outcome = r.outcome;
@@ -73,6 +77,7 @@ CaseResult MergeRepeats(const std::vector<CaseResult>& repeats) {
   for (const auto& [m, v] : summed) out.metrics[m] = v;
   if (cpu_ms > 0) out.metrics["cpu_ms"] = cpu_ms;
   if (!per_cpu.empty()) out.metrics["ops_per_cpu_s"] = Median(per_cpu);
+  if (!cores.empty()) out.metrics["cores_used"] = Median(cores);
   if (!ops.empty()) {
     out.metrics["ops_per_sec"] = Median(ops);
     out.metrics["ops_per_sec_min"] = *std::min_element(ops.begin(), ops.end());

@@ -35,8 +35,9 @@ double Median(std::vector<double> values);
 // "ops_per_sec" (the median of the runs' throughputs: a run that lost the
 // CPU for a while does not move it), "ops_per_sec_min" and
 // "ops_per_sec_max"; "cpu_ms" summed and "ops_per_cpu_s" the median run's
-// when the runs have them; "loop_thread_ms", "loop_cpu_ms" and
-// "loop_runq_ms" (where the isolate threads' loops went) summed. The first run that did not pass gives the row its
+// when the runs have them, "cores_used" the median run's; "loop_thread_ms",
+// "loop_cpu_ms", "loop_runq_ms" (where the isolate threads' loops went) and
+// "remote_cpu_ms" (the replication server's CPU) summed. The first run that did not pass gives the row its
 // outcome and error. Empty: an empty kFailed row.
 CaseResult MergeRepeats(const std::vector<CaseResult>& repeats);
 

@@ -84,8 +84,11 @@ std::string ErrorOf(const Result<std::string>& r, rapidjson::Document* d) {
 // The first line of a JS stack text: the error itself.
 std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// `remote_pid`: the replication cases' settee serve (0: none, or not ours),
+// whose CPU time in the timed phase counts with the process's: a pull's work
+// is the server's as much as the client's.
 CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const WorkloadCase& c,
-                   const BenchOptions& o) {
+                   const BenchOptions& o, int remote_pid) {
   CaseResult r;
   r.suite = c.suite;
   r.name = c.name;
@@ -107,6 +110,7 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
   bool ready = unsupported.empty() && failed.empty();
   if (ready) {
     auto t0 = std::chrono::steady_clock::now();
+    const double remote0 = remote_pid > 0 ? ProcessThreadsCpuMs(remote_pid) : -1;
     const double cpu0 = ProcessCpuMs();
     std::string timed_arg = runner_arg;
     if (n > 1) {
@@ -115,6 +119,7 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
     }
     auto timed = OnAll(pool, kTimed, [&](int) { return timed_arg; });
     const double cpu_ms = ProcessCpuMs() - cpu0;
+    const double remote1 = remote_pid > 0 ? ProcessThreadsCpuMs(remote_pid) : -1;
     r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     // The threads' own bounds of their loops (one clock for all isolates):
     // from the first one's start to the last one's end. Waking the threads
@@ -159,6 +164,7 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
       if (n > 1) r.metrics["start_skew_ms"] = last_start - first_start;
     }
     r.metrics["cpu_ms"] = std::max(cpu_ms - waited_ms, 0.0);
+    if (remote0 >= 0 && remote1 >= remote0) r.metrics["remote_cpu_ms"] = remote1 - remote0;
     if (split == n && thread_ms > 0) {
       r.metrics["loop_thread_ms"] = thread_ms;
       r.metrics["loop_cpu_ms"] = loop_cpu_ms;
@@ -177,8 +183,13 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
   // threads' work included): unlike the throughput, it does not depend on
   // how many cores the machine leaves the run, so a second thread's
   // contention shows as fewer operations per CPU second.
+  // With the server's CPU, the CPU the work took; over the loops' span, how
+  // many cores it kept busy, which bounds what more threads can add on this
+  // machine's cores (ScalingRow::ceiling).
   if (ready && r.operations > 0 && r.metrics.count("cpu_ms")) {
-    r.metrics["ops_per_cpu_s"] = r.operations * 1000.0 / std::max(r.metrics["cpu_ms"], 1e-3);
+    const double work_ms = r.metrics["cpu_ms"] + (r.metrics.count("remote_cpu_ms") ? r.metrics["remote_cpu_ms"] : 0);
+    r.metrics["ops_per_cpu_s"] = r.operations * 1000.0 / std::max(work_ms, 1e-3);
+    if (r.wall_ms > 0) r.metrics["cores_used"] = work_ms / r.wall_ms;
   }
   if (!unsupported.empty()) {
     r.outcome = Outcome::kUnsupported;
@@ -357,7 +368,8 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
       bool stop = false;
       for (size_t i = 0; i < pools.size(); ++i) {
         const size_t k = rep % 2 ? i : pools.size() - 1 - i;
-        CaseResult r = RunCase(*pools[k], runner, c, run_options[k]);
+        CaseResult r = RunCase(*pools[k], runner, c, run_options[k],
+                               NeedsReplicationRemote({c}) && remotes[k].process ? remotes[k].process->pid() : 0);
         std::lock_guard<std::mutex> lock(mu);
         if (!uncaught.empty() && r.outcome == Outcome::kOk) {
           r.outcome = Outcome::kFailed;

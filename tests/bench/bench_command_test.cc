@@ -203,7 +203,12 @@ void RunScalingWithRemotes(const std::string& backend) {
   for (const auto& c : report->results) {
     EXPECT_EQ(c.name, "pull-replication-one-generation");
     EXPECT_EQ(c.outcome, Outcome::kOk) << c.threads << " threads: " << c.error;
+    // The server's CPU counts with the process's (a pull asks it for every
+    // batch), and so do the cores the pull kept busy.
+    EXPECT_GT(c.metrics.at("remote_cpu_ms"), 0) << c.threads;
+    EXPECT_GT(c.metrics.at("cores_used"), 0) << c.threads;
   }
+  EXPECT_GT(ScalingRows(*report)[0].ceiling[1], 0);
 }
 
 TEST(BenchCommand, ScalingRunsGiveEachCountARemoteOfItsOwnSizeOnMemory) { RunScalingWithRemotes("memory"); }
