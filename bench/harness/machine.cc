@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -105,6 +106,19 @@ double ProcessPeakRssMb(int pid) {
   std::stringstream text;
   text << f.rdbuf();
   return PeakRssMbFromStatus(text.str());
+}
+
+double ProcessThreadsCpuMs(int pid) {
+  std::error_code ec;
+  std::filesystem::directory_iterator tasks("/proc/" + std::to_string(pid) + "/task", ec);
+  if (ec) return -1;
+  double ns = 0;
+  for (const auto& task : tasks) {
+    std::ifstream f(task.path() / "schedstat");
+    double on_cpu = 0;
+    if (f >> on_cpu) ns += on_cpu;
+  }
+  return ns / 1e6;
 }
 
 double SelfPeakRssMb() {

@@ -36,6 +36,14 @@ double SelfPeakRssMb();
 // child forked by a 250 MB bench reports at least 250 MB whatever it used.
 double ProcessPeakRssMb(int pid);
 
+// The CPU time the live threads of process `pid` have run, in ms: the sum
+// of the first field (ns on a CPU) of /proc/PID/task/*/schedstat, which
+// Linux keeps exact for a thread that is not running (/proc/PID/stat counts
+// in 10 ms ticks, too coarse for a 20 ms run). Threads that have exited are
+// not counted, so read it of a process whose threads live as long as it
+// does (a server's loops). -1 when the process is gone.
+double ProcessThreadsCpuMs(int pid);
+
 // VmHWM's value in MiB from the text of a /proc/PID/status; -1 without it.
 double PeakRssMbFromStatus(const std::string& status_text);
 

@@ -19,7 +19,9 @@ constexpr std::chrono::seconds kStartup{60};
 Status StartSettee(const BenchOptions& o, ReplicationRemote* out) {
   auto port = FreePort();
   if (!port.ok()) return port.status();
-  std::string dir = o.scratch_dir + "/remote-settee";
+  // A directory per server: a scaling run starts one for each thread count,
+  // and two LevelDB servers cannot share a store (its LOCK).
+  std::string dir = o.scratch_dir + "/remote-settee-" + std::to_string(*port);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   std::vector<std::string> argv = {o.settee_binary, "serve", "--port", std::to_string(*port), "--bind", "127.0.0.1",

@@ -307,6 +307,13 @@ Result<Report> ParseReport(const std::string& text) {
   return r;
 }
 
+namespace {
+double MetricOr(const CaseResult& c, const char* name, double def = 0) {
+  auto it = c.metrics.find(name);
+  return it == c.metrics.end() ? def : it->second;
+}
+}  // namespace
+
 std::vector<ScalingRow> ScalingRows(const Report& r) {
   std::vector<ScalingRow> rows;
   for (const auto& c : r.results) {
@@ -314,7 +321,9 @@ std::vector<ScalingRow> ScalingRows(const Report& r) {
     auto row = std::find_if(rows.begin(), rows.end(),
                             [&](const ScalingRow& x) { return x.suite == c.suite && x.name == c.name; });
     if (row == rows.end()) {
-      rows.push_back(ScalingRow{c.suite, c.name, {}, {}, {}, {}, {}, {}, {}});
+      rows.emplace_back();
+      rows.back().suite = c.suite;
+      rows.back().name = c.name;
       row = std::prev(rows.end());
     }
     const double ops = Throughput(c);
@@ -327,10 +336,27 @@ std::vector<ScalingRow> ScalingRows(const Report& r) {
     }
     row->threads.push_back(c.threads);
     row->ops.push_back(ops);
-    row->ratio.push_back(ops / row->ops.front());
-    auto per_cpu = c.metrics.find("ops_per_cpu_s");
-    row->per_cpu.push_back(per_cpu == c.metrics.end() ? 0 : per_cpu->second);
-    row->cpu_ratio.push_back(row->per_cpu.front() > 0 ? row->per_cpu.back() / row->per_cpu.front() : 0);
+    const bool first = row->threads.size() == 1;
+    row->ratio.push_back(first ? 1.0 : MetricOr(c, "scaling_vs_first", ops / row->ops.front()));
+    row->per_cpu.push_back(MetricOr(c, "ops_per_cpu_s"));
+    const double cpu_ratio = row->per_cpu.front() > 0 ? row->per_cpu.back() / row->per_cpu.front() : 0;
+    row->cpu_ratio.push_back(first ? (row->per_cpu.front() > 0 ? 1.0 : 0) : MetricOr(c, "per_cpu_vs_first", cpu_ratio));
+    const double thread_ms = MetricOr(c, "loop_thread_ms");
+    if (thread_ms > 0) {
+      const double cpu = std::min(MetricOr(c, "loop_cpu_ms") / thread_ms, 1.0);
+      const double queued = std::min(MetricOr(c, "loop_runq_ms") / thread_ms, 1.0 - cpu);
+      row->on_cpu.push_back(cpu);
+      row->runq.push_back(queued);
+      row->asleep.push_back(1.0 - cpu - queued);
+    } else {
+      row->on_cpu.push_back(-1);
+      row->runq.push_back(-1);
+      row->asleep.push_back(-1);
+    }
+    row->cores_used.push_back(MetricOr(c, "cores_used"));
+    const double c0 = row->cores_used.front();
+    const double by_threads = static_cast<double>(c.threads) / row->threads.front();
+    row->ceiling.push_back(c0 > 0 && r.machine.cores > 0 ? std::min(by_threads, r.machine.cores / c0) : 0);
     auto reps = c.metrics.find("repeats");
     row->repeats.push_back(reps == c.metrics.end() ? 1 : static_cast<int>(reps->second));
   }
@@ -348,19 +374,25 @@ bool HasOwnTable(const std::string& suite) { return suite == "eval" || suite == 
 std::string FormatScalingTable(const Report& r) {
   const auto& counts = r.options.thread_counts;
   std::string out = Line("aggregate throughput (iterations/s over all threads, the median of each case's runs, "
-                         "interleaved) at --threads %d", counts.front());
+                         "in rounds of one run a count) at --threads %d", counts.front());
   for (size_t i = 1; i < counts.size(); ++i) out += Line(",%d", counts[i]);
-  out += Line("; scaling = ops/s over the ops/s at %d; per CPU = the same for operations per CPU second of the "
-              "process (below 1: contention; near 1 while scaling is low: the machine did not give the run the cores)\n\n",
+  out += Line("; scaling = ops/s over the ops/s at %d (the median over the rounds of one round's two runs); "
+              "per CPU = the same for operations per CPU second of the process and its replication server (below "
+              "1: contention; near 1 while scaling is low: the threads ran one at a time); ceiling = the most the "
+              "scaling could be on this machine's cores, from the cores the work kept busy at the first count; "
+              "cpu/rq/zz = %% of the isolate threads' loop time on a CPU / runnable, waiting for a CPU (the "
+              "machine's other work) / asleep (waiting on a lock, another thread, I/O)\n\n",
               counts.front());
   out += Line("%-34s %4s", "case", "runs");
   for (int n : counts) out += Line(" %9s", (std::to_string(n) + "t ops/s").c_str());
   for (size_t i = 1; i < counts.size(); ++i) {
-    out += Line(" %9s %9s", (std::to_string(counts[i]) + "t/" + std::to_string(counts.front()) + "t").c_str(),
-                "per CPU");
+    out += Line(" %9s %9s %8s", (std::to_string(counts[i]) + "t/" + std::to_string(counts.front()) + "t").c_str(),
+                "per CPU", "ceiling");
   }
+  for (int n : counts) out += Line(" %13s", (std::to_string(n) + "t cpu/rq/zz").c_str());
   out += "\n";
   std::map<int, std::vector<double>> ratios;
+  std::map<int, int> capped;
   std::string last_suite;
   for (const auto& row : ScalingRows(r)) {
     if (HasOwnTable(row.suite)) continue;
@@ -375,8 +407,18 @@ std::string FormatScalingTable(const Report& r) {
     }
     for (double ops : row.ops) out += Line(" %9.0f", ops);
     for (size_t i = 1; i < row.ratio.size(); ++i) {
-      out += Line(" %9s %9s", Factor(row.ratio[i]).c_str(), Factor(row.cpu_ratio[i]).c_str());
+      out += Line(" %9s %9s %8s", Factor(row.ratio[i]).c_str(), Factor(row.cpu_ratio[i]).c_str(),
+                  row.ceiling[i] > 0 ? Factor(row.ceiling[i]).c_str() : "-");
       ratios[row.threads[i]].push_back(row.ratio[i]);
+      // Short of 1.6x, but at 90% or more of a ceiling under 1.6x: the work
+      // at the first count already kept the cores busy.
+      if (row.ratio[i] < 1.6 && row.ceiling[i] > 0 && row.ceiling[i] < 1.6 && row.ratio[i] >= 0.9 * row.ceiling[i]) {
+        ++capped[row.threads[i]];
+      }
+    }
+    for (size_t i = 0; i < row.on_cpu.size(); ++i) {
+      out += row.on_cpu[i] < 0 ? Line(" %13s", "-")
+                               : Line("   %3.0f/%3.0f/%3.0f", 100 * row.on_cpu[i], 100 * row.runq[i], 100 * row.asleep[i]);
     }
     out += "\n";
   }
@@ -384,17 +426,15 @@ std::string FormatScalingTable(const Report& r) {
   for (const auto& [n, v] : ratios) {
     int reached = 0;
     for (double x : v) reached += x >= 1.6 ? 1 : 0;
-    out += Line("scaling at %d threads: geometric mean %s over %zu cases; %d of them at 1.6x or more\n", n,
+    out += Line("scaling at %d threads: geometric mean %s over %zu cases; %d of them at 1.6x or more", n,
                 Factor(GeometricMean(v)).c_str(), v.size(), reached);
+    out += capped[n] ? Line("; %d more within 10%% of a ceiling under 1.6x (the work kept the cores busy at %d)\n",
+                            capped[n], counts.front())
+                     : "\n";
   }
   return out;
 }
 
-
-double MetricOr(const CaseResult& c, const char* name, double def = 0) {
-  auto it = c.metrics.find(name);
-  return it == c.metrics.end() ? def : it->second;
-}
 
 std::string NotRun(const CaseResult& c, size_t width) {
   return Shorten(std::string(OutcomeName(c.outcome)) + ": " + c.error, width);

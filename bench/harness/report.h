@@ -66,13 +66,31 @@ struct ScalingRow {
   std::string suite, name;
   std::vector<int> threads;        // the counts that ran ok, in the run's order
   std::vector<double> ops;         // their throughputs (Throughput(): the median run's)
-  std::vector<double> ratio;       // ops[i] / ops[0]
+  // ops at count i over ops at the first count: the median over the
+  // rounds of the ratio of two runs of one round (metric
+  // "scaling_vs_first", NoteRoundRatios), else ops[i] / ops[0].
+  std::vector<double> ratio;
   // Operations per CPU second of the process at each count over the
-  // first's (0 when not measured): below 1, a thread makes the others'
-  // operations dearer (contention); near 1 with a low `ratio`, the run
-  // did not get the cores (a busy machine).
+  // first's, paired by round as `ratio` (0 when not measured): below 1, a
+  // thread makes the others' operations dearer (contention); near 1 with a
+  // low `ratio`, the threads ran one at a time: the machine did not give
+  // the run the cores (`runq` tells) or they waited on each other asleep
+  // (`asleep` tells).
   std::vector<double> cpu_ratio;
   std::vector<double> per_cpu;     // operations per CPU second at each count (0: not measured)
+  // Where the isolate threads' loops went at each count, as shares of the
+  // threads' loop time (-1: not measured): on a CPU, runnable but waiting
+  // for one (the machine's other work, or more of the process's threads
+  // than cores), and asleep (a lock, another thread's work, I/O).
+  std::vector<double> on_cpu, runq, asleep;
+  // Cores the work kept busy at each count (metric "cores_used": the
+  // process's CPU and the replication server's over the loops' span; 0: not
+  // measured), and the most `ratio` could be on the machine's cores if the
+  // work scaled perfectly: min(threads[i] / threads[0], cores /
+  // cores_used[0]) (0: not known). A pull keeps the client's replicator
+  // threads and the server busy beside its isolate, so one thread already
+  // uses more than one core, and two cannot double it.
+  std::vector<double> cores_used, ceiling;
   std::vector<int> repeats;        // runs behind each figure
   std::string error;               // the first count that did not run ok, and why
 };

@@ -35,9 +35,23 @@ double Median(std::vector<double> values);
 // "ops_per_sec" (the median of the runs' throughputs: a run that lost the
 // CPU for a while does not move it), "ops_per_sec_min" and
 // "ops_per_sec_max"; "cpu_ms" summed and "ops_per_cpu_s" the median run's
-// when the runs have them. The first run that did not pass gives the row its
+// when the runs have them, "cores_used" the median run's; "loop_thread_ms",
+// "loop_cpu_ms", "loop_runq_ms" (where the isolate threads' loops went) and
+// "remote_cpu_ms" (the replication server's CPU) summed. The first run that did not pass gives the row its
 // outcome and error. Empty: an empty kFailed row.
 CaseResult MergeRepeats(const std::vector<CaseResult>& repeats);
+
+// For a case run at several thread counts in rounds (runs[k][i]: count k's
+// run in round i; runs[0] the first count's), sets on (*merged)[k], k > 0,
+// the metrics "scaling_vs_first": the median over the rounds of the run's
+// throughput over the first count's run's in the same round, and
+// "per_cpu_vs_first": the same for "ops_per_cpu_s". Pairing runs of one
+// round compares runs taken a moment apart, so a stretch in which the
+// machine gave the process less leaves the ratio alone unless it covers
+// most rounds; a cost of the second thread is in every round and stays.
+// Rounds in which either run did not pass, or has no figure, are left out;
+// a metric with no round left is not set.
+void NoteRoundRatios(const std::vector<std::vector<CaseResult>>& runs, std::vector<CaseResult>* merged);
 
 // The geometric mean of the positive values of `factors` (0 when none).
 double GeometricMean(const std::vector<double>& factors);

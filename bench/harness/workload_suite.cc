@@ -84,8 +84,11 @@ std::string ErrorOf(const Result<std::string>& r, rapidjson::Document* d) {
 // The first line of a JS stack text: the error itself.
 std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// `remote_pid`: the replication cases' settee serve (0: none, or not ours),
+// whose CPU time in the timed phase counts with the process's: a pull's work
+// is the server's as much as the client's.
 CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const WorkloadCase& c,
-                   const BenchOptions& o) {
+                   const BenchOptions& o, int remote_pid) {
   CaseResult r;
   r.suite = c.suite;
   r.name = c.name;
@@ -107,6 +110,7 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
   bool ready = unsupported.empty() && failed.empty();
   if (ready) {
     auto t0 = std::chrono::steady_clock::now();
+    const double remote0 = remote_pid > 0 ? ProcessThreadsCpuMs(remote_pid) : -1;
     const double cpu0 = ProcessCpuMs();
     std::string timed_arg = runner_arg;
     if (n > 1) {
@@ -115,6 +119,7 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
     }
     auto timed = OnAll(pool, kTimed, [&](int) { return timed_arg; });
     const double cpu_ms = ProcessCpuMs() - cpu0;
+    const double remote1 = remote_pid > 0 ? ProcessThreadsCpuMs(remote_pid) : -1;
     r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     // The threads' own bounds of their loops (one clock for all isolates):
     // from the first one's start to the last one's end. Waking the threads
@@ -127,7 +132,8 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
     // to the loop. Each thread's spin is taken out at its own CPU time
     // (process.threadCpuUsage: the thread's CPU clock).
     double first_start = 0, last_start = 0, last_end = 0, waited_ms = 0;
-    int bounded = 0;
+    double thread_ms = 0, loop_cpu_ms = 0, loop_runq_ms = 0;
+    int bounded = 0, split = 0;
     for (int t = 0; t < n; ++t) {
       rapidjson::Document d;
       std::string err = ErrorOf(timed[t], &d);
@@ -142,6 +148,14 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
         last_start = bounded == 0 ? start : std::max(last_start, start);
         last_end = bounded == 0 ? end : std::max(last_end, end);
         ++bounded;
+        // Where this thread's loop went: on a CPU, waiting for one, asleep.
+        if (d.HasMember("loop_cpu_ms") && d["loop_cpu_ms"].IsNumber() && d.HasMember("loop_runq_ms") &&
+            d["loop_runq_ms"].IsNumber() && d.HasMember("split_ms") && d["split_ms"].IsNumber()) {
+          thread_ms += d["split_ms"].GetDouble();
+          loop_cpu_ms += d["loop_cpu_ms"].GetDouble();
+          loop_runq_ms += d["loop_runq_ms"].GetDouble();
+          ++split;
+        }
       }
       if (d.HasMember("wait_cpu_ms") && d["wait_cpu_ms"].IsNumber()) waited_ms += d["wait_cpu_ms"].GetDouble();
     }
@@ -150,6 +164,12 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
       if (n > 1) r.metrics["start_skew_ms"] = last_start - first_start;
     }
     r.metrics["cpu_ms"] = std::max(cpu_ms - waited_ms, 0.0);
+    if (remote0 >= 0 && remote1 >= remote0) r.metrics["remote_cpu_ms"] = remote1 - remote0;
+    if (split == n && thread_ms > 0) {
+      r.metrics["loop_thread_ms"] = thread_ms;
+      r.metrics["loop_cpu_ms"] = loop_cpu_ms;
+      r.metrics["loop_runq_ms"] = loop_runq_ms;
+    }
   }
   // Always: checks after the loop (when it ran), teardown and destroy.
   auto finished = OnAll(pool, kFinish, [&](int) { return runner_arg; });
@@ -163,8 +183,13 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
   // threads' work included): unlike the throughput, it does not depend on
   // how many cores the machine leaves the run, so a second thread's
   // contention shows as fewer operations per CPU second.
+  // With the server's CPU, the CPU the work took; over the loops' span, how
+  // many cores it kept busy, which bounds what more threads can add on this
+  // machine's cores (ScalingRow::ceiling).
   if (ready && r.operations > 0 && r.metrics.count("cpu_ms")) {
-    r.metrics["ops_per_cpu_s"] = r.operations * 1000.0 / std::max(r.metrics["cpu_ms"], 1e-3);
+    const double work_ms = r.metrics["cpu_ms"] + (r.metrics.count("remote_cpu_ms") ? r.metrics["remote_cpu_ms"] : 0);
+    r.metrics["ops_per_cpu_s"] = r.operations * 1000.0 / std::max(work_ms, 1e-3);
+    if (r.wall_ms > 0) r.metrics["cores_used"] = work_ms / r.wall_ms;
   }
   if (!unsupported.empty()) {
     r.outcome = Outcome::kUnsupported;
@@ -332,14 +357,19 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
       }
       continue;
     }
-    // Runs of each count in turn until there are --repeats of each and each
-    // count's timed loops add up to --min-time; a run that fails ends it.
+    // Rounds of one run of each count until there are --repeats of each and
+    // each count's timed loops add up to --min-time; a run that fails ends
+    // it. Every other round runs the counts in reverse order, so that no
+    // count always runs first (after the other's garbage, or first into a
+    // burst of the machine's other work).
     std::vector<std::vector<CaseResult>> runs(pools.size());
     std::vector<double> timed_ms(pools.size(), 0);
     for (int rep = 1;; ++rep) {
       bool stop = false;
-      for (size_t k = 0; k < pools.size(); ++k) {
-        CaseResult r = RunCase(*pools[k], runner, c, run_options[k]);
+      for (size_t i = 0; i < pools.size(); ++i) {
+        const size_t k = rep % 2 ? i : pools.size() - 1 - i;
+        CaseResult r = RunCase(*pools[k], runner, c, run_options[k],
+                               NeedsReplicationRemote({c}) && remotes[k].process ? remotes[k].process->pid() : 0);
         std::lock_guard<std::mutex> lock(mu);
         if (!uncaught.empty() && r.outcome == Outcome::kOk) {
           r.outcome = Outcome::kFailed;
@@ -353,7 +383,10 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
       const bool enough = rep >= o.repeats && *std::min_element(timed_ms.begin(), timed_ms.end()) >= o.min_time_s * 1000;
       if (stop || enough || rep >= BenchOptions::kMaxRepeats) break;
     }
-    for (auto& r : runs) results.push_back(r.size() == 1 ? std::move(r.front()) : MergeRepeats(r));
+    std::vector<CaseResult> merged;
+    for (auto& r : runs) merged.push_back(r.size() == 1 ? r.front() : MergeRepeats(r));
+    if (runs.size() > 1) NoteRoundRatios(runs, &merged);
+    for (auto& r : merged) results.push_back(std::move(r));
   }
   for (auto& remote : remotes) {
     if (remote.process) remote.process->Stop();

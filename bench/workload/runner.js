@@ -100,7 +100,8 @@ async function prepare(spec) {
 }
 
 // The timed loop of the prepared case. Resolves {samples (ms per
-// iteration), error, start_ms, end_ms, wait_ms}; the first failed
+// iteration), error, start_ms, end_ms, wait_cpu_ms, loop_cpu_ms,
+// loop_runq_ms, split_ms}; the first failed
 // iteration or check ends the loop. start_ms/end_ms bound the loop on
 // performance.now()'s clock, which in settee is the process's (one origin
 // for every isolate), so the harness takes N threads' aggregate throughput
@@ -108,7 +109,10 @@ async function prepare(spec) {
 // collection of the tasks. wait_cpu_ms (where the runtime has
 // process.threadCpuUsage, as settee does): the CPU the thread spent waiting
 // for the common start (below), which the harness takes out of the
-// process's CPU time.
+// process's CPU time. loop_cpu_ms: the thread's own CPU time in the loop;
+// loop_runq_ms (Linux): its time runnable but not running in the loop
+// (runQueueWaitMs); split_ms: the wall time those two cover (the loop and
+// the reads of the clocks), the rest of which the thread was asleep.
 //
 // `opts.start_at` (settee with several threads): the instant, on
 // process.hrtime.bigint()'s clock, at which every thread starts its loop.
@@ -121,9 +125,39 @@ async function prepare(spec) {
 // starts late again, which is what the wait is for: sleeping through all
 // but the last 4 ms left 0.1-3.6 ms between the starts on a busy machine),
 // on performance.now() (a number, cheaper per call than hrtime.bigint()).
+//
+// Between two reads of the clock it runs a loop that allocates nothing
+// (~1 us): every read makes a heap number, and 15 ms of back-to-back reads
+// left megabytes of garbage, which V8's helper threads then marked (CPU
+// that the process's clock counted against the loop) and a young-generation
+// collection swept inside the timed loop, at 2 threads only.
 function waitUntil(startAt) {
   const until = performance.now() + Number(BigInt(startAt) - process.hrtime.bigint()) / 1e6;
-  while (performance.now() < until) { /* spin: see above */ }
+  let sink = 0;
+  while (performance.now() < until) {
+    for (let i = 0; i < 256; i++) sink ^= i;
+  }
+  return sink;
+}
+
+// The calling thread's time waiting for a CPU while runnable, in ms, from
+// Linux's /proc/thread-self/schedstat (its second field: run-queue wait in
+// ns, brought up to date whenever the thread is given a CPU, so exact when
+// the thread reads it itself); undefined where there is no such file.
+// Beside the thread's CPU clock it splits a loop's wall time into running,
+// waiting for a CPU (the machine's other work, or the process's other
+// threads) and asleep (waiting on something: a lock, another thread's
+// work, I/O).
+let schedstatReadable = true;
+function runQueueWaitMs() {
+  if (!schedstatReadable) return undefined;
+  try {
+    const fields = require('fs').readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ');
+    const ns = Number(fields[1]);
+    if (Number.isFinite(ns)) return ns / 1e6;
+  } catch (e) { /* not Linux, or no /proc */ }
+  schedstatReadable = false;
+  return undefined;
 }
 
 async function timed(opts) {
@@ -136,6 +170,13 @@ async function timed(opts) {
   const arrived = threadCpu && threadCpu();
   if (opts && opts.start_at) waitUntil(opts.start_at);
   const waited = threadCpu && threadCpu(arrived);
+  // The split's bounds hold the reads of the thread's clocks, and the CPU
+  // clock's hold the run-queue reads: a thread preempted between a read and
+  // the loop's bound waited in the run queue outside the loop's bounds, and
+  // the reads' own CPU time (~10 us) is not time asleep.
+  const split0 = performance.now();
+  const cpu0 = threadCpu && threadCpu();
+  const queued0 = runQueueWaitMs();
   const start = performance.now();
   for (let k = 0; k < n; k++) {
     await yieldTick();
@@ -163,9 +204,17 @@ async function timed(opts) {
     }
   }
   const end = performance.now();
+  const queued = runQueueWaitMs();
+  const cpu = threadCpu && threadCpu(cpu0);
+  const split1 = performance.now();
   cur.status = cur.error ? 'failed' : 'timed';
   const out = { samples, error: cur.error, start_ms: start, end_ms: end };
   if (waited) out.wait_cpu_ms = (waited.user + waited.system) / 1000;
+  if (cpu) out.loop_cpu_ms = (cpu.user + cpu.system) / 1000;
+  if (cpu && queued !== undefined && queued0 !== undefined) {
+    out.loop_runq_ms = queued - queued0;
+    out.split_ms = split1 - split0;
+  }
   return out;
 }
 

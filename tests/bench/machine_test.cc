@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <ctime>
 #include <fstream>
+#include <thread>
 #include <sstream>
 
 #include <gmock/gmock.h>
@@ -86,6 +88,31 @@ TEST(PeakRss, VmHwmOfAStatusText) {
 TEST(PeakRss, OfARunningProcessAndOfNone) {
   EXPECT_GT(ProcessPeakRssMb(getpid()), 0);
   EXPECT_EQ(ProcessPeakRssMb(-5), -1);
+}
+
+// This thread spinning 50 ms of its own CPU clock adds about that much to
+// the process's threads' sum, read from another thread (so that this one is
+// not running while it is read).
+TEST(ProcessThreadsCpuMs, GrowsByALiveThreadsWorkAndIsMinusOneForNoProcess) {
+  auto read = [] {
+    double v = 0;
+    std::thread([&] { v = ProcessThreadsCpuMs(getpid()); }).join();
+    return v;
+  };
+  // The reading thread counts itself, then exits: a first read can take
+  // milliseconds (first use of the file system code), which the second
+  // would then lack.
+  read();
+  const double before = read();
+  ASSERT_GE(before, 0);
+  timespec t0{}, t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+  do clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  while ((t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) / 1e6 < 50);
+  const double after = read();
+  EXPECT_GE(after - before, 49);
+  EXPECT_LT(after - before, 500);
+  EXPECT_EQ(ProcessThreadsCpuMs(-5), -1);
 }
 
 }  // namespace

@@ -98,6 +98,53 @@ TEST(MergeRepeats, ThroughputIsTheMedianRunsNotTheMeanOverAll) {
   EXPECT_DOUBLE_EQ(m.metrics.at("ops_per_cpu_s"), 100 * 1000.0 / 150);
 }
 
+TEST(MergeRepeats, SumsWhereTheLoopsTimeWent) {
+  std::vector<CaseResult> runs = {OneRun(100, 100), OneRun(100, 100)};
+  runs[0].metrics = {{"loop_thread_ms", 200}, {"loop_cpu_ms", 150}, {"loop_runq_ms", 30}};
+  runs[1].metrics = {{"loop_thread_ms", 180}, {"loop_cpu_ms", 100}, {"loop_runq_ms", 70}};
+  CaseResult m = MergeRepeats(runs);
+  EXPECT_DOUBLE_EQ(m.metrics.at("loop_thread_ms"), 380);
+  EXPECT_DOUBLE_EQ(m.metrics.at("loop_cpu_ms"), 250);
+  EXPECT_DOUBLE_EQ(m.metrics.at("loop_runq_ms"), 100);
+  EXPECT_EQ(MergeRepeats({OneRun(100, 100)}).metrics.count("loop_cpu_ms"), 0u);  // not measured
+}
+
+// Rounds of a 1-thread and a 2-thread run: the ratio is the median of the
+// rounds' own ratios. A round whose 2-thread run lost a core (round 1) or
+// whose 1-thread run did (round 3) moves the ratio of the medians of each
+// count's runs, not the median of the rounds' ratios.
+TEST(NoteRoundRatios, TheMedianOverRoundsOfOneRoundsRatio) {
+  std::vector<std::vector<CaseResult>> runs(2);
+  const double one[] = {1000, 1000, 800, 500, 1000};
+  const double two[] = {1800, 1000, 1440, 900, 1800};
+  for (int i = 0; i < 5; ++i) {
+    runs[0].push_back(OneRun(100, 100 * 1000 / one[i]));
+    runs[1].push_back(OneRun(200, 200 * 1000 / two[i]));
+    runs[0].back().metrics["ops_per_cpu_s"] = 1000;
+    runs[1].back().metrics["ops_per_cpu_s"] = i == 1 ? 500 : 900;
+  }
+  std::vector<CaseResult> merged = {MergeRepeats(runs[0]), MergeRepeats(runs[1])};
+  NoteRoundRatios(runs, &merged);
+  // Rounds' ratios: 1.8, 1.0, 1.8, 1.8, 1.8; the medians' ratio 1440 / 1000.
+  EXPECT_NEAR(merged[1].metrics.at("scaling_vs_first"), 1.8, 1e-12);
+  EXPECT_NEAR(merged[1].metrics.at("per_cpu_vs_first"), 0.9, 1e-12);
+  EXPECT_EQ(merged[0].metrics.count("scaling_vs_first"), 0u);
+  // A cost the second thread brings to every round stays in the ratio.
+  for (auto& r : runs[1]) r.wall_ms *= 1.5;
+  NoteRoundRatios(runs, &merged);
+  EXPECT_NEAR(merged[1].metrics.at("scaling_vs_first"), 1.2, 1e-12);
+}
+
+TEST(NoteRoundRatios, RoundsWithAFailedRunOrNoFigureAreLeftOut) {
+  std::vector<std::vector<CaseResult>> runs = {{OneRun(100, 100), OneRun(100, 100), OneRun(100, 100)},
+                                               {OneRun(200, 100), OneRun(3, 1, Outcome::kFailed, "boom"),
+                                                OneRun(200, 125)}};
+  std::vector<CaseResult> merged = {MergeRepeats(runs[0]), MergeRepeats(runs[1])};
+  NoteRoundRatios(runs, &merged);
+  EXPECT_NEAR(merged[1].metrics.at("scaling_vs_first"), (2.0 + 1.6) / 2, 1e-12);
+  EXPECT_EQ(merged[1].metrics.count("per_cpu_vs_first"), 0u);  // no run measured it
+}
+
 TEST(MergeRepeats, AFailedRunFailsTheRowAndKeepsTheOthersFigures) {
   CaseResult m = MergeRepeats({OneRun(100, 100), OneRun(3, 10, Outcome::kFailed, "iteration 3: boom"), OneRun(100, 50)});
   EXPECT_EQ(m.outcome, Outcome::kFailed);
