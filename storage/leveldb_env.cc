@@ -324,6 +324,7 @@ class MmapLogFile final : public leveldb::WritableFile {
         if (errno == EINTR) continue;
         return PosixError(fname_, errno);
       }
+      if (n == 0) return leveldb::Status::IOError(fname_, "pwritev wrote nothing");
       pos_ += static_cast<uint64_t>(n);
       for (size_t left = static_cast<size_t>(n); left > 0 && first < count;) {
         const size_t used = std::min(left, iov[first].iov_len);

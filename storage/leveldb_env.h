@@ -50,10 +50,10 @@
 //
 // What differs on disk: until the file is closed its tail past the last
 // record is zeros (the rest of the mapped chunk, if the end lies in one).
-// LevelDB's log reader skips
-// zero-filled space as the preallocated tail of a mapped log (its own
-// env_posix wrote logs this way until 1.19), so recovery after a crash reads
-// exactly the records appended; a clean close truncates the file to them.
+// LevelDB's log reader skips zero-filled space as the preallocated tail of
+// a mapped log (its own env_posix wrote logs this way until 1.19), so
+// recovery after a crash reads exactly the records appended; a clean close
+// truncates the file to them.
 // Sync() is fdatasync(), which writes back pages dirtied through the
 // mapping like any others: a sync write is as durable as before.
 //
