@@ -31,11 +31,29 @@
 // A log once synced maps its chunks itself (fdatasync cleans the pages
 // faulted in ahead, so they would fault again).
 //
+// Large appends (24 KiB or more: LevelDB appends a record in fragments
+// that fill its 32 KiB log blocks, so these are the middle fragments of a
+// record larger than a block, a batch of large documents) are written with
+// pwritev instead: one system call copies them into the page cache without
+// this process's page table learning the pages, where a store through the
+// mapping would fault each fresh page the mapper has not reached (a batch
+// of 100 2 KiB documents is ~190 KiB, 47 pages, more than the mapper
+// faults in while the writer builds the next batch), and the chunks such a
+// log maps stay unfaulted, so unmapping them is cheap. A large append into
+// pages the mapper has already faulted in is copied there instead (no
+// system call). Small appends wait until Flush() (LevelDB flushes after
+// each fragment) so that a fragment's 7-byte header goes out with its
+// payload, by the payload's route; small fragments written soon after a
+// large one (the first and last of a large record) are written directly
+// too, so a log of large records maps nothing. Either way the bytes are in
+// the page cache when Flush() returns, and the file's bytes are the same.
+//
 // What differs on disk: until the file is closed its tail past the last
-// record is zeros (the rest of the mapped chunk). LevelDB's log reader skips
-// zero-filled space as the preallocated tail of a mapped log (its own
-// env_posix wrote logs this way until 1.19), so recovery after a crash reads
-// exactly the records appended; a clean close truncates the file to them.
+// record is zeros (the rest of the mapped chunk, if the end lies in one).
+// LevelDB's log reader skips zero-filled space as the preallocated tail of
+// a mapped log (its own env_posix wrote logs this way until 1.19), so
+// recovery after a crash reads exactly the records appended; a clean close
+// truncates the file to them.
 // Sync() is fdatasync(), which writes back pages dirtied through the
 // mapping like any others: a sync write is as durable as before.
 //
@@ -61,9 +79,11 @@ leveldb::Env* MmapLogEnv();
 // Opens `fname` (created or truncated) as a log file appended through a
 // mapping grown `chunk_bytes` at a time (a multiple of the page size; the
 // first chunk is a quarter of that, at least a page, so the mapper's first
-// is soon ahead of the writer).
+// is soon ahead of the writer), except appends of `direct_bytes` or more,
+// written with pwritev. Appended bytes reach the file at the latest when
+// Flush(), Sync() or Close() returns.
 // Exposed for tests; MmapLogEnv uses it for "*.log" files.
-leveldb::Status NewMmapLogFile(const std::string& fname, size_t chunk_bytes,
+leveldb::Status NewMmapLogFile(const std::string& fname, size_t chunk_bytes, size_t direct_bytes,
                                leveldb::WritableFile** result);
 
 }  // namespace settee
