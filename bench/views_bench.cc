@@ -369,6 +369,30 @@ int main(int argc, char** argv) {
     auto [qra, qrb] = Quartiles(ratios);
     std::printf("  spread (quartiles): 1 thread %.1f-%.1f ms, 2 threads %.1f-%.1f ms; per-round ratio median %.2fx, quartiles %.2f-%.2fx\n",
                 q1a, q1b, q2a, q2b, Median(ratios), qra, qrb);
+    // Whether other processes had the cores: a round is quiet when neither
+    // build's busiest isolate thread (the one that maps) waited on a run
+    // queue for more than a tenth of the build. With one core taken by
+    // something else the 2-thread build runs on one and a share of the
+    // other, and its ratio says nothing of the code.
+    std::vector<double> quiet_ratios;
+    for (size_t i = 0; i < ratios.size() && i < g_build_scheds[1].size() && i < g_build_scheds[2].size(); ++i) {
+      auto waited = [&](int threads) {
+        for (const ThreadSched& t : g_build_scheds[threads][i]) {
+          if (t.name.rfind("V8 ", 0) != 0) return t.wait_ms;  // busiest first
+        }
+        return 0.0;
+      };
+      if (waited(1) <= 0.1 * g_build_ms[1][i] && waited(2) <= 0.1 * g_build_ms[2][i]) {
+        quiet_ratios.push_back(ratios[i]);
+      }
+    }
+    std::printf("  quiet rounds (neither mapping thread waited for a CPU over a tenth of its build): %zu of %zu",
+                quiet_ratios.size(), ratios.size());
+    if (!quiet_ratios.empty()) {
+      auto [qqa, qqb] = Quartiles(quiet_ratios);
+      std::printf("; their ratio median %.2fx, quartiles %.2f-%.2fx", Median(quiet_ratios), qqa, qqb);
+    }
+    std::printf("\n");
     std::printf("  process CPU per build (median): 1 thread %.1f ms (%.2f cores busy), 2 threads %.1f ms (%.2f cores busy)\n",
                 Median(g_build_cpu_ms[1]), Median(g_build_cpu_ms[1]) / m1, Median(g_build_cpu_ms[2]),
                 Median(g_build_cpu_ms[2]) / m2);

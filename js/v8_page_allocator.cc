@@ -57,7 +57,7 @@ bool RetainingPageAllocator::SetPermissions(void* address, size_t length, Permis
       return true;
     }
     // The pool's commit of a page it uncommitted, or a page V8 makes
-    // read-write again (it does, for pages of its old space): it still is.
+    // read-write again (V8 asks that of some pages repeatedly): it still is.
     if (page && permissions == kReadWrite && read_write_.count(address)) {
       retained_.erase(address);
       return true;

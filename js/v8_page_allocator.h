@@ -15,17 +15,18 @@
 // this: a page-sized region that was made read-write and is then made
 // inaccessible (the pool's uncommit) is left as it is, mapped and resident,
 // and making it read-write again costs nothing. So does making a page
-// read-write that already is: V8 10.2 does that to its old-space pages
-// several times in their life (views_bench: 80 of 188 page-sized
-// read-write requests), and each mprotect takes the process's mmap lock
-// for writing, holding up the page faults of every other thread. The cost is resident
-// memory: V8's pool holds at most the pages its young generation shrank by
-// (a few MiB per isolate with --max-semi-space-size=4), and V8 frees pooled
-// pages (FreePages, forwarded) when it releases its pool. The memory of a
-// retained page stays accessible while V8 considers it uncommitted: a stray
-// write by V8 into a pooled page would go unnoticed instead of faulting;
-// V8 makes no use of that fault (on macOS its uncommit does not even
-// zero the pages), and executable memory is never retained.
+// read-write that already is: V8 10.2 asks that for some pages several
+// times in their life (views_bench: 80 of 188 page-sized read-write
+// requests), and each mprotect takes the process's mmap lock for writing,
+// holding up the page faults of every other thread.
+//
+// The cost is resident memory: V8's pool holds at most about its young
+// generation's pages (a few MiB per isolate with --max-semi-space-size=4),
+// and V8 frees pooled pages (FreePages, forwarded) when it releases its
+// pool. The memory of a retained page stays accessible while V8 considers
+// it uncommitted: a stray write by V8 into a pooled page would go unnoticed
+// instead of faulting. V8 makes no use of that fault (on macOS its uncommit
+// does not even zero the pages), and executable memory is never retained.
 //
 // Thread safety: every method may be called from any thread (V8 calls them
 // from isolate and worker threads alike).
