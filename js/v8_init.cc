@@ -6,6 +6,8 @@
 #include <libplatform/libplatform.h>
 #include <v8-initialization.h>
 
+#include "js/worker_platform.h"
+
 namespace settee::js {
 
 namespace {
@@ -48,20 +50,25 @@ constexpr char kDefaultFlags[] = "--no-lazy-feedback-allocation --max-semi-space
 std::once_flag g_once;
 // Deliberately leaked: isolates on detached threads may still reference it
 // while static destructors run.
-v8::Platform* g_platform = nullptr;
+v8::Platform* g_platform = nullptr;  // libplatform's, owned by g_worker_platform
+WorkerPlatform* g_worker_platform = nullptr;
 }  // namespace
 
 void InitializeV8(const std::string& flags) {
   std::call_once(g_once, [&] {
     // Background threads for GC and compilation; two cores are typical here
-    // and the isolate threads themselves do the JS work.
+    // and the isolate threads themselves do the JS work. They are
+    // WorkerPlatform's (worker_platform.h: posting to libplatform's blocked
+    // the isolate threads); libplatform's own single worker runs only the
+    // delayed worker tasks.
     auto platform = v8::platform::NewDefaultPlatform(
-        /*thread_pool_size=*/2, v8::platform::IdleTaskSupport::kDisabled,
+        /*thread_pool_size=*/1, v8::platform::IdleTaskSupport::kDisabled,
         v8::platform::InProcessStackDumping::kDisabled, nullptr);
-    g_platform = platform.release();
+    g_platform = platform.get();
+    g_worker_platform = new WorkerPlatform(std::move(platform), /*workers=*/2);
     v8::V8::SetFlagsFromString(kDefaultFlags);
     if (!flags.empty()) v8::V8::SetFlagsFromString(flags.data(), flags.size());
-    v8::V8::InitializePlatform(g_platform);
+    v8::V8::InitializePlatform(g_worker_platform);
     v8::V8::Initialize();
   });
 }
