@@ -8,6 +8,7 @@
 #include <v8-platform.h>
 
 #include "js/v8_page_allocator.h"
+#include "js/worker_platform.h"
 
 namespace settee::js {
 
@@ -52,73 +53,34 @@ constexpr char kDefaultFlags[] = "--no-lazy-feedback-allocation --max-semi-space
 // pool commits and uncommits.
 constexpr size_t kV8HeapPageSize = 256 * 1024;
 
-// libplatform's default platform with one change: V8 allocates its pages
-// through a RetainingPageAllocator (js/v8_page_allocator.h), so pages it
-// puts back in its pool stay committed. Everything else is the default
-// platform's (whose page allocator does the work).
-class SetteePlatform final : public v8::Platform {
- public:
-  explicit SetteePlatform(v8::Platform* base)
-      : base_(base), pages_(base->GetPageAllocator(), kV8HeapPageSize) {}
-
-  v8::PageAllocator* GetPageAllocator() override { return &pages_; }
-  v8::ZoneBackingAllocator* GetZoneBackingAllocator() override { return base_->GetZoneBackingAllocator(); }
-  void OnCriticalMemoryPressure() override { base_->OnCriticalMemoryPressure(); }
-  bool OnCriticalMemoryPressure(size_t length) override { return base_->OnCriticalMemoryPressure(length); }
-  int NumberOfWorkerThreads() override { return base_->NumberOfWorkerThreads(); }
-  std::shared_ptr<v8::TaskRunner> GetForegroundTaskRunner(v8::Isolate* isolate) override {
-    return base_->GetForegroundTaskRunner(isolate);
-  }
-  void CallOnWorkerThread(std::unique_ptr<v8::Task> task) override { base_->CallOnWorkerThread(std::move(task)); }
-  void CallBlockingTaskOnWorkerThread(std::unique_ptr<v8::Task> task) override {
-    base_->CallBlockingTaskOnWorkerThread(std::move(task));
-  }
-  void CallLowPriorityTaskOnWorkerThread(std::unique_ptr<v8::Task> task) override {
-    base_->CallLowPriorityTaskOnWorkerThread(std::move(task));
-  }
-  void CallDelayedOnWorkerThread(std::unique_ptr<v8::Task> task, double delay_in_seconds) override {
-    base_->CallDelayedOnWorkerThread(std::move(task), delay_in_seconds);
-  }
-  bool IdleTasksEnabled(v8::Isolate* isolate) override { return base_->IdleTasksEnabled(isolate); }
-  std::unique_ptr<v8::JobHandle> PostJob(v8::TaskPriority priority, std::unique_ptr<v8::JobTask> job_task) override {
-    return base_->PostJob(priority, std::move(job_task));
-  }
-  double MonotonicallyIncreasingTime() override { return base_->MonotonicallyIncreasingTime(); }
-  double CurrentClockTimeMillis() override { return base_->CurrentClockTimeMillis(); }
-  StackTracePrinter GetStackTracePrinter() override { return base_->GetStackTracePrinter(); }
-  v8::TracingController* GetTracingController() override { return base_->GetTracingController(); }
-  void DumpWithoutCrashing() override { base_->DumpWithoutCrashing(); }
-  v8::HighAllocationThroughputObserver* GetHighAllocationThroughputObserver() override {
-    return base_->GetHighAllocationThroughputObserver();
-  }
-
- private:
-  v8::Platform* const base_;
-  RetainingPageAllocator pages_;
-};
-
 std::once_flag g_once;
-// Deliberately leaked, both: isolates on detached threads may still
-// reference them while static destructors run. g_platform is libplatform's
-// (v8::platform::PumpMessageLoop takes only that one), g_settee_platform
-// the one V8 is given.
-v8::Platform* g_platform = nullptr;
-v8::Platform* g_settee_platform = nullptr;
+// Deliberately leaked: isolates on detached threads may still reference it
+// while static destructors run.
+v8::Platform* g_platform = nullptr;  // libplatform's, owned by g_worker_platform
+WorkerPlatform* g_worker_platform = nullptr;
 }  // namespace
 
 void InitializeV8(const std::string& flags) {
   std::call_once(g_once, [&] {
     // Background threads for GC and compilation; two cores are typical here
-    // and the isolate threads themselves do the JS work.
+    // and the isolate threads themselves do the JS work. They are
+    // WorkerPlatform's (worker_platform.h: posting to libplatform's blocked
+    // the isolate threads); libplatform's own single worker runs only the
+    // delayed worker tasks.
     auto platform = v8::platform::NewDefaultPlatform(
-        /*thread_pool_size=*/2, v8::platform::IdleTaskSupport::kDisabled,
+        /*thread_pool_size=*/1, v8::platform::IdleTaskSupport::kDisabled,
         v8::platform::InProcessStackDumping::kDisabled, nullptr);
-    g_platform = platform.release();
-    // (libplatform always has a page allocator; without one V8 uses its own.)
-    g_settee_platform = g_platform->GetPageAllocator() ? new SetteePlatform(g_platform) : g_platform;
+    g_platform = platform.get();
+    // V8's heap pages through a RetainingPageAllocator (v8_page_allocator.h),
+    // so pages V8 puts back in its pool stay committed. (libplatform always
+    // has a page allocator; without one V8 would use its own.)
+    std::unique_ptr<v8::PageAllocator> pages;
+    if (v8::PageAllocator* base = platform->GetPageAllocator())
+      pages = std::make_unique<RetainingPageAllocator>(base, kV8HeapPageSize);
+    g_worker_platform = new WorkerPlatform(std::move(platform), /*workers=*/2, std::move(pages));
     v8::V8::SetFlagsFromString(kDefaultFlags);
     if (!flags.empty()) v8::V8::SetFlagsFromString(flags.data(), flags.size());
-    v8::V8::InitializePlatform(g_settee_platform);
+    v8::V8::InitializePlatform(g_worker_platform);
     v8::V8::Initialize();
   });
 }

@@ -22,7 +22,10 @@ namespace settee::js {
 // first call's flags count, later calls ignore theirs.
 void InitializeV8(const std::string& flags = {});
 
-// The process-wide platform. REQUIRES: InitializeV8() was called.
+// The process-wide platform whose message loops the isolates pump
+// (v8::platform::PumpMessageLoop): libplatform's default platform. V8 itself
+// is given a WorkerPlatform around it (worker_platform.h), whose own threads
+// run V8's worker tasks. REQUIRES: InitializeV8() was called.
 v8::Platform* V8Platform();
 
 }  // namespace settee::js

@@ -1,0 +1,159 @@
+// js/worker_platform.h: worker tasks and jobs run on the platform's own
+// threads, posting never waits for a worker, and the destructor stops them.
+#include "js/worker_platform.h"
+
+#include "js/v8_page_allocator.h"
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <libplatform/libplatform.h>
+
+namespace settee::js {
+namespace {
+
+class CountTask : public v8::Task {
+ public:
+  CountTask(std::atomic<int>* done, std::mutex* mu, std::set<std::thread::id>* on) : done_(done), mu_(mu), on_(on) {}
+  void Run() override {
+    {
+      std::lock_guard<std::mutex> lock(*mu_);
+      on_->insert(std::this_thread::get_id());
+    }
+    done_->fetch_add(1);
+  }
+
+ private:
+  std::atomic<int>* done_;
+  std::mutex* mu_;
+  std::set<std::thread::id>* on_;
+};
+
+std::unique_ptr<WorkerPlatform> MakePlatform(int workers) {
+  return std::make_unique<WorkerPlatform>(v8::platform::NewDefaultPlatform(1), workers);
+}
+
+bool WaitFor(const std::atomic<int>& n, int want) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (n.load() < want) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+TEST(WorkerPlatform, TasksFromSeveralThreadsAllRunOnTheWorkers) {
+  auto platform = MakePlatform(2);
+  EXPECT_EQ(platform->NumberOfWorkerThreads(), 2);
+  std::atomic<int> done{0};
+  std::mutex mu;
+  std::set<std::thread::id> on;
+  std::vector<std::thread> posters;
+  for (int p = 0; p < 4; ++p) {
+    posters.emplace_back([&] {
+      for (int i = 0; i < 1000; ++i) platform->CallOnWorkerThread(std::make_unique<CountTask>(&done, &mu, &on));
+    });
+  }
+  for (auto& t : posters) t.join();
+  ASSERT_TRUE(WaitFor(done, 4000));
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_GE(on.size(), 1u);
+  EXPECT_LE(on.size(), 2u);  // only the platform's two workers ran them
+  EXPECT_EQ(on.count(std::this_thread::get_id()), 0u);
+}
+
+// A post returns while every worker is busy: it queues, it does not wait.
+class BlockTask : public v8::Task {
+ public:
+  explicit BlockTask(std::atomic<bool>* release, std::atomic<int>* started = nullptr)
+      : release_(release), started_(started) {}
+  void Run() override {
+    if (started_) started_->fetch_add(1);
+    while (!release_->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+
+ private:
+  std::atomic<bool>* release_;
+  std::atomic<int>* started_;
+};
+
+TEST(WorkerPlatform, APostDoesNotWaitForBusyWorkers) {
+  auto platform = MakePlatform(1);
+  std::atomic<bool> release{false};
+  std::atomic<int> done{0};
+  std::mutex mu;
+  std::set<std::thread::id> on;
+  platform->CallOnWorkerThread(std::make_unique<BlockTask>(&release));
+  for (int i = 0; i < 100; ++i) platform->CallOnWorkerThread(std::make_unique<CountTask>(&done, &mu, &on));
+  EXPECT_EQ(done.load(), 0);  // the one worker is still held
+  release = true;
+  EXPECT_TRUE(WaitFor(done, 100));
+}
+
+// A job (libplatform's job state over this platform's workers) runs every
+// work item, on the workers and on the joining thread.
+class CountJob : public v8::JobTask {
+ public:
+  explicit CountJob(std::atomic<int>* left) : left_(left) {}
+  void Run(v8::JobDelegate* delegate) override {
+    while (!delegate->ShouldYield()) {
+      int n = left_->load();
+      if (n <= 0) return;
+      if (left_->compare_exchange_weak(n, n - 1)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+  size_t GetMaxConcurrency(size_t) const override { return static_cast<size_t>(std::max(left_->load(), 0)); }
+
+ private:
+  std::atomic<int>* left_;
+};
+
+TEST(WorkerPlatform, JobsRunToTheEnd) {
+  auto platform = MakePlatform(2);
+  std::atomic<int> left{500};
+  auto handle = platform->PostJob(v8::TaskPriority::kUserVisible, std::make_unique<CountJob>(&left));
+  handle->Join();
+  EXPECT_EQ(left.load(), 0);
+}
+
+TEST(WorkerPlatform, TheDestructorStopsWorkersWithTasksStillQueued) {
+  std::atomic<bool> release{false};
+  std::atomic<int> done{0};
+  std::mutex mu;
+  std::set<std::thread::id> on;
+  {
+    auto platform = MakePlatform(2);
+    std::atomic<int> started{0};
+    for (int i = 0; i < 2; ++i) platform->CallOnWorkerThread(std::make_unique<BlockTask>(&release, &started));
+    ASSERT_TRUE(WaitFor(started, 2));  // both workers held
+    for (int i = 0; i < 50; ++i) platform->CallOnWorkerThread(std::make_unique<CountTask>(&done, &mu, &on));
+    std::thread([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      release = true;
+    }).detach();
+  }  // joins the workers once their tasks end; the queued ones are dropped
+  EXPECT_TRUE(release.load());
+  EXPECT_EQ(done.load(), 0);
+}
+
+// V8 gets the page allocator given (settee's retaining one wraps inner's),
+// else inner's.
+TEST(WorkerPlatform, PagesComeFromTheAllocatorGivenElseInners) {
+  auto plain = MakePlatform(1);
+  EXPECT_EQ(plain->GetPageAllocator(), plain->inner()->GetPageAllocator());
+
+  auto inner = v8::platform::NewDefaultPlatform(1);
+  v8::PageAllocator* inner_pages = inner->GetPageAllocator();
+  ASSERT_NE(inner_pages, nullptr);
+  auto retaining = std::make_unique<RetainingPageAllocator>(inner_pages, 256 * 1024);
+  v8::PageAllocator* given = retaining.get();
+  WorkerPlatform platform(std::move(inner), 1, std::move(retaining));
+  EXPECT_EQ(platform.GetPageAllocator(), given);
+  EXPECT_EQ(platform.GetPageAllocator()->AllocatePageSize(), inner_pages->AllocatePageSize());
+}
+
+}  // namespace
+}  // namespace settee::js
