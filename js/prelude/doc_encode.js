@@ -37,7 +37,8 @@ const docEncoder = (() => {
   // from) and kept it afterwards. Parts of 4 MiB still grew it to 8 (a
   // part ends after the document that crosses the mark); 1 MiB parts keep
   // it at 2 and lowered the basics suite's peak RSS by ~7 MB at no cost
-  // measurable in the massive-docs case (25 parts a batch).
+  // measurable in the massive-docs case (25 parts a batch). (Parts now
+  // alternate between two buffers, below: two of 2 MiB at most.)
   const kPartBytes = 1 << 20;
   // A buffer grown past this (by one document bigger than a part) is let
   // go after the call, so it is not held by the isolate for good.
@@ -52,6 +53,12 @@ const docEncoder = (() => {
   let buf = new Uint8Array(1 << 16);
   let dv = new DataView(buf.buffer);  // buf's bytes, for the key memo's 4-byte writes
   let room = buf.length - kSlack;  // the end a writer may reach
+  // The buffer of the part before, which the engine may still be reading
+  // (it compresses a part's big bodies on another thread while the next
+  // part is encoded, js/body_jobs.h) until the next part's write returns:
+  // consecutive parts take the two buffers in turn.
+  let other = null;
+  let otherDv = null;
   // The key memo: a member name's encoding with its colon ('"sovery0":'),
   // up to 12 bytes kept as three 32-bit words, in a slot picked by the
   // name's length and end characters. Documents repeat their member names
@@ -424,6 +431,17 @@ const docEncoder = (() => {
           first = i;
           p = 0;
           nnum = 0;
+          const b = buf;
+          const d = dv;
+          if (other === null) {
+            other = new Uint8Array(1 << 16);
+            otherDv = new DataView(other.buffer);
+          }
+          buf = other;
+          dv = otherDv;
+          room = buf.length - kSlack;
+          other = b;
+          otherDv = d;
         }
         p = doc(docs[i], p, i - first);
         if (p < 0) return undefined;
@@ -440,6 +458,10 @@ const docEncoder = (() => {
         buf = new Uint8Array(1 << 16);
         dv = new DataView(buf.buffer);
         room = buf.length - kSlack;
+      }
+      if (other !== null && other.length > kKeepBytes) {
+        other = null;
+        otherDv = null;
       }
     }
   }
