@@ -363,7 +363,15 @@ const docEncoder = (() => {
     let rev;
     let flags = 0;
     let at = 0;  // the member's position among the body's members
-    for (const k in d) {
+    // The document's own names as one list (JSON.stringify's own order and
+    // snapshot), not for-in: documents of many members are dictionary-mode
+    // objects, where for-in checks each name again before handing it out
+    // (bulk-inserts-large-docs' encoding 0.40-0.42 -> 0.34-0.35 ms a batch).
+    // One list per document; nested objects keep for-in, which allocates
+    // nothing for the fast-mode objects most of them are.
+    const keys = Object.keys(d);
+    for (let j = 0; j < keys.length; j++) {
+      const k = keys[j];
       const v = d[k];
       if (k.charCodeAt(0) === 95) {  // '_': the engine's special members
         if (k === '_id' && typeof v === 'string') {
