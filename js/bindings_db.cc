@@ -13,6 +13,7 @@
 #include <v8-template.h>
 
 #include "js/attachment_values.h"
+#include "js/body_jobs.h"
 #include "js/convert.h"
 #include "js/doc_split.h"
 #include "js/isolate_thread.h"
@@ -510,10 +511,17 @@ void DbBulkDocsSplit(const Args& args) {
 // dbBulkDocs does. A first part of no documents that is not the last drops
 // what is held. Returns undefined, holding nothing and having written
 // nothing, if a part does not add up.
+//
+// A part's big new bodies are compressed and hashed on a worker thread
+// (js/body_jobs.h) while JS encodes the next part, so a part's `bytes` are
+// read until the next call returns: the encoder writes consecutive parts
+// into two buffers in turn.
 void DbBulkDocsEncoded(const Args& args) {
   // One isolate per thread, and the encoder is not re-entered (a getter
   // that writes meanwhile takes the other paths): one batch at a time.
   thread_local std::unique_ptr<BulkDocsBody::Parsed> held;
+  thread_local std::unique_ptr<BodyJobs> jobs;  // the held documents' big bodies
+  if (jobs) jobs->Wait();  // before anything held is touched
   const uint32_t part = args[7]->IsUint32() ? args[7].As<v8::Uint32>()->Value() : 3;
   const bool first = (part & 1) != 0;
   const bool last = (part & 2) != 0;
@@ -529,6 +537,17 @@ void DbBulkDocsEncoded(const Args& args) {
     args.GetReturnValue().Set(true);
     return;
   }
+  if (!jobs) {
+    // Waited for and let go with the isolate (its buffers with it), on
+    // this thread; without an IsolateThread the bodies are done in line.
+    if (IsolateThread* t = IsolateThread::From(args.GetIsolate())) {
+      jobs = std::make_unique<BodyJobs>();
+      t->AtDispose([] {
+        jobs.reset();
+        held.reset();
+      });
+    }
+  }
   auto view_of = [](v8::Local<v8::Value> v) {
     auto view = v.As<v8::ArrayBufferView>();
     auto* base = static_cast<const char*>(view->Buffer()->Data());
@@ -542,14 +561,16 @@ void DbBulkDocsEncoded(const Args& args) {
                        {reinterpret_cast<const int32_t*>(meta.data()), meta.size() / sizeof(int32_t)},
                        args[3].As<v8::Array>(),
                        {reinterpret_cast<const double*>(nums.data()), nums.size() / sizeof(double)}, count,
-                       &held->docs, &held->statuses) != SplitOutcome::kDone) {
+                       &held->docs, &held->statuses, jobs.get()) != SplitOutcome::kDone) {
     held.reset();
     return;
   }
+  if (jobs) jobs->Start(args[1].As<v8::Uint8Array>()->Buffer()->GetBackingStore());
   if (!last) {
     args.GetReturnValue().Set(true);
     return;
   }
+  if (jobs) jobs->Wait();  // this thread takes its share of the last part's
   WriteSplitDocs(args, db, std::move(held), !args[6]->IsTrue());
 }
 

@@ -12,6 +12,7 @@
 #include <v8-object.h>
 #include <v8-primitive.h>
 
+#include "js/body_jobs.h"
 #include "util/json.h"
 
 namespace settee::js {
@@ -355,9 +356,11 @@ SplitOutcome SplitPlainDocs(v8::Local<v8::Context> context, v8::Local<v8::Array>
 SplitOutcome BuildEncodedDocs(v8::Local<v8::Context> context, std::string_view bytes,
                               std::span<const int32_t> meta, v8::Local<v8::Array> strs,
                               std::span<const double> nums, uint32_t count,
-                              std::vector<IncomingDoc>* docs, std::vector<Status>* statuses) {
+                              std::vector<IncomingDoc>* docs, std::vector<Status>* statuses,
+                              BodyJobs* defer) {
   v8::Isolate* isolate = context->GetIsolate();
   auto not_plain = [&] {
+    if (defer != nullptr) defer->Drop();
     docs->clear();
     statuses->clear();
     return SplitOutcome::kNotPlain;
@@ -384,11 +387,15 @@ SplitOutcome BuildEncodedDocs(v8::Local<v8::Context> context, std::string_view b
     // A big new document without numbers to print is held compressed
     // straight from the encoder's bytes (storage/document.h): the batch
     // then holds its JSON only here, not until it is written.
-    if (mark == std::string_view::npos && rev->IsUndefined() && HoldBodyCompressed(body, &doc)) {
-      body = {};
-    } else {
-      doc.body.reserve(body.size());
+    if (mark == std::string_view::npos && rev->IsUndefined()) {
+      if (defer != nullptr && body.size() >= BodyJobs::MinBodyBytes()) {
+        defer->Add(&doc, body);
+        body = {};
+      } else if (HoldBodyCompressed(body, &doc)) {
+        body = {};
+      }
     }
+    if (!body.empty()) doc.body.reserve(body.size());
     for (size_t at = 0; !body.empty();) {
       if (mark == std::string_view::npos) {
         doc.body.append(body.substr(at));

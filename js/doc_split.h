@@ -40,6 +40,8 @@
 
 namespace settee::js {
 
+class BodyJobs;  // js/body_jobs.h
+
 enum class SplitOutcome {
   kDone,      // *docs and *statuses hold one entry per element
   kNotPlain,  // some element is not plain JSON (see above); outputs cleared
@@ -62,9 +64,15 @@ SplitOutcome SplitPlainDocs(v8::Local<v8::Context> context, v8::Local<v8::Array>
 // into the same buffer in turn). kNotPlain (outputs cleared, the earlier
 // parts' documents too) for an _id or _rev with a lone surrogate or input
 // that does not add up.
+//
+// With `defer`, the big bodies of new documents without numbers are left to
+// it (js/body_jobs.h) instead of compressed and hashed here: they point into
+// `bytes` and into *docs until the caller has had them run (BodyJobs::Start,
+// Wait). REQUIRES: no job of `defer` is running (*docs may be resized).
 SplitOutcome BuildEncodedDocs(v8::Local<v8::Context> context, std::string_view bytes,
                               std::span<const int32_t> meta, v8::Local<v8::Array> strs,
                               std::span<const double> nums, uint32_t count,
-                              std::vector<IncomingDoc>* docs, std::vector<Status>* statuses);
+                              std::vector<IncomingDoc>* docs, std::vector<Status>* statuses,
+                              BodyJobs* defer = nullptr);
 
 }  // namespace settee::js
