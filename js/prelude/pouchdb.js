@@ -14,7 +14,26 @@ class PouchError extends Error {
     this.reason = reason;
   }
 }
-hooks.makeError = (status, name, reason) => new PouchError(status, name, reason);
+// The engine's errors carry CouchDB's names and reasons (its HTTP API's);
+// where PouchDB's own adapters answer differently (pouchdb-errors), the JS
+// API answers as they do: a conflict's message has no full stop; a missing
+// or deleted document's (or attachment's) message is "missing", its reason
+// saying which; a reserved _id is a bad_request; a missing stub has
+// PouchDB's message.
+function pouchShaped(e) {
+  if (e.name === 'conflict' && e.message === 'Document update conflict.') {
+    e.message = e.reason = 'Document update conflict';
+  } else if (e.name === 'not_found' && (e.reason === 'deleted' || e.reason === 'missing' ||
+                                        e.reason === 'Document is missing attachment')) {
+    e.message = 'missing';
+  } else if (e.name === 'illegal_docid') {
+    e.name = 'bad_request';
+  } else if (e.name === 'missing_stub') {
+    e.message = 'A pre-existing attachment stub wasn\'t found';
+  }
+  return e;
+}
+hooks.makeError = (status, name, reason) => pouchShaped(new PouchError(status, name, reason));
 
 // Settles `cb` (node style, on a fresh tick so that a throwing callback is
 // an uncaught exception, not a rejected promise) and returns the promise.
@@ -156,7 +175,8 @@ class PouchDB extends EventEmitter {
       if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
         throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
       }
-      if (typeof doc._id !== 'string' || doc._id === '') throw new PouchError(412, 'missing_id', '_id is required for puts');
+      if (!doc._id) throw new PouchError(412, 'missing_id', '_id is required for puts');
+      if (typeof doc._id !== 'string') throw new PouchError(400, 'bad_request', '_id field must contain a string');
       const r = native.dbPut(this._handle(), docArg(withBase64Atts(doc)), opts.new_edits === false);
       return { ok: true, id: r[0], rev: r[1] };
     });
@@ -277,7 +297,10 @@ class PouchDB extends EventEmitter {
           ? native.dbBulkDocs(h, JSON.stringify(docs), replicated)
           : native.dbBulkDocs(h, docs.map(docArg), replicated);
       }
-      if (r.length === 0 || typeof r[0] !== 'string') return r;
+      if (r.length === 0 || typeof r[0] !== 'string') {
+        for (const row of r) if (row !== null && typeof row === 'object' && row.error === true) pouchShaped(row);
+        return r;
+      }
       const out = new Array(r.length >> 1);  // all succeeded: [id, rev, ...]
       for (let i = 0; i < out.length; i++) out[i] = { ok: true, id: r[2 * i], rev: r[2 * i + 1] };
       return out;

@@ -57,8 +57,14 @@ check('put / get / update / remove with promises', async () => {
   const del = await db.remove('doc1', r2.rev);
   assert.strictEqual(del.ok, true);
   assert.match(del.rev, /^3-/);
-  await assert.rejects(db.get('doc1'), { status: 404, name: 'not_found', reason: 'deleted' });
-  await assert.rejects(db.get('nope'), { status: 404, name: 'not_found', reason: 'missing' });
+  // PouchDB's messages (pouchdb-errors), not CouchDB's reasons.
+  await assert.rejects(db.get('doc1'), { status: 404, name: 'not_found', message: 'missing', reason: 'deleted' });
+  await assert.rejects(db.get('nope'), { status: 404, name: 'not_found', message: 'missing', reason: 'missing' });
+  await assert.rejects(db.put({ _id: 'doc1', _rev: r2.rev }), { status: 409, name: 'conflict', message: 'Document update conflict' });
+  const rows = await db.bulkDocs([{ _id: 'doc1', _rev: r2.rev }]);
+  assert.deepStrictEqual([rows[0].name, rows[0].message], ['conflict', 'Document update conflict']);
+  await assert.rejects(db.put({ _id: 5 }), { status: 400, name: 'bad_request', message: '_id field must contain a string' });
+  await assert.rejects(db.put({ _id: '_x' }), { status: 400, name: 'bad_request' });
 
   // The deleted revision is still readable by rev.
   const tomb = await db.get('doc1', { rev: del.rev });
@@ -362,8 +368,8 @@ check('the server\'s rules on the shared path: keys, ranges, bulk validation, lo
   const before = (await db.info()).update_seq;
   await assert.rejects(db.bulkDocs([{ _id: 'fine' }, { _id: 'x', _zing: 4 }]),
     { status: 400, name: 'doc_validation', message: 'Bad special document member: _zing' });
-  await assert.rejects(db.bulkDocs([{ _id: 'fine' }, { _id: '_zing' }]), { status: 400, name: 'illegal_docid' });
-  await assert.rejects(db.bulkDocs([{ _id: 'fine' }, { _id: 5 }]), { status: 400, name: 'illegal_docid' });
+  await assert.rejects(db.bulkDocs([{ _id: 'fine' }, { _id: '_zing' }]), { status: 400, name: 'bad_request' });
+  await assert.rejects(db.bulkDocs([{ _id: 'fine' }, { _id: 5 }]), { status: 400, name: 'bad_request' });
   await assert.rejects(db.bulkDocs([{ _id: 'fine', _rev: '1-a' }, { _id: 'norev' }], { new_edits: false }),
     { status: 400, name: 'bad_request' });
   assert.strictEqual((await db.info()).update_seq, before);
