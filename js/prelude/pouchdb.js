@@ -143,6 +143,22 @@ const dbHandles = new FinalizationRegistry((h) => native.dbClose(h));
 const feeds = new Map();
 let nextFeedId = 1;
 
+// pouchdb-find's createIndex() takes name, ddoc and type inside `index`
+// (its documented form); CouchDB's POST _index beside it. Both are taken,
+// the outer one winning.
+function indexRequest(req) {
+  const index = req.index;
+  if (index === null || typeof index !== 'object' || Array.isArray(index)) return req;
+  const out = Object.assign({}, req, { index: Object.assign({}, index) });
+  for (const k of ['name', 'ddoc', 'type']) {
+    if (k in out.index) {
+      if (!(k in out)) out[k] = out.index[k];
+      delete out.index[k];
+    }
+  }
+  return out;
+}
+
 class PouchDB extends EventEmitter {
   constructor(name, opts) {
     super();
@@ -400,7 +416,7 @@ class PouchDB extends EventEmitter {
   createIndex(req, cb) {
     return run(cb, () => {
       if (!req || typeof req !== 'object') throw new PouchError(400, 'bad_request', 'createIndex needs {index: {fields: [...]}}');
-      return native.dbMango(this._handle(), 'createIndex', JSON.stringify(req, optsReplacer));
+      return native.dbMango(this._handle(), 'createIndex', JSON.stringify(indexRequest(req), optsReplacer));
     });
   }
   getIndexes(opts, cb) {
