@@ -532,6 +532,7 @@ class Changes extends EventEmitter {
       attachments: !!o.attachments, att_encoding_info: !!o.att_encoding_info,
       style: o.style === 'all_docs' ? 'all_docs' : 'main_only' };
     if (Array.isArray(o.doc_ids)) q.doc_ids = o.doc_ids;
+    if (o.selector !== undefined && o.selector !== null) q.selector = o.selector;
     if (limit !== undefined && !filterFn) q.limit = limit;
     const r = native.dbChanges(this.db._handle(), JSON.stringify(q));
     if (o.binary && o.attachments) for (const row of r.results) binaryAtts(row.doc);

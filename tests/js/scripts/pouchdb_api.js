@@ -244,6 +244,15 @@ check('changes: one-shot options, events and promise', async () => {
   r = await db.changes({ filter: (doc) => doc.v >= 3 });
   assert.deepStrictEqual(r.results.map((c) => c.id), ['z', 'x']);
   assert.strictEqual(r.results[0].doc, undefined);
+  // PouchDB's selector option: a Mango selector on the winning revision;
+  // the limit counts matching rows.
+  r = await db.changes({ selector: { v: { $gte: 2 } } });
+  assert.deepStrictEqual(r.results.map((c) => c.id), ['y', 'z', 'x']);
+  assert.strictEqual(r.results[0].doc, undefined);
+  r = await db.changes({ selector: { v: { $gte: 3 } }, limit: 1, include_docs: true });
+  assert.deepStrictEqual(r.results.map((c) => [c.id, c.doc.v]), [['z', 3]]);
+  assert.strictEqual(r.last_seq, 3);
+  await assert.rejects(db.changes({ selector: { v: { $bogus: 1 } } }), { status: 400, name: 'invalid_operator' });
 
   const z = await db.get('z');
   await db.remove(z);
