@@ -256,6 +256,20 @@ void DbCompact(const Args& args) {
   if (!s.ok()) Fail(args, s);
 }
 
+// dbSetRevsLimit(h, n): PouchDB's revs_limit option (the database's
+// _revs_limit: later writes keep at most n revisions of history).
+void DbSetRevsLimit(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  double n = args[1]->IsNumber() ? args[1].As<v8::Number>()->Value() : 0;
+  if (!(n >= 1 && n <= std::numeric_limits<uint32_t>::max())) {
+    Fail(args, Status::BadRequest("revs_limit must be a positive integer"));
+    return;
+  }
+  Status s = db->SetRevsLimit(static_cast<uint32_t>(n));
+  if (!s.ok()) Fail(args, s);
+}
+
 void DbUpdateSeq(const Args& args) {
   auto db = DbArg(args);
   if (!db) return;
@@ -852,6 +866,7 @@ void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "dbInfo", DbInfo);
   SetFn(ctx, native, "dbCompact", DbCompact);
   SetFn(ctx, native, "dbUpdateSeq", DbUpdateSeq);
+  SetFn(ctx, native, "dbSetRevsLimit", DbSetRevsLimit);
   SetFn(ctx, native, "dbPut", DbPut);
   SetFn(ctx, native, "dbRemove", DbRemove);
   SetFn(ctx, native, "dbGet", DbGet);

@@ -175,6 +175,9 @@ class PouchDB extends EventEmitter {
     try {
       this._h = native.dbOpen(name);
       dbHandles.register(this, this._h, this);
+      // PouchDB's revs_limit option; settee keeps it as the database's
+      // _revs_limit, so it outlives this handle.
+      if (this.__opts.revs_limit !== undefined) native.dbSetRevsLimit(this._h, this.__opts.revs_limit);
     } catch (e) {
       this._h = -1;
       this._openError = e;

@@ -336,6 +336,16 @@ check('revsDiff and bulkGet', async () => {
   assert.strictEqual(bg.results[2].docs[0].error.id, 'ghost');
 });
 
+check('the revs_limit option stems history as PouchDB does', async () => {
+  const db = new PouchDB(dbName + '_revs_limit', { revs_limit: 2 });
+  let r = await db.put({ _id: 'x', n: 0 });
+  for (let i = 1; i < 5; i++) r = await db.put({ _id: 'x', _rev: r.rev, n: i });
+  const doc = await db.get('x', { revs: true });
+  assert.deepStrictEqual([doc._revisions.start, doc._revisions.ids.length], [5, 2]);
+  await db.destroy();
+  await assert.rejects(new PouchDB(dbName + '_revs_limit0', { revs_limit: 0 }).info(), { status: 400 });
+});
+
 check('info, compact, destroy', async () => {
   const name = dbName + '_gone';
   const db = new PouchDB(name);
