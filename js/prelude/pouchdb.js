@@ -243,7 +243,16 @@ class PouchDB extends EventEmitter {
       if (!isBytes(blob) && typeof blob !== 'string') {
         throw new PouchError(400, 'bad_request', 'Attachment data must be a Buffer, a typed array or base64');
       }
-      const r = native.dbPutAttachment(this._handle(), docId, String(attachmentId),
+      const h = this._handle();
+      // PouchDB reads the document first, so a deleted one is its 404
+      // (reason 'deleted'), with or without a rev, where the engine would
+      // write a new revision on the deletion.
+      try {
+        native.dbGet(h, docId);
+      } catch (e) {
+        if (e && e.reason === 'deleted') throw e;
+      }
+      const r = native.dbPutAttachment(h, docId, String(attachmentId),
         typeof rev === 'string' ? rev : undefined, typeof type === 'string' ? type : undefined, blob);
       return { ok: true, id: r[0], rev: r[1] };
     });
