@@ -409,7 +409,15 @@ class PouchDB extends EventEmitter {
         const slash = fun.indexOf('/');
         const ddoc = slash < 0 ? fun : fun.slice(0, slash);
         const view = slash < 0 ? fun : fun.slice(slash + 1);
-        return native.dbQuery(this._handle(), ddoc, view, o, viewMapJson, viewReduceJson);
+        try {
+          return native.dbQuery(this._handle(), ddoc, view, o, viewMapJson, viewReduceJson);
+        } catch (e) {
+          // PouchDB's message for CouchDB's reason (which stays the reason).
+          if (e && e.name === 'not_found' && e.reason === 'missing_named_view') {
+            e.message = 'ddoc _design/' + ddoc + ' has no view named ' + view;
+          }
+          throw e;
+        }
       }
       let map = fun, reduce = null;
       if (fun !== null && typeof fun === 'object') { map = fun.map; reduce = fun.reduce == null ? null : fun.reduce; }
