@@ -486,7 +486,7 @@ PouchDB.plugin = function (plugin) {
   } else if (plugin !== null && typeof plugin === 'object' && !Array.isArray(plugin)) {
     for (const k of Object.keys(plugin)) this.prototype[k] = plugin[k];
   } else {
-    throw new TypeError('Invalid plugin: got "' + plugin + '", expected an object or a function');
+    throw new Error('Invalid plugin: got "' + plugin + '", expected an object or a function');
   }
   return this;
 };
