@@ -159,6 +159,27 @@ function indexRequest(req) {
   return out;
 }
 
+// Where PouchDB's query() is lenient and CouchDB's (the engine's) refuses:
+// PouchDB ignores group/group_level when it does not reduce and reduce:
+// true on a map-only view. Returns the options to retry with, or null
+// (and gives two messages PouchDB's wording).
+function pouchViewOpts(e, opts) {
+  if (!e || e.name !== 'query_parse_error') return null;
+  if (e.message === '`include_docs` is invalid for reduce') {
+    e.message = '{include_docs:true} is invalid for reduce';
+  } else if (e.message === 'Multi-key fetches for reduce views must use `group=true`') {
+    e.message = 'Multi-key fetches for reduce views must use {group: true}';
+  }
+  const grouping = /^Invalid use of grouping/.test(e.message);
+  const mapOnly = e.message === 'Reduce is invalid for map-only views.';
+  if (!grouping && !mapOnly) return null;
+  const o = Object.assign({}, opts);
+  delete o.group;
+  delete o.group_level;
+  if (mapOnly) delete o.reduce;
+  return o;
+}
+
 class PouchDB extends EventEmitter {
   constructor(name, opts) {
     super();
@@ -404,31 +425,41 @@ class PouchDB extends EventEmitter {
   query(fun, opts, cb) {
     [opts, cb] = argsOf(opts, cb);
     return run(cb, () => {
-      const o = jsonOpts(opts) || '{}';
+      let call;
       if (typeof fun === 'string') {
         const slash = fun.indexOf('/');
         const ddoc = slash < 0 ? fun : fun.slice(0, slash);
         const view = slash < 0 ? fun : fun.slice(slash + 1);
-        try {
-          return native.dbQuery(this._handle(), ddoc, view, o, viewMapJson, viewReduceJson);
-        } catch (e) {
-          // PouchDB's message for CouchDB's reason (which stays the reason).
-          if (e && e.name === 'not_found' && e.reason === 'missing_named_view') {
-            e.message = 'ddoc _design/' + ddoc + ' has no view named ' + view;
+        call = (o) => {
+          try {
+            return native.dbQuery(this._handle(), ddoc, view, o, viewMapJson, viewReduceJson);
+          } catch (e) {
+            // PouchDB's message for CouchDB's reason (which stays the reason).
+            if (e && e.name === 'not_found' && e.reason === 'missing_named_view') {
+              e.message = 'ddoc _design/' + ddoc + ' has no view named ' + view;
+            }
+            throw e;
           }
-          throw e;
+        };
+      } else {
+        let map = fun, reduce = null;
+        if (fun !== null && typeof fun === 'object') { map = fun.map; reduce = fun.reduce == null ? null : fun.reduce; }
+        if (typeof map !== 'function' && typeof map !== 'string') {
+          throw new PouchError(400, 'bad_request', 'query() takes a view name, a map function or {map, reduce}');
         }
+        if (reduce !== null && typeof reduce !== 'function' && typeof reduce !== 'string') {
+          throw new PouchError(400, 'bad_request', 'reduce must be a function or the name of a built-in reduce');
+        }
+        call = (o) => native.dbTempQuery(this._handle(), fnText(map), reduce === null ? null : fnText(reduce), o,
+                                         viewMapJson, viewReduceJson);
       }
-      let map = fun, reduce = null;
-      if (fun !== null && typeof fun === 'object') { map = fun.map; reduce = fun.reduce == null ? null : fun.reduce; }
-      if (typeof map !== 'function' && typeof map !== 'string') {
-        throw new PouchError(400, 'bad_request', 'query() takes a view name, a map function or {map, reduce}');
+      try {
+        return call(jsonOpts(opts) || '{}');
+      } catch (e) {
+        const lenient = pouchViewOpts(e, opts);
+        if (lenient === null) throw e;
+        return call(jsonOpts(lenient) || '{}');
       }
-      if (reduce !== null && typeof reduce !== 'function' && typeof reduce !== 'string') {
-        throw new PouchError(400, 'bad_request', 'reduce must be a function or the name of a built-in reduce');
-      }
-      return native.dbTempQuery(this._handle(), fnText(map), reduce === null ? null : fnText(reduce), o,
-                                viewMapJson, viewReduceJson);
     });
   }
   // pouchdb-find: Mango indexes and queries (CouchDB's request and answer

@@ -81,7 +81,17 @@ check('errors are PouchDB-shaped; a throwing map skips the document', async () =
   await assert.rejects(db.query('d/nope'), { status: 404, name: 'not_found', message: 'ddoc _design/d has no view named nope', reason: 'missing_named_view' });
   await assert.rejects(db.query('nodoc/v'), { status: 404, name: 'not_found' });
   await assert.rejects(db.query('d/byn', { startkey: 3, endkey: 1 }), { status: 400, name: 'query_parse_error' });
-  await assert.rejects(db.query('d/byn', { include_docs: true }), { status: 400, name: 'query_parse_error' });
+  await assert.rejects(db.query('d/byn', { include_docs: true }),
+    { status: 400, name: 'query_parse_error', message: '{include_docs:true} is invalid for reduce' });
+  // PouchDB ignores grouping when it does not reduce, and reduce: true on a
+  // map-only view (CouchDB refuses both).
+  const noReduce = await db.query('d/byn', { reduce: false, group: true });
+  assert.deepStrictEqual(noReduce, await db.query('d/byn', { reduce: false }));
+  const mapOnly = (doc) => { if (doc.n) emit(doc.n); };
+  const plain = await db.query(mapOnly);
+  assert.ok(plain.rows.length > 0);
+  assert.deepStrictEqual(await db.query(mapOnly, { group_level: 1 }), plain);
+  assert.deepStrictEqual(await db.query(mapOnly, { reduce: true, group: true }), plain);
   await assert.rejects(db.query({ map: 'function (doc) { emit( }' }), { status: 400, name: 'compilation_error' });
   await assert.rejects(db.query({ map: 'function (doc) { emit(1, 1); }', reduce: 'function (k, v) { throw new Error("boom"); }' }), /boom/);
   // A design document whose views cannot run is refused when written, as CouchDB does.
