@@ -143,6 +143,58 @@ const dbHandles = new FinalizationRegistry((h) => native.dbClose(h));
 const feeds = new Map();
 let nextFeedId = 1;
 
+// Writes a bulkDocs batch: PouchDB's result rows.
+function bulkWrite(h, docs, replicated) {
+  // Plain JSON (the usual case): encoded to the engine's stored form
+  // here (doc_encode.js), no JSON text. Otherwise (undefined back,
+  // nothing written) the engine reads the objects as they are
+  // (js/doc_split.h, which takes special members such as _conflicts);
+  // failing that, plain documents cross as one JSON.stringify and one
+  // engine parse, and others each on its own, so that the odd one gets
+  // its precise error.
+  let r = docEncoder.encode(docs, (bytes, meta, strs, nums, n, part) =>
+    native.dbBulkDocsEncoded(h, bytes, meta, strs, nums, n, replicated, part));
+  if (r === undefined) r = native.dbBulkDocsSplit(h, docs, replicated);
+  if (r === undefined) {
+    let plain = true;
+    for (let i = 0; plain && i < docs.length; i++) plain = plainJson(docs[i], 0, []);
+    r = plain
+      ? native.dbBulkDocs(h, JSON.stringify(docs), replicated)
+      : native.dbBulkDocs(h, docs.map(docArg), replicated);
+  }
+  if (r.length === 0 || typeof r[0] !== 'string') {
+    for (const row of r) if (row !== null && typeof row === 'object' && row.error === true) pouchShaped(row);
+    return r;
+  }
+  const out = new Array(r.length >> 1);  // all succeeded: [id, rev, ...]
+  for (let i = 0; i < out.length; i++) out[i] = { ok: true, id: r[2 * i], rev: r[2 * i + 1] };
+  return out;
+}
+
+// PouchDB checks a _local document's rev: 409 when it is not the current
+// one, or is given for a document that does not exist, or is missing for
+// one that does. CouchDB, and so the engine, writes it whatever the rev
+// (couch_db_updater's update_local_doc_revs). The JS API checks first, as
+// PouchDB does; the check and the write are not one step, so two threads
+// writing one _local document at once can both pass it.
+function isLocalId(id) { return typeof id === 'string' && id.charCodeAt(0) === 95 && id.startsWith('_local/'); }
+function localRevConflict(h, doc) {
+  let rev = doc._rev;
+  // The rev as _revisions gives it (what GET ?revs=true answers), as the
+  // engine reads it.
+  const rs = doc._revisions;
+  if (rev === undefined && rs && Array.isArray(rs.ids) && rs.ids.length > 0) rev = rs.start + '-' + rs.ids[0];
+  // A malformed rev is the engine's 400, as in PouchDB.
+  if (rev !== undefined && !(typeof rev === 'string' && /^0-[0-9]+$/.test(rev))) return false;
+  let current;
+  try {
+    current = native.dbGet(h, doc._id)._rev;
+  } catch (e) {
+    if (!e || e.status !== 404) throw e;
+  }
+  return current !== rev;
+}
+
 // pouchdb-find's createIndex() takes name, ddoc and type inside `index`
 // (its documented form); CouchDB's POST _index beside it. Both are taken,
 // the outer one winning.
@@ -217,7 +269,11 @@ class PouchDB extends EventEmitter {
       }
       if (!doc._id) throw new PouchError(412, 'missing_id', '_id is required for puts');
       if (typeof doc._id !== 'string') throw new PouchError(400, 'bad_request', '_id field must contain a string');
-      const r = native.dbPut(this._handle(), docArg(withBase64Atts(doc)), opts.new_edits === false);
+      const h = this._handle();
+      if (isLocalId(doc._id) && opts.new_edits !== false && localRevConflict(h, doc)) {
+        throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+      }
+      const r = native.dbPut(h, docArg(withBase64Atts(doc)), opts.new_edits === false);
       return { ok: true, id: r[0], rev: r[1] };
     });
   }
@@ -301,7 +357,11 @@ class PouchDB extends EventEmitter {
     return run(cb, () => {
       checkDocId(id);
       if (typeof rev !== 'string' || rev === '') throw new PouchError(400, 'bad_request', 'Invalid rev format');
-      const r = native.dbRemove(this._handle(), id, rev);
+      const h = this._handle();
+      if (isLocalId(id) && localRevConflict(h, { _id: id, _rev: rev })) {
+        throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+      }
+      const r = native.dbRemove(h, id, rev);
       return { ok: true, id: r[0], rev: r[1] };
     });
   }
@@ -327,32 +387,26 @@ class PouchDB extends EventEmitter {
           throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
         }
       }
-      // Plain JSON (the usual case): encoded to the engine's stored form
-      // here (doc_encode.js), no JSON text. Otherwise (undefined back,
-      // nothing written) the engine reads the objects as they are
-      // (js/doc_split.h, which takes special members such as _conflicts);
-      // failing that, plain documents cross as one JSON.stringify and one
-      // engine parse, and others each on its own, so that the odd one gets
-      // its precise error.
       const h = this._handle();
       const replicated = newEdits === false;
-      let r = docEncoder.encode(docs, (bytes, meta, strs, nums, n, part) =>
-        native.dbBulkDocsEncoded(h, bytes, meta, strs, nums, n, replicated, part));
-      if (r === undefined) r = native.dbBulkDocsSplit(h, docs, replicated);
-      if (r === undefined) {
-        let plain = true;
-        for (let i = 0; plain && i < docs.length; i++) plain = plainJson(docs[i], 0, []);
-        r = plain
-          ? native.dbBulkDocs(h, JSON.stringify(docs), replicated)
-          : native.dbBulkDocs(h, docs.map(docArg), replicated);
+      // _local documents whose rev is not the current one: PouchDB's
+      // per-document conflicts, left out of the write.
+      let conflicts = null;
+      if (!replicated) {
+        for (let i = 0; i < docs.length; i++) {
+          const d = docs[i];
+          if (isLocalId(d._id) && localRevConflict(h, d)) {
+            if (conflicts === null) conflicts = new Map();
+            conflicts.set(i, pouchShaped(Object.assign(new PouchError(409, 'conflict', 'Document update conflict.'), { id: d._id })));
+          }
+        }
+        if (conflicts !== null) docs = docs.filter((d, i) => !conflicts.has(i));
       }
-      if (r.length === 0 || typeof r[0] !== 'string') {
-        for (const row of r) if (row !== null && typeof row === 'object' && row.error === true) pouchShaped(row);
-        return r;
-      }
-      const out = new Array(r.length >> 1);  // all succeeded: [id, rev, ...]
-      for (let i = 0; i < out.length; i++) out[i] = { ok: true, id: r[2 * i], rev: r[2 * i + 1] };
-      return out;
+      const out = bulkWrite(h, docs, replicated);
+      if (conflicts === null) return out;
+      const all = [];
+      for (let i = 0, k = 0; i < docs.length + conflicts.size; i++) all.push(conflicts.has(i) ? conflicts.get(i) : out[k++]);
+      return all;
     });
   }
   allDocs(opts, cb) {

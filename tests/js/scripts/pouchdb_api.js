@@ -314,8 +314,21 @@ check('_local documents', async () => {
   // Never in allDocs or changes.
   assert.strictEqual((await db.allDocs()).rows.length, 0);
   assert.strictEqual((await db.changes()).results.length, 0);
+  // PouchDB's rev check (CouchDB has none): a stale, missing or unexpected
+  // rev is a conflict, in put, remove and bulkDocs alike.
+  const conflict = { status: 409, name: 'conflict', message: 'Document update conflict' };
+  await assert.rejects(db.put({ _id: '_local/ckpt', seq: 7 }), conflict);
+  await assert.rejects(db.put({ _id: '_local/ckpt', _rev: r.rev, seq: 7 }), conflict);
+  await assert.rejects(db.put({ _id: '_local/fresh', _rev: '0-1' }), conflict);
+  await assert.rejects(db.remove('_local/ckpt', r.rev), conflict);
+  await assert.rejects(db.put({ _id: '_local/ckpt', _rev: 'junk' }), { status: 400 });
+  const rows = await db.bulkDocs([{ _id: 'plain' }, { _id: '_local/ckpt', seq: 8 }, { _id: '_local/new', n: 1 }]);
+  assert.deepStrictEqual(rows.map((x) => x.ok === true ? x.id : x.name + ' ' + x.id),
+    ['plain', 'conflict _local/ckpt', '_local/new']);
+  assert.strictEqual((await db.get('_local/ckpt')).seq, 6);
   await db.remove('_local/ckpt', r2.rev);
   await assert.rejects(db.get('_local/ckpt'), { status: 404 });
+  assert.strictEqual((await db.put({ _id: '_local/ckpt', seq: 9 })).rev, '0-1');
 });
 
 check('revsDiff and bulkGet', async () => {
