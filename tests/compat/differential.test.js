@@ -27,7 +27,6 @@ const known = {
     'get r open_revs all': 'order of open_revs=all leaves: PouchDB\'s tree order, settee\'s winner first',
     'replicated no rev': 'message for a new_edits=false doc without _rev: settee says which members are missing',
     'remove no rev': 'remove(id) without a rev: PouchDB writes a deletion (404 on a deleted doc), settee refuses (400 Invalid rev format)',
-    'local put no rev': 'CouchDB writes a _local doc without checking its rev (couch_db_updater), settee too; PouchDB answers 409. Not fixed',
   },
   'attachments.js': {
     'bad base64': 'PouchDB answers 500 badarg for invalid base64, settee 400 bad_request as CouchDB',

@@ -90,6 +90,9 @@ const { step, fresh, done } = require('./lib/report');
   await step('local remove', db.remove('_local/x', l2.rev));
   await step('local get removed', db.get('_local/x'));
   await step('local bulkDocs', db.bulkDocs([{ _id: '_local/y', v: 1 }]));
+  await step('local bulkDocs no rev', db.bulkDocs([{ _id: '_local/y', v: 2 }, { _id: 'after-local', v: 'al' }]));
+  await step('local put rev on missing', db.put({ _id: '_local/z', _rev: '0-1', v: 1 }));
+  await step('local remove stale', db.remove('_local/y', '0-7'));
   await step('local info', db.info().then((i) => i.doc_count));
 
   // revs_limit
