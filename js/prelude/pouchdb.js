@@ -217,7 +217,9 @@ function indexRequest(req) {
 // (and gives two messages PouchDB's wording).
 function pouchViewOpts(e, opts) {
   if (!e || e.name !== 'query_parse_error') return null;
-  if (e.message === '`include_docs` is invalid for reduce') {
+  if (e.message === 'No rows can match your key range, reverse your start_key and end_key or set descending=true') {
+    e.message = 'No rows can match your key range, reverse your start_key and end_key or set {descending : true}';
+  } else if (e.message === '`include_docs` is invalid for reduce') {
     e.message = '{include_docs:true} is invalid for reduce';
   } else if (e.message === 'Multi-key fetches for reduce views must use `group=true`') {
     e.message = 'Multi-key fetches for reduce views must use {group: true}';
@@ -299,6 +301,8 @@ class PouchDB extends EventEmitter {
     }
     if (typeof opts === 'function') { cb = opts; opts = undefined; }
     return run(cb, () => {
+      // PouchDB looks '' up, and finds nothing.
+      if (id === '') throw pouchShaped(new PouchError(404, 'not_found', 'missing'));
       checkDocId(id);
       if (opts !== undefined && opts !== null && opts.open_revs !== undefined) {
         return native.dbOpenRevs(this._handle(), id, JSON.stringify(opts, optsReplacer));
@@ -637,7 +641,8 @@ class Changes extends EventEmitter {
       attachments: !!o.attachments, att_encoding_info: !!o.att_encoding_info,
       style: o.style === 'all_docs' ? 'all_docs' : 'main_only' };
     if (Array.isArray(o.doc_ids)) q.doc_ids = o.doc_ids;
-    if (o.selector !== undefined && o.selector !== null) q.selector = o.selector;
+    // PouchDB filters by doc_ids alone when both are given.
+    if (o.selector !== undefined && o.selector !== null && !q.doc_ids) q.selector = o.selector;
     if (limit !== undefined && !filterFn) q.limit = limit;
     const r = native.dbChanges(this.db._handle(), JSON.stringify(q));
     if (o.binary && o.attachments) for (const row of r.results) binaryAtts(row.doc);

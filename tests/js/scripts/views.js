@@ -80,7 +80,8 @@ check('callbacks work too', async () => {
 check('errors are PouchDB-shaped; a throwing map skips the document', async () => {
   await assert.rejects(db.query('d/nope'), { status: 404, name: 'not_found', message: 'ddoc _design/d has no view named nope', reason: 'missing_named_view' });
   await assert.rejects(db.query('nodoc/v'), { status: 404, name: 'not_found' });
-  await assert.rejects(db.query('d/byn', { startkey: 3, endkey: 1 }), { status: 400, name: 'query_parse_error' });
+  await assert.rejects(db.query('d/byn', { startkey: 3, endkey: 1 }), { status: 400, name: 'query_parse_error',
+    message: 'No rows can match your key range, reverse your start_key and end_key or set {descending : true}' });
   await assert.rejects(db.query('d/byn', { include_docs: true }),
     { status: 400, name: 'query_parse_error', message: '{include_docs:true} is invalid for reduce' });
   // PouchDB ignores grouping when it does not reduce, and reduce: true on a
