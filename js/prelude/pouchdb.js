@@ -136,6 +136,7 @@ function binaryAtts(doc) {
   }
 }
 
+// A remote database's closed handle (http_adapter.js).
 const kNoDb = 'database handle is closed';
 // A PouchDB object that is garbage collected without close() gives its
 // handle reference back.
@@ -260,7 +261,8 @@ class PouchDB extends EventEmitter {
   }
   _handle() {
     if (this._openError) throw this._openError;
-    if (this._h < 0) throw new PouchError(404, 'not_found', kNoDb);
+    // PouchDB's errors for a closed or destroyed database: plain Errors.
+    if (this._h < 0) throw new Error(this._destroyed ? 'database is destroyed' : 'database is closed');
     return this._h;
   }
   put(doc, opts, cb) {
@@ -349,8 +351,18 @@ class PouchDB extends EventEmitter {
   removeAttachment(docId, attachmentId, rev, cb) {
     return run(cb, () => {
       checkDocId(docId);
-      const r = native.dbRemoveAttachment(this._handle(), docId, String(attachmentId),
-        typeof rev === 'string' ? rev : undefined);
+      const h = this._handle();
+      let r;
+      try {
+        r = native.dbRemoveAttachment(h, docId, String(attachmentId), typeof rev === 'string' ? rev : undefined);
+      } catch (e) {
+        // PouchDB writes the document without the attachment even when it
+        // has none by that name: a new revision, unchanged otherwise.
+        if (!e || e.reason !== 'Document is missing attachment' || typeof rev !== 'string') throw e;
+        const doc = native.dbGet(h, docId);
+        if (doc._rev !== rev) throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+        r = native.dbPut(h, JSON.stringify(doc), false);
+      }
       return { ok: true, id: r[0], rev: r[1] };
     });
   }
@@ -439,6 +451,7 @@ class PouchDB extends EventEmitter {
     return run(cb, () => {
       const i = native.dbInfo(this._handle());
       i.adapter = 'settee';
+      i.auto_compaction = false;  // PouchDB's member; settee compacts on request only
       return i;
     });
   }
@@ -453,6 +466,7 @@ class PouchDB extends EventEmitter {
       native.dbDestroy(this._handle());
       dbHandles.unregister(this);
       this._h = -1;
+      this._destroyed = true;
       this.emit('destroyed');
       return { ok: true };
     });

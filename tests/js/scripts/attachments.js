@@ -185,6 +185,13 @@ check('errors are PouchDB-shaped', async () => {
     { status: 404, name: 'not_found', reason: 'deleted' });
   await assert.rejects(db.putAttachment('gone', 'a', Buffer.from('x'), 'text/plain'), { status: 404, reason: 'deleted' });
   assert.deepStrictEqual((await db.get('gone', { revs: true, rev: del.rev }))._revisions.start, 2);
+  // Removing an attachment the document does not have writes a new
+  // revision anyway, as PouchDB does; a stale rev is still a conflict.
+  const cur = await db.putAttachment('errs2', 'a', Buffer.from('1'), 'text/plain');
+  const same = await db.removeAttachment('errs2', 'never-there', cur.rev);
+  assert.match(same.rev, /^2-/);
+  assert.deepStrictEqual(Object.keys((await db.get('errs2'))._attachments), ['a']);
+  await assert.rejects(db.removeAttachment('errs2', 'never-there', cur.rev), { status: 409 });
   const stub = await db.put({ _id: 'errs', _rev: r.rev, _attachments: { q: { stub: true } } }).then(() => null, (e) => e);
   assert.strictEqual(stub.status, 412);
   assert.strictEqual(stub.name, 'missing_stub');
