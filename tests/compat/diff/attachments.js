@@ -21,6 +21,8 @@ const { step, fresh, done } = require('./lib/report');
   const d = await db.get('d');
   await step('removeAttachment', db.removeAttachment('d', 'a.txt', d._rev));
   await step('removeAttachment stale rev', db.removeAttachment('d', 'b.bin', d._rev));
+  await step('removeAttachment absent name', db.get('d').then((x) => db.removeAttachment('d', 'never', x._rev)));
+  await step('get atts_since', db.get('d', { attachments: true, atts_since: [d._rev] }));
   await step('get after remove', db.get('d'));
   await step('getAttachment old rev', db.getAttachment('d', 'a.txt', { rev: d._rev }));
   await step('bulkDocs inline', db.bulkDocs([{ _id: 'e', _attachments: {
