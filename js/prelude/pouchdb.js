@@ -213,8 +213,8 @@ function indexRequest(req) {
 }
 
 // Where PouchDB's query() is lenient and CouchDB's (the engine's) refuses:
-// PouchDB ignores group/group_level when it does not reduce and reduce:
-// true on a map-only view. Returns the options to retry with, or null
+// PouchDB ignores group/group_level when it does not reduce, reduce: true
+// on a map-only view, and a stale value it does not know. Returns the options to retry with, or null
 // (and gives two messages PouchDB's wording).
 function pouchViewOpts(e, opts) {
   if (!e || e.name !== 'query_parse_error') return null;
@@ -227,8 +227,13 @@ function pouchViewOpts(e, opts) {
   }
   const grouping = /^Invalid use of grouping/.test(e.message);
   const mapOnly = e.message === 'Reduce is invalid for map-only views.';
-  if (!grouping && !mapOnly) return null;
+  const stale = /^Invalid value for `stale`/.test(e.message);
+  if (!grouping && !mapOnly && !stale) return null;
   const o = Object.assign({}, opts);
+  if (stale) {
+    delete o.stale;  // PouchDB ignores a stale value it does not know
+    return o;
+  }
   delete o.group;
   delete o.group_level;
   if (mapOnly) delete o.reduce;
@@ -525,13 +530,18 @@ class PouchDB extends EventEmitter {
         call = (o) => native.dbTempQuery(this._handle(), fnText(map), reduce === null ? null : fnText(reduce), o,
                                          viewMapJson, viewReduceJson);
       }
+      let r;
       try {
-        return call(jsonOpts(opts) || '{}');
+        r = call(jsonOpts(opts) || '{}');
       } catch (e) {
         const lenient = pouchViewOpts(e, opts);
         if (lenient === null) throw e;
-        return call(jsonOpts(lenient) || '{}');
+        r = call(jsonOpts(lenient) || '{}');
       }
+      // PouchDB's offset is the skip it was given (CouchDB's, the rows
+      // before the first one returned).
+      if (r && typeof r.offset === 'number') r.offset = Number(opts.skip) || 0;
+      return r;
     });
   }
   // pouchdb-find: Mango indexes and queries (CouchDB's request and answer

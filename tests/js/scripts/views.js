@@ -93,6 +93,14 @@ check('errors are PouchDB-shaped; a throwing map skips the document', async () =
   assert.ok(plain.rows.length > 0);
   assert.deepStrictEqual(await db.query(mapOnly, { group_level: 1 }), plain);
   assert.deepStrictEqual(await db.query(mapOnly, { reduce: true, group: true }), plain);
+  assert.deepStrictEqual(await db.query(mapOnly, { stale: 'bogus' }), plain);
+  // PouchDB's offset: the skip given, not the rows before startkey.
+  const last = plain.rows[plain.rows.length - 1].key;
+  assert.notDeepStrictEqual(plain.rows[0].key, last);
+  const ranged = await db.query(mapOnly, { startkey: last });
+  assert.ok(ranged.rows.length > 0 && ranged.rows.length < plain.rows.length);
+  assert.strictEqual(ranged.offset, 0);
+  assert.strictEqual((await db.query(mapOnly, { startkey: last, skip: 1 })).offset, 1);
   await assert.rejects(db.query({ map: 'function (doc) { emit( }' }), { status: 400, name: 'compilation_error' });
   await assert.rejects(db.query({ map: 'function (doc) { emit(1, 1); }', reduce: 'function (k, v) { throw new Error("boom"); }' }), /boom/);
   // A design document whose views cannot run is refused when written, as CouchDB does.
