@@ -37,10 +37,8 @@ const known = {
     'query update_seq': 'string collation: PouchDB compares code points (Odd < even), settee ICU as CouchDB (even < Odd)',
     'query collation': 'string collation: PouchDB compares code points, settee ICU as CouchDB',
     'query stale update_after': 'string collation: PouchDB compares code points, settee ICU as CouchDB',
-    'query key array range': 'offset of a startkey range: PouchDB 0, settee the rows before startkey, as CouchDB. Not fixed',
     'query approx': 'settee has CouchDB\'s _approx_count_distinct; PouchDB 9 does not',
     'query bad reduce fn': 'an unknown built-in reduce: PouchDB a plain Error, settee CouchDB\'s compilation_error',
-    'query bad stale': 'PouchDB ignores an unknown stale value; settee refuses it as CouchDB. Not fixed',
     'find $regex bad': 'PouchDB\'s local find throws plain Errors; settee CouchDB\'s bad_request',
     'find $in not array': 'PouchDB\'s local find throws plain Errors; settee CouchDB\'s bad_request',
     'createIndex no fields': 'PouchDB 9 throws a TypeError (its bug); settee 400 bad_request',
@@ -49,7 +47,6 @@ const known = {
   'queries.js': {
     'allDocs keys': 'PouchDB adds doc: null to a deleted row of a keys query without include_docs',
     'allDocs keys+startkey': 'PouchDB\'s generic message; settee names the parameters',
-    'query range': 'offset of a startkey range: PouchDB 0, settee the rows before startkey, as CouchDB. Not fixed',
     'createIndex': 'default index name: PouchDB idx-<md5>, settee CouchDB\'s <hash>',
     'createIndex again': 'default index name: PouchDB idx-<md5>, settee CouchDB\'s <hash>',
     'getIndexes': 'default index names, and CouchDB 3\'s partitioned member',

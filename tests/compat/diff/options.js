@@ -46,7 +46,7 @@ const { step, fresh, done } = require('./lib/report');
   await step('query stale update_after', db.query('q/names', { stale: 'update_after', limit: 1 }));
   await step('query approx', db.query('q/approx', { reduce: true }));
   await step('query bad reduce fn', db.query({ map: (doc) => emit(doc._id), reduce: '_bogus' }));
-  await step('query bad stale', db.query('q/names', { stale: 'bogus', limit: 1 }));
+  await step('query bad stale', db.query('q/count', { stale: 'bogus', reduce: false, limit: 2 }));
 
   await db.createIndex({ index: { fields: ['g', 'i'] } });
   await step('find sort desc', db.find({ selector: { g: 1, i: { $gt: 0 } }, sort: [{ g: 'desc' }, { i: 'desc' }], fields: ['_id'] }).then((r) => r.docs));
