@@ -335,10 +335,10 @@ class PouchDB extends EventEmitter {
       // PouchDB reads the document first, so a deleted one is its 404
       // (reason 'deleted'), with or without a rev, where the engine would
       // write a new revision on the deletion.
-      try {
-        native.dbGet(h, docId);
-      } catch (e) {
-        if (e && e.reason === 'deleted') throw e;
+      // (Its _all_docs row says so without building the document.)
+      const row = native.dbAllDocs(h, JSON.stringify({ keys: [docId] })).rows[0];
+      if (row && row.value && row.value.deleted === true) {
+        throw pouchShaped(new PouchError(404, 'not_found', 'deleted'));
       }
       const r = native.dbPutAttachment(h, docId, String(attachmentId),
         typeof rev === 'string' ? rev : undefined, typeof type === 'string' ? type : undefined, blob);
