@@ -214,8 +214,9 @@ function indexRequest(req) {
 
 // Where PouchDB's query() is lenient and CouchDB's (the engine's) refuses:
 // PouchDB ignores group/group_level when it does not reduce, reduce: true
-// on a map-only view, and a stale value it does not know. Returns the options to retry with, or null
-// (and gives two messages PouchDB's wording).
+// on a map-only view, and a stale value it does not know. Returns the
+// options to retry with, or null (and gives three messages PouchDB's
+// wording).
 function pouchViewOpts(e, opts) {
   if (!e || e.name !== 'query_parse_error') return null;
   if (e.message === 'No rows can match your key range, reverse your start_key and end_key or set descending=true') {
