@@ -748,7 +748,7 @@ class Changes extends EventEmitter {
     if (this.isCancelled) return;
     this._stop();
     this.emit('cancel');
-    this.emit('complete', { results: this._results, last_seq: this._lastSeq, status: 'cancelled' });
+    this.emit('complete', { status: 'cancelled' });  // PouchDB's: no results or last_seq
   }
 }
 hooks.onFeed = function (feedId) {

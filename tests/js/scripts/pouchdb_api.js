@@ -292,7 +292,7 @@ check('changes: live feed delivers writes, also from other threads, until cancel
   assert.deepStrictEqual(got, ['live1', 'live2']);
   feed.cancel();
   const info = await completed;
-  assert.strictEqual(info.status, 'cancelled');
+  assert.deepStrictEqual(info, { status: 'cancelled' });
   await db.put({ _id: 'after-cancel' });
   await new Promise((r) => setTimeout(r, 20));
   assert.deepStrictEqual(got, ['live1', 'live2']);
