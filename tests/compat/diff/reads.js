@@ -56,6 +56,11 @@ const { step, fresh, done } = require('./lib/report');
   feed.cancel();
   await new Promise((r) => setTimeout(r, 50));
   await step('live changes', Promise.resolve(events));
+  await step('live changes cancelled', new Promise((resolve) => {
+    const f = db.changes({ live: true, since: 'now' });
+    f.on('complete', resolve);
+    setTimeout(() => f.cancel(), 30);
+  }));
   await step('info', db.info().then((i) => ({ doc_count: i.doc_count, update_seq: i.update_seq, db_name: i.db_name })));
   await step('compact', db.compact());
   await step('after compact old rev', db.get('k', { rev: '2-b' }));
