@@ -45,17 +45,20 @@ const { step, fresh, done } = require('./lib/report');
   await step('callback error', new Promise((resolve) => db.get('nope', (err, doc) => resolve({ err, doc }))));
   await step('callback put', new Promise((resolve) => db.put({ _id: 'cb', v: 'cb' }, (err, r) => resolve({ err, r }))));
 
-  const events = [];
-  const feed = db.changes({ live: true, since: 'now', include_docs: true })
-    .on('change', (c) => events.push(['change', c.id, c.doc.v]))
-    .on('complete', (info) => events.push(['complete', info.status || null]));
-  await new Promise((r) => setTimeout(r, 50));
-  await db.put({ _id: 'live1', v: 'l1' });
-  await db.put({ _id: 'live2', v: 'l2' });
-  await new Promise((r) => setTimeout(r, 200));
-  feed.cancel();
-  await new Promise((r) => setTimeout(r, 50));
-  await step('live changes', Promise.resolve(events));
+  // Live: from the current update_seq (no timing involved), cancelled
+  // after the two writes arrive.
+  const since = (await db.info()).update_seq;
+  await step('live changes', new Promise((resolve, reject) => {
+    const events = [];
+    const feed = db.changes({ live: true, since, include_docs: true });
+    feed.on('change', (c) => {
+      events.push(['change', c.id, c.doc.v]);
+      if (events.length === 2) feed.cancel();
+    });
+    feed.on('complete', (info) => { events.push(['complete', info.status || null]); resolve(events); });
+    feed.on('error', reject);
+    db.put({ _id: 'live1', v: 'l1' }).then(() => db.put({ _id: 'live2', v: 'l2' })).catch(reject);
+  }));
   await step('live changes cancelled', new Promise((resolve) => {
     const f = db.changes({ live: true, since: 'now' });
     f.on('complete', resolve);
