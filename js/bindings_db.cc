@@ -4,6 +4,8 @@
 // Errors are thrown as PouchDB-shaped errors (IsolateThread::MakeError).
 // Options arrive as JSON text (js/prelude/pouchdb.js drops callbacks from them).
 #include <cstring>
+#include <limits>
+#include <optional>
 
 #include <v8-container.h>
 #include <v8-exception.h>
@@ -22,6 +24,7 @@
 #include "util/http_status.h"
 #include "settee/store.h"
 #include "storage/document.h"
+#include "storage/mango_selector.h"
 #include "util/json.h"
 
 namespace settee::js {
@@ -251,6 +254,20 @@ void DbCompact(const Args& args) {
   auto db = DbArg(args);
   if (!db) return;
   Status s = db->Compact();
+  if (!s.ok()) Fail(args, s);
+}
+
+// dbSetRevsLimit(h, n): PouchDB's revs_limit option (the database's
+// _revs_limit: later writes keep at most n revisions of history).
+void DbSetRevsLimit(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  double n = args[1]->IsNumber() ? args[1].As<v8::Number>()->Value() : 0;
+  if (!(n >= 1 && n <= std::numeric_limits<uint32_t>::max())) {
+    Fail(args, Status::BadRequest("revs_limit must be a positive integer"));
+    return;
+  }
+  Status s = db->SetRevsLimit(static_cast<uint32_t>(n));
   if (!s.ok()) Fail(args, s);
 }
 
@@ -641,16 +658,46 @@ void DbChanges(const Args& args) {
       if (d.IsString()) opts.doc_ids->emplace_back(json::View(d));
     }
   }
+  // PouchDB's `selector` option: the changes whose winning revision the
+  // Mango selector matches (CouchDB's filter=_selector). The documents are
+  // read to match them, and `limit` counts matching rows, so the engine's
+  // limit is lifted and the scan stopped here.
+  std::optional<mango::Selector> selector;
+  if (auto sit = o.FindMember("selector"); sit != o.MemberEnd()) {
+    auto parsed = mango::Selector::Parse(sit->value);
+    if (!parsed.ok()) {
+      Fail(args, parsed.status());
+      return;
+    }
+    selector.emplace(std::move(parsed).value());
+  }
+  const bool wants_docs = opts.include_docs;
+  const uint64_t limit = opts.limit;
+  if (selector) {
+    opts.include_docs = true;
+    opts.limit = std::numeric_limits<uint64_t>::max();
+  }
+  uint64_t matched = 0;
   std::string out = "{\"results\":[";
   bool first = true;
   uint64_t last_seq = 0;
   Status s = db->Changes(
       opts,
       [&](const ChangeRow& row) {
+        if (selector) {
+          json::Document doc;
+          if (!json::Parse(row.doc, &doc).ok() || !doc.IsObject() || !selector->Matches(doc)) return true;
+        }
         if (!first) out += ',';
         first = false;
-        couch_json::AppendChangeRow(&out, row);
-        return true;
+        if (selector && !wants_docs) {
+          ChangeRow bare = row;
+          bare.doc.clear();
+          couch_json::AppendChangeRow(&out, bare);
+        } else {
+          couch_json::AppendChangeRow(&out, row);
+        }
+        return !selector || ++matched < limit;
       },
       &last_seq);
   if (!s.ok()) {
@@ -840,6 +887,7 @@ void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "dbInfo", DbInfo);
   SetFn(ctx, native, "dbCompact", DbCompact);
   SetFn(ctx, native, "dbUpdateSeq", DbUpdateSeq);
+  SetFn(ctx, native, "dbSetRevsLimit", DbSetRevsLimit);
   SetFn(ctx, native, "dbPut", DbPut);
   SetFn(ctx, native, "dbRemove", DbRemove);
   SetFn(ctx, native, "dbGet", DbGet);

@@ -296,8 +296,10 @@ size_t RangedColumns(const IndexDef& ix, const std::vector<Selector::FieldCondit
 }
 
 bool Usable(const IndexDef& ix, const FindRequest& r, const std::vector<std::string>& required) {
+  // Every column must be one the selector requires, or a sort field (the
+  // rows must have those, as CouchDB's mango_idx_view:is_usable says).
   for (const std::string& f : ix.fields) {
-    if (!Contains(required, f)) return false;
+    if (!Contains(required, f) && !Contains(r.sort_fields, f)) return false;
   }
   if (!r.sort_fields.empty()) {
     if (r.sort_fields.size() > ix.fields.size()) return false;

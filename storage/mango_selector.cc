@@ -319,6 +319,14 @@ std::vector<std::string> SplitField(std::string_view dotted) {
 const json::Value* GetField(const json::Value& doc, const std::vector<std::string>& path) {
   const json::Value* v = &doc;
   for (const std::string& p : path) {
+    if (v->IsArray()) {
+      // A name of digits indexes an array, as in CouchDB's mango_doc:get_field.
+      if (p.empty() || p.size() > 9 || p.find_first_not_of("0123456789") != std::string::npos) return nullptr;
+      const size_t i = std::stoul(p);
+      if (i >= v->Size()) return nullptr;
+      v = &(*v)[static_cast<rapidjson::SizeType>(i)];
+      continue;
+    }
     if (!v->IsObject()) return nullptr;
     auto it = v->FindMember(json::Value(rapidjson::StringRef(p.data(), p.size())));
     if (it == v->MemberEnd()) return nullptr;

@@ -58,7 +58,8 @@ class Selector {
 
 // A field path: "a.b" -> {"a","b"}; "a\.b" is one name.
 std::vector<std::string> SplitField(std::string_view dotted);
-// The value at `path` in `doc`, or nullptr.
+// The value at `path` in `doc`, or nullptr. A name of digits indexes an
+// array ("a.1" is a[1]), as in CouchDB.
 const json::Value* GetField(const json::Value& doc, const std::vector<std::string>& path);
 
 }  // namespace settee::mango

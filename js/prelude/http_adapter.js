@@ -91,6 +91,20 @@ function httpCall(h, method, rel, body, options) {
   return new Promise((resolve, reject) => new HttpCall(h, method, rel, body, options, resolve, reject));
 }
 
+// A CouchDB error row ({id, error, reason}) given PouchDB's members as its
+// http adapter gives them (pouchdb-errors' generateErrorFromResponse):
+// name, status (409 for a conflict, else 500 unless given) and message.
+function errorRow(row) {
+  if (row.error === 'conflict') {
+    row.name = 'conflict';
+    row.status = 409;
+  }
+  if (!('name' in row)) row.name = row.error || 'unknown';
+  if (!('status' in row)) row.status = 500;
+  if (!('message' in row)) row.message = row.reason;
+  return row;
+}
+
 const remoteHandles = new FinalizationRegistry((h) => native.httpClose(h));
 const kRemoteOnly = 'not supported on a remote (http) database in settee yet: replicate it to a local one';
 const kBase64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -228,7 +242,10 @@ class RemotePouchDB extends PouchDB {
     }
     const body = { docs: docs.map((d) => (d !== null && typeof d === 'object' && d._attachments ? withBase64Atts(d) : d)) };
     if (newEdits === false) body.new_edits = false;
-    return settle(this._call('POST', '_bulk_docs', body), cb);
+    return settle(this._call('POST', '_bulk_docs', body).then((rows) => {
+      if (Array.isArray(rows)) for (const row of rows) if (row && row.error) errorRow(row);
+      return rows;
+    }), cb);
   }
   allDocs(opts, cb) {
     [opts, cb] = argsOf(opts, cb);

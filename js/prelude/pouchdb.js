@@ -14,7 +14,26 @@ class PouchError extends Error {
     this.reason = reason;
   }
 }
-hooks.makeError = (status, name, reason) => new PouchError(status, name, reason);
+// The engine's errors carry CouchDB's names and reasons (its HTTP API's);
+// where PouchDB's own adapters answer differently (pouchdb-errors), the JS
+// API answers as they do: a conflict's message has no full stop; a missing
+// or deleted document's (or attachment's) message is "missing", its reason
+// saying which; a reserved _id is a bad_request; a missing stub has
+// PouchDB's message.
+function pouchShaped(e) {
+  if (e.name === 'conflict' && e.message === 'Document update conflict.') {
+    e.message = e.reason = 'Document update conflict';
+  } else if (e.name === 'not_found' && (e.reason === 'deleted' || e.reason === 'missing' ||
+                                        e.reason === 'Document is missing attachment')) {
+    e.message = 'missing';
+  } else if (e.name === 'illegal_docid') {
+    e.name = 'bad_request';
+  } else if (e.name === 'missing_stub') {
+    e.message = 'A pre-existing attachment stub wasn\'t found';
+  }
+  return e;
+}
+hooks.makeError = (status, name, reason) => pouchShaped(new PouchError(status, name, reason));
 
 // Settles `cb` (node style, on a fresh tick so that a throwing callback is
 // an uncaught exception, not a rejected promise) and returns the promise.
@@ -117,12 +136,110 @@ function binaryAtts(doc) {
   }
 }
 
+// A remote database's closed handle (http_adapter.js).
 const kNoDb = 'database handle is closed';
 // A PouchDB object that is garbage collected without close() gives its
 // handle reference back.
 const dbHandles = new FinalizationRegistry((h) => native.dbClose(h));
 const feeds = new Map();
 let nextFeedId = 1;
+
+// Writes a bulkDocs batch: PouchDB's result rows.
+function bulkWrite(h, docs, replicated) {
+  // Plain JSON (the usual case): encoded to the engine's stored form
+  // here (doc_encode.js), no JSON text. Otherwise (undefined back,
+  // nothing written) the engine reads the objects as they are
+  // (js/doc_split.h, which takes special members such as _conflicts);
+  // failing that, plain documents cross as one JSON.stringify and one
+  // engine parse, and others each on its own, so that the odd one gets
+  // its precise error.
+  let r = docEncoder.encode(docs, (bytes, meta, strs, nums, n, part) =>
+    native.dbBulkDocsEncoded(h, bytes, meta, strs, nums, n, replicated, part));
+  if (r === undefined) r = native.dbBulkDocsSplit(h, docs, replicated);
+  if (r === undefined) {
+    let plain = true;
+    for (let i = 0; plain && i < docs.length; i++) plain = plainJson(docs[i], 0, []);
+    r = plain
+      ? native.dbBulkDocs(h, JSON.stringify(docs), replicated)
+      : native.dbBulkDocs(h, docs.map(docArg), replicated);
+  }
+  if (r.length === 0 || typeof r[0] !== 'string') {
+    for (const row of r) if (row !== null && typeof row === 'object' && row.error === true) pouchShaped(row);
+    return r;
+  }
+  const out = new Array(r.length >> 1);  // all succeeded: [id, rev, ...]
+  for (let i = 0; i < out.length; i++) out[i] = { ok: true, id: r[2 * i], rev: r[2 * i + 1] };
+  return out;
+}
+
+// PouchDB checks a _local document's rev: 409 when it is not the current
+// one, or is given for a document that does not exist, or is missing for
+// one that does. CouchDB, and so the engine, writes it whatever the rev
+// (couch_db_updater's update_local_doc_revs). The JS API checks first, as
+// PouchDB does; the check and the write are not one step, so two threads
+// writing one _local document at once can both pass it.
+function isLocalId(id) { return typeof id === 'string' && id.charCodeAt(0) === 95 && id.startsWith('_local/'); }
+function localRevConflict(h, doc) {
+  let rev = doc._rev;
+  // The rev as _revisions gives it (what GET ?revs=true answers), as the
+  // engine reads it.
+  const rs = doc._revisions;
+  if (rev === undefined && rs && Array.isArray(rs.ids) && rs.ids.length > 0) rev = rs.start + '-' + rs.ids[0];
+  // A malformed rev is the engine's 400, as in PouchDB.
+  if (rev !== undefined && !(typeof rev === 'string' && /^0-[0-9]+$/.test(rev))) return false;
+  let current;
+  try {
+    current = native.dbGet(h, doc._id)._rev;
+  } catch (e) {
+    if (!e || e.status !== 404) throw e;
+  }
+  return current !== rev;
+}
+
+// pouchdb-find's createIndex() takes name, ddoc and type inside `index`
+// (its documented form); CouchDB's POST _index beside it. Both are taken,
+// the outer one winning.
+function indexRequest(req) {
+  const index = req.index;
+  if (index === null || typeof index !== 'object' || Array.isArray(index)) return req;
+  const out = Object.assign({}, req, { index: Object.assign({}, index) });
+  for (const k of ['name', 'ddoc', 'type']) {
+    if (k in out.index) {
+      if (!(k in out)) out[k] = out.index[k];
+      delete out.index[k];
+    }
+  }
+  return out;
+}
+
+// Where PouchDB's query() is lenient and CouchDB's (the engine's) refuses:
+// PouchDB ignores group/group_level when it does not reduce, reduce: true
+// on a map-only view, and a stale value it does not know. Returns the
+// options to retry with, or null (and gives three messages PouchDB's
+// wording).
+function pouchViewOpts(e, opts) {
+  if (!e || e.name !== 'query_parse_error') return null;
+  if (e.message === 'No rows can match your key range, reverse your start_key and end_key or set descending=true') {
+    e.message = 'No rows can match your key range, reverse your start_key and end_key or set {descending : true}';
+  } else if (e.message === '`include_docs` is invalid for reduce') {
+    e.message = '{include_docs:true} is invalid for reduce';
+  } else if (e.message === 'Multi-key fetches for reduce views must use `group=true`') {
+    e.message = 'Multi-key fetches for reduce views must use {group: true}';
+  }
+  const grouping = /^Invalid use of grouping/.test(e.message);
+  const mapOnly = e.message === 'Reduce is invalid for map-only views.';
+  const stale = /^Invalid value for `stale`/.test(e.message);
+  if (!grouping && !mapOnly && !stale) return null;
+  const o = Object.assign({}, opts);
+  if (stale) {
+    delete o.stale;  // PouchDB ignores a stale value it does not know
+    return o;
+  }
+  delete o.group;
+  delete o.group_level;
+  if (mapOnly) delete o.reduce;
+  return o;
+}
 
 class PouchDB extends EventEmitter {
   constructor(name, opts) {
@@ -140,6 +257,9 @@ class PouchDB extends EventEmitter {
     try {
       this._h = native.dbOpen(name);
       dbHandles.register(this, this._h, this);
+      // PouchDB's revs_limit option; settee keeps it as the database's
+      // _revs_limit, so it outlives this handle.
+      if (this.__opts.revs_limit !== undefined) native.dbSetRevsLimit(this._h, this.__opts.revs_limit);
     } catch (e) {
       this._h = -1;
       this._openError = e;
@@ -147,7 +267,8 @@ class PouchDB extends EventEmitter {
   }
   _handle() {
     if (this._openError) throw this._openError;
-    if (this._h < 0) throw new PouchError(404, 'not_found', kNoDb);
+    // PouchDB's errors for a closed or destroyed database: plain Errors.
+    if (this._h < 0) throw new Error(this._destroyed ? 'database is destroyed' : 'database is closed');
     return this._h;
   }
   put(doc, opts, cb) {
@@ -156,8 +277,13 @@ class PouchDB extends EventEmitter {
       if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
         throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
       }
-      if (typeof doc._id !== 'string' || doc._id === '') throw new PouchError(412, 'missing_id', '_id is required for puts');
-      const r = native.dbPut(this._handle(), docArg(withBase64Atts(doc)), opts.new_edits === false);
+      if (!doc._id) throw new PouchError(412, 'missing_id', '_id is required for puts');
+      if (typeof doc._id !== 'string') throw new PouchError(400, 'bad_request', '_id field must contain a string');
+      const h = this._handle();
+      if (isLocalId(doc._id) && opts.new_edits !== false && localRevConflict(h, doc)) {
+        throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+      }
+      const r = native.dbPut(h, docArg(withBase64Atts(doc)), opts.new_edits === false);
       return { ok: true, id: r[0], rev: r[1] };
     });
   }
@@ -183,6 +309,8 @@ class PouchDB extends EventEmitter {
     }
     if (typeof opts === 'function') { cb = opts; opts = undefined; }
     return run(cb, () => {
+      // PouchDB looks '' up, and finds nothing.
+      if (id === '') throw pouchShaped(new PouchError(404, 'not_found', 'missing'));
       checkDocId(id);
       if (opts !== undefined && opts !== null && opts.open_revs !== undefined) {
         return native.dbOpenRevs(this._handle(), id, JSON.stringify(opts, optsReplacer));
@@ -204,7 +332,16 @@ class PouchDB extends EventEmitter {
       if (!isBytes(blob) && typeof blob !== 'string') {
         throw new PouchError(400, 'bad_request', 'Attachment data must be a Buffer, a typed array or base64');
       }
-      const r = native.dbPutAttachment(this._handle(), docId, String(attachmentId),
+      const h = this._handle();
+      // PouchDB reads the document first, so a deleted one is its 404
+      // (reason 'deleted'), with or without a rev, where the engine would
+      // write a new revision on the deletion.
+      // (Its _all_docs row says so without building the document.)
+      const row = native.dbAllDocs(h, JSON.stringify({ keys: [docId] })).rows[0];
+      if (row && row.value && row.value.deleted === true) {
+        throw pouchShaped(new PouchError(404, 'not_found', 'deleted'));
+      }
+      const r = native.dbPutAttachment(h, docId, String(attachmentId),
         typeof rev === 'string' ? rev : undefined, typeof type === 'string' ? type : undefined, blob);
       return { ok: true, id: r[0], rev: r[1] };
     });
@@ -220,8 +357,18 @@ class PouchDB extends EventEmitter {
   removeAttachment(docId, attachmentId, rev, cb) {
     return run(cb, () => {
       checkDocId(docId);
-      const r = native.dbRemoveAttachment(this._handle(), docId, String(attachmentId),
-        typeof rev === 'string' ? rev : undefined);
+      const h = this._handle();
+      let r;
+      try {
+        r = native.dbRemoveAttachment(h, docId, String(attachmentId), typeof rev === 'string' ? rev : undefined);
+      } catch (e) {
+        // PouchDB writes the document without the attachment even when it
+        // has none by that name: a new revision, unchanged otherwise.
+        if (!e || e.reason !== 'Document is missing attachment' || typeof rev !== 'string') throw e;
+        const doc = native.dbGet(h, docId);
+        if (doc._rev !== rev) throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+        r = native.dbPut(h, JSON.stringify(doc), false);
+      }
       return { ok: true, id: r[0], rev: r[1] };
     });
   }
@@ -232,7 +379,11 @@ class PouchDB extends EventEmitter {
     return run(cb, () => {
       checkDocId(id);
       if (typeof rev !== 'string' || rev === '') throw new PouchError(400, 'bad_request', 'Invalid rev format');
-      const r = native.dbRemove(this._handle(), id, rev);
+      const h = this._handle();
+      if (isLocalId(id) && localRevConflict(h, { _id: id, _rev: rev })) {
+        throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+      }
+      const r = native.dbRemove(h, id, rev);
       return { ok: true, id: r[0], rev: r[1] };
     });
   }
@@ -258,29 +409,26 @@ class PouchDB extends EventEmitter {
           throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
         }
       }
-      // Plain JSON (the usual case): encoded to the engine's stored form
-      // here (doc_encode.js), no JSON text. Otherwise (undefined back,
-      // nothing written) the engine reads the objects as they are
-      // (js/doc_split.h, which takes special members such as _conflicts);
-      // failing that, plain documents cross as one JSON.stringify and one
-      // engine parse, and others each on its own, so that the odd one gets
-      // its precise error.
       const h = this._handle();
       const replicated = newEdits === false;
-      let r = docEncoder.encode(docs, (bytes, meta, strs, nums, n, part) =>
-        native.dbBulkDocsEncoded(h, bytes, meta, strs, nums, n, replicated, part));
-      if (r === undefined) r = native.dbBulkDocsSplit(h, docs, replicated);
-      if (r === undefined) {
-        let plain = true;
-        for (let i = 0; plain && i < docs.length; i++) plain = plainJson(docs[i], 0, []);
-        r = plain
-          ? native.dbBulkDocs(h, JSON.stringify(docs), replicated)
-          : native.dbBulkDocs(h, docs.map(docArg), replicated);
+      // _local documents whose rev is not the current one: PouchDB's
+      // per-document conflicts, left out of the write.
+      let conflicts = null;
+      if (!replicated) {
+        for (let i = 0; i < docs.length; i++) {
+          const d = docs[i];
+          if (isLocalId(d._id) && localRevConflict(h, d)) {
+            if (conflicts === null) conflicts = new Map();
+            conflicts.set(i, pouchShaped(Object.assign(new PouchError(409, 'conflict', 'Document update conflict.'), { id: d._id })));
+          }
+        }
+        if (conflicts !== null) docs = docs.filter((d, i) => !conflicts.has(i));
       }
-      if (r.length === 0 || typeof r[0] !== 'string') return r;
-      const out = new Array(r.length >> 1);  // all succeeded: [id, rev, ...]
-      for (let i = 0; i < out.length; i++) out[i] = { ok: true, id: r[2 * i], rev: r[2 * i + 1] };
-      return out;
+      const out = bulkWrite(h, docs, replicated);
+      if (conflicts === null) return out;
+      const all = [];
+      for (let i = 0, k = 0; i < docs.length + conflicts.size; i++) all.push(conflicts.has(i) ? conflicts.get(i) : out[k++]);
+      return all;
     });
   }
   allDocs(opts, cb) {
@@ -309,6 +457,7 @@ class PouchDB extends EventEmitter {
     return run(cb, () => {
       const i = native.dbInfo(this._handle());
       i.adapter = 'settee';
+      i.auto_compaction = false;  // PouchDB's member; settee compacts on request only
       return i;
     });
   }
@@ -323,6 +472,7 @@ class PouchDB extends EventEmitter {
       native.dbDestroy(this._handle());
       dbHandles.unregister(this);
       this._h = -1;
+      this._destroyed = true;
       this.emit('destroyed');
       return { ok: true };
     });
@@ -353,23 +503,46 @@ class PouchDB extends EventEmitter {
   query(fun, opts, cb) {
     [opts, cb] = argsOf(opts, cb);
     return run(cb, () => {
-      const o = jsonOpts(opts) || '{}';
+      let call;
       if (typeof fun === 'string') {
         const slash = fun.indexOf('/');
         const ddoc = slash < 0 ? fun : fun.slice(0, slash);
         const view = slash < 0 ? fun : fun.slice(slash + 1);
-        return native.dbQuery(this._handle(), ddoc, view, o, viewMapJson, viewReduceJson);
+        call = (o) => {
+          try {
+            return native.dbQuery(this._handle(), ddoc, view, o, viewMapJson, viewReduceJson);
+          } catch (e) {
+            // PouchDB's message for CouchDB's reason (which stays the reason).
+            if (e && e.name === 'not_found' && e.reason === 'missing_named_view') {
+              e.message = 'ddoc _design/' + ddoc + ' has no view named ' + view;
+            }
+            throw e;
+          }
+        };
+      } else {
+        let map = fun, reduce = null;
+        if (fun !== null && typeof fun === 'object') { map = fun.map; reduce = fun.reduce == null ? null : fun.reduce; }
+        if (typeof map !== 'function' && typeof map !== 'string') {
+          throw new PouchError(400, 'bad_request', 'query() takes a view name, a map function or {map, reduce}');
+        }
+        if (reduce !== null && typeof reduce !== 'function' && typeof reduce !== 'string') {
+          throw new PouchError(400, 'bad_request', 'reduce must be a function or the name of a built-in reduce');
+        }
+        call = (o) => native.dbTempQuery(this._handle(), fnText(map), reduce === null ? null : fnText(reduce), o,
+                                         viewMapJson, viewReduceJson);
       }
-      let map = fun, reduce = null;
-      if (fun !== null && typeof fun === 'object') { map = fun.map; reduce = fun.reduce == null ? null : fun.reduce; }
-      if (typeof map !== 'function' && typeof map !== 'string') {
-        throw new PouchError(400, 'bad_request', 'query() takes a view name, a map function or {map, reduce}');
+      let r;
+      try {
+        r = call(jsonOpts(opts) || '{}');
+      } catch (e) {
+        const lenient = pouchViewOpts(e, opts);
+        if (lenient === null) throw e;
+        r = call(jsonOpts(lenient) || '{}');
       }
-      if (reduce !== null && typeof reduce !== 'function' && typeof reduce !== 'string') {
-        throw new PouchError(400, 'bad_request', 'reduce must be a function or the name of a built-in reduce');
-      }
-      return native.dbTempQuery(this._handle(), fnText(map), reduce === null ? null : fnText(reduce), o,
-                                viewMapJson, viewReduceJson);
+      // PouchDB's offset is the skip it was given (CouchDB's, the rows
+      // before the first one returned).
+      if (r && typeof r.offset === 'number') r.offset = Number(opts.skip) || 0;
+      return r;
     });
   }
   // pouchdb-find: Mango indexes and queries (CouchDB's request and answer
@@ -377,7 +550,7 @@ class PouchDB extends EventEmitter {
   createIndex(req, cb) {
     return run(cb, () => {
       if (!req || typeof req !== 'object') throw new PouchError(400, 'bad_request', 'createIndex needs {index: {fields: [...]}}');
-      return native.dbMango(this._handle(), 'createIndex', JSON.stringify(req, optsReplacer));
+      return native.dbMango(this._handle(), 'createIndex', JSON.stringify(indexRequest(req), optsReplacer));
     });
   }
   getIndexes(opts, cb) {
@@ -427,7 +600,7 @@ PouchDB.plugin = function (plugin) {
   } else if (plugin !== null && typeof plugin === 'object' && !Array.isArray(plugin)) {
     for (const k of Object.keys(plugin)) this.prototype[k] = plugin[k];
   } else {
-    throw new TypeError('Invalid plugin: got "' + plugin + '", expected an object or a function');
+    throw new Error('Invalid plugin: got "' + plugin + '", expected an object or a function');
   }
   return this;
 };
@@ -493,6 +666,8 @@ class Changes extends EventEmitter {
       attachments: !!o.attachments, att_encoding_info: !!o.att_encoding_info,
       style: o.style === 'all_docs' ? 'all_docs' : 'main_only' };
     if (Array.isArray(o.doc_ids)) q.doc_ids = o.doc_ids;
+    // PouchDB filters by doc_ids alone when both are given.
+    if (o.selector !== undefined && o.selector !== null && !q.doc_ids) q.selector = o.selector;
     if (limit !== undefined && !filterFn) q.limit = limit;
     const r = native.dbChanges(this.db._handle(), JSON.stringify(q));
     if (o.binary && o.attachments) for (const row of r.results) binaryAtts(row.doc);
@@ -573,7 +748,7 @@ class Changes extends EventEmitter {
     if (this.isCancelled) return;
     this._stop();
     this.emit('cancel');
-    this.emit('complete', { results: this._results, last_seq: this._lastSeq, status: 'cancelled' });
+    this.emit('complete', { status: 'cancelled' });  // PouchDB's: no results or last_seq
   }
 }
 hooks.onFeed = function (feedId) {

@@ -277,7 +277,7 @@ TEST(JsScripts, ViewsOnBothBackends) {
   std::system(("rm -rf " + Quote(dir)).c_str());
 }
 
-TEST(JsScripts, Find) { ExpectScriptPasses("find.js", 3); }
+TEST(JsScripts, Find) { ExpectScriptPasses("find.js", 4); }
 
 TEST(JsScripts, FsModuleAsInNode) { ExpectScriptPasses("fs.js", 4); }
 

@@ -83,6 +83,10 @@ TEST(MangoSelector, OperatorTable) {
       {R"({"_id":{"$gt":"A"}})", true},
       {R"({"_id":{"$lt":"a"}})", true},  // _id by code point: "B" < "a"
       {R"({"a":[1,2,3]})", true},
+      {R"({"a.1":2})", true},  // a name of digits indexes an array, as in CouchDB
+      {R"({"a.3":{"$exists":true}})", false},
+      {R"({"e.1.v":7})", true},
+      {R"({"a.x":{"$exists":true}})", false},
   };
   for (const Case& c : cases) EXPECT_EQ(Match(c.selector, doc), c.match) << c.selector;
 }
@@ -213,6 +217,13 @@ TEST_P(MangoTest, SortWithoutIndexAndOtherErrors) {
   EXPECT_EQ(CreateIndex(*store_.get(), *db_, R"({"index":{"fields":[]}})", &out).code(), Status::Code::kBadRequest);
   EXPECT_EQ(CreateIndex(*store_.get(), *db_, R"({"nope":1})", &out).code(), Status::Code::kBadRequest);
   EXPECT_EQ(DeleteIndex(*db_, "nope", "x", &out).code(), Status::Code::kNotFound);
+  // An index whose columns the selector does not all require is usable
+  // when the missing ones are sort fields (CouchDB's is_usable).
+  Create(R"({"index":{"fields":["team","score"]},"name":"ts","ddoc":"ts"})");
+  ASSERT_TRUE(Find(*store_.get(), *db_,
+                   R"({"selector":{"team":"blue"},"sort":["team","score"],"limit":2,"fields":["score"]})", &out)
+                  .ok());
+  EXPECT_NE(out.find(R"("docs":[{"score":0},{"score":2}])"), std::string::npos) << out;
   // Sorting by _id needs no index; limit defaults to 25.
   json::Document d;
   ASSERT_TRUE(Find(*store_.get(), *db_, R"({"selector":{"score":{"$gte":0}},"sort":[{"_id":"desc"}]})", &out).ok());

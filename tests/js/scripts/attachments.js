@@ -177,6 +177,21 @@ check('errors are PouchDB-shaped', async () => {
   assert.strictEqual(stale.status, 409);
   const noAtt = await db.getAttachment('errs', 'zz').then(() => null, (e) => e);
   assert.strictEqual(noAtt.status, 404);
+  assert.strictEqual(noAtt.message, 'missing');  // PouchDB's message
+  // A deleted document takes no attachment, with or without its rev (PouchDB's 404).
+  const gone = await db.put({ _id: 'gone', v: 1 });
+  const del = await db.remove('gone', gone.rev);
+  await assert.rejects(db.putAttachment('gone', 'a', del.rev, Buffer.from('x'), 'text/plain'),
+    { status: 404, name: 'not_found', reason: 'deleted' });
+  await assert.rejects(db.putAttachment('gone', 'a', Buffer.from('x'), 'text/plain'), { status: 404, reason: 'deleted' });
+  assert.deepStrictEqual((await db.get('gone', { revs: true, rev: del.rev }))._revisions.start, 2);
+  // Removing an attachment the document does not have writes a new
+  // revision anyway, as PouchDB does; a stale rev is still a conflict.
+  const cur = await db.putAttachment('errs2', 'a', Buffer.from('1'), 'text/plain');
+  const same = await db.removeAttachment('errs2', 'never-there', cur.rev);
+  assert.match(same.rev, /^2-/);
+  assert.deepStrictEqual(Object.keys((await db.get('errs2'))._attachments), ['a']);
+  await assert.rejects(db.removeAttachment('errs2', 'never-there', cur.rev), { status: 409 });
   const stub = await db.put({ _id: 'errs', _rev: r.rev, _attachments: { q: { stub: true } } }).then(() => null, (e) => e);
   assert.strictEqual(stub.status, 412);
   assert.strictEqual(stub.name, 'missing_stub');

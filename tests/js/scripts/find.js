@@ -29,6 +29,12 @@ check('createIndex, getIndexes, find and explain with the index', async () => {
   assert.deepStrictEqual(odd.docs.map((d) => d.n), [23, 25, 29]);
 });
 
+check('createIndex takes pouchdb-find\'s form: name and ddoc inside index', async () => {
+  const made = await db.createIndex({ index: { fields: ['n'], name: 'by_n', ddoc: 'byn', type: 'json' } });
+  assert.deepStrictEqual(made, { result: 'created', id: '_design/byn', name: 'by_n' });
+  assert.deepStrictEqual(await db.deleteIndex({ ddoc: '_design/byn', name: 'by_n' }), { ok: true });
+});
+
 check('errors and deleteIndex', async () => {
   await assert.rejects(db.find({ selector: { n: { $bogus: 1 } } }), { status: 400, name: 'invalid_operator' });
   await assert.rejects(db.find({ selector: { n: 1 }, sort: ['n'] }), { status: 400, name: 'no_usable_index' });

@@ -53,6 +53,10 @@ check('bulkDocs, allDocs (ranges, keys, include_docs) and changes', async () => 
   const res = await db.bulkDocs({ docs });
   assert.strictEqual(res.length, 20);
   assert.ok(res.every((r) => r.ok));
+  // A refused row has PouchDB's http adapter's members beside CouchDB's.
+  const [conflict] = await db.bulkDocs([{ _id: 'd00', i: 'again' }]);
+  assert.deepStrictEqual([conflict.id, conflict.error, conflict.reason, conflict.name, conflict.status, conflict.message],
+    ['d00', 'conflict', 'Document update conflict.', 'conflict', 409, 'Document update conflict.']);
   const all = await db.allDocs({ include_docs: true, startkey: 'd05', endkey: 'd09' });
   assert.deepStrictEqual(all.rows.map((r) => r.doc.i), [5, 6, 7, 8, 9]);
   const byKeys = await db.allDocs({ keys: ['d01', 'nope'] });

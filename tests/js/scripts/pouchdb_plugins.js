@@ -39,9 +39,10 @@ check('a function plugin is called with PouchDB', () => {
   assert.strictEqual(seen, PouchDB);
 });
 
-check('a plugin that is neither object nor function is a TypeError', () => {
-  assert.throws(() => PouchDB.plugin(42), TypeError);
-  assert.throws(() => PouchDB.plugin(null), TypeError);
+check('a plugin that is neither object nor function is an Error, as in pouchdb-core', () => {
+  const plain = (e) => e instanceof Error && e.constructor === Error && /^Invalid plugin: got "42"/.test(e.message);
+  assert.throws(() => PouchDB.plugin(42), plain);
+  assert.throws(() => PouchDB.plugin(null), (e) => e.constructor === Error);
 });
 
 check('defaults() gives a constructor whose options sit under the call\'s own', async () => {

@@ -78,10 +78,29 @@ check('callbacks work too', async () => {
 });
 
 check('errors are PouchDB-shaped; a throwing map skips the document', async () => {
-  await assert.rejects(db.query('d/nope'), { status: 404, name: 'not_found', message: 'missing_named_view' });
+  await assert.rejects(db.query('d/nope'), { status: 404, name: 'not_found', message: 'ddoc _design/d has no view named nope', reason: 'missing_named_view' });
   await assert.rejects(db.query('nodoc/v'), { status: 404, name: 'not_found' });
-  await assert.rejects(db.query('d/byn', { startkey: 3, endkey: 1 }), { status: 400, name: 'query_parse_error' });
-  await assert.rejects(db.query('d/byn', { include_docs: true }), { status: 400, name: 'query_parse_error' });
+  await assert.rejects(db.query('d/byn', { startkey: 3, endkey: 1 }), { status: 400, name: 'query_parse_error',
+    message: 'No rows can match your key range, reverse your start_key and end_key or set {descending : true}' });
+  await assert.rejects(db.query('d/byn', { include_docs: true }),
+    { status: 400, name: 'query_parse_error', message: '{include_docs:true} is invalid for reduce' });
+  // PouchDB ignores grouping when it does not reduce, and reduce: true on a
+  // map-only view (CouchDB refuses both).
+  const noReduce = await db.query('d/byn', { reduce: false, group: true });
+  assert.deepStrictEqual(noReduce, await db.query('d/byn', { reduce: false }));
+  const mapOnly = (doc) => { if (doc.n) emit(doc.n); };
+  const plain = await db.query(mapOnly);
+  assert.ok(plain.rows.length > 0);
+  assert.deepStrictEqual(await db.query(mapOnly, { group_level: 1 }), plain);
+  assert.deepStrictEqual(await db.query(mapOnly, { reduce: true, group: true }), plain);
+  assert.deepStrictEqual(await db.query(mapOnly, { stale: 'bogus' }), plain);
+  // PouchDB's offset: the skip given, not the rows before startkey.
+  const last = plain.rows[plain.rows.length - 1].key;
+  assert.notDeepStrictEqual(plain.rows[0].key, last);
+  const ranged = await db.query(mapOnly, { startkey: last });
+  assert.ok(ranged.rows.length > 0 && ranged.rows.length < plain.rows.length);
+  assert.strictEqual(ranged.offset, 0);
+  assert.strictEqual((await db.query(mapOnly, { startkey: last, skip: 1 })).offset, 1);
   await assert.rejects(db.query({ map: 'function (doc) { emit( }' }), { status: 400, name: 'compilation_error' });
   await assert.rejects(db.query({ map: 'function (doc) { emit(1, 1); }', reduce: 'function (k, v) { throw new Error("boom"); }' }), /boom/);
   // A design document whose views cannot run is refused when written, as CouchDB does.
