@@ -7,7 +7,6 @@
 #include <v8-initialization.h>
 #include <v8-platform.h>
 
-#include "js/v8_page_allocator.h"
 #include "js/worker_platform.h"
 
 namespace settee::js {
@@ -49,10 +48,6 @@ namespace {
 // ms of isolate CPU, same machine and load, alternating processes.
 constexpr char kDefaultFlags[] = "--no-lazy-feedback-allocation --max-semi-space-size=4 --minor-mc";
 
-// V8's heap page (MemoryChunk::kPageSize in V8 10.2): the unit its page
-// pool commits and uncommits.
-constexpr size_t kV8HeapPageSize = 256 * 1024;
-
 std::once_flag g_once;
 // Deliberately leaked: isolates on detached threads may still reference it
 // while static destructors run.
@@ -71,13 +66,7 @@ void InitializeV8(const std::string& flags) {
         /*thread_pool_size=*/1, v8::platform::IdleTaskSupport::kDisabled,
         v8::platform::InProcessStackDumping::kDisabled, nullptr);
     g_platform = platform.get();
-    // V8's heap pages through a RetainingPageAllocator (v8_page_allocator.h),
-    // so pages V8 puts back in its pool stay committed. (libplatform always
-    // has a page allocator; without one V8 would use its own.)
-    std::unique_ptr<v8::PageAllocator> pages;
-    if (v8::PageAllocator* base = platform->GetPageAllocator())
-      pages = std::make_unique<RetainingPageAllocator>(base, kV8HeapPageSize);
-    g_worker_platform = new WorkerPlatform(std::move(platform), /*workers=*/2, std::move(pages));
+    g_worker_platform = new WorkerPlatform(std::move(platform), /*workers=*/2);
     v8::V8::SetFlagsFromString(kDefaultFlags);
     if (!flags.empty()) v8::V8::SetFlagsFromString(flags.data(), flags.size());
     v8::V8::InitializePlatform(g_worker_platform);

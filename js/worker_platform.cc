@@ -7,9 +7,7 @@
 
 namespace settee::js {
 
-WorkerPlatform::WorkerPlatform(std::unique_ptr<v8::Platform> inner, int workers,
-                               std::unique_ptr<v8::PageAllocator> pages)
-    : inner_(std::move(inner)), pages_(std::move(pages)) {
+WorkerPlatform::WorkerPlatform(std::unique_ptr<v8::Platform> inner, int workers) : inner_(std::move(inner)) {
   sem_init(&ready_, 0, 0);
   for (int i = 0; i < std::max(workers, 1); ++i) threads_.emplace_back([this] { Work(); });
 }

@@ -1,7 +1,5 @@
 // The process's v8::Platform: libplatform's default platform for everything
-// but the worker threads, which are settee's own, and, when one is given,
-// the page allocator (js/v8_init.cc gives a RetainingPageAllocator,
-// js/v8_page_allocator.h).
+// but the worker threads, which are settee's own.
 //
 // Why: V8 posts tasks to its worker threads from the isolate threads in
 // every young-generation GC (the minor mark-compactor's marking and
@@ -41,18 +39,15 @@ class WorkerPlatform final : public v8::Platform {
   // `inner` keeps the foreground task runners (so the isolates' message
   // loops are pumped through it: v8::platform::PumpMessageLoop(inner(),
   // ...)), delayed worker tasks, clocks and tracing. `workers` (>= 1)
-  // threads run the worker tasks and jobs. `pages`, if not null, is the
-  // page allocator V8 gets instead of inner's (it may wrap inner's: it is
-  // destroyed first).
-  WorkerPlatform(std::unique_ptr<v8::Platform> inner, int workers,
-                 std::unique_ptr<v8::PageAllocator> pages = nullptr);
+  // threads run the worker tasks and jobs.
+  WorkerPlatform(std::unique_ptr<v8::Platform> inner, int workers);
   ~WorkerPlatform() override;
   WorkerPlatform(const WorkerPlatform&) = delete;
   WorkerPlatform& operator=(const WorkerPlatform&) = delete;
 
   v8::Platform* inner() const { return inner_.get(); }
 
-  v8::PageAllocator* GetPageAllocator() override { return pages_ ? pages_.get() : inner_->GetPageAllocator(); }
+  v8::PageAllocator* GetPageAllocator() override { return inner_->GetPageAllocator(); }
   v8::ZoneBackingAllocator* GetZoneBackingAllocator() override { return inner_->GetZoneBackingAllocator(); }
   void OnCriticalMemoryPressure() override { inner_->OnCriticalMemoryPressure(); }
   bool OnCriticalMemoryPressure(size_t length) override { return inner_->OnCriticalMemoryPressure(length); }
@@ -79,7 +74,6 @@ class WorkerPlatform final : public v8::Platform {
   void Work();
 
   std::unique_ptr<v8::Platform> inner_;
-  std::unique_ptr<v8::PageAllocator> pages_;  // declared after inner_: may wrap its allocator
   std::mutex mu_;
   std::deque<std::unique_ptr<v8::Task>> tasks_;  // a null task stops one worker
   sem_t ready_;                                  // one post per queued task

@@ -2,8 +2,6 @@
 // threads, posting never waits for a worker, and the destructor stops them.
 #include "js/worker_platform.h"
 
-#include "js/v8_page_allocator.h"
-
 #include <atomic>
 #include <chrono>
 #include <set>
@@ -137,22 +135,6 @@ TEST(WorkerPlatform, TheDestructorStopsWorkersWithTasksStillQueued) {
   }  // joins the workers once their tasks end; the queued ones are dropped
   EXPECT_TRUE(release.load());
   EXPECT_EQ(done.load(), 0);
-}
-
-// V8 gets the page allocator given (settee's retaining one wraps inner's),
-// else inner's.
-TEST(WorkerPlatform, PagesComeFromTheAllocatorGivenElseInners) {
-  auto plain = MakePlatform(1);
-  EXPECT_EQ(plain->GetPageAllocator(), plain->inner()->GetPageAllocator());
-
-  auto inner = v8::platform::NewDefaultPlatform(1);
-  v8::PageAllocator* inner_pages = inner->GetPageAllocator();
-  ASSERT_NE(inner_pages, nullptr);
-  auto retaining = std::make_unique<RetainingPageAllocator>(inner_pages, 256 * 1024);
-  v8::PageAllocator* given = retaining.get();
-  WorkerPlatform platform(std::move(inner), 1, std::move(retaining));
-  EXPECT_EQ(platform.GetPageAllocator(), given);
-  EXPECT_EQ(platform.GetPageAllocator()->AllocatePageSize(), inner_pages->AllocatePageSize());
 }
 
 }  // namespace
