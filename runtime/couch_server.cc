@@ -235,6 +235,22 @@ void CouchServer::TaskFinished(uint64_t id) {
                tasks_.end());
 }
 
+void CouchServer::CompactionQueued(const std::string& db) {
+  std::lock_guard<std::mutex> lk(tasks_mu_);
+  ++compactions_[db];
+}
+
+void CouchServer::CompactionFinished(const std::string& db) {
+  std::lock_guard<std::mutex> lk(tasks_mu_);
+  auto it = compactions_.find(db);
+  if (it != compactions_.end() && --it->second == 0) compactions_.erase(it);
+}
+
+bool CouchServer::CompactionRunning(const std::string& db) {
+  std::lock_guard<std::mutex> lk(tasks_mu_);
+  return compactions_.count(db) != 0;
+}
+
 bool CouchServer::ApplyCors(RequestContext& ctx) {
   if (options_.cors_origins.empty()) return false;
   const std::string* origin = ctx.req.Header("origin");

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/auth.h"
@@ -161,6 +162,12 @@ class CouchServer final : public http::HttpHandler {
   std::string ActiveTasksJson();
   void TaskStarted(const std::string& json_without_braces, uint64_t* id);
   void TaskFinished(uint64_t id);
+  // Compactions of a database from POST /{db}/_compact, counted from the
+  // request (before its 202) to the compaction's end: GET /{db} answers
+  // `compact_running` from them, which PouchDB's compact() polls until false.
+  void CompactionQueued(const std::string& db);
+  void CompactionFinished(const std::string& db);
+  bool CompactionRunning(const std::string& db);
   // Adds tasks that keep their own state (replication jobs): `source` is
   // called by each ActiveTasksJson() for its JSON objects. Setup time only;
   // it runs on any loop thread.
@@ -196,6 +203,7 @@ class CouchServer final : public http::HttpHandler {
   std::mutex tasks_mu_;
   uint64_t next_task_id_ = 1;                                  // guarded by tasks_mu_
   std::vector<std::pair<uint64_t, std::string>> tasks_;         // guarded by tasks_mu_
+  std::unordered_map<std::string, int> compactions_;            // guarded by tasks_mu_
   std::vector<TaskSource> task_sources_;                        // setup only
   std::shared_ptr<views::ViewFunctions> view_functions_;        // setup only
   std::vector<std::function<void()>> start_hooks_;              // setup only

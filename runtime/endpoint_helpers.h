@@ -35,8 +35,9 @@ enum class AllDocsMeta { kRange, kKeys, kLocal };
 std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq,
                         AllDocsMeta meta = AllDocsMeta::kRange);
 
-// GET /db's body for `info` (also each "info" of /_dbs_info).
-std::string DbInfoJson(const DatabaseInfo& info);
+// GET /db's body for `info` (also each "info" of /_dbs_info); `compact_running`
+// from CouchServer::CompactionRunning.
+std::string DbInfoJson(const DatabaseInfo& info, bool compact_running);
 
 // The rev a write names: ?rev= or, failing that, If-Match (quotes stripped).
 std::string RequestedRev(const RequestContext& ctx);

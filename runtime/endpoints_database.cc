@@ -65,12 +65,12 @@ Status GetDb(RequestContext& ctx) {
   if (!db.ok()) return db.status();
   auto info = (*db)->Info();
   if (!info.ok()) return info.status();
-  return ctx.SendJson(200, DbInfoJson(*info));
+  return ctx.SendJson(200, DbInfoJson(*info, ctx.server.CompactionRunning((*db)->name())));
 }
 
 }  // namespace
 
-std::string DbInfoJson(const DatabaseInfo& i) {
+std::string DbInfoJson(const DatabaseInfo& i, bool compact_running) {
   return R"({"db_name":)" + json::Quote(i.db_name) +
          R"(,"purge_seq":)" + std::to_string(i.purge_seq) +
          R"(,"update_seq":)" + std::to_string(i.update_seq) +
@@ -79,8 +79,8 @@ std::string DbInfoJson(const DatabaseInfo& i) {
          R"(,"active":)" + std::to_string(i.sizes_active) +
          R"(},"props":{},"doc_del_count":)" + std::to_string(i.doc_del_count) +
          R"(,"doc_count":)" + std::to_string(i.doc_count) +
-         R"(,"disk_format_version":8,"compact_running":false,)"
-         R"("cluster":{"q":1,"n":1,"w":1,"r":1},"instance_start_time":"0"})";
+         R"(,"disk_format_version":8,"compact_running":)" + (compact_running ? "true" : "false") +
+         R"(,"cluster":{"q":1,"n":1,"w":1,"r":1},"instance_start_time":"0"})";
 }
 
 namespace {
@@ -473,6 +473,7 @@ Status Compact(RequestContext& ctx) {
   CouchServer* server = &ctx.server;
   uint64_t task_id = 0;
   std::string now = std::to_string(std::time(nullptr));
+  server->CompactionQueued(handle->name());
   server->TaskStarted(R"("type":"database_compaction","database":)" + json::Quote(handle->name()) +
                           R"(,"progress":0,"started_on":)" + now + R"(,"updated_on":)" + now,
                       &task_id);
@@ -481,6 +482,7 @@ Status Compact(RequestContext& ctx) {
     Status s = handle->Compact();
     if (!s.ok()) LogWarning("compaction of %s failed: %s", handle->name().c_str(), s.ToString().c_str());
     server->TaskFinished(task_id);
+    server->CompactionFinished(handle->name());
   });
   return ctx.SendJson(202, R"({"ok":true})");
 }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <random>
 #include <set>
 #include <thread>
@@ -957,6 +958,36 @@ TEST_P(CouchServerTest, RevsLimitSecurityCompactCommit) {
   auto r = Req("POST", "/db/_ensure_full_commit", "", {{"Content-Type", "application/json"}});
   EXPECT_EQ(r.status, 201);
   EXPECT_EQ(Str(J(r), "instance_start_time"), "0");
+}
+
+// GET /db answers compact_running from the _compact request until the
+// compaction ends (PouchDB's compact() polls it, then reads).
+TEST_P(CouchServerTest, CompactRunningFromTheRequestToTheEnd) {
+  CreateDb("db");
+  EXPECT_FALSE(J(Req("GET", "/db"))["compact_running"].GetBool());
+  // Every worker busy, so the compaction stays queued until released.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<int> blocked{0};
+  const int workers = CouchServerOptions{}.worker_threads;
+  for (int i = 0; i < workers; ++i) {
+    server_->couch()->workers().Post([released, &blocked] {
+      ++blocked;
+      released.wait();
+    });
+  }
+  while (blocked.load() < workers) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(Req("POST", "/db/_compact", "", {{"Content-Type", "application/json"}}).status, 202);
+  EXPECT_TRUE(J(Req("GET", "/db"))["compact_running"].GetBool());
+  auto dbs = J(Req("POST", "/_dbs_info", R"({"keys":["db"]})"));
+  EXPECT_TRUE(dbs[0]["info"]["compact_running"].GetBool());
+  release.set_value();
+  bool running = true;
+  for (int i = 0; i < 2000 && running; ++i) {
+    running = J(Req("GET", "/db"))["compact_running"].GetBool();
+    if (running) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_FALSE(running);
 }
 
 // ---- _changes
