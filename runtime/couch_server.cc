@@ -207,7 +207,7 @@ std::string CouchServer::ActiveTasksJson() {
     std::lock_guard<std::mutex> lk(tasks_mu_);
     for (size_t i = 0; i < tasks_.size(); ++i) {
       if (i > 0) out += ",";
-      out += "{" + tasks_[i].second + "}";
+      out += "{" + tasks_[i].json + "}";
     }
   }
   for (const TaskSource& source : task_sources_) {
@@ -222,33 +222,21 @@ std::string CouchServer::ActiveTasksJson() {
 
 void CouchServer::AddTaskSource(TaskSource source) { task_sources_.push_back(std::move(source)); }
 
-void CouchServer::TaskStarted(const std::string& json_without_braces, uint64_t* id) {
+void CouchServer::TaskStarted(const std::string& json_without_braces, uint64_t* id, const Database* db) {
   std::lock_guard<std::mutex> lk(tasks_mu_);
   *id = next_task_id_++;
-  tasks_.emplace_back(*id, json_without_braces);
+  tasks_.push_back(Task{*id, json_without_braces, db});
 }
 
 void CouchServer::TaskFinished(uint64_t id) {
   std::lock_guard<std::mutex> lk(tasks_mu_);
-  tasks_.erase(std::remove_if(tasks_.begin(), tasks_.end(),
-                              [id](const auto& t) { return t.first == id; }),
+  tasks_.erase(std::remove_if(tasks_.begin(), tasks_.end(), [id](const Task& t) { return t.id == id; }),
                tasks_.end());
 }
 
-void CouchServer::CompactionQueued(const std::string& db) {
+bool CouchServer::TaskRunningOn(const Database* db) {
   std::lock_guard<std::mutex> lk(tasks_mu_);
-  ++compactions_[db];
-}
-
-void CouchServer::CompactionFinished(const std::string& db) {
-  std::lock_guard<std::mutex> lk(tasks_mu_);
-  auto it = compactions_.find(db);
-  if (it != compactions_.end() && --it->second == 0) compactions_.erase(it);
-}
-
-bool CouchServer::CompactionRunning(const std::string& db) {
-  std::lock_guard<std::mutex> lk(tasks_mu_);
-  return compactions_.count(db) != 0;
+  return std::any_of(tasks_.begin(), tasks_.end(), [db](const Task& t) { return t.db == db; });
 }
 
 bool CouchServer::ApplyCors(RequestContext& ctx) {

@@ -21,7 +21,6 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <unordered_map>
 #include <vector>
 
 #include "runtime/auth.h"
@@ -158,16 +157,17 @@ class CouchServer final : public http::HttpHandler {
   // The factory for a filter= value, or nullptr.
   const ChangesFilterFactory* FindChangesFilter(std::string_view filter) const;
 
-  // Tasks shown by /_active_tasks (compactions in progress).
+  // Tasks shown by /_active_tasks (compactions in progress). A task may
+  // name the database it works on (`db`, not owned: the task's owner keeps
+  // it alive until TaskFinished).
   std::string ActiveTasksJson();
-  void TaskStarted(const std::string& json_without_braces, uint64_t* id);
+  void TaskStarted(const std::string& json_without_braces, uint64_t* id, const Database* db = nullptr);
   void TaskFinished(uint64_t id);
-  // Compactions of a database from POST /{db}/_compact, counted from the
-  // request (before its 202) to the compaction's end: GET /{db} answers
-  // `compact_running` from them, which PouchDB's compact() polls until false.
-  void CompactionQueued(const std::string& db);
-  void CompactionFinished(const std::string& db);
-  bool CompactionRunning(const std::string& db);
+  // Whether a task on `db` (this instance, not a database of the same
+  // name created since) is running: POST /{db}/_compact starts one before
+  // its 202, and GET /{db} answers `compact_running` from it, which
+  // PouchDB's compact() polls until false.
+  bool TaskRunningOn(const Database* db);
   // Adds tasks that keep their own state (replication jobs): `source` is
   // called by each ActiveTasksJson() for its JSON objects. Setup time only;
   // it runs on any loop thread.
@@ -202,8 +202,12 @@ class CouchServer final : public http::HttpHandler {
   std::vector<std::pair<std::string, ChangesFilterFactory>> changes_filters_;  // setup only
   std::mutex tasks_mu_;
   uint64_t next_task_id_ = 1;                                  // guarded by tasks_mu_
-  std::vector<std::pair<uint64_t, std::string>> tasks_;         // guarded by tasks_mu_
-  std::unordered_map<std::string, int> compactions_;            // guarded by tasks_mu_
+  struct Task {
+    uint64_t id;
+    std::string json;  // without braces
+    const Database* db;
+  };
+  std::vector<Task> tasks_;                                     // guarded by tasks_mu_
   std::vector<TaskSource> task_sources_;                        // setup only
   std::shared_ptr<views::ViewFunctions> view_functions_;        // setup only
   std::vector<std::function<void()>> start_hooks_;              // setup only

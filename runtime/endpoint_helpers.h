@@ -36,7 +36,7 @@ std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq,
                         AllDocsMeta meta = AllDocsMeta::kRange);
 
 // GET /db's body for `info` (also each "info" of /_dbs_info); `compact_running`
-// from CouchServer::CompactionRunning.
+// from CouchServer::TaskRunningOn.
 std::string DbInfoJson(const DatabaseInfo& info, bool compact_running);
 
 // The rev a write names: ?rev= or, failing that, If-Match (quotes stripped).

@@ -65,7 +65,7 @@ Status GetDb(RequestContext& ctx) {
   if (!db.ok()) return db.status();
   auto info = (*db)->Info();
   if (!info.ok()) return info.status();
-  return ctx.SendJson(200, DbInfoJson(*info, ctx.server.CompactionRunning((*db)->name())));
+  return ctx.SendJson(200, DbInfoJson(*info, ctx.server.TaskRunningOn(db->get())));
 }
 
 }  // namespace
@@ -473,16 +473,14 @@ Status Compact(RequestContext& ctx) {
   CouchServer* server = &ctx.server;
   uint64_t task_id = 0;
   std::string now = std::to_string(std::time(nullptr));
-  server->CompactionQueued(handle->name());
   server->TaskStarted(R"("type":"database_compaction","database":)" + json::Quote(handle->name()) +
                           R"(,"progress":0,"started_on":)" + now + R"(,"updated_on":)" + now,
-                      &task_id);
+                      &task_id, handle.get());
   // CouchDB compacts in the background and answers at once.
   server->workers().Post([handle, server, task_id] {
     Status s = handle->Compact();
     if (!s.ok()) LogWarning("compaction of %s failed: %s", handle->name().c_str(), s.ToString().c_str());
     server->TaskFinished(task_id);
-    server->CompactionFinished(handle->name());
   });
   return ctx.SendJson(202, R"({"ok":true})");
 }

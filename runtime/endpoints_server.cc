@@ -94,7 +94,7 @@ Status AppendDbsInfoRow(RequestContext& ctx, const std::string& name, bool missi
   } else {
     auto info = (*db)->Info();
     if (!info.ok()) return info.status();
-    row += ",\"info\":" + DbInfoJson(*info, ctx.server.CompactionRunning(name)) + "}";
+    row += ",\"info\":" + DbInfoJson(*info, ctx.server.TaskRunningOn(db->get())) + "}";
   }
   if (out->size() > 1) *out += ",";
   *out += row;

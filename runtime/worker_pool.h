@@ -52,6 +52,9 @@ class WorkerPool {
   // Queues `task` without waiting for it (fire and forget). It must not throw.
   void Post(std::function<void()> task);
 
+  // The number of worker threads (fixed at construction).
+  int size() const { return static_cast<int>(threads_.size()); }
+
   // True on a thread of any WorkerPool (where Run() must not be called: a
   // worker waiting for a worker can wait forever).
   static bool OnWorkerThread();

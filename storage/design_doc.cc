@@ -14,12 +14,22 @@ namespace {
 // of every signature so that a format change rebuilds every index.
 constexpr std::string_view kIndexFormat = "settee-view-1";
 
+// Version of how a Mango ("query") index maps a document (mango.h's field
+// paths): part of a query index's signature, so that a change to which
+// documents an index holds rebuilds the indexes built before it. 2: a
+// digit in a field path also names an array element ("tags.0").
+constexpr std::string_view kMangoMapVersion = "mango-map-2";
+
 std::string Signature(const MapCode& code, std::string_view lib) {
   std::string text(kIndexFormat);
   text += '\n';
   text += collation::IcuCollatorVersion();
   text += '\n';
   text += code.language;
+  if (code.language == "query") {
+    text += '\n';
+    text += kMangoMapVersion;
+  }
   for (const std::string& m : code.maps) {
     text += '\n';
     text += std::to_string(m.size());

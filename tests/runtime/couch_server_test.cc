@@ -966,10 +966,10 @@ TEST_P(CouchServerTest, CompactRunningFromTheRequestToTheEnd) {
   CreateDb("db");
   EXPECT_FALSE(J(Req("GET", "/db"))["compact_running"].GetBool());
   // Every worker busy, so the compaction stays queued until released.
-  std::promise<void> release;
+  std::promise<void> release, hold;
   std::shared_future<void> released = release.get_future().share();
   std::atomic<int> blocked{0};
-  const int workers = CouchServerOptions{}.worker_threads;
+  const int workers = server_->couch()->workers().size();
   for (int i = 0; i < workers; ++i) {
     server_->couch()->workers().Post([released, &blocked] {
       ++blocked;
@@ -988,6 +988,21 @@ TEST_P(CouchServerTest, CompactRunningFromTheRequestToTheEnd) {
     if (running) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   EXPECT_FALSE(running);
+  // The flag is the instance's: a database of the same name created while
+  // the deleted one compacts is not compacting.
+  std::shared_future<void> held = hold.get_future().share();
+  for (int i = 0; i < workers; ++i) {
+    server_->couch()->workers().Post([held, &blocked] {
+      ++blocked;
+      held.wait();
+    });
+  }
+  while (blocked.load() < 2 * workers) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(Req("POST", "/db/_compact", "", {{"Content-Type", "application/json"}}).status, 202);
+  ASSERT_EQ(Req("DELETE", "/db").status, 200);
+  CreateDb("db");
+  EXPECT_FALSE(J(Req("GET", "/db"))["compact_running"].GetBool());
+  hold.set_value();
 }
 
 // ---- _changes
