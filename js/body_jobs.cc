@@ -18,6 +18,9 @@ struct BodyJobs::State {
   struct Job {
     IncomingDoc* doc;
     std::string_view body;
+    // Threw on a worker (an exception must not leave the worker's task):
+    // the owner does it again in WaitRunning, where one can propagate.
+    bool failed = false;  // written before `finished` counts it (mu)
   };
   std::vector<Job> jobs;
   std::shared_ptr<void> keep;  // dropped by the owner's Wait(), on its thread
@@ -49,7 +52,11 @@ void BodyJobs::Drain(State& s) {
     const size_t i = s.next.fetch_add(1, std::memory_order_relaxed);
     if (i >= s.jobs.size()) return;
     State::Job& job = s.jobs[i];
-    if (!HoldBodyCompressed(job.body, job.doc)) job.doc->body.assign(job.body);
+    try {
+      if (!HoldBodyCompressed(job.body, job.doc)) job.doc->body.assign(job.body);
+    } catch (...) {
+      job.failed = true;
+    }
     std::lock_guard<std::mutex> l(s.mu);
     if (++s.finished == s.jobs.size()) s.all_done.notify_all();
   }
@@ -68,7 +75,7 @@ void BodyJobs::Start(std::shared_ptr<void> keep) {
   // The task holds the state until it has run, which may be after Wait()
   // has done every job itself.
   std::shared_ptr<State> state = running_;
-  V8Platform()->CallOnWorkerThread(std::make_unique<DrainTask>([state] { Drain(*state); }));
+  V8WorkerPlatform()->CallOnWorkerThread(std::make_unique<DrainTask>([state] { Drain(*state); }));
 }
 
 void BodyJobs::Wait() {
@@ -86,6 +93,14 @@ void BodyJobs::WaitRunning() {
   {
     std::unique_lock<std::mutex> l(running_->mu);
     running_->all_done.wait(l, [&] { return running_->finished == running_->jobs.size(); });
+  }
+  for (State::Job& job : running_->jobs) {
+    if (!job.failed) continue;
+    job.doc->body.clear();  // whatever the failed attempt left
+    job.doc->snappy_body.clear();
+    job.doc->body_size = 0;
+    job.doc->first_rev_hash.clear();
+    if (!HoldBodyCompressed(job.body, job.doc)) job.doc->body.assign(job.body);
   }
   // The worker's task may hold the state a little longer; the bytes' owner
   // is let go here, on the owner's thread.

@@ -61,7 +61,7 @@ void InitializeV8(const std::string& flags) {
     // and the isolate threads themselves do the JS work. They are
     // WorkerPlatform's (worker_platform.h: posting to libplatform's blocked
     // the isolate threads); libplatform's own single worker runs only the
-    // delayed worker tasks.
+    // delayed worker tasks (WorkerPlatform hands those to it).
     auto platform = v8::platform::NewDefaultPlatform(
         /*thread_pool_size=*/1, v8::platform::IdleTaskSupport::kDisabled,
         v8::platform::InProcessStackDumping::kDisabled, nullptr);
@@ -75,5 +75,7 @@ void InitializeV8(const std::string& flags) {
 }
 
 v8::Platform* V8Platform() { return g_platform; }
+
+v8::Platform* V8WorkerPlatform() { return g_worker_platform; }
 
 }  // namespace settee::js

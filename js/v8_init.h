@@ -28,4 +28,9 @@ void InitializeV8(const std::string& flags = {});
 // run V8's worker tasks. REQUIRES: InitializeV8() was called.
 v8::Platform* V8Platform();
 
+// The platform V8 was given (a WorkerPlatform around V8Platform()): settee's
+// own work that runs beside V8's on its worker threads is posted here
+// (CallOnWorkerThread). REQUIRES: InitializeV8() was called.
+v8::Platform* V8WorkerPlatform();
+
 }  // namespace settee::js

@@ -29,9 +29,11 @@ namespace {
 constexpr size_t kLogChunkBytes = 1u << 20;
 
 // Appends from this size on are written with pwritev rather than through
-// the mapping. LevelDB appends a record in fragments that fill its 32 KiB
-// log blocks, so an append this large is a middle fragment of a record
-// larger than a block (a batch of 100 2 KiB documents is ~190 KiB): such
+// the mapping, unless it lands in pages the mapper has already faulted in.
+// LevelDB appends a record in fragments that fill its 32 KiB log blocks, so
+// an append this large is a record or fragment of 24-32 KiB, mostly the
+// fragments of a record larger than a block (a batch of 100 2 KiB
+// documents is ~190 KiB): such
 // a log outruns the mapper, and a store into a page it has not reached is
 // a fault of ~10-30 us, where a system call is ~1-4 us. A batch of 100
 // small documents (~20 KiB) stays mapped: measured, writing it directly

@@ -32,9 +32,10 @@
 // faulted in ahead, so they would fault again).
 //
 // Large appends (24 KiB or more: LevelDB appends a record in fragments
-// that fill its 32 KiB log blocks, so these are the middle fragments of a
-// record larger than a block, a batch of large documents) are written with
-// pwritev instead: one system call copies them into the page cache without
+// that fill its 32 KiB log blocks, so these are records or fragments that
+// large, mostly the fragments of a record larger than a block, a batch of
+// large documents), unless they land in pages the mapper has already
+// faulted in, are written with pwritev instead: one system call copies them into the page cache without
 // this process's page table learning the pages, where a store through the
 // mapping would fault each fresh page the mapper has not reached (a batch
 // of 100 2 KiB documents is ~190 KiB, 47 pages, more than the mapper
@@ -79,8 +80,8 @@ leveldb::Env* MmapLogEnv();
 // Opens `fname` (created or truncated) as a log file appended through a
 // mapping grown `chunk_bytes` at a time (a multiple of the page size; the
 // first chunk is a quarter of that, at least a page, so the mapper's first
-// is soon ahead of the writer), except appends of `direct_bytes` or more,
-// written with pwritev. Appended bytes reach the file at the latest when
+// is soon ahead of the writer), except appends of `direct_bytes` or more
+// beyond the pages already faulted in, written with pwritev. Appended bytes reach the file at the latest when
 // Flush(), Sync() or Close() returns.
 // Exposed for tests; MmapLogEnv uses it for "*.log" files.
 leveldb::Status NewMmapLogFile(const std::string& fname, size_t chunk_bytes, size_t direct_bytes,

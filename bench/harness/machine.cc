@@ -113,12 +113,18 @@ double ProcessThreadsCpuMs(int pid) {
   std::filesystem::directory_iterator tasks("/proc/" + std::to_string(pid) + "/task", ec);
   if (ec) return -1;
   double ns = 0;
+  bool read_any = false;
   for (const auto& task : tasks) {
     std::ifstream f(task.path() / "schedstat");
     double on_cpu = 0;
-    if (f >> on_cpu) ns += on_cpu;
+    if (f >> on_cpu) {
+      ns += on_cpu;
+      read_any = true;
+    }
   }
-  return ns / 1e6;
+  // No thread's figure read (the process gone, or schedstat not there) is
+  // no measurement, not a measured zero.
+  return read_any ? ns / 1e6 : -1;
 }
 
 double SelfPeakRssMb() {

@@ -41,7 +41,8 @@ double ProcessPeakRssMb(int pid);
 // Linux keeps exact for a thread that is not running (/proc/PID/stat counts
 // in 10 ms ticks, too coarse for a 20 ms run). Threads that have exited are
 // not counted, so read it of a process whose threads live as long as it
-// does (a server's loops). -1 when the process is gone.
+// does (a server's loops). -1 when the process is gone or no thread's
+// figure could be read.
 double ProcessThreadsCpuMs(int pid);
 
 // VmHWM's value in MiB from the text of a /proc/PID/status; -1 without it.

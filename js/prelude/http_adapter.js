@@ -136,7 +136,9 @@ class RemotePouchDB extends PouchDB {
   // PouchDB creates the remote database on first use (skip_setup: not).
   _call(method, rel, body, setup, options) {
     if (this._remoteError) return Promise.reject(this._remoteError);
-    if (this._rh < 0) return Promise.reject(new PouchError(404, 'not_found', kNoDb));
+    // PouchDB's errors for a closed or destroyed database: plain Errors, as
+    // the local API gives.
+    if (this._rh < 0) return Promise.reject(new Error(this._destroyed ? 'database is destroyed' : 'database is closed'));
     if (setup === false || this.__opts.skip_setup) return httpCall(this._rh, method, rel, body, options);
     if (!this._setup) {
       this._setup = httpCall(this._rh, 'GET', '').catch((e) => {
@@ -322,6 +324,7 @@ class RemotePouchDB extends PouchDB {
     [opts, cb] = argsOf(opts, cb);
     const p = this._call('DELETE', '', undefined, false).then((r) => {
       this._closeRemote();
+      this._destroyed = true;
       this.emit('destroyed');
       return r;
     });

@@ -136,8 +136,6 @@ function binaryAtts(doc) {
   }
 }
 
-// A remote database's closed handle (http_adapter.js).
-const kNoDb = 'database handle is closed';
 // A PouchDB object that is garbage collected without close() gives its
 // handle reference back.
 const dbHandles = new FinalizationRegistry((h) => native.dbClose(h));
@@ -261,6 +259,12 @@ class PouchDB extends EventEmitter {
       // _revs_limit, so it outlives this handle.
       if (this.__opts.revs_limit !== undefined) native.dbSetRevsLimit(this._h, this.__opts.revs_limit);
     } catch (e) {
+      // A handle opened before the error (a bad revs_limit) is let go now,
+      // not at garbage collection.
+      if (this._h >= 0) {
+        dbHandles.unregister(this);
+        native.dbClose(this._h);
+      }
       this._h = -1;
       this._openError = e;
     }
@@ -358,15 +362,24 @@ class PouchDB extends EventEmitter {
     return run(cb, () => {
       checkDocId(docId);
       const h = this._handle();
+      const conflict = () => pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+      // PouchDB reads the document first (its error wins), then compares
+      // revisions: a rev that is not a string is a conflict.
+      if (typeof rev !== 'string') {
+        native.dbGet(h, docId);
+        throw conflict();
+      }
       let r;
       try {
-        r = native.dbRemoveAttachment(h, docId, String(attachmentId), typeof rev === 'string' ? rev : undefined);
+        r = native.dbRemoveAttachment(h, docId, String(attachmentId), rev);
       } catch (e) {
         // PouchDB writes the document without the attachment even when it
-        // has none by that name: a new revision, unchanged otherwise.
-        if (!e || e.reason !== 'Document is missing attachment' || typeof rev !== 'string') throw e;
+        // has none by that name (a new revision, unchanged otherwise),
+        // unless it has no attachments at all: then nothing, and undefined.
+        if (!e || e.reason !== 'Document is missing attachment') throw e;
         const doc = native.dbGet(h, docId);
-        if (doc._rev !== rev) throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+        if (doc._rev !== rev) throw conflict();
+        if (!doc._attachments) return undefined;
         r = native.dbPut(h, JSON.stringify(doc), false);
       }
       return { ok: true, id: r[0], rev: r[1] };
@@ -532,12 +545,16 @@ class PouchDB extends EventEmitter {
                                          viewMapJson, viewReduceJson);
       }
       let r;
-      try {
-        r = call(jsonOpts(opts) || '{}');
-      } catch (e) {
-        const lenient = pouchViewOpts(e, opts);
-        if (lenient === null) throw e;
-        r = call(jsonOpts(lenient) || '{}');
+      // Each retry drops one option PouchDB ignores; there are three kinds.
+      for (let tries = 0; ; tries++) {
+        try {
+          r = call(jsonOpts(opts) || '{}');
+          break;
+        } catch (e) {
+          const lenient = tries < 3 ? pouchViewOpts(e, opts) : null;
+          if (lenient === null) throw e;
+          opts = lenient;
+        }
       }
       // PouchDB's offset is the skip it was given (CouchDB's, the rows
       // before the first one returned).

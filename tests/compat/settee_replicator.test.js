@@ -152,7 +152,9 @@ async function startPouchdbServer(bin, cwd) {
     // Its first start loads ~350 packages: slow on a loaded machine.
     const deadline = Date.now() + 60000;
     while (!exited && Date.now() < deadline) {
-      if (await fetch(peer).then((r) => r.ok, () => false)) return { child, peer };
+      // Its own welcome, not another process's that took the port.
+      const welcome = await fetch(peer).then((r) => (r.ok ? r.json() : null), () => null);
+      if (!exited && welcome && welcome['express-pouchdb']) return { child, peer };
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     child.kill('SIGKILL');

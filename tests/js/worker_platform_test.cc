@@ -63,7 +63,8 @@ TEST(WorkerPlatform, TasksFromSeveralThreadsAllRunOnTheWorkers) {
   EXPECT_EQ(on.count(std::this_thread::get_id()), 0u);
 }
 
-// A post returns while every worker is busy: it queues, it does not wait.
+// Tasks posted while every worker is busy queue behind it, in order, and
+// run once it is free.
 class BlockTask : public v8::Task {
  public:
   explicit BlockTask(std::atomic<bool>* release, std::atomic<int>* started = nullptr)
@@ -78,7 +79,7 @@ class BlockTask : public v8::Task {
   std::atomic<int>* started_;
 };
 
-TEST(WorkerPlatform, APostDoesNotWaitForBusyWorkers) {
+TEST(WorkerPlatform, TasksQueueBehindABusyWorker) {
   auto platform = MakePlatform(1);
   std::atomic<bool> release{false};
   std::atomic<int> done{0};
@@ -117,24 +118,44 @@ TEST(WorkerPlatform, JobsRunToTheEnd) {
   EXPECT_EQ(left.load(), 0);
 }
 
+// Counts its runs, and its destructions without a run (a dropped task).
+class DropCountTask : public v8::Task {
+ public:
+  DropCountTask(std::atomic<int>* ran, std::atomic<int>* dropped) : ran_(ran), dropped_(dropped) {}
+  ~DropCountTask() override {
+    if (!ran_once_) dropped_->fetch_add(1);
+  }
+  void Run() override {
+    ran_once_ = true;
+    ran_->fetch_add(1);
+  }
+
+ private:
+  std::atomic<int>* ran_;
+  std::atomic<int>* dropped_;
+  bool ran_once_ = false;
+};
+
 TEST(WorkerPlatform, TheDestructorStopsWorkersWithTasksStillQueued) {
   std::atomic<bool> release{false};
-  std::atomic<int> done{0};
-  std::mutex mu;
-  std::set<std::thread::id> on;
+  std::atomic<int> ran{0}, dropped{0};
+  std::thread releaser;
   {
     auto platform = MakePlatform(2);
     std::atomic<int> started{0};
     for (int i = 0; i < 2; ++i) platform->CallOnWorkerThread(std::make_unique<BlockTask>(&release, &started));
     ASSERT_TRUE(WaitFor(started, 2));  // both workers held
-    for (int i = 0; i < 50; ++i) platform->CallOnWorkerThread(std::make_unique<CountTask>(&done, &mu, &on));
-    std::thread([&] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (int i = 0; i < 50; ++i) platform->CallOnWorkerThread(std::make_unique<DropCountTask>(&ran, &dropped));
+    // The workers are let go only once the destructor has dropped the
+    // queued tasks, however late it gets to them.
+    releaser = std::thread([&] {
+      WaitFor(dropped, 50);
       release = true;
-    }).detach();
-  }  // joins the workers once their tasks end; the queued ones are dropped
-  EXPECT_TRUE(release.load());
-  EXPECT_EQ(done.load(), 0);
+    });
+  }  // drops the queued tasks, then joins the workers once their tasks end
+  releaser.join();
+  EXPECT_EQ(dropped.load(), 50);
+  EXPECT_EQ(ran.load(), 0);
 }
 
 }  // namespace

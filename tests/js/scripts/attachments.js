@@ -192,6 +192,14 @@ check('errors are PouchDB-shaped', async () => {
   assert.match(same.rev, /^2-/);
   assert.deepStrictEqual(Object.keys((await db.get('errs2'))._attachments), ['a']);
   await assert.rejects(db.removeAttachment('errs2', 'never-there', cur.rev), { status: 409 });
+  // A document with no attachments at all: nothing written, undefined (as
+  // pouchdb-core); a rev that is not a string is a conflict, a missing
+  // document still 404.
+  const plain = await db.put({ _id: 'plain' });
+  assert.strictEqual(await db.removeAttachment('plain', 'a', plain.rev), undefined);
+  assert.strictEqual((await db.get('plain'))._rev, plain.rev);
+  await assert.rejects(db.removeAttachment('errs2', 'a', undefined), { status: 409 });
+  await assert.rejects(db.removeAttachment('no-such-doc', 'a', undefined), { status: 404 });
   const stub = await db.put({ _id: 'errs', _rev: r.rev, _attachments: { q: { stub: true } } }).then(() => null, (e) => e);
   assert.strictEqual(stub.status, 412);
   assert.strictEqual(stub.name, 'missing_stub');

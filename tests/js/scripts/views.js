@@ -94,6 +94,9 @@ check('errors are PouchDB-shaped; a throwing map skips the document', async () =
   assert.deepStrictEqual(await db.query(mapOnly, { group_level: 1 }), plain);
   assert.deepStrictEqual(await db.query(mapOnly, { reduce: true, group: true }), plain);
   assert.deepStrictEqual(await db.query(mapOnly, { stale: 'bogus' }), plain);
+  // Several of them at once: each is dropped in turn.
+  assert.deepStrictEqual(await db.query(mapOnly, { stale: 'bogus', group: true }), plain);
+  assert.deepStrictEqual(await db.query(mapOnly, { stale: 'bogus', reduce: true, group_level: 1 }), plain);
   // PouchDB's offset: the skip given, not the rows before startkey.
   const last = plain.rows[plain.rows.length - 1].key;
   assert.notDeepStrictEqual(plain.rows[0].key, last);
