@@ -4,6 +4,9 @@
 // (one canonical JSON line per result or error, diff/lib/report.js) must
 // be the same, line by line. A line may differ only where `known` below
 // says why: a difference that was judged and kept, not a skipped check.
+// Such a line must still be what settee answered when it was judged
+// (diff/known_settee_lines.json), so a regression there fails too;
+// DIFF_RECORD_KNOWN=1 rewrites that file from the run (review the diff).
 'use strict';
 
 const test = require('node:test');
@@ -16,6 +19,9 @@ const { startSettee } = require('./settee_server');
 
 const bin = process.env.SETTEE_BIN || path.resolve(__dirname, '../../build/settee');
 const dir = path.join(__dirname, 'diff');
+const knownLinesFile = path.join(dir, 'known_settee_lines.json');
+const knownLines = JSON.parse(fs.readFileSync(knownLinesFile, 'utf8'));
+const recording = process.env.DIFF_RECORD_KNOWN === '1';
 
 // script -> { label: why the difference is kept }. Each was judged against
 // PouchDB 9 (the JS API's reference) and CouchDB (the HTTP API's); those
@@ -114,6 +120,9 @@ for (const script of fs.readdirSync(dir).filter((f) => f.endsWith('.js') && f !=
       const label = labelOf(node[i] || settee[i] || '');
       if (node[i] !== undefined && settee[i] !== undefined && labelOf(settee[i]) === label && label in accepted) {
         used.add(label);
+        const judged = (knownLines[script] || {})[label];
+        if (recording) (knownLines[script] = knownLines[script] || {})[label] = settee[i];
+        else if (settee[i] !== judged) diffs.push(`settee changed on a listed line:\nwas: ${judged}\nnow: ${settee[i]}`);
         continue;
       }
       diffs.push(`node:   ${node[i]}\nsettee: ${settee[i]}`);
@@ -121,5 +130,6 @@ for (const script of fs.readdirSync(dir).filter((f) => f.endsWith('.js') && f !=
     assert.deepStrictEqual(diffs, [], `${script}: ${diffs.length} lines differ`);
     // A listed difference that is gone (fixed) comes off the list.
     assert.deepStrictEqual(Object.keys(accepted).filter((l) => !used.has(l)), [], `${script}: listed but equal`);
+    if (recording) fs.writeFileSync(knownLinesFile, JSON.stringify(knownLines, null, 1) + '\n');
   });
 }
