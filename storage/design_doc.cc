@@ -16,8 +16,9 @@ constexpr std::string_view kIndexFormat = "settee-view-1";
 
 // Version of how a Mango ("query") index maps a document (mango.h's field
 // paths): part of a query index's signature, so that a change to which
-// documents an index holds rebuilds the indexes built before it. 2: a
-// digit in a field path also names an array element ("tags.0").
+// documents an index holds rebuilds the indexes built before it. 2: an
+// integer in a field path also names an array element ("tags.0", "tags.+1",
+// "tags.01", as CouchDB's mango_doc:get_field).
 constexpr std::string_view kMangoMapVersion = "mango-map-2";
 
 std::string Signature(const MapCode& code, std::string_view lib) {

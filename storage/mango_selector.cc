@@ -320,9 +320,16 @@ const json::Value* GetField(const json::Value& doc, const std::vector<std::strin
   const json::Value* v = &doc;
   for (const std::string& p : path) {
     if (v->IsArray()) {
-      // A name of digits indexes an array, as in CouchDB's mango_doc:get_field.
-      if (p.empty() || p.size() > 9 || p.find_first_not_of("0123456789") != std::string::npos) return nullptr;
-      const size_t i = std::stoul(p);
+      // A name that is an integer indexes an array, as in CouchDB's
+      // mango_doc:get_field (binary_to_integer: an optional sign, any
+      // number of digits); a negative or out-of-range one matches nothing.
+      size_t at = (!p.empty() && (p[0] == '+' || p[0] == '-')) ? 1 : 0;
+      if (at == p.size() || p.find_first_not_of("0123456789", at) != std::string::npos) return nullptr;
+      at = p.find_first_not_of('0', at);  // leading zeros
+      if (at == std::string::npos) at = p.size() - 1;  // all zeros: index 0 ("-0" too)
+      else if (p[0] == '-') return nullptr;
+      if (p.size() - at > 9) return nullptr;  // beyond any array here
+      const size_t i = std::stoul(p.substr(at));
       if (i >= v->Size()) return nullptr;
       v = &(*v)[static_cast<rapidjson::SizeType>(i)];
       continue;

@@ -84,6 +84,15 @@ TEST(MangoSelector, OperatorTable) {
       {R"({"_id":{"$lt":"a"}})", true},  // _id by code point: "B" < "a"
       {R"({"a":[1,2,3]})", true},
       {R"({"a.1":2})", true},  // a name of digits indexes an array, as in CouchDB
+      // binary_to_integer's forms: a sign, leading zeros; negatives match nothing
+      {R"({"a.+1":2})", true},
+      {R"({"a.01":2})", true},
+      {R"({"a.00000000000000001":2})", true},
+      {R"({"a.000":1})", true},
+      {R"({"a.-1":{"$exists":true}})", false},
+      {R"({"a.-0":1})", true},
+      {R"({"a.+":{"$exists":true}})", false},
+      {R"({"a.99999999999":{"$exists":true}})", false},
       {R"({"a.3":{"$exists":true}})", false},
       {R"({"e.1.v":7})", true},
       {R"({"a.x":{"$exists":true}})", false},
