@@ -690,13 +690,7 @@ void DbChanges(const Args& args) {
         }
         if (!first) out += ',';
         first = false;
-        if (selector && !wants_docs) {
-          ChangeRow bare = row;
-          bare.doc.clear();
-          couch_json::AppendChangeRow(&out, bare);
-        } else {
-          couch_json::AppendChangeRow(&out, row);
-        }
+        couch_json::AppendChangeRow(&out, row, /*with_doc=*/!selector || wants_docs);
         return !selector || ++matched < limit;
       },
       &last_seq);

@@ -53,7 +53,7 @@ void AppendAllDocsRow(std::string* out, const AllDocsRow& row) {
   *out += "}";
 }
 
-void AppendChangeRow(std::string* out, const ChangeRow& row) {
+void AppendChangeRow(std::string* out, const ChangeRow& row, bool with_doc) {
   *out += R"({"seq":)";
   *out += std::to_string(row.seq);
   *out += R"(,"id":)";
@@ -67,7 +67,7 @@ void AppendChangeRow(std::string* out, const ChangeRow& row) {
   }
   *out += "]";
   if (row.deleted) *out += R"(,"deleted":true)";
-  if (!row.doc.empty()) {
+  if (with_doc && !row.doc.empty()) {
     *out += R"(,"doc":)";
     *out += row.doc;
   }

@@ -17,8 +17,10 @@ void AppendUpdateResult(std::string* out, const DocUpdateResult& r, bool with_re
 // {"key","error":"not_found"} for a requested key that does not exist.
 void AppendAllDocsRow(std::string* out, const AllDocsRow& row);
 
-// One _changes row: {"seq","id","changes":[{"rev"}..][,"deleted"][,"doc"]}.
-void AppendChangeRow(std::string* out, const ChangeRow& row);
+// One _changes row: {"seq","id","changes":[{"rev"}..][,"deleted"][,"doc"]};
+// the doc only with `with_doc` (a row read with its doc for a filter, not
+// for the answer, leaves it out).
+void AppendChangeRow(std::string* out, const ChangeRow& row, bool with_doc = true);
 
 // One open_revs item: {"ok":doc} or {"missing":rev}.
 void AppendOpenRev(std::string* out, const OpenRevResult& r);
