@@ -11,6 +11,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -32,18 +33,22 @@ class WorkerPool {
   template <typename F>
   auto Run(F&& fn) -> std::invoke_result_t<F> {
     using T = std::invoke_result_t<F>;
-    boost::fibers::promise<T> promise;
-    boost::fibers::future<T> future = promise.get_future();
-    Post([&promise, &fn] {
+    // The task owns the promise, not this frame: the waiting fiber can wake
+    // and return (destroying whatever this frame holds) while set_value is
+    // still notifying on the worker. `fn` may stay on this frame: the
+    // worker is done with it before it sets the value.
+    auto promise = std::make_shared<boost::fibers::promise<T>>();
+    boost::fibers::future<T> future = promise->get_future();
+    Post([promise, &fn] {
       try {
         if constexpr (std::is_void_v<T>) {
           fn();
-          promise.set_value();
+          promise->set_value();
         } else {
-          promise.set_value(fn());
+          promise->set_value(fn());
         }
       } catch (...) {
-        promise.set_exception(std::current_exception());
+        promise->set_exception(std::current_exception());
       }
     });
     return future.get();

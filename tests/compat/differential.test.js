@@ -13,11 +13,10 @@ const test = require('node:test');
 const assert = require('node:assert');
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { startSettee } = require('./settee_server');
+const { startSettee, binaryPath, backendArgs } = require('./settee_server');
 
-const bin = process.env.SETTEE_BIN || path.resolve(__dirname, '../../build/settee');
+const bin = binaryPath();
 const dir = path.join(__dirname, 'diff');
 const knownLinesFile = path.join(dir, 'known_settee_lines.json');
 const knownLines = JSON.parse(fs.readFileSync(knownLinesFile, 'utf8'));
@@ -103,13 +102,12 @@ for (const script of fs.readdirSync(dir).filter((f) => f.endsWith('.js') && f !=
     const file = path.join(dir, script);
     const node = run(process.execPath, ['-r', path.join(dir, 'node_pouchdb.js')], file, server.url);
     // On the backend under test (scripts/test_compat.sh runs each).
-    const backend = process.env.SETTEE_BACKEND || 'memory';
-    const data = backend === 'leveldb' ? fs.mkdtempSync(path.join(os.tmpdir(), 'settee-diff-')) : null;
+    const { dataDir, args } = backendArgs('settee-diff-');
     let settee;
     try {
-      settee = run(bin, ['run', '--backend', backend, ...(data ? ['--data', data] : [])], file, server.url);
+      settee = run(bin, ['run', ...args], file, server.url);
     } finally {
-      if (data) fs.rmSync(data, { recursive: true, force: true });
+      if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     }
     const accepted = known[script] || {};
     const diffs = [];

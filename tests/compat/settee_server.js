@@ -13,15 +13,22 @@ function binaryPath() {
   return process.env.SETTEE_BIN || path.resolve(__dirname, '../../build/settee');
 }
 
+// The backend under test, and for leveldb a fresh temporary data directory
+// (the caller removes it): the `--backend`/`--data` arguments of a settee
+// command.
+function backendArgs(prefix = 'settee-compat-') {
+  const backend = process.env.SETTEE_BACKEND || 'memory';
+  const dataDir = backend === 'leveldb' ? fs.mkdtempSync(path.join(os.tmpdir(), prefix)) : null;
+  return { dataDir, args: ['--backend', backend, ...(dataDir ? ['--data', dataDir] : [])] };
+}
+
 // Resolves to { url, pid, stop() } once the server prints its listening line.
 function startSettee(extraArgs = []) {
   return new Promise((resolve, reject) => {
-    const backend = process.env.SETTEE_BACKEND || 'memory';
-    const dataDir = backend === 'leveldb'
-      ? fs.mkdtempSync(path.join(os.tmpdir(), 'settee-compat-')) : null;
-    const args = ['serve', '--backend', backend, '--port', '0', '--threads', '2',
+    const { dataDir, args: storeArgs } = backendArgs();
+    const args = ['serve', ...storeArgs, '--port', '0', '--threads', '2',
                   '--log-level', process.env.SETTEE_LOG_LEVEL || 'warning',
-                  ...(dataDir ? ['--data', dataDir] : []), ...extraArgs];
+                  ...extraArgs];
     const child = spawn(binaryPath(), args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     const timer = setTimeout(() => reject(new Error('settee did not start: ' + out)), 10000);
@@ -51,4 +58,4 @@ function startSettee(extraArgs = []) {
   });
 }
 
-module.exports = { startSettee };
+module.exports = { startSettee, binaryPath, backendArgs };
