@@ -250,6 +250,9 @@ class DatabaseImpl final : public Database {
   Status ApplyReplicated(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result,
                          std::optional<DocRecord>* slot);
   Status ApplyLocal(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result);
+  // Sets check_local_rev on the _local documents of a write made with
+  // options.check_local_revs (and new_edits).
+  static void MarkLocalRevChecks(std::vector<IncomingDoc>& docs, const UpdateOptions& options);
   // Records that node `new_index` was added to `record` (of `docid`) with
   // `body`: moves bodies, stems, assigns the record's seq and by-seq entry.
   void CommitDocChange(const std::string& docid, std::optional<DocRecord>& slot,

@@ -560,6 +560,11 @@ void DatabaseImpl::CommitDocChange(const std::string& docid, std::optional<DocRe
   c.external_size += record.winner_body.size();
 }
 
+void DatabaseImpl::MarkLocalRevChecks(std::vector<IncomingDoc>& docs, const UpdateOptions& options) {
+  if (!options.check_local_revs || !options.new_edits) return;
+  for (IncomingDoc& doc : docs) doc.check_local_rev = IsLocalDocId(doc.id);
+}
+
 Status DatabaseImpl::ApplyLocal(IncomingDoc& doc, WriteContext& ctx, DocUpdateResult* result) {
   // CouchDB 3 semantics: no MVCC on _local docs; the new rev is the given
   // rev's number plus one ("0-1" without one).
@@ -568,6 +573,25 @@ Status DatabaseImpl::ApplyLocal(IncomingDoc& doc, WriteContext& ctx, DocUpdateRe
     return Status::BadRequest("Invalid rev format");
   }
   std::string key = keys_.Local(std::string_view(doc.id).substr(kLocalPrefix.size()));
+  if (doc.check_local_rev) {
+    // PouchDB's rule (UpdateOptions::check_local_revs), read here under the
+    // writer lock: the rev given (or the one _revisions names) must be the
+    // stored one. A rev not of the _local form is left to the rules above.
+    std::string given = doc.rev_text;
+    if (given.empty() && doc.revisions && !doc.revisions->ids.empty()) {
+      given = std::to_string(doc.revisions->start) + "-" + doc.revisions->ids[0];
+    }
+    uint64_t given_n = 0;
+    if (given.empty() || ParseLocalRev(given, &given_n)) {
+      std::string existing;
+      Status s = ctx.Get(key, &existing);
+      if (!s.ok() && !s.IsNotFound()) return s;
+      std::string_view in(existing);
+      uint64_t current = 0;
+      if (s.ok() && !coding::GetVarint64(&in, &current)) return Status::Corruption("bad _local document");
+      if (s.ok() ? given.empty() || given_n != current : !given.empty()) return Status::Conflict();
+    }
+  }
   if (doc.deleted) {
     std::string existing;
     Status s = ctx.Get(key, &existing);
@@ -801,6 +825,7 @@ Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<S
     s = StageAttachments(parsed[i], options.new_edits, &pins);
     if (!s.ok()) return s;
   }
+  MarkLocalRevChecks(parsed, options);
   Writer w(&parsed, &valid, options.new_edits, results);
   return WriteGrouped(&w);
 }
@@ -1046,6 +1071,7 @@ Result<DocUpdateResult> DatabaseImpl::Put(std::string_view docid, std::string_vi
   std::vector<IncomingDoc> docs(1);
   Status s = ParseIncomingDoc(json, docid, owner_->options().max_document_size, &docs[0]);
   if (!s.ok()) return s;
+  MarkLocalRevChecks(docs, options);
   if (docs[0].attachments) return WriteOneDoc(std::move(docs[0]), options);
   std::vector<bool> valid{true};
   std::vector<DocUpdateResult> results(1);
@@ -1070,6 +1096,7 @@ Result<DocUpdateResult> DatabaseImpl::Delete(std::string_view docid, std::string
   doc.deleted = true;
   doc.body = "{}";
   doc.rev_text.assign(rev);
+  MarkLocalRevChecks(docs, options);
   if (!IsLocalDocId(docid) && !rev.empty()) {
     RevId r;
     if (!RevId::Parse(rev, &r)) return Status::BadRequest("Invalid rev format");

@@ -63,6 +63,8 @@ struct IncomingDoc {
   std::optional<RevId> rev;             // _rev, parsed (not for _local/ docs)
   std::optional<Revisions> revisions;   // _revisions
   bool deleted = false;                 // _deleted
+  // A _local document written under UpdateOptions::check_local_revs.
+  bool check_local_rev = false;
   std::string body;                     // stored JSON object, no special members
   // _attachments, in the order given; nullopt when the document has none
   // (an update without _attachments drops the parent's attachments).

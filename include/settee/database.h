@@ -51,6 +51,12 @@ struct UpdateOptions {
   // outlive the call. nullptr: the embedding application itself, which
   // CouchDB's functions see as a server admin ({"name":null,"roles":["_admin"]}).
   const UserContext* user = nullptr;
+  // true: a _local document's _rev (or the rev its _revisions name) must be
+  // its current revision, none for a new one, else kConflict, checked in
+  // the write itself, so two writers of one _local document cannot both
+  // pass. PouchDB's rule (its JS API sets this); CouchDB 3 checks nothing
+  // and keeps a _local document's last write (the HTTP API leaves it false).
+  bool check_local_revs = false;
 };
 
 // The outcome for one document of a write.

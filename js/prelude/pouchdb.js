@@ -172,10 +172,12 @@ function bulkWrite(h, docs, replicated) {
 
 // PouchDB checks a _local document's rev: 409 when it is not the current
 // one, or is given for a document that does not exist, or is missing for
-// one that does. CouchDB, and so the engine, writes it whatever the rev
-// (couch_db_updater's update_local_doc_revs). The JS API checks first, as
-// PouchDB does; the check and the write are not one step, so two threads
-// writing one _local document at once can both pass it.
+// one that does. CouchDB writes it whatever the rev (couch_db_updater's
+// update_local_doc_revs), and so does the engine for HTTP. The JS API
+// checks first, for PouchDB's errors and per-document results, and asks
+// the engine to check again in the write itself (check_local_revs, set by
+// the native calls), so two threads writing one _local document at once
+// cannot both pass.
 function isLocalId(id) { return typeof id === 'string' && id.charCodeAt(0) === 95 && id.startsWith('_local/'); }
 function localRevConflict(h, doc) {
   let rev = doc._rev;

@@ -278,6 +278,73 @@ TEST_P(DatabaseWriteTest, DatabasesDoNotWaitForEachOther) {
 // (the first inline, the rest in a list): a batch of several new documents,
 // generated ids and ids past every stored one, with a repeat of one, must
 // give each its own record.
+// UpdateOptions::check_local_revs: PouchDB's rule for _local documents,
+// checked in the write; without it, CouchDB 3's (the last write wins).
+TEST_P(DatabaseWriteTest, LocalRevsCheckedInTheWriteWhenAsked) {
+  auto db = store_->CreateDatabase("locals");
+  ASSERT_TRUE(db.ok());
+  UpdateOptions checked;
+  checked.check_local_revs = true;
+  EXPECT_TRUE((*db)->Put("_local/a", R"({"_rev":"0-1"})", checked).status().IsConflict());  // none stored
+  auto r1 = (*db)->Put("_local/a", "{}", checked);
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  EXPECT_EQ(r1->rev, "0-1");
+  EXPECT_TRUE((*db)->Put("_local/a", "{}", checked).status().IsConflict());  // no rev for a stored one
+  EXPECT_TRUE((*db)->Put("_local/a", R"({"_rev":"0-7"})", checked).status().IsConflict());
+  // The rev _revisions names counts as the one given.
+  EXPECT_EQ((*db)->Put("_local/a", R"({"_revisions":{"start":0,"ids":["1"]}})", checked)->rev, "0-2");
+  EXPECT_TRUE((*db)->Put("_local/a", R"({"_rev":"0-1"})", checked).status().IsConflict());
+  auto r3 = (*db)->Put("_local/a", R"({"_rev":"0-2","v":3})", checked);
+  ASSERT_TRUE(r3.ok()) << r3.status().ToString();
+  EXPECT_EQ(r3->rev, "0-3");
+  EXPECT_EQ((*db)->Put("_local/a", R"({"_rev":"x"})", checked).status().code(), Status::Code::kBadRequest);
+  EXPECT_TRUE((*db)->Delete("_local/a", "0-2", checked).status().IsConflict());
+  EXPECT_TRUE((*db)->Delete("_local/zz", "0-1", checked).status().IsConflict());
+  EXPECT_TRUE((*db)->Delete("_local/a", "0-3", checked).ok());
+  std::vector<DocUpdateResult> results;
+  ASSERT_TRUE((*db)->BulkDocs({R"({"_id":"_local/b"})", R"({"_id":"_local/b"})"}, checked, &results).ok());
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[0].status.ok());
+  EXPECT_TRUE(results[1].status.IsConflict());  // the first of the batch is stored now
+  // CouchDB 3 (the default): no check, the last write wins.
+  EXPECT_TRUE((*db)->Put("_local/b", "{}").ok());
+  EXPECT_TRUE((*db)->Put("_local/b", R"({"_rev":"0-9"})").ok());
+}
+
+// Read-modify-write of one _local counter from several threads: with the
+// check in the write, exactly the acknowledged updates are counted (a check
+// before the write would let two writers of one revision both succeed).
+TEST_P(DatabaseWriteTest, LocalRevCheckLosesNoUpdateBetweenThreads) {
+  auto db = store_->CreateDatabase("counter");
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE((*db)->Put("_local/c", R"({"n":0})").ok());
+  UpdateOptions checked;
+  checked.check_local_revs = true;
+  std::atomic<int> acknowledged{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 300; ++i) {
+        auto cur = (*db)->Get("_local/c", {});
+        if (!cur.ok()) continue;
+        json::Document d;
+        if (!json::Parse(*cur, &d).ok()) continue;
+        const int n = d["n"].GetInt();
+        const std::string next =
+            R"({"_rev":")" + std::string(json::View(d["_rev"])) + R"(","n":)" + std::to_string(n + 1) + "}";
+        if ((*db)->Put("_local/c", next, checked).ok()) ++acknowledged;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  auto last = (*db)->Get("_local/c", {});
+  ASSERT_TRUE(last.ok());
+  json::Document d;
+  ASSERT_TRUE(json::Parse(*last, &d).ok());
+  EXPECT_GT(acknowledged.load(), 0);
+  EXPECT_EQ(d["n"].GetInt(), acknowledged.load());
+}
+
 TEST_P(DatabaseWriteTest, ABatchOfNewDocumentsGetsARecordEach) {
   auto db = store_->CreateDatabase("fresh");
   ASSERT_TRUE(db.ok());
