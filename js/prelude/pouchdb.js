@@ -393,8 +393,15 @@ class PouchDB extends EventEmitter {
     if (typeof opts === 'function') { cb = opts; opts = {}; }
     return run(cb, () => {
       checkDocId(id);
-      if (typeof rev !== 'string' || rev === '') throw new PouchError(400, 'bad_request', 'Invalid rev format');
       const h = this._handle();
+      // Without a rev PouchDB writes {_id, _deleted: true} as a delete
+      // (was_delete): a missing or deleted document is its 404, a live one
+      // a conflict; it never writes.
+      if (rev === undefined || rev === null || rev === '') {
+        native.dbGet(h, id);  // its 404 for a missing or deleted document
+        throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+      }
+      if (typeof rev !== 'string') throw new PouchError(400, 'bad_request', 'Invalid rev format');
       if (isLocalId(id) && localRevConflict(h, { _id: id, _rev: rev })) {
         throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
       }

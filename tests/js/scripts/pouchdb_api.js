@@ -54,9 +54,16 @@ check('put / get / update / remove with promises', async () => {
   assert.deepStrictEqual(withRevs._revs_info.map((r) => r.rev), [r2.rev, r1.rev]);
   assert.strictEqual(withRevs._revs_info[0].status, 'available');
 
+  // remove() without a rev, as pouchdb-core: a live document is a conflict,
+  // a missing one 404; nothing is written.
+  await assert.rejects(db.remove('doc1'), { status: 409, name: 'conflict' });
+  await assert.rejects(db.remove('no-such-doc'), { status: 404, name: 'not_found' });
+  assert.strictEqual((await db.get('doc1'))._rev, r2.rev);
+
   const del = await db.remove('doc1', r2.rev);
   assert.strictEqual(del.ok, true);
   assert.match(del.rev, /^3-/);
+  await assert.rejects(db.remove('doc1'), { status: 404 });  // deleted
   // PouchDB's messages (pouchdb-errors), not CouchDB's reasons.
   await assert.rejects(db.get('doc1'), { status: 404, name: 'not_found', message: 'missing', reason: 'deleted' });
   await assert.rejects(db.get('nope'), { status: 404, name: 'not_found', message: 'missing', reason: 'missing' });
