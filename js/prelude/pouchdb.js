@@ -173,28 +173,9 @@ function bulkWrite(h, docs, replicated) {
 // PouchDB checks a _local document's rev: 409 when it is not the current
 // one, or is given for a document that does not exist, or is missing for
 // one that does. CouchDB writes it whatever the rev (couch_db_updater's
-// update_local_doc_revs), and so does the engine for HTTP. The JS API
-// checks first, for PouchDB's errors and per-document results, and asks
-// the engine to check again in the write itself (check_local_revs, set by
-// the native calls), so two threads writing one _local document at once
-// cannot both pass.
-function isLocalId(id) { return typeof id === 'string' && id.charCodeAt(0) === 95 && id.startsWith('_local/'); }
-function localRevConflict(h, doc) {
-  let rev = doc._rev;
-  // The rev as _revisions gives it (what GET ?revs=true answers), as the
-  // engine reads it.
-  const rs = doc._revisions;
-  if (rev === undefined && rs && Array.isArray(rs.ids) && rs.ids.length > 0) rev = rs.start + '-' + rs.ids[0];
-  // A malformed rev is the engine's 400, as in PouchDB.
-  if (rev !== undefined && !(typeof rev === 'string' && /^0-[0-9]+$/.test(rev))) return false;
-  let current;
-  try {
-    current = native.dbGet(h, doc._id)._rev;
-  } catch (e) {
-    if (!e || e.status !== 404) throw e;
-  }
-  return current !== rev;
-}
+// update_local_doc_revs), and so does the engine for HTTP; the JS API's
+// native write calls ask the engine for PouchDB's check
+// (check_local_revs), made in the write itself under the writer lock.
 
 // pouchdb-find's createIndex() takes name, ddoc and type inside `index`
 // (its documented form); CouchDB's POST _index beside it. Both are taken,
@@ -286,9 +267,6 @@ class PouchDB extends EventEmitter {
       if (!doc._id) throw new PouchError(412, 'missing_id', '_id is required for puts');
       if (typeof doc._id !== 'string') throw new PouchError(400, 'bad_request', '_id field must contain a string');
       const h = this._handle();
-      if (isLocalId(doc._id) && opts.new_edits !== false && localRevConflict(h, doc)) {
-        throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
-      }
       const r = native.dbPut(h, docArg(withBase64Atts(doc)), opts.new_edits === false);
       return { ok: true, id: r[0], rev: r[1] };
     });
@@ -402,9 +380,6 @@ class PouchDB extends EventEmitter {
         throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
       }
       if (typeof rev !== 'string') throw new PouchError(400, 'bad_request', 'Invalid rev format');
-      if (isLocalId(id) && localRevConflict(h, { _id: id, _rev: rev })) {
-        throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
-      }
       const r = native.dbRemove(h, id, rev);
       return { ok: true, id: r[0], rev: r[1] };
     });
@@ -433,24 +408,7 @@ class PouchDB extends EventEmitter {
       }
       const h = this._handle();
       const replicated = newEdits === false;
-      // _local documents whose rev is not the current one: PouchDB's
-      // per-document conflicts, left out of the write.
-      let conflicts = null;
-      if (!replicated) {
-        for (let i = 0; i < docs.length; i++) {
-          const d = docs[i];
-          if (isLocalId(d._id) && localRevConflict(h, d)) {
-            if (conflicts === null) conflicts = new Map();
-            conflicts.set(i, pouchShaped(Object.assign(new PouchError(409, 'conflict', 'Document update conflict.'), { id: d._id })));
-          }
-        }
-        if (conflicts !== null) docs = docs.filter((d, i) => !conflicts.has(i));
-      }
-      const out = bulkWrite(h, docs, replicated);
-      if (conflicts === null) return out;
-      const all = [];
-      for (let i = 0, k = 0; i < docs.length + conflicts.size; i++) all.push(conflicts.has(i) ? conflicts.get(i) : out[k++]);
-      return all;
+      return bulkWrite(h, docs, replicated);
     });
   }
   allDocs(opts, cb) {
