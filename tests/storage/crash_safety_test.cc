@@ -98,13 +98,17 @@ void KillChildAfter(const std::function<void(int)>& child, int target, int32_t* 
   ASSERT_TRUE(WIFSIGNALED(wstatus)) << "child exited with " << WEXITSTATUS(wstatus);
 }
 
+// A LevelDB store at `path` with the database "crash" the children write.
+void CreateCrashDatabase(const std::string& path) {
+  auto store = Store::Open(LevelDBAt(path));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE((*store)->CreateDatabase("crash").ok());
+}
+
 void CheckWritesSurviveSigkill(bool sync) {
   std::string path = testing::FreshTempDir("crash");
-  {
-    auto store = Store::Open(LevelDBAt(path));
-    ASSERT_TRUE(store.ok());
-    ASSERT_TRUE((*store)->CreateDatabase("crash").ok());
-  }
+  CreateCrashDatabase(path);
+  if (::testing::Test::HasFatalFailure()) return;
   for (int round = 0; round < 3; ++round) {
     // A varying number of acknowledged writes before each kill.
     int32_t last_acked;
@@ -195,11 +199,8 @@ TEST(CrashSafety, AcknowledgedWritesSurviveSigkillWithoutSync) { CheckWritesSurv
 TEST(CrashSafety, CountersAfterSigkillAgreeWithTheDocuments) {
   std::string path = testing::FreshTempDir("crash-counters");
   const StoreOptions options = LevelDBAt(path);
-  {
-    auto store = Store::Open(options);
-    ASSERT_TRUE(store.ok());
-    ASSERT_TRUE((*store)->CreateDatabase("crash").ok());
-  }
+  CreateCrashDatabase(path);
+  if (::testing::Test::HasFatalFailure()) return;
   // Rounds go on writing the same database (ids of their own): each starts
   // from what the last crash left, its counters recovered from the newest
   // block.
