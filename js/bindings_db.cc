@@ -287,7 +287,7 @@ void DbPut(const Args& args) {
   if (!DocToJson(args, args[1], &json)) return;
   UpdateOptions opts;
   opts.new_edits = !args[2]->IsTrue();
-  opts.check_local_revs = true;  // PouchDB's API
+  opts.check_local_revs = true;  // PouchDB's _local rule (UpdateOptions)
   auto r = db->Put({}, json, opts);
   if (!r.ok()) {
     Fail(args, r.status());
@@ -306,7 +306,7 @@ void DbRemove(const Args& args) {
   if (!db) return;
   v8::Isolate* isolate = args.GetIsolate();
   UpdateOptions opts;
-  opts.check_local_revs = true;  // PouchDB's API
+  opts.check_local_revs = true;  // PouchDB's _local rule (UpdateOptions)
   auto r = db->Delete(ToUtf8(isolate, args[1]), ToUtf8(isolate, args[2]), opts);
   if (!r.ok()) {
     Fail(args, r.status());
@@ -465,7 +465,7 @@ void DbBulkDocs(const Args& args) {
   if (!db) return;
   UpdateOptions opts;
   opts.new_edits = !args[2]->IsTrue();
-  opts.check_local_revs = true;  // PouchDB's API
+  opts.check_local_revs = true;  // PouchDB's _local rule (UpdateOptions)
   std::vector<DocUpdateResult> results;
   Status s;
   if (args[1]->IsString()) {
@@ -499,7 +499,7 @@ void WriteSplitDocs(const Args& args, Database* db, std::unique_ptr<BulkDocsBody
                     bool new_edits) {
   UpdateOptions opts;
   opts.new_edits = new_edits;
-  opts.check_local_revs = true;  // PouchDB's API
+  opts.check_local_revs = true;  // PouchDB's _local rule (UpdateOptions)
   std::vector<DocUpdateResult> results;
   Status s = db->BulkDocs(BulkDocsBody(std::move(parsed)), opts, &results);
   if (!s.ok()) {

@@ -170,13 +170,6 @@ function bulkWrite(h, docs, replicated) {
   return out;
 }
 
-// PouchDB checks a _local document's rev: 409 when it is not the current
-// one, or is given for a document that does not exist, or is missing for
-// one that does. CouchDB writes it whatever the rev (couch_db_updater's
-// update_local_doc_revs), and so does the engine for HTTP; the JS API's
-// native write calls ask the engine for PouchDB's check
-// (check_local_revs), made in the write itself under the writer lock.
-
 // pouchdb-find's createIndex() takes name, ddoc and type inside `index`
 // (its documented form); CouchDB's POST _index beside it. Both are taken,
 // the outer one winning.
