@@ -23,8 +23,8 @@ const knownLines = JSON.parse(fs.readFileSync(knownLinesFile, 'utf8'));
 const recording = process.env.DIFF_RECORD_KNOWN === '1';
 
 // script -> { label: why the difference is kept }. Each was judged against
-// PouchDB 9 (the JS API's reference) and CouchDB (the HTTP API's); those
-// marked "not fixed" are settee's to fix, the others are kept on purpose.
+// PouchDB 9 (the JS API's reference) and CouchDB (the HTTP API's) and kept
+// on purpose; one that is settee's to fix says "not fixed".
 const known = {
   'writes.js': {
     'put bad member': 'PouchDB answers 500 doc_validation for a bad special member; settee 400, as CouchDB',
@@ -66,7 +66,7 @@ const known = {
     'get no id': 'PouchDB 9 throws a TypeError (cb is not a function); settee 412 missing_id',
     'changes all_docs style': 'seqs within one new_edits=false batch (PouchDB numbers by its own grouping) and leaf order (settee: winner first, as CouchDB)',
     'changes conflicts': 'seqs within one new_edits=false batch',
-    'bulkGet': 'PouchDB\'s local bulkGet merges requests for one id and answers {missing: rev} and Error objects; settee answers CouchDB\'s _bulk_get (one result per request, {error: {id, rev, error, reason}}). Not fixed',
+    'bulkGet': 'PouchDB\'s local bulkGet shim merges requests for one id (a rev-less request beside a rev\'d one is dropped: its TODO) and answers {missing: rev} and Error objects; settee answers as CouchDB\'s _bulk_get, which PouchDB\'s http adapter returns too (one result per request, {error: {id, rev, error, reason}}), so code written for a remote database reads it unchanged',
     'bulkGet no docs': 'PouchDB 9 throws a TypeError (its bug); settee 400 bad_request',
     'revsDiff': 'settee adds CouchDB\'s possible_ancestors',
   },
