@@ -83,6 +83,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -243,7 +244,10 @@ struct PutCost {
   // where every writer finished puts (was given a core and was not held up
   // behind the others), and the share of windows that were such. What the
   // write path gives T writers that run at once, apart from how often the
-  // machine lets them (a throughput ratio mixes the two).
+  // machine lets them (a throughput ratio mixes the two). Windows where one
+  // writer waits for the other (held up behind a preempted one) do not
+  // count either: one database's share against own databases' in the same
+  // run tells how much of the run that was.
   double all_running_rate = 0;
   double all_running_share = 0;
 };
