@@ -15,7 +15,16 @@
 //              writer costs, measured so that other processes taking the
 //              cores barely move it (the figure to read on a busy machine);
 //              and the CPU microseconds per put of the backend's own threads
-//              (LevelDB's flushes), its ratio the share of the writers' CPU.
+//              (LevelDB's flushes), its ratio the share of the writers' CPU;
+//              and per put, each writer's time runnable but waiting for a
+//              core (runq, from /proc/thread-self/schedstat) and asleep
+//              (wall time neither on a core nor runnable): where the wall
+//              time that CPU per put does not explain went; and the
+//              throughput within the 50 us windows of the run in which every
+//              writer finished puts (all-running), with the share of the
+//              run's windows that were such: what the write path gives two
+//              writers that both have a core, apart from how often they
+//              had one.
 //   raw_shared shared_db's puts straight into one KV store of the backend,
 //              no document layer: what the store's write gives two threads
 //              (shared_db's ceiling, as each put ends in one store write).
@@ -74,6 +83,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -197,6 +207,20 @@ struct ThreadUsage {
   }
 };
 
+// The calling thread's scheduler times from /proc/thread-self/schedstat:
+// nanoseconds on a CPU and nanoseconds runnable but waiting for one (zeros
+// where the kernel does not report them).
+struct SchedTimes {
+  double run_ns = 0;
+  double runq_ns = 0;
+  static SchedTimes Now() {
+    SchedTimes t;
+    std::ifstream in("/proc/thread-self/schedstat");
+    in >> t.run_ns >> t.runq_ns;
+    return t;
+  }
+};
+
 // Per put, over all threads of the last PutThroughput run: CPU microseconds
 // and sleeps. Unlike throughput these barely move when other processes take
 // the cores, so they show what a second writer costs even on a busy machine:
@@ -210,7 +234,58 @@ struct PutCost {
   // writers' release to the store's close: the backend's own threads
   // (LevelDB's background thread flushing memtables and compacting).
   double background_us = 0;
+  // Of each writer's wall time, per put: runnable but waiting for a core
+  // (another thread had it: the other writer, LevelDB's background thread,
+  // the log mapper, other processes), and neither running nor runnable
+  // (asleep: a futex wait, I/O).
+  double runq_us = 0;
+  double blocked_us = 0;
+  // The run cut into 50 us windows: puts per second within the windows
+  // where every writer finished puts (was given a core and was not held up
+  // behind the others), and the share of windows that were such. What the
+  // write path gives T writers that run at once, apart from how often the
+  // machine lets them (a throughput ratio mixes the two). Windows where one
+  // writer waits for the other (held up behind a preempted one) do not
+  // count either: one database's share against own databases' in the same
+  // run tells how much of the run that was.
+  double all_running_rate = 0;
+  double all_running_share = 0;
 };
+
+// See PutCost::all_running_rate: `done[t]` are writer t's put completion
+// times (ns, one clock).
+void AllRunning(const std::vector<std::vector<int64_t>>& done, PutCost* cost) {
+  constexpr int64_t kWindowNs = 50'000;
+  // A writer progressing at all does several puts in a window (each is a
+  // few microseconds); one that got a core for only a sliver does not.
+  constexpr int kMinPutsEach = 3;
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const auto& d : done) {
+    if (d.empty()) return;
+    first = std::min(first, d.front());
+    last = std::max(last, d.back());
+  }
+  const size_t windows = static_cast<size_t>((last - first) / kWindowNs) + 1;
+  std::vector<std::vector<int>> counts(done.size(), std::vector<int>(windows, 0));
+  for (size_t t = 0; t < done.size(); ++t) {
+    for (int64_t at : done[t]) ++counts[t][static_cast<size_t>((at - first) / kWindowNs)];
+  }
+  size_t all = 0;
+  double puts = 0;
+  for (size_t w = 0; w < windows; ++w) {
+    bool every = true;
+    int sum = 0;
+    for (const auto& c : counts) {
+      every = every && c[w] >= kMinPutsEach;
+      sum += c[w];
+    }
+    if (!every) continue;
+    ++all;
+    puts += sum;
+  }
+  cost->all_running_share = static_cast<double>(all) / static_cast<double>(windows);
+  cost->all_running_rate = all == 0 ? 0 : puts / (static_cast<double>(all) * kWindowNs * 1e-9);
+}
 
 // CPU seconds of the whole process so far (every thread).
 double ProcessCpu() { return ThreadUsage::Now(RUSAGE_SELF).cpu; }
@@ -226,13 +301,24 @@ double PutThroughput(StoreOptions::Backend backend, int threads, bool shared, in
     else dbs.push_back(ts->Create("db" + std::to_string(t)));
   }
   std::vector<ThreadUsage> used(threads);
+  std::vector<SchedTimes> sched(threads);
+  std::vector<double> wall(threads);
+  std::vector<std::vector<int64_t>> done(threads);
+  for (auto& d : done) d.reserve(static_cast<size_t>(docs));
   const double process_start = ProcessCpu();
   const ThreadUsage main_start = ThreadUsage::Now();
   double secs = RunThreads(threads, [&](int t) {
     const ThreadUsage start = ThreadUsage::Now();
+    const SchedTimes sched_start = SchedTimes::Now();
+    const auto wall_start = Clock::now();
     for (int i = 0; i < docs; ++i) {
       Check(dbs[t]->Put(DocId(t, i), DocBody(i)).status(), "put");
+      done[t].push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            Clock::now().time_since_epoch()).count());
     }
+    wall[t] = std::chrono::duration<double, std::nano>(Clock::now() - wall_start).count();
+    const SchedTimes sched_end = SchedTimes::Now();
+    sched[t] = {sched_end.run_ns - sched_start.run_ns, sched_end.runq_ns - sched_start.runq_ns};
     const ThreadUsage end = ThreadUsage::Now();
     used[t] = {end.cpu - start.cpu, end.sleeps - start.sleeps, end.yields - start.yields};
   });
@@ -251,7 +337,13 @@ double PutThroughput(StoreOptions::Backend backend, int threads, bool shared, in
     cost.yields += u.yields / (threads * docs);
     writers_cpu += u.cpu;
   }
+  for (int t = 0; t < threads; ++t) {
+    const double per = 1e3 * threads * docs;  // ns -> us per put
+    cost.runq_us += sched[t].runq_ns / per;
+    cost.blocked_us += std::max(0.0, wall[t] - sched[t].run_ns - sched[t].runq_ns) / per;
+  }
   cost.background_us = std::max(0.0, process_cpu - main_cpu - writers_cpu) * 1e6 / (threads * docs);
+  AllRunning(done, &cost);
   last_put_cost = cost;
   return threads * docs / secs;
 }
@@ -260,7 +352,7 @@ double PutThroughput(StoreOptions::Backend backend, int threads, bool shared, in
 // the least of each (disturbance only adds).
 std::pair<PutCost, PutCost> PutCosts(StoreOptions::Backend backend, bool shared, int docs,
                                      int tries) {
-  PutCost one{1e18, 1e18, 1e18, 1e18}, two{1e18, 1e18, 1e18, 1e18};
+  PutCost one{1e18, 1e18, 1e18, 1e18, 1e18, 1e18, 0, 0}, two{1e18, 1e18, 1e18, 1e18, 1e18, 1e18, 0, 0};
   for (int i = 0; i < tries; ++i) {
     for (int threads : {1, 2}) {
       PutThroughput(backend, threads, shared, docs);
@@ -269,6 +361,10 @@ std::pair<PutCost, PutCost> PutCosts(StoreOptions::Backend backend, bool shared,
       best.sleeps = std::min(best.sleeps, last_put_cost.sleeps);
       best.yields = std::min(best.yields, last_put_cost.yields);
       best.background_us = std::min(best.background_us, last_put_cost.background_us);
+      best.runq_us = std::min(best.runq_us, last_put_cost.runq_us);
+      best.blocked_us = std::min(best.blocked_us, last_put_cost.blocked_us);
+      best.all_running_rate = std::max(best.all_running_rate, last_put_cost.all_running_rate);
+      best.all_running_share = std::max(best.all_running_share, last_put_cost.all_running_share);
     }
   }
   return {one, two};
@@ -875,6 +971,19 @@ int Main(int argc, char** argv) {
                (two.sleeps - one.sleeps) * 1000);
         record(n + " preempts/1k puts 2t", one.yields * 1000, two.yields * 1000,
                (two.yields - one.yields) * 1000);
+        // A writer's wall time per put not on a core: waiting in the run
+        // queue, and asleep. The ratio column is 2t - 1t (us a put).
+        record(n + " runq us/put", one.runq_us, two.runq_us, two.runq_us - one.runq_us);
+        record(n + " asleep us/put", one.blocked_us, two.blocked_us,
+               two.blocked_us - one.blocked_us);
+        // Throughput while every writer was running (see PutCost; the ratio
+        // 2t/1t, not set against the cpu control: the windows already leave
+        // out the time the machine did not give), and how much of the run
+        // that was (the ratio column: 2t's share).
+        record(n + " all-running puts/s", one.all_running_rate, two.all_running_rate,
+               two.all_running_rate / std::max(1.0, one.all_running_rate));
+        record(n + " all-running share", one.all_running_share, two.all_running_share,
+               two.all_running_share);
       }
       if (want("lean_shared") && backend == StoreOptions::Backend::kMemory) {
         auto [one, two] = BestOf(tries, true, [&] { return LeanSharedThroughput(1, cfg.docs); },
