@@ -99,6 +99,7 @@ int RunServe(ServeConfig cfg) {
   if (const char* secret = std::getenv("SETTEE_COOKIE_SECRET")) server_opts.cookie_secret = secret;
   server_opts.cors_origins = SplitList(cfg.cors_origins);
   server_opts.view_threads = cfg.view_threads;
+  server_opts.keep_an_admin = !IsLoopback(cfg.bind);
   server_opts.view_timeout_ms = cfg.view_timeout_ms;
 
   StoreOptions store_opts;
@@ -129,6 +130,16 @@ int RunServe(ServeConfig cfg) {
 
   {
     CouchServer couch(store->get(), server_opts);
+    // The listener's and the store's settings in CouchDB's terms
+    // (/_node/_local/_config); fixed until a restart.
+    NodeConfig& config = couch.config();
+    config.Define("chttpd", "bind_address", cfg.bind);
+    config.Define("chttpd", "max_http_request_size", std::to_string(cfg.max_request_size));
+    config.Define("couchdb", "max_attachment_size", std::to_string(cfg.max_attachment_size));
+    config.Define("couchdb", "database_dir", store_opts.path);
+    config.Define("couchdb", "view_index_dir", store_opts.path);
+    config.Define("settee", "backend", cfg.backend);
+    config.Define("settee", "sync", cfg.sync ? "true" : "false");
     for (auto& extend : Extensions()) extend(couch);
     couch.Start();
     http::HttpServerOptions http_opts;
@@ -145,6 +156,7 @@ int RunServe(ServeConfig cfg) {
                    s.ToString().c_str());
       return 1;
     }
+    config.Define("chttpd", "port", std::to_string(server.port()));
     std::printf("settee: listening on http://%s:%d/ (%s backend, %d threads%s)\n",
                 cfg.bind.find(':') != std::string::npos ? ("[" + cfg.bind + "]").c_str()
                                                         : cfg.bind.c_str(),

@@ -181,6 +181,16 @@ Status DatabaseImpl::Purge(const std::vector<PurgeRequest>& request, std::vector
     if (IsDesignDoc(docid)) design_changed = true;
     std::vector<int> removed;
     RevTree rest = WithoutLeaves(record.tree, leaves, &removed);
+    for (auto i = removed.rbegin(); i != removed.rend(); ++i) {
+      (*out)[d].removed.push_back(record.tree.RevString(*i));
+    }
+    std::sort((*out)[d].removed.begin(), (*out)[d].removed.end(), [](const std::string& a, const std::string& b) {
+      RevId x, y;
+      RevId::Parse(a, &x);
+      RevId::Parse(b, &y);
+      return y < x;
+    });
+    (*out)[d].doc_removed = rest.empty();
     for (int i : removed) {
       const std::string rev = record.tree.RevString(i);
       if (record.tree.node(i).has_body && rev != record.winner_rev) {

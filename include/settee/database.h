@@ -333,6 +333,12 @@ struct PurgeRequest {
 struct PurgeResult {
   std::string id;
   std::vector<std::string> purged;
+  // Every revision that left the tree: the purged leaves and their
+  // ancestors no other leaf shared, newest generation first (PouchDB's
+  // purge() answers these as deletedRevs).
+  std::vector<std::string> removed;
+  // The document had no revision left and is gone.
+  bool doc_removed = false;
 };
 
 ////////////////////////////////////////////////////////////////////////////////

@@ -98,6 +98,8 @@ TEST_P(PurgeTest, FullPurgeLeavesNoTrace) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].id, "a");
   EXPECT_EQ(out[0].purged, std::vector<std::string>{a});
+  EXPECT_EQ(out[0].removed.size(), 2u);  // 2-... and 1-...
+  EXPECT_TRUE(out[0].doc_removed);
   // No tombstone: missing, not deleted.
   auto got = db_->Get("a");
   EXPECT_TRUE(got.status().IsNotFound());
@@ -151,6 +153,8 @@ TEST_P(PurgeTest, PartialPurgeKeepsTheOtherBranchWithANewChange) {
   // Purging the winner: its unshared ancestor 2-b goes, 1-a stays (shared).
   auto out = Purge({{"doc", {"3-" + H('c'), "2-" + H('b')}}});
   EXPECT_EQ(out[0].purged, std::vector<std::string>{"3-" + H('c')});  // 2-b is no leaf
+  EXPECT_EQ(out[0].removed, (std::vector<std::string>{"3-" + H('c'), "2-" + H('b')}));
+  EXPECT_FALSE(out[0].doc_removed);
   GetOptions go;
   go.revs = true;
   go.conflicts = true;
