@@ -4,6 +4,7 @@
 //   GET /_node/{node}                         {"name":name}
 //   GET /_node/{node}/_config[/{section}[/{key}]]
 //   PUT|DELETE /_node/{node}/_config/{section}/{key}   the previous value, as a JSON string
+//   (X-Couch-Persist: false: the running node only, not written back)
 // {node} is settee's node name (CouchServerOptions::node_name) or "_local";
 // any other is 404 "no such node". Server admins only, as in CouchDB 3.
 // What the configuration holds and what may change live: runtime/node_config.h
@@ -24,6 +25,12 @@ Status CheckNode(RequestContext& ctx) {
   const std::string& node = ctx.params.at(0);
   if (node == "_local" || node == ctx.server.options().node_name) return Status::OK();
   return Status::NotFound("no such node: " + node);
+}
+
+// CouchDB's X-Couch-Persist: "false" changes the running node only.
+bool Persist(const RequestContext& ctx) {
+  const std::string* h = ctx.req.Header("x-couch-persist");
+  return h == nullptr || *h != "false";
 }
 
 std::string SectionJson(const NodeConfig::Section& section) {
@@ -88,7 +95,7 @@ Status PutConfigKey(RequestContext& ctx) {
   std::string value(json::View(body));
   const size_t b = value.find_first_not_of(" \t\r\n");
   value = b == std::string::npos ? std::string() : value.substr(b, value.find_last_not_of(" \t\r\n") - b + 1);
-  auto old = ctx.server.config().Set(ctx.params.at(1), ctx.params.at(2), value);
+  auto old = ctx.server.config().Set(ctx.params.at(1), ctx.params.at(2), value, Persist(ctx));
   if (!old.ok()) return old.status();
   return ctx.SendJson(200, json::Quote(*old));
 }
@@ -96,7 +103,7 @@ Status PutConfigKey(RequestContext& ctx) {
 Status DeleteConfigKey(RequestContext& ctx) {
   Status s = CheckNode(ctx);
   if (!s.ok()) return s;
-  auto old = ctx.server.config().Delete(ctx.params.at(1), ctx.params.at(2));
+  auto old = ctx.server.config().Delete(ctx.params.at(1), ctx.params.at(2), Persist(ctx));
   if (!old.ok()) return old.status();
   return ctx.SendJson(200, json::Quote(*old));
 }

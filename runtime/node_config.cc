@@ -59,7 +59,7 @@ uint64_t NodeConfig::GetUInt(const std::string& section, const std::string& key,
 }
 
 Status NodeConfig::Change(const std::string& section, const std::string& key,
-                          const std::string* value, std::string* old) {
+                          const std::string* value, bool persist, std::string* old) {
   if (std::find(kBlacklisted.begin(), kBlacklisted.end(), section) != kBlacklisted.end()) {
     return Status::Forbidden("Config section blacklisted for modification over HTTP API.");
   }
@@ -83,20 +83,22 @@ Status NodeConfig::Change(const std::string& section, const std::string& key,
   if (!st.ok()) return st;
   if (value == nullptr) s.erase(key);
   else s[key] = std::move(shown);
+  if (persist && persister_) return persister_(section, key, value);
   return Status::OK();
 }
 
 Result<std::string> NodeConfig::Set(const std::string& section, const std::string& key,
-                                    const std::string& value) {
+                                    const std::string& value, bool persist) {
   std::string old;
-  Status s = Change(section, key, &value, &old);
+  Status s = Change(section, key, &value, persist, &old);
   if (!s.ok()) return s;
   return old;
 }
 
-Result<std::string> NodeConfig::Delete(const std::string& section, const std::string& key) {
+Result<std::string> NodeConfig::Delete(const std::string& section, const std::string& key,
+                                       bool persist) {
   std::string old;
-  Status s = Change(section, key, nullptr, &old);
+  Status s = Change(section, key, nullptr, persist, &old);
   if (!s.ok()) return s;
   return old;
 }

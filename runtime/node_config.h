@@ -9,8 +9,10 @@
 // sections settee can change while running, a handler that applies a new
 // value (or a deletion) live: server admins, the log level, the purge
 // limits. A change to anything else is refused with a CouchDB-style
-// bad_request naming what settee would need (a restart with an option);
-// nothing is persisted, as the options stay where the operator put them.
+// bad_request naming what settee would need (a restart with an option).
+// An applied change is handed to the persister, if one is set (`settee
+// serve --config FILE` writes admins and the log level back into FILE),
+// unless the request said not to (CouchDB's X-Couch-Persist: false).
 //
 // Thread safety: Define*() during setup only; every other method may be
 // called concurrently. A handler runs under the config's lock, so changes
@@ -43,6 +45,12 @@ class NodeConfig {
   void DefineSection(const std::string& section, Section values, Handler handler = nullptr);
   // Setup: one more read-only key.
   void Define(const std::string& section, const std::string& key, std::string value);
+  // Setup: makes applied changes last beyond the process: called with the
+  // value as given (nullptr: deleted) after the section's handler applied
+  // it. Its error is returned to the caller, the live change staying made.
+  using Persister = std::function<Status(const std::string& section, const std::string& key,
+                                         const std::string* value)>;
+  void SetPersister(Persister persister) { persister_ = std::move(persister); }
 
   // Every section (GET /_node/{node}/_config).
   std::map<std::string, Section> All() const;
@@ -56,18 +64,21 @@ class NodeConfig {
   // PUT: the previous value ("" when none). kForbidden for sections CouchDB
   // never lets HTTP change; kBadRequest (with why) for what settee cannot
   // change live.
+  // `persist` false: live only (X-Couch-Persist: false).
   Result<std::string> Set(const std::string& section, const std::string& key,
-                          const std::string& value);
+                          const std::string& value, bool persist = true);
   // DELETE: the previous value; kNotFound "unknown_config_value" when none.
-  Result<std::string> Delete(const std::string& section, const std::string& key);
+  Result<std::string> Delete(const std::string& section, const std::string& key,
+                             bool persist = true);
 
  private:
   Status Change(const std::string& section, const std::string& key, const std::string* value,
-                std::string* old);
+                bool persist, std::string* old);
 
   mutable std::mutex mu_;
   std::map<std::string, Section> values_;     // GUARDED_BY(mu_)
   std::map<std::string, Handler> handlers_;   // setup only
+  Persister persister_;                       // setup only
 };
 
 }  // namespace settee

@@ -468,8 +468,9 @@ class DatabaseImpl final : public Database {
   std::vector<ReadyWrite> ready_;  // GUARDED_BY(ready_mu_)
   std::atomic<int> ready_count_{0};  // ready_.size(), read without the lock
   // No document id sorts after largest_doc_id_ (ids that do are new). Read
-  // from the store at the first write; only ever raised, as records are
-  // never removed (deletion leaves a tombstone record).
+  // from the store at the first write; only ever raised: deletion leaves a
+  // tombstone record, and a purge, which removes records, only makes more
+  // ids absent (the bound and the known gaps below stay true).
   alignas(kNoFalseSharing) std::string largest_doc_id_;  // GUARDED_BY(write_mu_)
   bool largest_doc_id_known_ = false;                    // GUARDED_BY(write_mu_)
   // Known-empty id ranges below largest_doc_id_ (storage/id_gaps.h), kept

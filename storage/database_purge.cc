@@ -133,7 +133,7 @@ Status DatabaseImpl::Purge(const std::vector<PurgeRequest>& request, std::vector
   for (const PurgeRequest& r : request) {
     auto [it, fresh] = slot_of.emplace(r.id, out->size());
     if (fresh) {
-      out->push_back({r.id, {}});
+      out->emplace_back().id = r.id;
       wanted.emplace_back();
     }
     auto& revs = wanted[it->second];

@@ -39,13 +39,14 @@ test('purge removes a document from allDocs, changes, a view and a Mango index',
   assert.deepEqual(r.body, { purge_seq: null, purged: { a: [a.rev], nope: [] } });
 
   await assert.rejects(db.get('a'), { status: 404 });
-  assert.deepEqual((await db.allDocs()).rows.map((row) => row.id), ['_design/v', 'b']);
+  const ids = (await db.allDocs()).rows.map((row) => row.id).filter((id) => !id.startsWith('_design/'));
+  assert.deepEqual(ids, ['b']);
   assert.ok(!(await db.changes()).results.some((c) => c.id === 'a'));
   assert.deepEqual((await db.query('v/byk')).rows.map((row) => row.id), ['b']);
   assert.deepEqual((await find()).body.docs.map((d) => d._id), ['b']);
   const info = await db.info();
   assert.equal(info.purge_seq, '2');
-  assert.equal(info.doc_count, 2);
+  assert.equal(info.doc_count, 3);  // b and the two design documents
 });
 
 test('purge errors and _purged_infos_limit', async () => {

@@ -44,5 +44,31 @@ TEST(NodeConfig, ReadOnlyAndHandledKeys) {
   EXPECT_EQ(c.Set("os_daemons", "x", "y").status().code(), Status::Code::kForbidden);
 }
 
+TEST(NodeConfig, PersisterSeesAppliedChangesUnlessAskedNotTo) {
+  NodeConfig c;
+  c.DefineSection("log", {{"level", "info"}},
+                  [](const std::string&, const std::string* value, std::string* shown) {
+                    if (value != nullptr && *value == "bad") return Status::BadRequest("no");
+                    if (value) *shown = *value;
+                    return Status::OK();
+                  });
+  c.Define("chttpd", "port", "5984");
+  std::vector<std::string> persisted;
+  c.SetPersister([&](const std::string& section, const std::string& key, const std::string* value) {
+    persisted.push_back(section + "/" + key + "=" + (value ? *value : "<deleted>"));
+    return value != nullptr && *value == "unwritable" ? Status::IOError("disk") : Status::OK();
+  });
+  ASSERT_TRUE(c.Set("log", "level", "debug").ok());
+  ASSERT_TRUE(c.Set("log", "level", "error", /*persist=*/false).ok());
+  EXPECT_FALSE(c.Set("log", "level", "bad").ok());         // refused: not persisted
+  EXPECT_FALSE(c.Set("chttpd", "port", "1").ok());         // read-only: not persisted
+  // A persister's error is the caller's; the live change stays made.
+  EXPECT_EQ(c.Set("log", "level", "unwritable").status().code(), Status::Code::kIOError);
+  EXPECT_EQ(*c.Get("log", "level"), "unwritable");
+  ASSERT_TRUE(c.Delete("log", "level").ok());
+  EXPECT_EQ(persisted, (std::vector<std::string>{"log/level=debug", "log/level=unwritable",
+                                                 "log/level=<deleted>"}));
+}
+
 }  // namespace
 }  // namespace settee
