@@ -15,6 +15,13 @@ class NodeEndpointsTest : public ::testing::Test {
   void SetUp() override {
     TestServerConfig cfg;
     cfg.couch.admins = {{"admin", "pw"}};
+    cfg.setup = [this](CouchServer& couch) {
+      couch.config().SetPersister([this](const std::string& section, const std::string& key,
+                                         const std::string* value) {
+        persisted_.push_back(section + "/" + key + "=" + (value ? *value : "<deleted>"));
+        return Status::OK();
+      });
+    };
     server_ = std::make_unique<TestServer>(cfg);
     client_ = std::make_unique<TestClient>(server_->port());
   }
@@ -28,6 +35,7 @@ class NodeEndpointsTest : public ::testing::Test {
     return Req(method, path, body, {{"Authorization", BasicAuth("admin", "pw")}});
   }
 
+  std::vector<std::string> persisted_;  // what the persister was handed
   std::unique_ptr<TestServer> server_;
   std::unique_ptr<TestClient> client_;
 };
@@ -116,6 +124,14 @@ TEST_F(NodeEndpointsTest, LogLevelChangesLiveOthersAreRefused) {
   EXPECT_EQ(Admin("PUT", "/_node/_local/_config/purge/max_revisions_number", "{").status, 400);
   // Anonymous: refused.
   EXPECT_EQ(Req("PUT", "/_node/_local/_config/log/level", R"("debug")").status, 401);
+  SetLogLevel(before);
+  // Applied changes go to the persister, unless X-Couch-Persist: false.
+  EXPECT_EQ(persisted_, (std::vector<std::string>{"log/level=debug", "log/level=warning"}));
+  r = Req("PUT", "/_node/_local/_config/purge/max_revisions_number", R"("7")",
+          {{"Authorization", BasicAuth("admin", "pw")}, {"X-Couch-Persist", "false"}});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(persisted_.size(), 2u);
+  EXPECT_EQ(Admin("GET", "/_node/_local/_config/purge/max_revisions_number").body, "\"7\"\n");
 }
 
 }  // namespace
