@@ -181,15 +181,11 @@ Status DatabaseImpl::Purge(const std::vector<PurgeRequest>& request, std::vector
     if (IsDesignDoc(docid)) design_changed = true;
     std::vector<int> removed;
     RevTree rest = WithoutLeaves(record.tree, leaves, &removed);
-    for (auto i = removed.rbegin(); i != removed.rend(); ++i) {
-      (*out)[d].removed.push_back(record.tree.RevString(*i));
-    }
-    std::sort((*out)[d].removed.begin(), (*out)[d].removed.end(), [](const std::string& a, const std::string& b) {
-      RevId x, y;
-      RevId::Parse(a, &x);
-      RevId::Parse(b, &y);
-      return y < x;
-    });
+    // Newest generation first, as PouchDB's findPathToLeaf lists them.
+    std::vector<int> by_gen = removed;
+    std::sort(by_gen.begin(), by_gen.end(),
+              [&](int x, int y) { return record.tree.Rev(y) < record.tree.Rev(x); });
+    for (int i : by_gen) (*out)[d].removed.push_back(record.tree.RevString(i));
     (*out)[d].doc_removed = rest.empty();
     for (int i : removed) {
       const std::string rev = record.tree.RevString(i);
