@@ -4,6 +4,7 @@
 // Errors are thrown as PouchDB-shaped errors (IsolateThread::MakeError).
 // Options arrive as JSON text (js/prelude/pouchdb.js drops callbacks from them).
 #include <cstring>
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -255,6 +256,47 @@ void DbCompact(const Args& args) {
   if (!db) return;
   Status s = db->Compact();
   if (!s.ok()) Fail(args, s);
+}
+
+// dbPurge(h, id, rev): pouchdb-core 9's purge(docId, rev) on the engine:
+// {"ok":true,"deletedRevs":[leaf, its unshared ancestors...],
+// "documentWasRemovedCompletely":bool}; {"notLeaf":true} or {"noRev":true}
+// for the two refusals pouchdb-merge's findPathToLeaf makes (the prelude
+// rejects with its message, as PouchDB does); a missing document fails
+// with 404 "missing".
+void DbPurge(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  v8::Isolate* isolate = args.GetIsolate();
+  const std::string id = ToUtf8(isolate, args[1]);
+  const std::string rev = ToUtf8(isolate, args[2]);
+  std::vector<OpenRevResult> leaves;
+  Status s = db->GetOpenRevs(id, {}, GetOptions{}, &leaves);
+  if (!s.ok()) {
+    Fail(args, s);
+    return;
+  }
+  if (std::none_of(leaves.begin(), leaves.end(), [&](const OpenRevResult& l) { return l.rev == rev; })) {
+    std::vector<RevsDiffResult> diff;
+    s = db->RevsDiff({{id, {rev}}}, &diff);
+    if (!s.ok()) {
+      Fail(args, s);
+      return;
+    }
+    ReturnJson(args, diff.empty() ? R"({"notLeaf":true})" : R"({"noRev":true})");
+    return;
+  }
+  std::vector<PurgeResult> out;
+  s = db->Purge({{id, {rev}}}, &out);
+  if (!s.ok() || out.empty()) {
+    Fail(args, s.ok() ? Status::Internal("purge gave no result") : s);
+    return;
+  }
+  std::string json = R"({"ok":true,"deletedRevs":)";
+  json::AppendStringArray(&json, out[0].removed);
+  json += R"(,"documentWasRemovedCompletely":)";
+  json += out[0].doc_removed ? "true}" : "false}";
+  ReturnJson(args, json);
 }
 
 // dbSetRevsLimit(h, n): PouchDB's revs_limit option (the database's
@@ -885,6 +927,7 @@ void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "dbDestroy", DbDestroy);
   SetFn(ctx, native, "dbInfo", DbInfo);
   SetFn(ctx, native, "dbCompact", DbCompact);
+  SetFn(ctx, native, "dbPurge", DbPurge);
   SetFn(ctx, native, "dbUpdateSeq", DbUpdateSeq);
   SetFn(ctx, native, "dbSetRevsLimit", DbSetRevsLimit);
   SetFn(ctx, native, "dbPut", DbPut);

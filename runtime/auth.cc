@@ -3,6 +3,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
 
 #include <algorithm>
 #include <ctime>
@@ -111,9 +112,59 @@ Authenticator::Authenticator(const std::vector<std::pair<std::string, std::strin
     : secret_(secret.empty() ? RandomUuidHex() + RandomUuidHex() : std::move(secret)),
       session_timeout_s_(session_timeout_s),
       users_(users) {
-  for (const auto& [name, password] : admins) {
-    admins_.push_back(Admin{name, PasswordHash(password)});
+  for (const auto& [name, password] : admins) admins_.push_back(MakeAdmin(name, password));
+}
+
+Authenticator::Admin Authenticator::MakeAdmin(std::string_view name,
+                                              std::string_view password) const {
+  unsigned char salt[16];
+  RAND_bytes(salt, sizeof(salt));
+  const std::string salt_hex = HexEncode(std::string_view(reinterpret_cast<char*>(salt), sizeof(salt)));
+  unsigned char key[32];
+  PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()),
+                    reinterpret_cast<const unsigned char*>(salt_hex.data()),
+                    static_cast<int>(salt_hex.size()), kPbkdf2Iterations, EVP_sha256(),
+                    sizeof(key), key);
+  std::string shown = "-pbkdf2-" + HexEncode(std::string_view(reinterpret_cast<char*>(key), sizeof(key))) +
+                      "," + salt_hex + "," + std::to_string(kPbkdf2Iterations);
+  return Admin{std::string(name), PasswordHash(password), std::move(shown)};
+}
+
+bool Authenticator::admin_party() const {
+  std::shared_lock<std::shared_mutex> lock(admins_mu_);
+  return admins_.empty();
+}
+
+size_t Authenticator::admin_count() const {
+  std::shared_lock<std::shared_mutex> lock(admins_mu_);
+  return admins_.size();
+}
+
+void Authenticator::SetAdmin(std::string_view name, std::string_view password) {
+  Admin admin = MakeAdmin(name, password);  // outside the lock: PBKDF2 is slow
+  std::unique_lock<std::shared_mutex> lock(admins_mu_);
+  for (Admin& a : admins_) {
+    if (a.name == name) {
+      a = std::move(admin);
+      return;
+    }
   }
+  admins_.push_back(std::move(admin));
+}
+
+bool Authenticator::RemoveAdmin(std::string_view name) {
+  std::unique_lock<std::shared_mutex> lock(admins_mu_);
+  auto it = std::find_if(admins_.begin(), admins_.end(), [&](const Admin& a) { return a.name == name; });
+  if (it == admins_.end()) return false;
+  admins_.erase(it);
+  return true;
+}
+
+std::vector<std::pair<std::string, std::string>> Authenticator::AdminHashes() const {
+  std::shared_lock<std::shared_mutex> lock(admins_mu_);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Admin& a : admins_) out.emplace_back(a.name, a.shown);
+  return out;
 }
 
 std::string Authenticator::Sign(std::string_view data) const {
@@ -131,9 +182,12 @@ std::string Authenticator::PasswordHash(std::string_view password) const {
 Result<UserCtx> Authenticator::CheckPassword(std::string_view name,
                                              std::string_view password) const {
   std::string hash = PasswordHash(password);
-  for (const Admin& a : admins_) {
-    if (a.name == name && ConstantTimeEquals(a.hash, hash)) {
-      return UserCtx{{std::string(name), {"_admin"}}, false};
+  {
+    std::shared_lock<std::shared_mutex> lock(admins_mu_);
+    for (const Admin& a : admins_) {
+      if (a.name == name && ConstantTimeEquals(a.hash, hash)) {
+        return UserCtx{{std::string(name), {"_admin"}}, false};
+      }
     }
   }
   if (users_ != nullptr) return users_->CheckPassword(name, password);
@@ -141,10 +195,15 @@ Result<UserCtx> Authenticator::CheckPassword(std::string_view name,
 }
 
 Result<UserCtx> Authenticator::SessionUser(std::string_view name, std::string* salt) const {
-  for (const Admin& a : admins_) {
-    if (a.name == name) {
-      *salt = "admin";
-      return UserCtx{{std::string(name), {"_admin"}}, true};
+  {
+    std::shared_lock<std::shared_mutex> lock(admins_mu_);
+    for (const Admin& a : admins_) {
+      if (a.name == name) {
+        // The MAC covers the admin's password hash: a new password (or a
+        // removal) ends its sessions, as a _users password change does.
+        *salt = "admin:" + a.hash;
+        return UserCtx{{std::string(name), {"_admin"}}, true};
+      }
     }
   }
   if (users_ == nullptr) return Status::NotFound("no such user");

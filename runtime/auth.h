@@ -12,11 +12,14 @@
 // is public. New databases get CouchDB 3's admin-only object
 // (members and admins role "_admin").
 //
-// Thread safety: an Authenticator is immutable after construction; all
-// methods may be called concurrently.
+// Thread safety: all methods may be called concurrently. The server admins
+// may change while serving (SetAdmin/RemoveAdmin: PUT and DELETE of
+// /_node/_local/_config/admins/{name}); each check sees them before or
+// after a change, never half of it.
 #pragma once
 
 #include <cstdint>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -63,7 +66,20 @@ class Authenticator {
   Authenticator(const std::vector<std::pair<std::string, std::string>>& admins,
                 std::string secret, int64_t session_timeout_s, UserStore* users = nullptr);
 
-  bool admin_party() const { return admins_.empty(); }
+  bool admin_party() const;
+
+  // Adds server admin `name`, or gives it a new password (live: the next
+  // request sees it; the first admin ends an admin party).
+  void SetAdmin(std::string_view name, std::string_view password);
+  // Removes server admin `name`; false if there is none of that name.
+  // Its session cookies stop verifying.
+  bool RemoveAdmin(std::string_view name);
+  // Each admin's name and its password hash as CouchDB's config shows it:
+  // "-pbkdf2-<derived key hex>,<salt hex>,<iterations>" (PBKDF2-SHA256,
+  // computed when the admin was set; logins check a keyed hash instead,
+  // which costs one HMAC, not thousands).
+  std::vector<std::pair<std::string, std::string>> AdminHashes() const;
+  size_t admin_count() const;
 
   // Identifies the requester. Anonymous (empty name) when no credentials are
   // sent; every request is an admin in admin party. Bad Basic credentials are
@@ -95,8 +111,11 @@ class Authenticator {
   struct Admin {
     std::string name;
     std::string hash;  // keyed hash of the password; the password is not kept
+    std::string shown;  // AdminHashes()'s form
   };
-  std::vector<Admin> admins_;
+  Admin MakeAdmin(std::string_view name, std::string_view password) const;
+  mutable std::shared_mutex admins_mu_;
+  std::vector<Admin> admins_;  // GUARDED_BY(admins_mu_)
   std::string secret_;
   int64_t session_timeout_s_;
   UserStore* const users_;

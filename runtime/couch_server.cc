@@ -166,6 +166,80 @@ CouchServer::CouchServer(Store* store, const CouchServerOptions& options)
   RegisterChangesEndpoints(*this);
   RegisterReplicationEndpoints(*this);
   RegisterMangoEndpoints(*this);
+  RegisterPurgeEndpoints(*this);
+  RegisterNodeEndpoints(*this);
+  DefineConfig();
+}
+
+void CouchServer::DefineConfig() {
+  // [admins]: set and deleted live; shown hashed, as CouchDB shows them.
+  NodeConfig::Section admins;
+  for (auto& [name, shown] : auth_.AdminHashes()) admins[name] = shown;
+  config_.DefineSection("admins", std::move(admins),
+                        [this](const std::string& name, const std::string* password, std::string* shown) {
+    if (password == nullptr) {
+      if (options_.keep_an_admin && auth_.admin_count() <= 1) {
+        return Status::BadRequest(
+            "settee keeps a server admin while it listens beyond loopback (no admin party)");
+      }
+      auth_.RemoveAdmin(name);
+      return Status::OK();
+    }
+    if (password->empty()) return Status::BadRequest("An admin password must not be empty");
+    if (password->rfind("-pbkdf2", 0) == 0 || password->rfind("-hashed-", 0) == 0) {
+      return Status::BadRequest("settee takes an admin's password, not a hash of it");
+    }
+    auth_.SetAdmin(name, *password);
+    for (auto& [n, h] : auth_.AdminHashes()) {
+      if (n == name) *shown = h;
+    }
+    return Status::OK();
+  });
+  // [log] level: live.
+  static constexpr const char* kLevelNames[] = {"debug", "info", "warning", "error", "none"};
+  config_.DefineSection("log", {{"level", kLevelNames[static_cast<int>(GetLogLevel())]}},
+                        [](const std::string& key, const std::string* value, std::string* shown) {
+    if (key != "level") {
+      return Status::BadRequest("settee's [log] has only `level`");
+    }
+    // CouchDB's syslog levels, folded onto settee's.
+    std::string name = value == nullptr ? "info" : *value;
+    if (name == "notice") name = "info";
+    if (name == "warn") name = "warning";
+    if (name == "critical" || name == "alert" || name == "emergency") name = "error";
+    LogLevel level;
+    if (!ParseLogLevel(name, &level)) return Status::BadRequest("unknown log level: " + name);
+    SetLogLevel(level);
+    *shown = name;
+    return Status::OK();
+  });
+  // [purge]: the _purge request limits, read per request (endpoints_purge.cc).
+  config_.DefineSection("purge", {{"max_document_id_number", "100"}, {"max_revisions_number", "1000"}},
+                        [](const std::string& key, const std::string* value, std::string* shown) {
+    if (key != "max_document_id_number" && key != "max_revisions_number") {
+      return Status::BadRequest("settee's [purge] has max_document_id_number and max_revisions_number");
+    }
+    if (value == nullptr) return Status::OK();  // back to the default
+    if (value->empty() || value->size() > 18 ||
+        !std::all_of(value->begin(), value->end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return Status::BadRequest(key + " must be a non-negative integer");
+    }
+    *shown = *value;
+    return Status::OK();
+  });
+  // Read-only: what the options fixed at startup.
+  std::string origins;
+  for (const std::string& o : options_.cors_origins) origins += (origins.empty() ? "" : ",") + o;
+  config_.Define("httpd", "enable_cors", options_.cors_origins.empty() ? "false" : "true");
+  config_.Define("cors", "origins", origins);
+  config_.Define("chttpd_auth", "timeout", std::to_string(options_.session_timeout_s));
+  config_.Define("chttpd_auth", "require_valid_user", "false");
+  config_.Define("couchdb", "uuid", store_->uuid());
+  config_.Define("couchdb", "max_document_size", std::to_string(store_->options().max_document_size));
+  config_.Define("couchdb", "single_node", "true");
+  config_.Define("uuids", "max_count", std::to_string(options_.max_uuids));
+  config_.Define("query_server_config", "os_process_timeout", std::to_string(options_.view_timeout_ms));
+  config_.Define("couchdb", "file_compression", "snappy");
 }
 
 CouchServer::~CouchServer() = default;

@@ -8,6 +8,8 @@
 //   endpoints_database.cc  /db, _all_docs, _bulk_docs, _bulk_get, _revs_diff, ...
 //   endpoints_document.cc  /db/docid, /db/_design/x, /db/_local/x
 //   endpoints_changes.cc   /db/_changes (normal, longpoll, continuous, eventsource)
+//   endpoints_purge.cc     /db/_purge, /db/_purged_infos_limit
+//   endpoints_node.cc      /_membership, /_node/{node}/_config (NodeConfig)
 // Other modules mount theirs with router().Add() and SetChangesFilter()
 // before the server starts (for `settee serve`: AddServeExtension() in
 // runtime/serve_command.h).
@@ -25,6 +27,7 @@
 
 #include "runtime/auth.h"
 #include "runtime/http_server.h"
+#include "runtime/node_config.h"
 #include "runtime/router.h"
 #include "runtime/users_db.h"
 #include "runtime/worker_pool.h"
@@ -58,6 +61,12 @@ struct CouchServerOptions {
   // (CouchDB's os_process_timeout).
   int view_threads = 0;
   int view_timeout_ms = 5000;
+  // The node's name in /_membership and /_node/{node} (which also takes
+  // "_local"): what a CouchDB started without a node name calls itself.
+  std::string node_name = "nonode@nohost";
+  // Refuse to remove the last server admin through /_node/../_config
+  // (`settee serve` bound beyond loopback, where admin party is refused).
+  bool keep_an_admin = false;
 };
 
 class CouchServer;
@@ -139,6 +148,10 @@ class CouchServer final : public http::HttpHandler {
   const CouchServerOptions& options() const { return options_; }
   const Authenticator& auth() const { return auth_; }
   Router& router() { return router_; }
+  // The node's configuration in CouchDB's terms (/_node/{node}/_config).
+  // The server defines what it owns (admins, purge limits, log level...);
+  // `settee serve` adds the listener's and the store's settings.
+  NodeConfig& config() { return config_; }
   WorkerPool& workers() { return workers_; }
 
   // Runs a database operation that may block (sync writes, compaction) off
@@ -190,6 +203,9 @@ class CouchServer final : public http::HttpHandler {
   bool StreamsBody(const http::HttpRequest& head) override;
 
  private:
+  // The constructor's: what this server's own options and state are in
+  // CouchDB's config sections, and which of them change live.
+  void DefineConfig();
   Status Dispatch(RequestContext& ctx);
   // Adds CORS headers; true if the request was a preflight now answered.
   bool ApplyCors(RequestContext& ctx);
@@ -198,6 +214,7 @@ class CouchServer final : public http::HttpHandler {
   const CouchServerOptions options_;
   UserStore users_;
   Authenticator auth_;
+  NodeConfig config_;
   Router router_;
   std::vector<std::pair<std::string, ChangesFilterFactory>> changes_filters_;  // setup only
   std::mutex tasks_mu_;
@@ -225,5 +242,7 @@ void RegisterChangesEndpoints(CouchServer& server);
 // database and replication entries in /_active_tasks.
 void RegisterReplicationEndpoints(CouchServer& server);
 void RegisterMangoEndpoints(CouchServer& server);  // endpoints_mango.cc
+void RegisterPurgeEndpoints(CouchServer& server);  // endpoints_purge.cc
+void RegisterNodeEndpoints(CouchServer& server);   // endpoints_node.cc
 
 }  // namespace settee

@@ -72,7 +72,9 @@ Status GetDb(RequestContext& ctx) {
 
 std::string DbInfoJson(const DatabaseInfo& i, bool compact_running) {
   return R"({"db_name":)" + json::Quote(i.db_name) +
-         R"(,"purge_seq":)" + std::to_string(i.purge_seq) +
+         // CouchDB 3 gives purge_seq as a string (an opaque clustered
+         // sequence); settee's is the count of purge requests.
+         R"(,"purge_seq":")" + std::to_string(i.purge_seq) + "\"" +
          R"(,"update_seq":)" + std::to_string(i.update_seq) +
          R"(,"sizes":{"file":)" + std::to_string(i.sizes_file) +
          R"(,"external":)" + std::to_string(i.sizes_external) +

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/config_file.h"
 #include "runtime/couch_server.h"
 #include "runtime/http_server.h"
 #include "runtime/log.h"
@@ -68,7 +69,28 @@ std::vector<std::string> SplitList(const std::string& s) {
   return out;
 }
 
-int RunServe(ServeConfig cfg) {
+// Writes admins and the log level changed over HTTP back into the --config
+// file (runtime/config_file.h), as CouchDB writes local.ini. Its [serve]
+// `admin` list holds "name:password" entries, as the operator wrote them;
+// the other sections have no option of `settee serve` to persist to.
+Status PersistToConfigFile(const std::string& path, const std::string& section,
+                           const std::string& key, const std::string* value) {
+  if (section == "admins") {
+    return EditConfigOption(path, "serve", "admin", true, [&](std::vector<std::string>* v) {
+      std::erase_if(*v, [&](const std::string& e) { return e.rfind(key + ":", 0) == 0; });
+      if (value != nullptr) v->push_back(key + ":" + *value);
+    });
+  }
+  if (section == "log" && key == "level") {
+    return EditConfigOption(path, "serve", "log-level", false, [&](std::vector<std::string>* v) {
+      v->clear();
+      if (value != nullptr) v->push_back(*value);
+    });
+  }
+  return Status::OK();
+}
+
+int RunServe(ServeConfig cfg, const std::string& config_file) {
   LogLevel level;
   if (!ParseLogLevel(cfg.log_level, &level)) {
     std::fprintf(stderr, "settee: unknown --log-level %s\n", cfg.log_level.c_str());
@@ -99,6 +121,7 @@ int RunServe(ServeConfig cfg) {
   if (const char* secret = std::getenv("SETTEE_COOKIE_SECRET")) server_opts.cookie_secret = secret;
   server_opts.cors_origins = SplitList(cfg.cors_origins);
   server_opts.view_threads = cfg.view_threads;
+  server_opts.keep_an_admin = !IsLoopback(cfg.bind);
   server_opts.view_timeout_ms = cfg.view_timeout_ms;
 
   StoreOptions store_opts;
@@ -129,6 +152,22 @@ int RunServe(ServeConfig cfg) {
 
   {
     CouchServer couch(store->get(), server_opts);
+    // The listener's and the store's settings in CouchDB's terms
+    // (/_node/_local/_config); fixed until a restart.
+    NodeConfig& config = couch.config();
+    config.Define("chttpd", "bind_address", cfg.bind);
+    config.Define("chttpd", "max_http_request_size", std::to_string(cfg.max_request_size));
+    config.Define("couchdb", "max_attachment_size", std::to_string(cfg.max_attachment_size));
+    config.Define("couchdb", "database_dir", store_opts.path);
+    config.Define("couchdb", "view_index_dir", store_opts.path);
+    config.Define("settee", "backend", cfg.backend);
+    config.Define("settee", "sync", cfg.sync ? "true" : "false");
+    if (!config_file.empty()) {
+      config.SetPersister([config_file](const std::string& section, const std::string& key,
+                                        const std::string* value) {
+        return PersistToConfigFile(config_file, section, key, value);
+      });
+    }
     for (auto& extend : Extensions()) extend(couch);
     couch.Start();
     http::HttpServerOptions http_opts;
@@ -145,6 +184,7 @@ int RunServe(ServeConfig cfg) {
                    s.ToString().c_str());
       return 1;
     }
+    config.Define("chttpd", "port", std::to_string(server.port()));
     std::printf("settee: listening on http://%s:%d/ (%s backend, %d threads%s)\n",
                 cfg.bind.find(':') != std::string::npos ? ("[" + cfg.bind + "]").c_str()
                                                         : cfg.bind.c_str(),
@@ -206,8 +246,12 @@ void RegisterServeCommand(CLI::App& app) {
   // be on the command line. fallthrough() lets `settee serve --config f`
   // reach that root option.
   serve->fallthrough();
-  serve->callback([cfg] {
-    int rc = RunServe(*cfg);
+  serve->callback([cfg, &app] {
+    std::string config_file;
+    if (CLI::Option* opt = app.get_config_ptr(); opt != nullptr && opt->count() > 0) {
+      config_file = opt->as<std::string>();
+    }
+    int rc = RunServe(*cfg, config_file);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });
 }

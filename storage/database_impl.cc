@@ -77,6 +77,8 @@ Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::
   s = db->kv_->Get(ro, db->keys_.Property(kSecurityProperty), &db->security_);
   if (s.IsNotFound()) db->security_ = "{}";
   else if (!s.ok()) return s;
+  s = db->LoadPurgeState();
+  if (!s.ok()) return s;
   return db;
 }
 
@@ -198,6 +200,7 @@ Result<DatabaseInfo> DatabaseImpl::Info() {
   if (!s.ok()) return s;
   DatabaseInfo info;
   info.db_name = name_;
+  info.purge_seq = PurgeSeq();
   info.update_seq = UpdateSeq();
   info.doc_count = doc_count_.load(std::memory_order_relaxed);
   info.doc_del_count = doc_del_count_.load(std::memory_order_relaxed);
@@ -262,6 +265,8 @@ Status DatabaseImpl::Compact() {
     }
   }
   Status s = CompactChanges();
+  if (!s.ok()) return s;
+  s = TrimPurgeInfos();
   if (!s.ok()) return s;
   s = CollectAttachmentGarbage();
   if (!s.ok()) return s;

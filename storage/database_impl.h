@@ -155,6 +155,35 @@ class DatabaseImpl final : public Database {
   Result<std::unique_ptr<DocBodiesWriter>> NewDocBodiesWriter(
       std::string_view docid, std::string_view json, const UpdateOptions& options) override;
 
+  // Purge (database_purge.cc):
+  Status Purge(const std::vector<PurgeRequest>& request, std::vector<PurgeResult>* out) override;
+  uint64_t PurgeSeq() const override { return purge_seq_.load(std::memory_order_acquire); }
+  uint64_t PurgedInfosLimit() const override {
+    return purged_infos_limit_.load(std::memory_order_relaxed);
+  }
+  Status SetPurgedInfosLimit(uint64_t limit) override;
+
+  // One logged purge request (docs/storage_format.md, "Purge infos").
+  struct PurgeInfo {
+    uint64_t purge_seq = 0;
+    uint64_t update_seq = 0;  // the database's update_seq after the purge's write
+    std::string docid;
+    std::vector<std::string> revs;  // as requested
+  };
+  // An update_seq and a purge_seq read so that every purge whose changes
+  // lie at or below that update_seq is counted in that purge_seq (a purge
+  // publishes its purge_seq before its update_seq), for index updates: an
+  // index that applies the purges up to *purge_seq and the changes up to
+  // *update_seq misses no purge of a change it maps.
+  void IndexSeqs(uint64_t* update_seq, uint64_t* purge_seq) const {
+    *update_seq = update_seq_.load(std::memory_order_acquire);
+    *purge_seq = purge_seq_.load(std::memory_order_acquire);
+  }
+  // The logged purges with after < purge_seq <= upto, ascending. *complete
+  // is false when compaction trimmed some of them (PurgedInfosLimit()): the
+  // caller cannot follow them and rebuilds instead.
+  Status PurgeInfos(uint64_t after, uint64_t upto, std::vector<PurgeInfo>* out, bool* complete);
+
   // The cached reductions of this database's view indexes
   // (storage/views.cc), dropped with the database.
   views::ReduceCaches& reduce_caches() { return reduce_caches_; }
@@ -357,6 +386,13 @@ class DatabaseImpl final : public Database {
   // Compaction's last pass: deletes the bodies no stored revision names.
   Status CollectAttachmentGarbage();
 
+  //////// Purge (database_purge.cc)
+  // Compaction's step: deletes the oldest purge infos beyond
+  // PurgedInfosLimit(). REQUIRES: write_mu_ not held.
+  Status TrimPurgeInfos();
+  // Load's: purge_seq_ from the newest purge info, the limit property.
+  Status LoadPurgeState();
+
   //////// Reading (database_read.cc)
   // Reads and decodes the record of `docid`; kNotFound "missing" if absent.
   Status ReadRecord(const KVReadOptions& ro, std::string_view docid, DocRecord* record);
@@ -432,8 +468,9 @@ class DatabaseImpl final : public Database {
   std::vector<ReadyWrite> ready_;  // GUARDED_BY(ready_mu_)
   std::atomic<int> ready_count_{0};  // ready_.size(), read without the lock
   // No document id sorts after largest_doc_id_ (ids that do are new). Read
-  // from the store at the first write; only ever raised, as records are
-  // never removed (deletion leaves a tombstone record).
+  // from the store at the first write; only ever raised: deletion leaves a
+  // tombstone record, and a purge, which removes records, only makes more
+  // ids absent (the bound and the known gaps below stay true).
   alignas(kNoFalseSharing) std::string largest_doc_id_;  // GUARDED_BY(write_mu_)
   bool largest_doc_id_known_ = false;                    // GUARDED_BY(write_mu_)
   // Known-empty id ranges below largest_doc_id_ (storage/id_gaps.h), kept
@@ -450,6 +487,11 @@ class DatabaseImpl final : public Database {
   std::atomic<uint64_t> doc_count_{0};
   std::atomic<uint64_t> doc_del_count_{0};
   std::atomic<uint64_t> external_size_{0};
+
+  // Purge requests logged (the newest 'u' key's seq); written under
+  // write_mu_, published before update_seq_ (IndexSeqs).
+  std::atomic<uint64_t> purge_seq_{0};
+  std::atomic<uint64_t> purged_infos_limit_{1000};
 
   alignas(kNoFalseSharing) AttachmentStore attachment_store_;
   views::ReduceCaches reduce_caches_;

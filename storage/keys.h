@@ -18,6 +18,7 @@
 //        'a' lenpref(digest)         attachment body header (storage/attachment_store.h)
 //        'a' lenpref(digest) chunk   attachment body chunk (fixed32 BE index)
 //        'v' signature ...           view and Mango indexes (storage/views.cc)
+//        'u' purge_seq               purge info: one logged purge request
 //
 // db_id and seq are 8-byte big-endian so that they sort numerically.
 #pragma once
@@ -47,6 +48,7 @@ constexpr char kCountersKind = 'i';
 constexpr char kPropertyKind = 'p';
 constexpr char kAttachmentKind = 'a';
 constexpr char kViewKind = 'v';
+constexpr char kPurgeInfoKind = 'u';
 
 inline std::string Meta(std::string_view name) {
   std::string k(1, kMetaPrefix);
@@ -115,6 +117,7 @@ class DatabaseKeys {
   }
   std::string Seq(uint64_t seq) const { return KindSeq(kSeqKind, seq); }
   std::string Obsolete(uint64_t seq) const { return KindSeq(kObsoleteKind, seq); }
+  std::string PurgeInfo(uint64_t purge_seq) const { return KindSeq(kPurgeInfoKind, purge_seq); }
   // All stored non-winning bodies of `docid` share this prefix.
   std::string RevBodyPrefix(std::string_view docid) const {
     std::string k = KindPrefix(kRevBodyKind);

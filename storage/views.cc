@@ -33,6 +33,7 @@ constexpr size_t kReduceChunk = 1000;
 // The keys of one index (docs/index_key_format.md, "Views"), all under
 // `base` = 'D' db_id 'v' signature:
 //   base 'h'                          header: varint seq, varint n, n varint row counts
+//                                     [, varint dirty [, varint purge_seq]]
 //   base 'r' fixed16 view key docid n row: lenpref docid, lenpref key JSON, value JSON
 //   base 'b' docid                    the doc's row keys (lenpref each, after base)
 struct IndexKeys {
@@ -61,6 +62,11 @@ struct Header {
   // its own (UpdateAt): the counts may be off, and docs past `seq` may
   // have rows.
   bool dirty = false;
+  // The database's purges up to this purge_seq have been applied (their
+  // documents' rows deleted; the documents that kept revisions come again
+  // through their new changes). Every purge whose change is at or below
+  // `seq` is at or below it (DatabaseImpl::IndexSeqs).
+  uint64_t purge_seq = 0;
 };
 
 Status ReadHeader(KVStore* kv, const KVReadOptions& ro, const IndexKeys& ik, size_t nviews,
@@ -84,6 +90,10 @@ Status ReadHeader(KVStore* kv, const KVReadOptions& ro, const IndexKeys& ik, siz
   uint64_t dirty = 0;
   if (!in.empty() && !coding::GetVarint64(&in, &dirty)) return Status::Corruption("bad view index header");
   h->dirty = dirty != 0;
+  // Headers written before purges existed end here: purge_seq 0.
+  if (!in.empty() && !coding::GetVarint64(&in, &h->purge_seq)) {
+    return Status::Corruption("bad view index header");
+  }
   return Status::OK();
 }
 
@@ -92,7 +102,8 @@ std::string EncodeHeader(const Header& h) {
   coding::PutVarint64(&v, h.seq);
   coding::PutVarint64(&v, h.counts.size());
   for (uint64_t c : h.counts) coding::PutVarint64(&v, c);
-  if (h.dirty) coding::PutVarint64(&v, 1);
+  if (h.dirty || h.purge_seq != 0) coding::PutVarint64(&v, h.dirty ? 1 : 0);
+  if (h.purge_seq != 0) coding::PutVarint64(&v, h.purge_seq);
   return v;
 }
 
@@ -122,6 +133,8 @@ void AppendDocIdKey(std::string_view id, std::string* out) {
 }
 
 bool IsDesign(std::string_view id) { return id.rfind("_design/", 0) == 0; }
+
+Status DeleteRange(KVStore* kv, const std::string& lower, const std::string& upper);
 
 // Where an index lives: the KV store, write options, key base.
 struct IndexPlace {
@@ -373,6 +386,56 @@ class Profiler {
   std::map<std::thread::id, size_t> thread_index_;  // GUARDED_BY(mu_)
 };
 
+// Follows the database's purges from h->purge_seq to `purge_seq`: the
+// purged documents' rows go, in one batch with the header that names the
+// new purge_seq, so a crash leaves the index before or after them. The
+// documents that kept revisions have changes past h->seq (a purge gives
+// them new seqs above every change before it), so the rounds that follow
+// map them again. An index further behind than the purge infos compaction
+// kept cannot tell which documents went: it is emptied and rebuilt.
+// The index's cached reductions are dropped (its seq does not move).
+// REQUIRES: the index lock held; *h read (and recounted if dirty).
+Status ApplyPurges(const IndexPlace& p, DatabaseImpl& db, const std::vector<std::string>& view_prefix,
+                   uint64_t purge_seq, Header* h) {
+  const IndexKeys& ik = p.keys;
+  const size_t nviews = h->counts.size();
+  std::vector<DatabaseImpl::PurgeInfo> infos;
+  bool complete = false;
+  Status s = db.PurgeInfos(h->purge_seq, purge_seq, &infos, &complete);
+  if (!s.ok()) return s;
+  if (p.caches != nullptr) p.caches->Drop(ik.base);
+  if (!complete) {
+    s = DeleteRange(p.kv, ik.base, keys::PrefixEnd(ik.base));
+    if (!s.ok()) return s;
+    *h = Header{};
+    h->counts.assign(nviews, 0);
+    h->purge_seq = purge_seq;
+    return Status::OK();
+  }
+  RoundUpdate u;
+  u.p = &p;
+  u.view_prefix = &view_prefix;
+  u.nviews = nviews;
+  KVWriteBatch batch;
+  std::vector<std::string> changed;
+  std::vector<int64_t> delta(nviews, 0);
+  std::unordered_set<std::string> seen;
+  for (const DatabaseImpl::PurgeInfo& info : infos) {
+    if (!seen.insert(info.docid).second) continue;
+    s = ReplaceDocRows(u, info.docid, nullptr, &batch, &changed, &delta);
+    if (!s.ok()) return s;
+  }
+  for (size_t v = 0; v < nviews; ++v) {
+    const int64_t c = static_cast<int64_t>(h->counts[v]) + delta[v];
+    h->counts[v] = c > 0 ? static_cast<uint64_t>(c) : 0;
+  }
+  h->purge_seq = purge_seq;
+  h->dirty = false;
+  h->found = true;
+  batch.Put(ik.Header(), EncodeHeader(*h));
+  return p.kv->WriteOwned(p.wo, std::move(batch));
+}
+
 // Brings the index up to the database's update_seq, in rounds of at most
 // kRoundSeqs seqs. A round's seq range is cut into shares (by the
 // ViewFunctions: MapShares), and each share is read from the store (the
@@ -412,7 +475,13 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
       h.counts[v] = *n;
     }
   }
-  if (h.seq >= db.UpdateSeq() && !h.dirty) return Status::OK();
+  auto* impl = dynamic_cast<DatabaseImpl*>(&db);
+  if (impl == nullptr) return Status::Internal("views need a settee database");
+  {
+    uint64_t update_seq = 0, purge_seq = 0;
+    impl->IndexSeqs(&update_seq, &purge_seq);
+    if (h.seq >= update_seq && h.purge_seq >= purge_seq && !h.dirty) return Status::OK();
+  }
   std::vector<std::string> view_prefix;
   for (size_t v = 0; v < nviews; ++v) view_prefix.push_back(ik.Rows(v));
   // Writes the clean header (after a recount, or when a failed round wrote
@@ -439,7 +508,16 @@ Status UpdateAt(const IndexPlace& p, Database& db, ViewFunctions* js, const MapC
   std::mutex pending_mu;
   std::map<size_t, Pending> pending;  // by first unit; GUARDED_BY(pending_mu)
   for (;;) {
-    const uint64_t target = db.UpdateSeq();
+    uint64_t target = 0, db_purge_seq = 0;
+    impl->IndexSeqs(&target, &db_purge_seq);
+    if (!h.found) {
+      // Built from what the documents are now: no purge to follow.
+      h.purge_seq = db_purge_seq;
+    } else if (h.purge_seq < db_purge_seq) {
+      s = ApplyPurges(p, *impl, view_prefix, db_purge_seq, &h);
+      if (!s.ok()) return s;
+      need_clean = false;
+    }
     if (h.seq >= target) break;
     const uint64_t since = h.seq;
     const uint64_t last = std::min(target, since + kRoundSeqs);
@@ -1503,7 +1581,9 @@ Status Info(Store& store, Database& db, std::string_view ddoc, std::string* out)
   json::AppendQuoted(out, d->code.language);
   out->append(",\"update_seq\":");
   out->append(std::to_string(h.seq));
-  out->append(",\"purge_seq\":0,\"updater_running\":false,\"compact_running\":false,"
+  out->append(",\"purge_seq\":");
+  out->append(std::to_string(h.purge_seq));
+  out->append(",\"updater_running\":false,\"compact_running\":false,"
               "\"waiting_clients\":0,\"waiting_commit\":false,\"sizes\":{\"file\":");
   out->append(std::to_string(size));
   out->append(",\"active\":");

@@ -319,6 +319,29 @@ class DocBodiesWriter {
 };
 
 ////////////////////////////////////////////////////////////////////////////////
+// Purge
+
+// One document of a purge (CouchDB's POST /db/_purge: {"docid": [revs]}).
+struct PurgeRequest {
+  std::string id;
+  std::vector<std::string> revs;  // "N-hash" each
+};
+
+// What a purge removed of one requested document: the requested revisions
+// that were leaves of its tree (others, and unknown documents, are ignored,
+// as CouchDB does), in request order.
+struct PurgeResult {
+  std::string id;
+  std::vector<std::string> purged;
+  // Every revision that left the tree: the purged leaves and their
+  // ancestors no other leaf shared, newest generation first (PouchDB's
+  // purge() answers these as deletedRevs).
+  std::vector<std::string> removed;
+  // The document had no revision left and is gone.
+  bool doc_removed = false;
+};
+
+////////////////////////////////////////////////////////////////////////////////
 
 struct DatabaseInfo {
   std::string db_name;
@@ -533,10 +556,34 @@ class Database {
   // event-loop threads: use AddChangeListener there.
   virtual uint64_t WaitForChange(uint64_t since, std::chrono::milliseconds timeout) = 0;
 
+  //////// Purge:
+
+  // Removes the named leaf revisions of each document from its revision
+  // tree, with their ancestors that no remaining leaf shares (CouchDB 3's
+  // purge). A document left without revisions is gone: no tombstone, not in
+  // AllDocs, Changes or indexes, as if it had never been written; one left
+  // with some gets a new change (its winner may change). Revisions that are
+  // not leaves, and unknown documents, are ignored. Every request is logged
+  // as one purge info (purge_seq grows by request.size()) and update_seq
+  // grows by at least one, so view and Mango indexes drop the purged rows
+  // on their next update. One atomic write. *out gets one result per
+  // distinct id, in first-request order. kBadRequest "Invalid rev format"
+  // (nothing purged) for a revision that is not "N-hash".
+  virtual Status Purge(const std::vector<PurgeRequest>& request,
+                       std::vector<PurgeResult>* out) = 0;
+  // Purge requests logged so far (DatabaseInfo::purge_seq).
+  virtual uint64_t PurgeSeq() const = 0;
+  // How many purge infos compaction keeps (CouchDB's purged_infos_limit,
+  // default 1000); an index further behind than that rebuilds itself.
+  virtual uint64_t PurgedInfosLimit() const = 0;
+  // kBadRequest unless limit >= 1.
+  virtual Status SetPurgedInfosLimit(uint64_t limit) = 0;
+
   //////// Maintenance:
 
   // Drops the bodies of non-leaf revisions, then the attachment bodies no
-  // stored revision refers to, and reclaims backend space.
+  // stored revision refers to (purged revisions' among them), trims the
+  // purge infos to PurgedInfosLimit(), and reclaims backend space.
   virtual Status Compact() = 0;
 
   virtual uint32_t RevsLimit() const = 0;

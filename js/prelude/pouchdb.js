@@ -434,6 +434,19 @@ class PouchDB extends EventEmitter {
       return i;
     });
   }
+  // pouchdb-core 9's purge(docId, rev): the leaf and its ancestors no other
+  // leaf shares leave the tree (the engine's Database::Purge, which also
+  // makes indexes drop the document's rows). Rejects as PouchDB does: 404
+  // for a missing document, and findPathToLeaf's message, a plain string,
+  // for a rev that is not a leaf or not there.
+  purge(docId, rev, cb) {
+    return run(cb, () => {
+      const r = native.dbPurge(this._handle(), String(docId), String(rev));
+      if (r.notLeaf) throw 'The requested revision is not a leaf';  // eslint-disable-line no-throw-literal
+      if (r.noRev) throw 'The requested revision does not exist';  // eslint-disable-line no-throw-literal
+      return r;
+    });
+  }
   compact(opts, cb) {
     [opts, cb] = argsOf(opts, cb);
     return run(cb, () => { native.dbCompact(this._handle()); return { ok: true }; });

@@ -3,7 +3,8 @@
 // (CouchDB's error shape, the server still serving, the isolate replaced),
 // --view-threads sets how many isolate threads run design-document code, and
 // what design functions report goes through the server's log and its
-// --log-level.
+// --log-level; admins and the log level changed through
+// /_node/_local/_config are written back into the --config file.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -189,6 +190,40 @@ TEST(ServeCommandTest, DesignFunctionReportsFollowTheLogLevel) {
   EXPECT_NE(logged[0].find("design function on view thread"), std::string::npos) << logged[0];
   EXPECT_NE(logged[0].find("200"), std::string::npos) << logged[0];
   EXPECT_EQ(logged[1], "");
+}
+
+TEST(ServeCommandTest, ConfigChangesAreWrittenBackToTheConfigFile) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("settee-serve-config-" + std::to_string(getpid()) + ".toml")).string();
+  {
+    std::ofstream f(path);
+    f << "# kept\n[serve]\nadmin = [\"root:pw\"]\n";
+  }
+  {
+    ServeProcess server({"--config", path});
+    ASSERT_GT(server.port(), 0);
+    const std::string root = "http://root:pw@127.0.0.1:" + std::to_string(server.port());
+    replication::HttpClient client({});
+    auto r = client.Request("PUT", root + "/_node/_local/_config/admins/second", R"("secret")");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 200) << r->body;
+    r = client.Request("PUT", root + "/_node/_local/_config/log/level", R"("error")");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 200) << r->body;
+  }
+  std::ifstream f(path);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "# kept\n[serve]\nadmin = [\"root:pw\", \"second:secret\"]\nlog-level = \"error\"\n");
+  {
+    // A restart reads them: the new admin logs in.
+    ServeProcess server({"--config", path});
+    ASSERT_GT(server.port(), 0);
+    replication::HttpClient client({});
+    auto r = client.Request("GET", "http://second:secret@127.0.0.1:" + std::to_string(server.port()) + "/_all_dbs");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 200) << r->body;
+  }
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -226,6 +227,88 @@ TEST(CrashSafety, CountersAfterSigkillAgreeWithTheDocuments) {
     EXPECT_EQ(newest, info->update_seq) << "round " << round;
     EXPECT_EQ(newest, last_seq) << "round " << round;
     EXPECT_GT(info->sizes_external, 0u);
+  }
+  std::filesystem::remove_all(path);
+}
+
+// Purges under SIGKILL: a purge writes a document's record (or its
+// deletion), its revision bodies, change blocks, obsolete markers, purge
+// infos and the counters key in one batch, so whatever the kill cut, the
+// reopened database has each purge whole or not at all. The child gives
+// each document two branches, purges one (the document stays, with a new
+// change) and, in the same request, the last branch of the previous one
+// (which disappears), acknowledging each purge.
+[[noreturn]] void ChildPurger(const std::string& path, int ack_fd) {
+  auto store = Store::Open(LevelDBAt(path));
+  if (!store.ok()) _exit(2);
+  auto db = (*store)->OpenDatabase("crash");
+  if (!db.ok()) _exit(3);
+  const std::string a(32, 'a'), b(32, 'b');
+  UpdateOptions repl;
+  repl.new_edits = false;
+  for (int i = 0;; ++i) {
+    const std::string id = "p" + std::to_string(i);
+    const std::string pad(i % 50, 'x');
+    for (const std::string* h : {&a, &b}) {
+      if (!(*db)->Put(id, R"({"_id":")" + id + R"(","_rev":"1-)" + *h + R"(","p":")" + pad + R"("})", repl).ok()) {
+        _exit(4);
+      }
+    }
+    std::vector<PurgeRequest> req{{id, {"1-" + (i % 2 ? a : b)}}};
+    // The branch the previous request left of the previous document.
+    if (i > 0) req.push_back({"p" + std::to_string(i - 1), {"1-" + ((i - 1) % 2 ? b : a)}});
+    std::vector<PurgeResult> out;
+    if (!(*db)->Purge(req, &out).ok() || out[0].purged.size() != 1) _exit(5);
+    if (i > 0 && !out[1].doc_removed) _exit(5);
+    int32_t acked = i;
+    if (write(ack_fd, &acked, sizeof acked) != sizeof acked) _exit(6);
+  }
+}
+
+TEST(CrashSafety, PurgesAfterSigkillAreWholeOrAbsent) {
+  std::string path = testing::FreshTempDir("crash-purge");
+  CreateCrashDatabase(path);
+  if (::testing::Test::HasFatalFailure()) return;
+  int32_t last_acked;
+  KillChildAfter([&](int ack_fd) { ChildPurger(path, ack_fd); }, 150, &last_acked);
+  if (::testing::Test::HasFatalFailure()) return;
+  auto store = Store::Open(LevelDBAt(path));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto db = (*store)->OpenDatabase("crash");
+  ASSERT_TRUE(db.ok());
+  // Every acknowledged purge of a document's last branch holds.
+  for (int i = 0; i < last_acked; ++i) {
+    auto doc = (*db)->Get("p" + std::to_string(i));
+    ASSERT_TRUE(doc.status().IsNotFound()) << "p" << i << " came back";
+  }
+  EXPECT_GE((*db)->PurgeSeq(), static_cast<uint64_t>(2 * last_acked + 1));
+  // Counters, changes and records agree: no purge was cut in half.
+  auto info = (*db)->Info();
+  ASSERT_TRUE(info.ok());
+  uint64_t live = 0, newest = 0, last_seq = 0;
+  ASSERT_TRUE((*db)->Changes({}, [&](const ChangeRow& r) {
+    ++live;
+    newest = std::max(newest, r.seq);
+    auto doc = (*db)->Get(r.id);
+    EXPECT_TRUE(doc.ok()) << r.id;
+    if (doc.ok()) EXPECT_NE(doc->find(r.revs[0]), std::string::npos) << r.id;
+    return true;
+  }, &last_seq).ok());
+  EXPECT_EQ(live, info->doc_count);
+  EXPECT_EQ(info->doc_del_count, 0u);
+  EXPECT_LE(newest, info->update_seq);
+  EXPECT_EQ(last_seq, info->update_seq);
+  AllDocsResult all;
+  ASSERT_TRUE((*db)->AllDocs({}, &all).ok());
+  EXPECT_EQ(all.rows.size(), info->doc_count);
+  // Purged documents have exactly one branch left; only the one the kill
+  // caught between its writes and its purge may still have two.
+  for (const AllDocsRow& row : all.rows) {
+    std::vector<OpenRevResult> leaves;
+    ASSERT_TRUE((*db)->GetOpenRevs(row.id, {}, {}, &leaves).ok());
+    const int index = std::stoi(row.id.substr(1));
+    EXPECT_LE(index, last_acked + 1) << row.id;
+    if (index <= last_acked) EXPECT_EQ(leaves.size(), 1u) << row.id;
   }
   std::filesystem::remove_all(path);
 }

@@ -495,6 +495,31 @@ check('many handles to one database share one slot; close() releases', async () 
   assert.strictEqual((await new PouchDB(dbName + '_many').get('still-works'))._id, 'still-works');
 });
 
+check('purge(docId, rev) as pouchdb-core 9: leaf and unshared ancestors go, views follow', async () => {
+  const db = new PouchDB(dbName + '_purge');
+  const r1 = await db.put({ _id: 'p', n: 1 });
+  const r2 = await db.put({ _id: 'p', _rev: r1.rev, n: 2 });
+  await db.put({ _id: 'q', n: 3 });
+  await db.put({ _id: '_design/d', views: { byn: { map: 'function (doc) { emit(doc.n); }' } } });
+  assert.deepStrictEqual((await db.query('d/byn')).rows.map((r) => r.key), [2, 3]);
+  // Refusals, as findPathToLeaf's: plain strings.
+  await assert.rejects(db.purge('p', r1.rev), (e) => e === 'The requested revision is not a leaf');
+  await assert.rejects(db.purge('p', '9-abc'), (e) => e === 'The requested revision does not exist');
+  await assert.rejects(db.purge('nope', r1.rev), { status: 404, name: 'not_found' });
+  const r = await db.purge('p', r2.rev);
+  assert.deepStrictEqual(r, { ok: true, deletedRevs: [r2.rev, r1.rev], documentWasRemovedCompletely: true });
+  await assert.rejects(db.get('p'), { status: 404, message: 'missing' });
+  assert.deepStrictEqual((await db.allDocs()).rows.map((row) => row.id), ['_design/d', 'q']);
+  assert.ok(!(await db.changes()).results.some((c) => c.id === 'p'));
+  assert.deepStrictEqual((await db.query('d/byn')).rows.map((row) => row.key), [3]);
+  // A conflict's losing branch: the document stays.
+  await db.bulkDocs([{ _id: 'c', _rev: '1-a', n: 1 }, { _id: 'c', _rev: '1-b', n: 2 }], { new_edits: false });
+  const partial = await db.purge('c', '1-a');
+  assert.deepStrictEqual(partial, { ok: true, deletedRevs: ['1-a'], documentWasRemovedCompletely: false });
+  assert.strictEqual((await db.get('c', { conflicts: true }))._conflicts, undefined);
+  await db.destroy();
+});
+
 check('illegal database names fail on first use, PouchDB-style', async () => {
   const db = new PouchDB('Bad Name!');
   await assert.rejects(db.info(), { status: 400, name: 'illegal_database_name' });

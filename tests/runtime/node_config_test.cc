@@ -1,0 +1,74 @@
+// NodeConfig (runtime/node_config.h): read-only keys, handled sections,
+// previous values, CouchDB's not_found and blacklist.
+#include "runtime/node_config.h"
+
+#include <gtest/gtest.h>
+
+namespace settee {
+namespace {
+
+TEST(NodeConfig, ReadOnlyAndHandledKeys) {
+  NodeConfig c;
+  c.Define("couchdb", "max_document_size", "100");
+  std::vector<std::string> applied;
+  c.DefineSection("purge", {{"max", "5"}},
+                  [&](const std::string& key, const std::string* value, std::string* shown) {
+                    if (value != nullptr && *value == "bad") return Status::BadRequest("no");
+                    applied.push_back(key + "=" + (value ? *value : "<deleted>"));
+                    if (value) *shown = "[" + *value + "]";
+                    return Status::OK();
+                  });
+  EXPECT_EQ(c.GetUInt("couchdb", "max_document_size", 1), 100u);
+  EXPECT_EQ(c.GetUInt("couchdb", "nosuch", 7), 7u);
+  EXPECT_EQ(c.Set("couchdb", "max_document_size", "5").status().code(), Status::Code::kBadRequest);
+  EXPECT_EQ(*c.Get("couchdb", "max_document_size"), "100");
+  // A handled key: the previous value comes back, the shown one is kept.
+  auto old = c.Set("purge", "max", "6");
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(*old, "5");
+  EXPECT_EQ(*c.Get("purge", "max"), "[6]");
+  EXPECT_EQ(c.GetUInt("purge", "max", 1), 1u);  // "[6]" is no integer
+  // A refused value changes nothing.
+  EXPECT_FALSE(c.Set("purge", "max", "bad").ok());
+  EXPECT_EQ(*c.Get("purge", "max"), "[6]");
+  old = c.Delete("purge", "max");
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(*old, "[6]");
+  EXPECT_FALSE(c.Get("purge", "max").has_value());
+  EXPECT_EQ(c.Delete("purge", "max").status().reason(), "unknown_config_value");
+  EXPECT_EQ(applied, (std::vector<std::string>{"max=6", "max=<deleted>"}));
+  // Unknown sections are empty, and never appear by being asked for.
+  EXPECT_TRUE(c.GetSection("nosuch").empty());
+  EXPECT_EQ(c.Delete("nosuch", "k").status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(c.All().count("nosuch"), 0u);
+  EXPECT_EQ(c.Set("os_daemons", "x", "y").status().code(), Status::Code::kForbidden);
+}
+
+TEST(NodeConfig, PersisterSeesAppliedChangesUnlessAskedNotTo) {
+  NodeConfig c;
+  c.DefineSection("log", {{"level", "info"}},
+                  [](const std::string&, const std::string* value, std::string* shown) {
+                    if (value != nullptr && *value == "bad") return Status::BadRequest("no");
+                    if (value) *shown = *value;
+                    return Status::OK();
+                  });
+  c.Define("chttpd", "port", "5984");
+  std::vector<std::string> persisted;
+  c.SetPersister([&](const std::string& section, const std::string& key, const std::string* value) {
+    persisted.push_back(section + "/" + key + "=" + (value ? *value : "<deleted>"));
+    return value != nullptr && *value == "unwritable" ? Status::IOError("disk") : Status::OK();
+  });
+  ASSERT_TRUE(c.Set("log", "level", "debug").ok());
+  ASSERT_TRUE(c.Set("log", "level", "error", /*persist=*/false).ok());
+  EXPECT_FALSE(c.Set("log", "level", "bad").ok());         // refused: not persisted
+  EXPECT_FALSE(c.Set("chttpd", "port", "1").ok());         // read-only: not persisted
+  // A persister's error is the caller's; the live change stays made.
+  EXPECT_EQ(c.Set("log", "level", "unwritable").status().code(), Status::Code::kIOError);
+  EXPECT_EQ(*c.Get("log", "level"), "unwritable");
+  ASSERT_TRUE(c.Delete("log", "level").ok());
+  EXPECT_EQ(persisted, (std::vector<std::string>{"log/level=debug", "log/level=unwritable",
+                                                 "log/level=<deleted>"}));
+}
+
+}  // namespace
+}  // namespace settee
