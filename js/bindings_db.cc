@@ -17,6 +17,7 @@
 #include "js/attachment_values.h"
 #include "js/body_jobs.h"
 #include "js/convert.h"
+#include "js/doc_shapes.h"
 #include "js/doc_split.h"
 #include "js/isolate_thread.h"
 #include "util/couch_json.h"
@@ -364,6 +365,43 @@ void DbGet(const Args& args) {
     return;
   }
   ReturnJson(args, *r);
+}
+
+// dbGetFlat(h, id) -> [shape, values...] | doc: db.get(id) without options.
+// A flat document comes as its shape and values (js/doc_shapes.h), which
+// js/prelude/pouchdb.js builds into the object; any other as dbGet's doc.
+void DbGetFlat(const Args& args) {
+  auto db = DbArg(args);
+  if (!db) return;
+  thread_local std::string id;  // reused: db.get is the hot path
+  v8::Isolate* isolate = args.GetIsolate();
+  if (args[1]->IsString()) {
+    StringToUtf8(isolate, args[1].As<v8::String>(), &id);
+  } else {
+    id = ToUtf8(isolate, args[1]);
+  }
+  auto r = db->Get(id, GetOptions());
+  if (!r.ok()) {
+    Fail(args, r.status());
+    return;
+  }
+  v8::Local<v8::Array> flat;
+  if (FlatDocValues(isolate, *r).ToLocal(&flat)) {
+    args.GetReturnValue().Set(flat);
+  } else {
+    ReturnJson(args, *r);
+  }
+}
+
+// docShapeNames(shape) -> [name...]: the member names of a dbGetFlat shape.
+void DocShapeNamesFn(const Args& args) {
+  uint32_t index = args[0]->IsUint32() ? args[0].As<v8::Uint32>()->Value() : UINT32_MAX;
+  auto names = DocShapeNames(args.GetIsolate(), index);
+  if (!names) {
+    Fail(args, Status(Status::Code::kInternal, "no such document shape"));
+    return;
+  }
+  args.GetReturnValue().Set(*names);
 }
 
 // dbOpenRevs(h, id, optsJson) -> [{ok: doc} | {missing: rev}]
@@ -890,6 +928,8 @@ void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "dbPut", DbPut);
   SetFn(ctx, native, "dbRemove", DbRemove);
   SetFn(ctx, native, "dbGet", DbGet);
+  SetFn(ctx, native, "dbGetFlat", DbGetFlat);
+  SetFn(ctx, native, "docShapeNames", DocShapeNamesFn);
   SetFn(ctx, native, "dbOpenRevs", DbOpenRevs);
   SetFn(ctx, native, "dbBulkDocs", DbBulkDocs);
   SetFn(ctx, native, "dbBulkDocsSplit", DbBulkDocsSplit);

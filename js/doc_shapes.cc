@@ -1,0 +1,240 @@
+#include "js/doc_shapes.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <v8-primitive.h>
+
+namespace settee::js {
+
+namespace {
+
+struct ShapeTable {
+  // A shape's names, each ended by '\0' (JSON text has no raw control
+  // characters, so no name holds one) -> its index, or -1 if declined.
+  std::unordered_map<std::string, int> index;
+  std::vector<std::string> names;  // by index
+  // The last shape looked up: a loop of gets mostly reads one shape.
+  std::string last;
+  int last_index = -1;
+  std::string scratch;
+};
+
+thread_local ShapeTable table;
+
+enum class Kind : uint8_t { kString, kAsciiString, kNumber, kTrue, kFalse, kNull };
+
+struct Member {
+  std::string_view text;  // a string's bytes between the quotes, or a number's
+  Kind kind;
+};
+
+bool Space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+void SkipSpace(std::string_view s, size_t* i) {
+  while (*i < s.size() && Space(s[*i])) ++*i;
+}
+
+// A string whose opening quote is at s[*i]; false if it has an escape (or
+// no end). *ascii: whether every byte is below 0x80.
+bool ScanString(std::string_view s, size_t* i, std::string_view* out, bool* ascii) {
+  const size_t start = *i + 1;
+  bool a = true;
+  for (size_t j = start; j < s.size(); ++j) {
+    const unsigned char c = static_cast<unsigned char>(s[j]);
+    if (c == '"') {
+      *out = s.substr(start, j - start);
+      *i = j + 1;
+      *ascii = a;
+      return true;
+    }
+    if (c == '\\') return false;
+    a &= c < 0x80;
+  }
+  return false;
+}
+
+bool Word(std::string_view s, size_t* i, std::string_view word) {
+  if (s.substr(*i, word.size()) != word) return false;
+  *i += word.size();
+  return true;
+}
+
+// The object's members, in order; false if it is not flat (see the header).
+bool ScanFlat(std::string_view s, Member* members, int* count, std::string* joined) {
+  size_t i = 0;
+  SkipSpace(s, &i);
+  if (i >= s.size() || s[i] != '{') return false;
+  ++i;
+  SkipSpace(s, &i);
+  int n = 0;
+  joined->clear();
+  if (i < s.size() && s[i] == '}') {
+    ++i;
+  } else {
+    for (;;) {
+      if (n == kMaxShapeMembers || i >= s.size() || s[i] != '"') return false;
+      std::string_view name;
+      bool ascii;
+      if (!ScanString(s, &i, &name, &ascii)) return false;
+      joined->append(name);
+      joined->push_back('\0');
+      SkipSpace(s, &i);
+      if (i >= s.size() || s[i] != ':') return false;
+      ++i;
+      SkipSpace(s, &i);
+      if (i >= s.size()) return false;
+      Member& m = members[n++];
+      const char c = s[i];
+      if (c == '"') {
+        if (!ScanString(s, &i, &m.text, &ascii)) return false;
+        m.kind = ascii ? Kind::kAsciiString : Kind::kString;
+      } else if (c == '-' || (c >= '0' && c <= '9')) {
+        const size_t start = i;
+        while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '+' ||
+                                s[i] == '.' || s[i] == 'e' || s[i] == 'E')) {
+          ++i;
+        }
+        m.text = s.substr(start, i - start);
+        m.kind = Kind::kNumber;
+      } else if (Word(s, &i, "true")) {
+        m.kind = Kind::kTrue;
+      } else if (Word(s, &i, "false")) {
+        m.kind = Kind::kFalse;
+      } else if (Word(s, &i, "null")) {
+        m.kind = Kind::kNull;
+      } else {
+        return false;  // a nested object or array
+      }
+      SkipSpace(s, &i);
+      if (i >= s.size()) return false;
+      if (s[i] == '}') {
+        ++i;
+        break;
+      }
+      if (s[i] != ',') return false;
+      ++i;
+      SkipSpace(s, &i);
+    }
+  }
+  SkipSpace(s, &i);
+  if (i != s.size()) return false;
+  *count = n;
+  return true;
+}
+
+// Whether an object literal with these names builds what JSON.parse does.
+bool LiteralSafe(const std::string& joined, int count) {
+  std::vector<std::string_view> names;
+  names.reserve(count);
+  for (size_t at = 0; at < joined.size();) {
+    const size_t end = joined.find('\0', at);
+    names.emplace_back(joined.data() + at, end - at);
+    at = end + 1;
+  }
+  for (std::string_view name : names) {
+    if (name == "__proto__") return false;
+    if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return false;
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return std::adjacent_find(names.begin(), names.end()) == names.end();
+}
+
+// The shape index of `joined`, adding it if new; -1 if declined.
+int ShapeOf(const std::string& joined, int count) {
+  ShapeTable& t = table;
+  if (t.last_index >= 0 && joined == t.last) return t.last_index;
+  auto it = t.index.find(joined);
+  int index;
+  if (it != t.index.end()) {
+    index = it->second;
+  } else {
+    if (static_cast<int>(t.names.size()) >= kMaxShapes) return -1;
+    index = LiteralSafe(joined, count) ? static_cast<int>(t.names.size()) : -1;
+    if (index >= 0) t.names.push_back(joined);
+    t.index.emplace(joined, index);
+  }
+  if (index >= 0) {
+    t.last = joined;
+    t.last_index = index;
+  }
+  return index;
+}
+
+}  // namespace
+
+v8::MaybeLocal<v8::Array> FlatDocValues(v8::Isolate* isolate, std::string_view json) {
+  Member members[kMaxShapeMembers];
+  int count = 0;
+  std::string& joined = table.scratch;
+  if (!ScanFlat(json, members, &count, &joined)) return {};
+  const int shape = ShapeOf(joined, count);
+  if (shape < 0) return {};
+  v8::Local<v8::Value> values[kMaxShapeMembers + 1];
+  values[0] = v8::Integer::New(isolate, shape);
+  for (int k = 0; k < count; ++k) {
+    const Member& m = members[k];
+    v8::Local<v8::Value>& v = values[k + 1];
+    switch (m.kind) {
+      case Kind::kAsciiString:
+      case Kind::kString: {
+        v8::Local<v8::String> str;
+        const bool made =
+            m.kind == Kind::kAsciiString
+                ? v8::String::NewFromOneByte(isolate, reinterpret_cast<const uint8_t*>(m.text.data()),
+                                             v8::NewStringType::kNormal, static_cast<int>(m.text.size()))
+                      .ToLocal(&str)
+                : v8::String::NewFromUtf8(isolate, m.text.data(), v8::NewStringType::kNormal,
+                                          static_cast<int>(m.text.size()))
+                      .ToLocal(&str);
+        if (!made) return {};  // longer than V8 allows: the parser reports it
+        v = str;
+        break;
+      }
+      case Kind::kNumber: {
+        double d = 0;
+        auto [end, ec] = std::from_chars(m.text.data(), m.text.data() + m.text.size(), d);
+        if (ec != std::errc() || end != m.text.data() + m.text.size() || !std::isfinite(d)) return {};
+        v = v8::Number::New(isolate, d);
+        break;
+      }
+      case Kind::kTrue:
+        v = v8::True(isolate);
+        break;
+      case Kind::kFalse:
+        v = v8::False(isolate);
+        break;
+      case Kind::kNull:
+        v = v8::Null(isolate);
+        break;
+    }
+  }
+  return v8::Array::New(isolate, values, count + 1);
+}
+
+std::optional<v8::Local<v8::Array>> DocShapeNames(v8::Isolate* isolate, uint32_t index) {
+  const ShapeTable& t = table;
+  if (index >= t.names.size()) return std::nullopt;
+  const std::string& joined = t.names[index];
+  std::vector<v8::Local<v8::Value>> names;
+  for (size_t at = 0; at < joined.size();) {
+    const size_t end = joined.find('\0', at);
+    v8::Local<v8::String> name;
+    if (!v8::String::NewFromUtf8(isolate, joined.data() + at, v8::NewStringType::kNormal,
+                                 static_cast<int>(end - at))
+             .ToLocal(&name)) {
+      return std::nullopt;
+    }
+    names.push_back(name);
+    at = end + 1;
+  }
+  return v8::Array::New(isolate, names.data(), names.size());
+}
+
+}  // namespace settee::js
