@@ -386,7 +386,8 @@ void DbGetFlat(const Args& args) {
     return;
   }
   v8::Local<v8::Array> flat;
-  if (FlatDocValues(isolate, *r).ToLocal(&flat)) {
+  v8::Local<v8::String> id_string = args[1]->IsString() ? args[1].As<v8::String>() : v8::Local<v8::String>();
+  if (FlatDocValues(isolate, *r, id_string, id).ToLocal(&flat)) {
     args.GetReturnValue().Set(flat);
   } else {
     ReturnJson(args, *r);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -40,22 +41,28 @@ void SkipSpace(std::string_view s, size_t* i) {
 }
 
 // A string whose opening quote is at s[*i]; false if it has an escape (or
-// no end). *ascii: whether every byte is below 0x80.
+// no end). *ascii: whether every byte is below 0x80. memchr and a word-wide
+// OR: a byte loop cost ~120 instructions per string of a small document.
 bool ScanString(std::string_view s, size_t* i, std::string_view* out, bool* ascii) {
-  const size_t start = *i + 1;
-  bool a = true;
-  for (size_t j = start; j < s.size(); ++j) {
-    const unsigned char c = static_cast<unsigned char>(s[j]);
-    if (c == '"') {
-      *out = s.substr(start, j - start);
-      *i = j + 1;
-      *ascii = a;
-      return true;
-    }
-    if (c == '\\') return false;
-    a &= c < 0x80;
+  const char* begin = s.data() + *i + 1;
+  const char* end = s.data() + s.size();
+  if (begin > end) return false;
+  const char* quote = static_cast<const char*>(std::memchr(begin, '"', end - begin));
+  if (quote == nullptr) return false;
+  const size_t n = quote - begin;
+  if (std::memchr(begin, '\\', n) != nullptr) return false;
+  uint64_t bits = 0;
+  size_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    uint64_t word;
+    std::memcpy(&word, begin + j, 8);
+    bits |= word;
   }
-  return false;
+  for (; j < n; ++j) bits |= static_cast<unsigned char>(begin[j]);
+  *ascii = (bits & 0x8080808080808080ULL) == 0;
+  *out = std::string_view(begin, n);
+  *i = n + (begin - s.data()) + 1;
+  return true;
 }
 
 bool Word(std::string_view s, size_t* i, std::string_view word) {
@@ -169,7 +176,8 @@ int ShapeOf(const std::string& joined, int count) {
 
 }  // namespace
 
-v8::MaybeLocal<v8::Array> FlatDocValues(v8::Isolate* isolate, std::string_view json) {
+v8::MaybeLocal<v8::Array> FlatDocValues(v8::Isolate* isolate, std::string_view json,
+                                        v8::Local<v8::String> id, std::string_view id_utf8) {
   Member members[kMaxShapeMembers];
   int count = 0;
   std::string& joined = table.scratch;
@@ -178,7 +186,14 @@ v8::MaybeLocal<v8::Array> FlatDocValues(v8::Isolate* isolate, std::string_view j
   if (shape < 0) return {};
   v8::Local<v8::Value> values[kMaxShapeMembers + 1];
   values[0] = v8::Integer::New(isolate, shape);
-  for (int k = 0; k < count; ++k) {
+  int k = 0;
+  // The _id the caller asked for is that string again: no copy.
+  if (!id.IsEmpty() && count > 0 && joined.compare(0, 4, std::string_view("_id\0", 4)) == 0 &&
+      members[0].kind == Kind::kAsciiString && members[0].text == id_utf8) {
+    values[1] = id;
+    k = 1;
+  }
+  for (; k < count; ++k) {
     const Member& m = members[k];
     v8::Local<v8::Value>& v = values[k + 1];
     switch (m.kind) {

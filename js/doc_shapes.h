@@ -43,8 +43,11 @@ inline constexpr int kMaxShapes = 1024;
 
 // [shape index, value of member 0, value of member 1, ...] for the JSON
 // text of a flat object (see above); an empty handle if it is declined.
-// Throws nothing.
-v8::MaybeLocal<v8::Array> FlatDocValues(v8::Isolate* isolate, std::string_view json);
+// Throws nothing. `id` (optional), whose UTF-8 is `id_utf8`: the string
+// the caller looked the document up by, given back as the value of a first
+// member "_id" with that text instead of a new string.
+v8::MaybeLocal<v8::Array> FlatDocValues(v8::Isolate* isolate, std::string_view json,
+                                        v8::Local<v8::String> id = {}, std::string_view id_utf8 = {});
 
 // The member names of shape `index` (from FlatDocValues on this thread), as
 // JS strings; nullopt for an index this thread never gave out.

@@ -105,6 +105,23 @@ TEST_F(DocShapesTest, DeclinesWhatItCannotBuildAlike) {
   ExpectDeclined(wide + "}");
 }
 
+TEST_F(DocShapesTest, TheCallersIdIsGivenBackOnlyWhenItIsTheDocumentsId) {
+  const std::string json = R"({"_id":"doc_1","_rev":"1-a","x":"doc_1"})";
+  auto value1 = [&](const char* id) {
+    v8::Local<v8::Array> flat;
+    EXPECT_TRUE(FlatDocValues(isolate_, json, ToV8String(isolate_, id), id).ToLocal(&flat));
+    return ToUtf8(isolate_, flat->Get(context_, 1).ToLocalChecked());
+  };
+  EXPECT_EQ(value1("doc_1"), "doc_1");
+  EXPECT_EQ(value1("doc_2"), "doc_1");  // not what was asked for: the document's own
+  EXPECT_EQ(value1(""), "doc_1");
+  // Not a first member "_id": nothing is taken from the caller.
+  v8::Local<v8::Array> flat;
+  ASSERT_TRUE(FlatDocValues(isolate_, R"({"x":"doc_1","_id":"doc_1"})", ToV8String(isolate_, "zzz"), "zzz")
+                  .ToLocal(&flat));
+  EXPECT_EQ(ToUtf8(isolate_, flat->Get(context_, 1).ToLocalChecked()), "doc_1");
+}
+
 TEST_F(DocShapesTest, ShapesAreNamedByTheirNamesInOrder) {
   uint32_t ab = ShapeOf(R"({"a":1,"b":"x"})");
   EXPECT_EQ(ShapeOf(R"({"a":"y","b":null})"), ab);
