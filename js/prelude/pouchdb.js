@@ -121,6 +121,7 @@ function docArg(doc) { return plainJson(doc, 0, []) ? JSON.stringify(doc) : doc;
 // object literal (JSON.parse costs ~230 ns for any object, a literal of four
 // members ~6); any other comes as the object itself.
 const docShapes = [];
+const dbGetFlat = native.dbGetFlat;
 function flatDoc(r) {
   if (!Array.isArray(r)) return r;
   let make = docShapes[r[0]];
@@ -309,13 +310,20 @@ class PouchDB extends EventEmitter {
   }
   get(id, opts, cb) {
     // Fast path of the most frequent call, db.get(id) with a promise: no
-    // closure, no option handling.
+    // closure, no option handling, the shape's function called here (flatDoc
+    // makes it on a shape's first document), resolved in the call.
     if (opts === undefined && cb === undefined && typeof id === 'string' && id !== '' && this._h >= 0) {
+      let r;
       try {
-        return Promise.resolve(flatDoc(native.dbGetFlat(this._h, id)));
+        r = dbGetFlat(this._h, id);
       } catch (e) {
         return Promise.reject(e);
       }
+      if (Array.isArray(r)) {
+        const make = docShapes[r[0]];
+        r = make !== undefined ? make(r) : flatDoc(r);
+      }
+      return Promise.resolve(r);
     }
     if (typeof opts === 'function') { cb = opts; opts = undefined; }
     return run(cb, () => {
