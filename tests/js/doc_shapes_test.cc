@@ -83,6 +83,27 @@ TEST_F(DocShapesTest, FlatDocumentsBuildWhatJsonParseBuilds) {
   ExpectSameAsParse(" {\n \"a\" : 1 ,\t\"b\":\r\"c\" } ");
 }
 
+// Strings are scanned eight bytes at a time: every length and every place
+// of a non-ASCII character, a quote or a backslash within and across words.
+TEST_F(DocShapesTest, StringsOfEveryLengthAndPlace) {
+  for (int len = 0; len <= 20; ++len) {
+    std::string plain(len, 'a');
+    ExpectSameAsParse("{\"s\":\"" + plain + "\",\"t\":\"\xc3\xa9\"}");
+    ExpectSameAsParse("{\"" + plain + "\":\"" + plain + "\"}");
+    for (int at = 0; at < len; ++at) {
+      std::string wide = plain;
+      wide.replace(at, 1, "\xc3\xa9");
+      ExpectSameAsParse("{\"s\":\"" + wide + "\",\"u\":\"" + plain + "\"}");
+      std::string escaped = plain;
+      escaped.replace(at, 1, "\\\"");
+      ExpectDeclined("{\"s\":\"" + escaped + "\"}");
+      escaped = plain;
+      escaped.replace(at, 1, "\\n");
+      ExpectDeclined("{\"s\":\"" + escaped + "\"}");
+    }
+  }
+}
+
 TEST_F(DocShapesTest, DeclinesWhatItCannotBuildAlike) {
   ExpectDeclined(R"({"a":{"b":1}})");
   ExpectDeclined(R"({"a":[1]})");
