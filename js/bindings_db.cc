@@ -370,28 +370,55 @@ void DbGet(const Args& args) {
 // dbGetFlat(h, id) -> [shape, values...] | doc: db.get(id) without options.
 // A flat document comes as its shape and values (js/doc_shapes.h), which
 // js/prelude/pouchdb.js builds into the object; any other as dbGet's doc.
+// The engine hands over the winner's revision and body (Database::GetWinner)
+// into buffers reused call to call: no JSON text of the whole document is
+// built for a flat one, and none scanned again.
 void DbGetFlat(const Args& args) {
   auto db = DbArg(args);
   if (!db) return;
   thread_local std::string id;  // reused: db.get is the hot path
+  thread_local Database::WinnerBuffers buffers;
   v8::Isolate* isolate = args.GetIsolate();
-  if (args[1]->IsString()) {
+  const bool is_string = args[1]->IsString();
+  if (is_string) {
     StringToUtf8(isolate, args[1].As<v8::String>(), &id);
   } else {
     id = ToUtf8(isolate, args[1]);
   }
-  auto r = db->Get(id, GetOptions());
-  if (!r.ok()) {
-    Fail(args, r.status());
+  std::string_view rev, body;
+  Status s = db->GetWinner(id, &buffers, &rev, &body);
+  if (s.code() == Status::Code::kInvalidOperation) {  // a _local document
+    auto r = db->Get(id, GetOptions());
+    if (!r.ok()) {
+      Fail(args, r.status());
+      return;
+    }
+    ReturnJson(args, *r);
+    return;
+  }
+  if (!s.ok()) {
+    Fail(args, s);
     return;
   }
   v8::Local<v8::Array> flat;
-  v8::Local<v8::String> id_string = args[1]->IsString() ? args[1].As<v8::String>() : v8::Local<v8::String>();
-  if (FlatDocValues(isolate, *r, id_string, id).ToLocal(&flat)) {
+  v8::Local<v8::String> id_string = is_string ? args[1].As<v8::String>() : v8::Local<v8::String>();
+  if (FlatDocValuesOf(isolate, id_string, id, rev, body).ToLocal(&flat)) {
     args.GetReturnValue().Set(flat);
-  } else {
-    ReturnJson(args, *r);
+    return;
   }
+  // Not flat: the text Database::Get gives, {"_id":..,"_rev":.., body members}.
+  std::string json;
+  json.reserve(body.size() + id.size() + rev.size() + 16);
+  json.append("{\"_id\":");
+  json::AppendQuoted(&json, id);
+  json.append(",\"_rev\":");
+  json::AppendQuoted(&json, rev);
+  if (body.size() > 2) {
+    json.push_back(',');
+    json.append(body.substr(1, body.size() - 2));
+  }
+  json.push_back('}');
+  ReturnJson(args, json);
 }
 
 // docShapeNames(shape) -> [name...]: the member names of a dbGetFlat shape.

@@ -99,15 +99,15 @@ bool Word(std::string_view s, size_t* i, std::string_view word) {
   return true;
 }
 
-// The object's members, in order; false if it is not flat (see the header).
+// The object's members, in order, appended to members[*count...] and their
+// names to *joined; false if it is not flat (see the header).
 bool ScanFlat(std::string_view s, Member* members, int* count, std::string* joined) {
   size_t i = 0;
   SkipSpace(s, &i);
   if (i >= s.size() || s[i] != '{') return false;
   ++i;
   SkipSpace(s, &i);
-  int n = 0;
-  joined->clear();
+  int n = *count;
   if (i < s.size() && s[i] == '}') {
     ++i;
   } else {
@@ -206,14 +206,10 @@ int ShapeOf(const std::string& joined, int count) {
   return index;
 }
 
-}  // namespace
-
-v8::MaybeLocal<v8::Array> FlatDocValues(v8::Isolate* isolate, std::string_view json,
-                                        v8::Local<v8::String> id, std::string_view id_utf8) {
-  Member members[kMaxShapeMembers];
-  int count = 0;
-  std::string& joined = table.scratch;
-  if (!ScanFlat(json, members, &count, &joined)) return {};
+// The values array of members[0, count) named by `joined`; `first` (if not
+// empty) is the value of member 0.
+v8::MaybeLocal<v8::Array> ValuesOf(v8::Isolate* isolate, const Member* members, int count,
+                                   const std::string& joined, v8::Local<v8::Value> first) {
   const int shape = ShapeOf(joined, count);
   if (shape < 0) return {};
   // Only the first count + 1 slots are written and read: an array of
@@ -225,10 +221,8 @@ v8::MaybeLocal<v8::Array> FlatDocValues(v8::Isolate* isolate, std::string_view j
   v8::Local<v8::Value>* values = slots.at;
   new (&values[0]) v8::Local<v8::Value>(v8::Integer::New(isolate, shape));
   int k = 0;
-  // The _id the caller asked for is that string again: no copy.
-  if (!id.IsEmpty() && count > 0 && joined.compare(0, 4, std::string_view("_id\0", 4)) == 0 &&
-      members[0].kind == Kind::kAsciiString && members[0].text() == id_utf8) {
-    new (&values[1]) v8::Local<v8::Value>(id);
+  if (!first.IsEmpty()) {
+    new (&values[1]) v8::Local<v8::Value>(first);
     k = 1;
   }
   for (; k < count; ++k) {
@@ -269,6 +263,49 @@ v8::MaybeLocal<v8::Array> FlatDocValues(v8::Isolate* isolate, std::string_view j
     }
   }
   return v8::Array::New(isolate, values, count + 1);
+}
+
+bool Ascii(std::string_view s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+v8::MaybeLocal<v8::Array> FlatDocValues(v8::Isolate* isolate, std::string_view json,
+                                        v8::Local<v8::String> id, std::string_view id_utf8) {
+  Member members[kMaxShapeMembers];
+  int count = 0;
+  std::string& joined = table.scratch;
+  joined.clear();
+  if (!ScanFlat(json, members, &count, &joined)) return {};
+  // The _id the caller asked for is that string again: no copy.
+  v8::Local<v8::Value> first;
+  if (!id.IsEmpty() && count > 0 && joined.compare(0, 4, std::string_view("_id\0", 4)) == 0 &&
+      members[0].kind == Kind::kAsciiString && members[0].text() == id_utf8) {
+    first = id;
+  }
+  return ValuesOf(isolate, members, count, joined, first);
+}
+
+v8::MaybeLocal<v8::Array> FlatDocValuesOf(v8::Isolate* isolate, v8::Local<v8::String> id,
+                                          std::string_view id_utf8, std::string_view rev,
+                                          std::string_view body) {
+  Member members[kMaxShapeMembers];
+  const bool ascii_id = Ascii(id_utf8);
+  members[0] = Member{id_utf8.data(), id_utf8.size(), ascii_id ? Kind::kAsciiString : Kind::kString};
+  members[1] = Member{rev.data(), rev.size(), Ascii(rev) ? Kind::kAsciiString : Kind::kString};
+  int count = 2;
+  std::string& joined = table.scratch;
+  joined.assign("_id\0_rev\0", 9);
+  if (!ScanFlat(body, members, &count, &joined)) return {};
+  // An ASCII id is the caller's string again (one with a lone surrogate was
+  // stored and is given back as its UTF-8, U+FFFD for the surrogate).
+  v8::Local<v8::Value> first;
+  if (ascii_id && !id.IsEmpty()) first = id;
+  return ValuesOf(isolate, members, count, joined, first);
 }
 
 std::optional<v8::Local<v8::Array>> DocShapeNames(v8::Isolate* isolate, uint32_t index) {

@@ -49,6 +49,14 @@ inline constexpr int kMaxShapes = 1024;
 v8::MaybeLocal<v8::Array> FlatDocValues(v8::Isolate* isolate, std::string_view json,
                                         v8::Local<v8::String> id = {}, std::string_view id_utf8 = {});
 
+// FlatDocValues() of the document {"_id": id, "_rev": rev, ...members of
+// `body`} (Database::GetWinner's parts) without that text being built:
+// `id` is the JS string looked up (given back as the _id value when ASCII),
+// `id_utf8` its UTF-8, `body` an object's JSON text.
+v8::MaybeLocal<v8::Array> FlatDocValuesOf(v8::Isolate* isolate, v8::Local<v8::String> id,
+                                          std::string_view id_utf8, std::string_view rev,
+                                          std::string_view body);
+
 // The member names of shape `index` (from FlatDocValues on this thread), as
 // JS strings; nullopt for an index this thread never gave out.
 std::optional<v8::Local<v8::Array>> DocShapeNames(v8::Isolate* isolate, uint32_t index);

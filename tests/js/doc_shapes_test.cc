@@ -13,6 +13,7 @@
 #include <v8-primitive.h>
 
 #include "js/convert.h"
+#include "util/json.h"
 #include "tests/js/v8_context_test.h"
 
 namespace settee::js {
@@ -141,6 +142,42 @@ TEST_F(DocShapesTest, TheCallersIdIsGivenBackOnlyWhenItIsTheDocumentsId) {
   ASSERT_TRUE(FlatDocValues(isolate_, R"({"x":"doc_1","_id":"doc_1"})", ToV8String(isolate_, "zzz"), "zzz")
                   .ToLocal(&flat));
   EXPECT_EQ(ToUtf8(isolate_, flat->Get(context_, 1).ToLocalChecked()), "doc_1");
+}
+
+// FlatDocValuesOf builds from the engine's parts what FlatDocValues builds
+// from the document's text.
+TEST_F(DocShapesTest, PartsBuildWhatTheWholeTextBuilds) {
+  struct Case {
+    std::string id, rev, body;
+  };
+  const Case cases[] = {
+      {"doc_0000000001", "1-0123456789abcdef0123456789abcdef", R"({"foo":"bar","baz":"quux"})"},
+      {"a", "3-ff", "{}"},
+      {"caf\xc3\xa9", "1-a", R"({"n":-1.5e3,"t":true,"z":null,"s":"\u00e9x"})"},  // escape: declined
+      {"b", "2-b", R"({"nested":{"x":1}})"},  // declined
+      {"c", "1-c", R"({"w":"\xe2\x82\xac"})"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.id + " " + c.body);
+    std::string whole = "{\"_id\":" + json::Quote(c.id) + ",\"_rev\":" + json::Quote(c.rev) +
+                        (c.body.size() > 2 ? "," + c.body.substr(1) : "}");
+    v8::Local<v8::Array> from_parts;
+    bool taken = FlatDocValuesOf(isolate_, ToV8String(isolate_, c.id), c.id, c.rev, c.body).ToLocal(&from_parts);
+    EXPECT_EQ(taken, !FlatDocValues(isolate_, whole).IsEmpty());
+    if (!taken) continue;
+    ExpectSameAsParse(whole);
+    v8::Local<v8::Value> built = Build(from_parts);
+    v8::Local<v8::Value> parsed = JsonToV8(context_, whole).ToLocalChecked();
+    EXPECT_EQ(ToUtf8(isolate_, v8::JSON::Stringify(context_, built).ToLocalChecked()),
+              ToUtf8(isolate_, v8::JSON::Stringify(context_, parsed).ToLocalChecked()));
+  }
+  // An id with a lone surrogate is given back as its UTF-8 (U+FFFD), as the
+  // JSON text carried it.
+  v8::Local<v8::Array> flat;
+  v8::Local<v8::String> lone = Eval("'a\\ud800'").As<v8::String>();
+  ASSERT_TRUE(FlatDocValuesOf(isolate_, lone, ToUtf8(isolate_, lone), "1-a", "{}").ToLocal(&flat));
+  EXPECT_EQ(ToUtf8(isolate_, flat->Get(context_, 1).ToLocalChecked()), "a\xef\xbf\xbd");
+  EXPECT_FALSE(flat->Get(context_, 1).ToLocalChecked()->StrictEquals(lone));
 }
 
 TEST_F(DocShapesTest, ShapesAreNamedByTheirNamesInOrder) {
