@@ -137,6 +137,27 @@ function docShapeFunction(names) {
   return new Function('v', '"use strict"; return {' + members + '};');
 }
 
+// allDocs' answer from native.dbAllDocsFlat's [total_rows, offset, (id,
+// rev, doc)...]: the object JSON.parse made of its text, built with
+// literals (a doc is [shape, values...], an object, or undefined).
+function allDocsRows(r) {
+  const rows = [];
+  for (let i = 2; i < r.length; i += 3) {
+    const id = r[i];
+    let doc = r[i + 2];
+    if (doc === undefined) {
+      rows.push({ id, key: id, value: { rev: r[i + 1] } });
+    } else {
+      if (Array.isArray(doc)) {
+        const make = docShapes[doc[0]];
+        doc = make !== undefined ? make(doc) : flatDoc(doc);
+      }
+      rows.push({ id, key: id, value: { rev: r[i + 1] }, doc });
+    }
+  }
+  return { total_rows: r[0], offset: r[1], rows };
+}
+
 // Attachment data given as bytes (Buffer, typed array, ArrayBuffer), as
 // PouchDB in node accepts it, crosses as base64 like the rest of the JSON.
 // The caller's document is left as it was: a shallow copy carries the change.
@@ -462,7 +483,8 @@ class PouchDB extends EventEmitter {
       for (const k of ['startkey', 'endkey']) {
         if (k in o && typeof o[k] !== 'string') o[k] = o[k] == null ? undefined : String(o[k]);
       }
-      const r = native.dbAllDocs(this._handle(), JSON.stringify(o, optsReplacer));
+      const r = native.dbAllDocsFlat(this._handle(), JSON.stringify(o, optsReplacer));
+      if (Array.isArray(r)) return allDocsRows(r);
       if (o.binary && o.attachments) for (const row of r.rows) binaryAtts(row.doc);
       return r;
     });

@@ -151,6 +151,25 @@ check('get returns every kind of document as stored', async () => {
     assert.strictEqual((await db.get(doc._id)).mutated, undefined, doc._id);
   }
   assert.ok(Object.is((await db.get('shape-c')).n, 0));  // JSON keeps no -0: stored as 0
+  // allDocs builds its rows from the same parts; with update_seq it answers
+  // through JSON text: the rows must not differ, nor their members' order.
+  for (const o of [{}, { include_docs: true }, { include_docs: true, descending: true, limit: 5, skip: 1 },
+    { startkey: 'shape-b', endkey: 'shape-f', include_docs: true }, { startkey: 'zzz' }]) {
+    const built = await db.allDocs(o);
+    const parsed = await db.allDocs(Object.assign({ update_seq: true }, o));
+    assert.strictEqual(typeof parsed.update_seq, 'number');
+    delete parsed.update_seq;
+    assert.strictEqual(JSON.stringify(built), JSON.stringify(parsed), JSON.stringify(o));
+    assert.deepStrictEqual(built, parsed);
+    if (o.include_docs) {
+      for (const row of built.rows) {
+        assert.strictEqual(JSON.stringify(row.doc), JSON.stringify(await db.get(row.id)), row.id);
+      }
+    }
+  }
+  const rows = (await db.allDocs({ include_docs: true })).rows;
+  rows[0].doc.mutated = true;  // fresh objects each call
+  assert.strictEqual((await db.allDocs({ include_docs: true })).rows[0].doc.mutated, undefined);
 });
 
 check('node-style callbacks', async () => {
