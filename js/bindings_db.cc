@@ -385,9 +385,7 @@ void DbGetFlat(const Args& args) {
   } else {
     id = ToUtf8(isolate, args[1]);
   }
-  std::string_view rev, body;
-  Status s = db->GetWinner(id, &buffers, &rev, &body);
-  if (s.code() == Status::Code::kInvalidOperation) {  // a _local document
+  if (IsLocalDocId(id)) {  // GetWinner does not take them
     auto r = db->Get(id, GetOptions());
     if (!r.ok()) {
       Fail(args, r.status());
@@ -396,6 +394,8 @@ void DbGetFlat(const Args& args) {
     ReturnJson(args, *r);
     return;
   }
+  std::string_view rev, body;
+  Status s = db->GetWinner(id, &buffers, &rev, &body);
   if (!s.ok()) {
     Fail(args, s);
     return;
