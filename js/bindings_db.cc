@@ -718,9 +718,11 @@ void DbAllDocs(const Args& args) {
 }
 
 // dbAllDocsFlat(h, optsJson) -> [total_rows, offset, (id, rev, doc)...] |
-// dbAllDocs' answer. Without keys, conflicts, attachments and update_seq
-// (which it answers as dbAllDocs), every row is a live document's id and
-// winning revision, and its doc (include_docs) a flat document's
+// dbAllDocs' answer. Without conflicts, attachments and update_seq, and
+// when every row is a live document's (with keys: no missing or deleted
+// one, no key that is not a string), which it otherwise answers as
+// dbAllDocs, a row is the document's id and winning revision, and its doc
+// (include_docs) a flat document's
 // [shape, values...] (js/doc_shapes.h) or the parsed object, else
 // undefined: js/prelude/pouchdb.js builds the rows with object literals,
 // where JSON.parse of the answer's text cost ~0.5 us a row with its
@@ -739,7 +741,7 @@ void DbAllDocsFlat(const Args& args) {
     return;
   }
   const bool update_seq = Bool(o, "update_seq");
-  if (opts.keys || opts.conflicts || opts.attachments || opts.att_encoding_info || update_seq) {
+  if (opts.conflicts || opts.attachments || opts.att_encoding_info || update_seq) {
     ReturnJson(args, AllDocsJson(r, update_seq));
     return;
   }
@@ -750,7 +752,7 @@ void DbAllDocsFlat(const Args& args) {
   out.push_back(v8::Number::New(isolate, static_cast<double>(r.total_rows)));
   out.push_back(v8::Number::New(isolate, static_cast<double>(r.offset)));
   for (const AllDocsRow& row : r.rows) {
-    if (!row.error.ok() || row.deleted || !row.key_json.empty()) {  // not without keys
+    if (!row.error.ok() || row.deleted || !row.key_json.empty()) {  // keys' rows of another form
       ReturnJson(args, AllDocsJson(r, false));
       return;
     }
