@@ -378,6 +378,15 @@ void DbGetFlat(const Args& args) {
   if (!db) return;
   thread_local std::string id;  // reused: db.get is the hot path
   thread_local Database::WinnerBuffers buffers;
+  // A big document's buffers are let go after the call rather than held by
+  // the thread for good.
+  struct Trim {
+    ~Trim() {
+      constexpr size_t kKeep = 64 << 10;
+      if (buffers.record.capacity() > kKeep) std::string().swap(buffers.record);
+      if (buffers.body.capacity() > kKeep) std::string().swap(buffers.body);
+    }
+  } trim;
   v8::Isolate* isolate = args.GetIsolate();
   const bool is_string = args[1]->IsString();
   if (is_string) {
