@@ -114,7 +114,35 @@ function plainJson(v, depth, stack) {
       return false;
   }
 }
-function docArg(doc) { return plainJson(doc, 0, []) ? JSON.stringify(doc) : doc; }
+// plainJson() of a document object, its own members listed by Object.keys
+// (what for-in and hasOwn gave, without a call per member) and no ancestor
+// stack until a member is an object: the check of a small document cost
+// ~0.25 us of a post's ~2.2 in the bench's loop, run in baseline code.
+function plainDoc(doc) {
+  if (typeof doc.toJSON === 'function') return false;
+  const keys = Object.keys(doc);
+  for (let i = 0; i < keys.length; i++) {
+    const x = doc[keys[i]];
+    switch (typeof x) {
+      case 'string':
+      case 'boolean':
+        break;
+      case 'number':
+        if (x - x !== 0) return false;
+        break;
+      case 'object':
+        if (x !== null && !plainJson(x, 1, [doc])) return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+function docArg(doc) {
+  const plain = doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? plainDoc(doc) : plainJson(doc, 0, []);
+  return plain ? JSON.stringify(doc) : doc;
+}
 
 // db.get's documents: a flat one comes from native.dbGetFlat as [shape,
 // values...] (js/doc_shapes.h) and is built here by its shape's function, an
