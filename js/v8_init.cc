@@ -46,7 +46,21 @@ namespace {
 // a plain JS walk of those documents 42 -> 11.5 ms (strings untouched) and
 // 70 -> 25 ms (every string read), the massive-docs bulkDocs 99-155 -> 69-72
 // ms of isolate CPU, same machine and load, alternating processes.
-constexpr char kDefaultFlags[] = "--no-lazy-feedback-allocation --max-semi-space-size=4 --minor-mc";
+//
+// --always-sparkplug: a function gets Sparkplug's baseline code when it is
+// compiled, instead of running in the interpreter until TurboFan takes it.
+// V8 10.2 built as libnode never tiers up to Sparkplug on its own (it wants
+// short builtin calls, which this build lacks: --sparkplug alone measured
+// the same as --no-sparkplug), and a short loop of API calls runs its whole
+// life before TurboFan: in settee bench's 1000 awaited gets and posts only
+// the runner's loop itself was optimized (--trace-opt), never db.get, the
+// prelude's helpers or performance.now. Same machine, load ~4.5-5.5,
+// alternating binaries, 3 runs each: basic-gets 1.19-1.25 -> 1.07-1.09 us,
+// basic-inserts 2.59-2.64 -> 2.37-2.46 us, the other basics cases and the
+// eval suite's string loop within their noise, peak RSS 189 -> 187-194 MB,
+// `settee eval 1` 54-65 -> 56-66 ms. --jitless turns it off (no JIT at all).
+constexpr char kDefaultFlags[] =
+    "--no-lazy-feedback-allocation --max-semi-space-size=4 --minor-mc --always-sparkplug";
 
 std::once_flag g_once;
 // Deliberately leaked: isolates on detached threads may still reference it

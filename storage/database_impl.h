@@ -114,6 +114,8 @@ class DatabaseImpl final : public Database {
   Status BulkDocsArray(std::string_view docs, const UpdateOptions& options,
                        std::vector<DocUpdateResult>* results) override;
   Result<std::string> Get(std::string_view docid, const GetOptions& options) override;
+  Status GetWinner(std::string_view docid, WinnerBuffers* buffers, std::string_view* rev,
+                   std::string_view* body) override;
   Result<std::string> GetWithAttachments(std::string_view docid, const GetOptions& options,
                                          AttachmentBodySink* sink) override;
   Status GetOpenRevs(std::string_view docid, const std::vector<std::string>& revs,

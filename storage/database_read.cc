@@ -207,6 +207,24 @@ Result<std::string> DatabaseImpl::Get(std::string_view docid, const GetOptions& 
   return RevisionJson(docid, record, index, body, options);
 }
 
+Status DatabaseImpl::GetWinner(std::string_view docid, WinnerBuffers* buffers, std::string_view* rev,
+                               std::string_view* body) {
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  if (IsLocalDocId(docid)) return Status(Status::Code::kInvalidOperation, "GetWinner takes no _local id");
+  // Get()'s plain path, the record read into the caller's buffer.
+  s = kv_->Get(KVReadOptions(), keys_.Doc(docid), &buffers->record);
+  if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
+  DocRecordView view;
+  s = DecodeDocRecordView(buffers->record, &view);
+  if (!s.ok()) return s;
+  if (view.deleted) return Status::NotFound("deleted");
+  s = view.Body(&buffers->body, body);
+  if (!s.ok()) return s;
+  *rev = view.winner_rev;
+  return Status::OK();
+}
+
 Status DatabaseImpl::GetOpenRevs(std::string_view docid, const std::vector<std::string>& revs,
                                  const GetOptions& options, std::vector<OpenRevResult>* out) {
   out->clear();

@@ -488,6 +488,20 @@ class Database {
   // The document as JSON. kNotFound with reason "missing" or "deleted".
   virtual Result<std::string> Get(std::string_view docid, const GetOptions& options = {}) = 0;
 
+  // The parts of what Get(docid) without options returns, without building
+  // its JSON: the winning revision and the body's JSON text (an object
+  // without _id and _rev), as views into *buffers, which the caller may
+  // reuse from call to call (no allocation once they have grown). For
+  // callers building their own values (the JS API's db.get). kNotFound with
+  // reason "missing" or "deleted", as Get(); kInvalidOperation for a _local
+  // document's id (use Get()).
+  struct WinnerBuffers {
+    std::string record;
+    std::string body;
+  };
+  virtual Status GetWinner(std::string_view docid, WinnerBuffers* buffers, std::string_view* rev,
+                           std::string_view* body) = 0;
+
   // Get() with the attachments handed to `sink` instead of written into the
   // JSON: the returned document has no "_attachments" member; `sink` gets
   // every attachment (gzip and encoded_length filled in when

@@ -48,6 +48,12 @@ function run(cb, fn) {
   try { p = Promise.resolve(fn()); } catch (e) { p = Promise.reject(e); }
   return cb === undefined ? p : settle(p, cb);
 }
+// run() without a closure: fn(a, b, c) (put and post).
+function runCall(cb, fn, a, b, c) {
+  let p;
+  try { p = Promise.resolve(fn(a, b, c)); } catch (e) { p = Promise.reject(e); }
+  return cb === undefined ? p : settle(p, cb);
+}
 // remove()'s overloads, PouchDB's: (doc, opts?, cb?) or (id, rev, opts?, cb?).
 function removeArgs(docOrId, revOrOpts, opts, cb) {
   if (typeof docOrId === 'string') {
@@ -108,7 +114,104 @@ function plainJson(v, depth, stack) {
       return false;
   }
 }
-function docArg(doc) { return plainJson(doc, 0, []) ? JSON.stringify(doc) : doc; }
+// plainJson() of a document object, its own members listed by Object.keys
+// (what for-in and hasOwn gave, without a call per member) and no ancestor
+// stack until a member is an object: the check of a small document cost
+// ~0.25 us of a post's ~2.2 in the bench's loop, run in baseline code.
+function plainDoc(doc) {
+  if (typeof doc.toJSON === 'function') return false;
+  const keys = Object.keys(doc);
+  for (let i = 0; i < keys.length; i++) {
+    const x = doc[keys[i]];
+    switch (typeof x) {
+      case 'string':
+      case 'boolean':
+        break;
+      case 'number':
+        if (x - x !== 0) return false;
+        break;
+      case 'object':
+        if (x !== null && !plainJson(x, 1, [doc])) return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+function docArg(doc) {
+  const plain = doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? plainDoc(doc) : plainJson(doc, 0, []);
+  return plain ? JSON.stringify(doc) : doc;
+}
+
+// db.get's documents: a flat one comes from native.dbGetFlat as [shape,
+// values...] (js/doc_shapes.h) and is built here by its shape's function, an
+// object literal (JSON.parse costs ~230 ns for any object, a literal of four
+// members ~6); any other comes as the object itself.
+const docShapes = [];
+const dbGetFlat = native.dbGetFlat;
+function flatDoc(r) {
+  if (!Array.isArray(r)) return r;
+  let make = docShapes[r[0]];
+  if (make === undefined) make = docShapes[r[0]] = docShapeFunction(native.docShapeNames(r[0]));
+  return make(r);
+}
+function docShapeFunction(names) {
+  // JSON.stringify quotes a name as a JS string literal (the engine declines
+  // __proto__, integer and repeated names, which a literal would treat
+  // differently from JSON.parse).
+  let members = '';
+  for (let i = 0; i < names.length; i++) members += JSON.stringify(names[i]) + ':v[' + (i + 1) + '],';
+  return new Function('v', '"use strict"; return {' + members + '};');
+}
+
+// db.allDocs(opts): as put and post, no array destructuring and no closure,
+// and indexed loops where for-of would run the iterator protocol (the
+// bench's loops run this interpreted or in baseline code). JSON.stringify
+// without a replacer: it drops function-valued options as optsReplacer does
+// (omitted members, null in arrays).
+const allDocsKeyOptions = ['key', 'startkey', 'endkey', 'start_key', 'end_key'];
+function allDocsOf(db, opts) {
+  const o = Object.assign({}, opts);
+  if ('keys' in o) {
+    if (!Array.isArray(o.keys)) throw new PouchError(400, 'bad_request', '`keys` must be an array');
+    for (let i = 0; i < allDocsKeyOptions.length; i++) {
+      const k = allDocsKeyOptions[i];
+      if (k in o) throw new PouchError(400, 'query_parse_error', 'Query parameter `keys` is not compatible with `' + k + '`');
+    }
+  }
+  if ('start_key' in o && !('startkey' in o)) o.startkey = o.start_key;
+  if ('end_key' in o && !('endkey' in o)) o.endkey = o.end_key;
+  if ('key' in o) { o.startkey = o.endkey = o.key; o.inclusive_end = true; }
+  delete o.start_key; delete o.end_key; delete o.key;
+  if ('startkey' in o && typeof o.startkey !== 'string') o.startkey = o.startkey == null ? undefined : String(o.startkey);
+  if ('endkey' in o && typeof o.endkey !== 'string') o.endkey = o.endkey == null ? undefined : String(o.endkey);
+  const r = native.dbAllDocsFlat(db._handle(), JSON.stringify(o));
+  if (Array.isArray(r)) return allDocsRows(r);
+  if (o.binary && o.attachments) for (const row of r.rows) binaryAtts(row.doc);
+  return r;
+}
+
+// allDocs' answer from native.dbAllDocsFlat's [total_rows, offset, (id,
+// rev, doc)...]: the object JSON.parse made of its text, built with
+// literals (a doc is [shape, values...], an object, or undefined).
+function allDocsRows(r) {
+  const rows = [];
+  for (let i = 2; i < r.length; i += 3) {
+    const id = r[i];
+    let doc = r[i + 2];
+    if (doc === undefined) {
+      rows.push({ id, key: id, value: { rev: r[i + 1] } });
+    } else {
+      if (Array.isArray(doc)) {
+        const make = docShapes[doc[0]];
+        doc = make !== undefined ? make(doc) : flatDoc(doc);
+      }
+      rows.push({ id, key: id, value: { rev: r[i + 1] }, doc });
+    }
+  }
+  return { total_rows: r[0], offset: r[1], rows };
+}
 
 // Attachment data given as bytes (Buffer, typed array, ArrayBuffer), as
 // PouchDB in node accepts it, crosses as base64 like the rest of the JSON.
@@ -215,6 +318,24 @@ function pouchViewOpts(e, opts) {
   return o;
 }
 
+function putDoc(db, doc, opts) {
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
+    throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
+  }
+  if (!doc._id) throw new PouchError(412, 'missing_id', '_id is required for puts');
+  if (typeof doc._id !== 'string') throw new PouchError(400, 'bad_request', '_id field must contain a string');
+  const h = db._handle();
+  const r = native.dbPut(h, docArg(withBase64Atts(doc)), opts != null && opts.new_edits === false);
+  return { ok: true, id: r[0], rev: r[1] };
+}
+function postDoc(db, doc) {
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
+    throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
+  }
+  const r = native.dbPut(db._handle(), docArg(withBase64Atts(doc)), false);
+  return { ok: true, id: r[0], rev: r[1] };
+}
+
 class PouchDB extends EventEmitter {
   constructor(name, opts) {
     super();
@@ -251,38 +372,34 @@ class PouchDB extends EventEmitter {
     if (this._h < 0) throw new Error(this._destroyed ? 'database is destroyed' : 'database is closed');
     return this._h;
   }
+  // put and post are the hot writes: no array destructuring (argsOf) and
+  // no closure (run). A benchmark's 1000 posts run mostly in V8's
+  // interpreter (TurboFan comes later), where both cost more than the rest
+  // of the JS of the call.
   put(doc, opts, cb) {
-    [opts, cb] = argsOf(opts, cb);
-    return run(cb, () => {
-      if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
-        throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
-      }
-      if (!doc._id) throw new PouchError(412, 'missing_id', '_id is required for puts');
-      if (typeof doc._id !== 'string') throw new PouchError(400, 'bad_request', '_id field must contain a string');
-      const h = this._handle();
-      const r = native.dbPut(h, docArg(withBase64Atts(doc)), opts.new_edits === false);
-      return { ok: true, id: r[0], rev: r[1] };
-    });
+    if (typeof opts === 'function') { cb = opts; opts = undefined; }
+    return runCall(cb, putDoc, this, doc, opts);
   }
   post(doc, opts, cb) {
-    [opts, cb] = argsOf(opts, cb);
-    return run(cb, () => {
-      if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
-        throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
-      }
-      const r = native.dbPut(this._handle(), docArg(withBase64Atts(doc)), false);
-      return { ok: true, id: r[0], rev: r[1] };
-    });
+    if (typeof opts === 'function') cb = opts;
+    return runCall(cb, postDoc, this, doc, undefined);
   }
   get(id, opts, cb) {
     // Fast path of the most frequent call, db.get(id) with a promise: no
-    // closure, no option handling.
+    // closure, no option handling, the shape's function called here (flatDoc
+    // makes it on a shape's first document), resolved in the call.
     if (opts === undefined && cb === undefined && typeof id === 'string' && id !== '' && this._h >= 0) {
+      let r;
       try {
-        return Promise.resolve(native.dbGet(this._h, id));
+        r = dbGetFlat(this._h, id);
       } catch (e) {
         return Promise.reject(e);
       }
+      if (Array.isArray(r)) {
+        const make = docShapes[r[0]];
+        r = make !== undefined ? make(r) : flatDoc(r);
+      }
+      return Promise.resolve(r);
     }
     if (typeof opts === 'function') { cb = opts; opts = undefined; }
     return run(cb, () => {
@@ -405,27 +522,10 @@ class PouchDB extends EventEmitter {
     });
   }
   allDocs(opts, cb) {
-    [opts, cb] = argsOf(opts, cb);
-    return run(cb, () => {
-      const o = Object.assign({}, opts);
-      if ('keys' in o) {
-        if (!Array.isArray(o.keys)) throw new PouchError(400, 'bad_request', '`keys` must be an array');
-        for (const k of ['key', 'startkey', 'endkey', 'start_key', 'end_key']) {
-          if (k in o) throw new PouchError(400, 'query_parse_error', 'Query parameter `keys` is not compatible with `' + k + '`');
-        }
-      }
-      if ('start_key' in o && !('startkey' in o)) o.startkey = o.start_key;
-      if ('end_key' in o && !('endkey' in o)) o.endkey = o.end_key;
-      if ('key' in o) { o.startkey = o.endkey = o.key; o.inclusive_end = true; }
-      delete o.start_key; delete o.end_key; delete o.key;
-      for (const k of ['startkey', 'endkey']) {
-        if (k in o && typeof o[k] !== 'string') o[k] = o[k] == null ? undefined : String(o[k]);
-      }
-      const r = native.dbAllDocs(this._handle(), JSON.stringify(o, optsReplacer));
-      if (o.binary && o.attachments) for (const row of r.rows) binaryAtts(row.doc);
-      return r;
-    });
+    if (typeof opts === 'function') { cb = opts; opts = undefined; }
+    return runCall(cb, allDocsOf, this, opts == null ? {} : opts, undefined);
   }
+
   info(cb) {
     return run(cb, () => {
       const i = native.dbInfo(this._handle());

@@ -86,6 +86,35 @@ TEST_P(DatabaseTest, PutThenGetReturnsBodyWithIdAndRev) {
             GetOk("a"));
 }
 
+// GetWinner gives Get()'s document in parts, into buffers reused across
+// calls, with Get()'s errors.
+TEST_P(DatabaseTest, GetWinnerGivesGetsDocumentInParts) {
+  Database::WinnerBuffers buffers;
+  std::string_view rev, body;
+  std::string big = "{\"_id\":\"big\",\"s\":\"" + std::string(100000, 'x') + "\"}";  // stored compressed
+  const std::pair<std::string, std::string> docs[] = {
+      {"a", R"({"_id":"a","x":1,"nested":{"y":[1,"two",null]}})"}, {"e", R"({"_id":"e"})"}, {"big", big}};
+  for (const auto& [id, json] : docs) {
+    SCOPED_TRACE(id);
+    std::string written = PutOk(json);
+    ASSERT_TRUE(db_->GetWinner(id, &buffers, &rev, &body).ok());
+    EXPECT_EQ(rev, written);
+    std::string whole = "{\"_id\":\"" + id + "\",\"_rev\":\"" + std::string(rev) + "\"" +
+                        (body.size() > 2 ? "," + std::string(body.substr(1)) : "}");
+    EXPECT_EQ(whole, GetOk(id));
+  }
+  std::string rev1 = PutOk(R"({"_id":"d","v":1})");
+  ASSERT_TRUE(db_->Delete("d", rev1).ok());
+  Status s = db_->GetWinner("d", &buffers, &rev, &body);
+  EXPECT_TRUE(s.IsNotFound());
+  EXPECT_EQ("deleted", s.reason());
+  s = db_->GetWinner("nope", &buffers, &rev, &body);
+  EXPECT_TRUE(s.IsNotFound());
+  EXPECT_EQ("missing", s.reason());
+  PutOk(R"({"_id":"_local/l","v":1})");
+  EXPECT_EQ(Status::Code::kInvalidOperation, db_->GetWinner("_local/l", &buffers, &rev, &body).code());
+}
+
 TEST_P(DatabaseTest, RevisionIdsAreDeterministicAndPinned) {
   // Golden values of settee's rev algorithm (storage/document.h): changing
   // them breaks idempotent retries against existing data.

@@ -123,6 +123,58 @@ check('post generates ids; bad input is rejected clearly', async () => {
   await assert.rejects(db.get('lone'), { status: 404 });
 });
 
+// db.get(id) builds flat documents from their shape (js/doc_shapes.h) and
+// parses the rest: both give what was stored, members in the same order.
+check('get returns every kind of document as stored', async () => {
+  const db = new PouchDB(dbName);
+  const docs = [
+    { _id: 'shape-a', foo: 'bar', baz: 'quux' },
+    { _id: 'shape-b', foo: 'other', baz: 'values' },  // the same shape again
+    { _id: 'shape-c', n: -0, i: 42, f: 1.5, big: 1e300, t: true, no: false, nil: null, e: '' },
+    { _id: 'shape-d', 'a b': 1, constructor: 'c', toString: 't', 'caf\u00e9': '\u20ac \ud83d\ude00' },
+    { _id: 'shape-e', 2: 'two', x: 1, 1: 'one' },  // integer names: parsed
+    { _id: 'shape-f', quote: 'say "hi"\n' },  // escapes: parsed
+    { _id: 'shape-g', nested: { a: [1, { b: null }] } },  // nested: parsed
+  ];
+  for (const doc of docs) {
+    const { rev } = await db.put(doc);
+    const got = await db.get(doc._id);
+    // The stored text: _id, _rev, then the body's members.
+    const { _id, ...rest } = doc;
+    const body = JSON.stringify(rest);
+    const want = JSON.parse('{"_id":' + JSON.stringify(_id) + ',"_rev":' + JSON.stringify(rev) +
+      (body === '{}' ? '}' : ',' + body.slice(1)));
+    assert.strictEqual(JSON.stringify(got), JSON.stringify(want), doc._id);
+    assert.deepStrictEqual(Object.keys(got), Object.keys(want), doc._id);
+    assert.strictEqual(Object.getPrototypeOf(got), Object.prototype, doc._id);
+    got.mutated = true;  // each get is a fresh object
+    assert.strictEqual((await db.get(doc._id)).mutated, undefined, doc._id);
+  }
+  assert.ok(Object.is((await db.get('shape-c')).n, 0));  // JSON keeps no -0: stored as 0
+  // allDocs builds its rows from the same parts; with update_seq it answers
+  // through JSON text: the rows must not differ, nor their members' order.
+  for (const o of [{}, { include_docs: true }, { include_docs: true, descending: true, limit: 5, skip: 1 },
+    { startkey: 'shape-b', endkey: 'shape-f', include_docs: true }, { startkey: 'zzz' },
+    { keys: ['shape-c', 'shape-a', 'shape-c'], include_docs: true },
+    { keys: ['shape-a', 'no-such-doc', 'shape-g'], include_docs: true }, { keys: [] }]) {
+    const built = await db.allDocs(o);
+    const parsed = await db.allDocs(Object.assign({ update_seq: true }, o));
+    assert.strictEqual(typeof parsed.update_seq, 'number');
+    delete parsed.update_seq;
+    assert.strictEqual(JSON.stringify(built), JSON.stringify(parsed), JSON.stringify(o));
+    assert.deepStrictEqual(built, parsed);
+    if (o.include_docs) {
+      for (const row of built.rows) {
+        if (row.error) continue;  // keys' missing row
+        assert.strictEqual(JSON.stringify(row.doc), JSON.stringify(await db.get(row.id)), row.id);
+      }
+    }
+  }
+  const rows = (await db.allDocs({ include_docs: true })).rows;
+  rows[0].doc.mutated = true;  // fresh objects each call
+  assert.strictEqual((await db.allDocs({ include_docs: true })).rows[0].doc.mutated, undefined);
+});
+
 check('node-style callbacks', async () => {
   const db = new PouchDB(dbName);
   const res = await new Promise((resolve, reject) => {
