@@ -20,6 +20,10 @@ struct ShapeTable {
   // characters, so no name holds one) -> its index, or -1 if declined.
   std::unordered_map<std::string, int> index;
   std::vector<std::string> names;  // by index
+  // Declined shapes remembered (at most kMaxShapes: past that a declined
+  // shape is judged again each time rather than held for good, as a
+  // thread may read documents of ever new integer names).
+  int declined = 0;
   // The last shape looked up: a loop of gets mostly reads one shape.
   std::string last;
   int last_index = -1;
@@ -55,10 +59,15 @@ inline uint64_t BytesEqual(uint64_t w, unsigned char c) {
   return (x - kOnes) & ~x & kHighBits;
 }
 
+// The same for every byte below 0x20 (a control character, which JSON
+// allows in a string only escaped: JSON.parse refuses the text).
+inline uint64_t BytesControl(uint64_t w) { return (w - kOnes * 0x20) & ~w & kHighBits; }
+
 // A string whose opening quote is at s[*i] (*i < s.size()); false if it has
-// an escape (or no end). *ascii: whether every byte is below 0x80. Eight
-// bytes at a time: a byte loop cost ~120 instructions per string of a small
-// document, two memchr calls a string ~6% of a get.
+// an escape or a raw control character (or no end). *ascii: whether every
+// byte is below 0x80. Eight bytes at a time: a byte loop cost ~120
+// instructions per string of a small document, two memchr calls a string
+// ~6% of a get.
 bool ScanString(std::string_view s, size_t* i, std::string_view* out, bool* ascii) {
   const char* begin = s.data() + *i + 1;
   const size_t avail = s.size() - (*i + 1);
@@ -70,17 +79,17 @@ bool ScanString(std::string_view s, size_t* i, std::string_view* out, bool* asci
         if (n == avail) return false;
         const unsigned char c = static_cast<unsigned char>(begin[n]);
         if (c == '"') break;
-        if (c == '\\') return false;
+        if (c == '\\' || c < 0x20) return false;
         high |= c;
       }
       break;
     }
     uint64_t w;
     std::memcpy(&w, begin + n, 8);
-    const uint64_t stop = BytesEqual(w, '"') | BytesEqual(w, '\\');
+    const uint64_t stop = BytesEqual(w, '"') | BytesEqual(w, '\\') | BytesControl(w);
     if (stop != 0) {
       const int at = __builtin_ctzll(stop) / 8;
-      if (begin[n + at] == '\\') return false;
+      if (begin[n + at] != '"') return false;
       if (at > 0) high |= w & (~0ULL >> (64 - 8 * at));
       n += at;
       break;
@@ -90,6 +99,32 @@ bool ScanString(std::string_view s, size_t* i, std::string_view* out, bool* asci
   *ascii = (high & kHighBits) == 0;
   *out = std::string_view(begin, n);
   *i += n + 2;
+  return true;
+}
+
+bool Digit(std::string_view s, size_t i) { return i < s.size() && s[i] >= '0' && s[i] <= '9'; }
+
+// A number as JSON spells it, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?,
+// starting at s[*i]; false for anything else JSON.parse refuses (01, 1.,
+// -.5), which std::from_chars would read.
+bool ScanNumber(std::string_view s, size_t* i) {
+  size_t j = *i;
+  if (j < s.size() && s[j] == '-') ++j;
+  if (!Digit(s, j)) return false;
+  if (s[j++] != '0') {
+    while (Digit(s, j)) ++j;
+  }
+  if (j < s.size() && s[j] == '.') {
+    if (!Digit(s, ++j)) return false;
+    while (Digit(s, j)) ++j;
+  }
+  if (j < s.size() && (s[j] == 'e' || s[j] == 'E')) {
+    ++j;
+    if (j < s.size() && (s[j] == '+' || s[j] == '-')) ++j;
+    if (!Digit(s, j)) return false;
+    while (Digit(s, j)) ++j;
+  }
+  *i = j;
   return true;
 }
 
@@ -133,10 +168,7 @@ bool ScanFlat(std::string_view s, Member* members, int* count, std::string* join
         m.kind = ascii ? Kind::kAsciiString : Kind::kString;
       } else if (c == '-' || (c >= '0' && c <= '9')) {
         const size_t start = i;
-        while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '+' ||
-                                s[i] == '.' || s[i] == 'e' || s[i] == 'E')) {
-          ++i;
-        }
+        if (!ScanNumber(s, &i)) return false;
         m.data = s.data() + start;
         m.size = i - start;
         m.kind = Kind::kNumber;
@@ -195,8 +227,15 @@ int ShapeOf(const std::string& joined, int count) {
     index = it->second;
   } else {
     if (static_cast<int>(t.names.size()) >= kMaxShapes) return -1;
-    index = LiteralSafe(joined, count) ? static_cast<int>(t.names.size()) : -1;
-    if (index >= 0) t.names.push_back(joined);
+    if (!LiteralSafe(joined, count)) {
+      if (t.declined < kMaxShapes) {
+        ++t.declined;
+        t.index.emplace(joined, -1);
+      }
+      return -1;
+    }
+    index = static_cast<int>(t.names.size());
+    t.names.push_back(joined);
     t.index.emplace(joined, index);
   }
   if (index >= 0) {
@@ -326,5 +365,7 @@ std::optional<v8::Local<v8::Array>> DocShapeNames(v8::Isolate* isolate, uint32_t
   }
   return v8::Array::New(isolate, names.data(), names.size());
 }
+
+size_t DocShapeTableEntries() { return table.index.size(); }
 
 }  // namespace settee::js

@@ -15,8 +15,11 @@
 //
 // Anything else is declined (an empty handle): a nested object or array, a string
 // or name with an escape (JSON.parse decodes those, lone surrogates
-// included), a number JSON.parse would read differently than
-// std::from_chars (none known; out-of-range ones are declined), more than
+// included), a number out of a double's range (std::from_chars reads the
+// others as V8 does, bit for bit: tests/js/doc_shapes_test.cc compares
+// them), text JSON.parse refuses (a raw control character in a string, a
+// number such as 01 or 1.: the store holds none, but a decline lets the
+// parser report it), more than
 // kMaxShapeMembers members, a name that an object literal treats differently
 // from JSON.parse ("__proto__"), a name that is an integer (its member is
 // an element, ordered first either way, but not worth the doubt), a name
@@ -63,5 +66,9 @@ v8::MaybeLocal<v8::Array> FlatDocValuesOf(v8::Isolate* isolate, v8::Local<v8::St
 // The member names of shape `index` (from FlatDocValues on this thread), as
 // JS strings; nullopt for an index this thread never gave out.
 std::optional<v8::Local<v8::Array>> DocShapeNames(v8::Isolate* isolate, uint32_t index);
+
+// How many shapes this thread's table remembers, taken and declined (at
+// most kMaxShapes of each): for tests of its bound.
+size_t DocShapeTableEntries();
 
 }  // namespace settee::js

@@ -253,6 +253,20 @@ TEST(JsScripts, PouchDbApiOnLevelDbInThreeThreads) {
   std::system(("rm -rf " + Quote(dir)).c_str());
 }
 
+// Documents built from their shapes against JSON.parse of the stored text
+// (randomized, seeded): four threads on memory, each its own sequence and
+// shape table, and two on LevelDB.
+TEST(JsScripts, DocShapesOnMemoryAndLevelDb) {
+  auto o = Settee({"run", "--threads", "4", kScripts + "/doc_shapes.js"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  for (int t = 0; t < 4; ++t) EXPECT_THAT(o.out, HasSubstr("[thread " + std::to_string(t) + "] all 6 passed"));
+  std::string dir = testing::TempDir() + "/settee_js_shapes_" + std::to_string(getpid());
+  o = Settee({"run", "--threads", "2", "--backend", "leveldb", "--data", dir, kScripts + "/doc_shapes.js", "7"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  for (int t = 0; t < 2; ++t) EXPECT_THAT(o.out, HasSubstr("[thread " + std::to_string(t) + "] all 6 passed"));
+  std::system(("rm -rf " + Quote(dir)).c_str());
+}
+
 TEST(JsScripts, AttachmentsOnMemoryAndLevelDb) {
   auto o = Settee({"run", kScripts + "/attachments.js"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;
