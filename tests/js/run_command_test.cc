@@ -267,6 +267,33 @@ TEST(JsScripts, DocShapesOnMemoryAndLevelDb) {
   std::system(("rm -rf " + Quote(dir)).c_str());
 }
 
+// Isolates run on one thread one after another (--keep's restart) share
+// the thread's shape table while each builds its own shape functions: the
+// second reads the first's shapes in another order, and a new one.
+TEST(JsScripts, DocShapesOfAnIsolateBeforeARestart) {
+  std::string script = Script("settee_keep_shapes.js", R"JS(
+const db = new PouchDB('keep_shapes');
+(async () => {
+  if (settee.restartCount === 0) {
+    await db.put({ _id: 'a', x: 1 });
+    await db.put({ _id: 'b', y: 's', z: true });
+    await db.put({ _id: 'c', w: null, v: -1.5 });
+    await db.get('a');
+    await db.get('b');
+    setTimeout(() => { throw new Error('first isolate ends'); }, 1);
+    return;
+  }
+  const docs = [await db.get('c'), await db.get('b'), await db.get('a'), await db.get('c')];
+  console.log(JSON.stringify(docs.map((d) => [Object.keys(d), Object.values(d).slice(2)])));
+})();
+)JS");
+  auto o = Settee({"run", "--keep", script});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, R"([[["_id","_rev","w","v"],[null,-1.5]],[["_id","_rev","y","z"],["s",true]],)"
+                   R"([["_id","_rev","x"],[1]],[["_id","_rev","w","v"],[null,-1.5]]])" "\n");
+  EXPECT_THAT(o.err, HasSubstr("first isolate ends"));
+}
+
 TEST(JsScripts, AttachmentsOnMemoryAndLevelDb) {
   auto o = Settee({"run", kScripts + "/attachments.js"});
   EXPECT_EQ(o.code, 0) << o.out << o.err;

@@ -247,6 +247,8 @@ check('allDocs with include_docs, over ranges and with keys, is JSON.parse of it
     { include_docs: true, startkey: 'doc_000100', endkey: 'doc_000300' },
     { include_docs: true, startkey: '_design/', endkey: '_design/\uffff' },
     {},
+    { keys: [] },
+    { keys: ids.slice(0, 5) },
   ];
   for (let k = 0; k < 20; k++) {
     const keys = Array.from({ length: 1 + int(30) }, () => pick(ids));
