@@ -1,7 +1,10 @@
 #include "js/worker_platform.h"
 
 #include <algorithm>
+#include <pthread.h>
+
 #include <cerrno>
+#include <chrono>
 
 #include <libplatform/libplatform.h>
 
@@ -15,6 +18,7 @@ WorkerPlatform::WorkerPlatform(std::unique_ptr<v8::Platform> inner, int workers)
 WorkerPlatform::~WorkerPlatform() {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    busy_ -= static_cast<int>(tasks_.size());
     tasks_.clear();
     for (size_t i = 0; i < threads_.size(); ++i) tasks_.emplace_back();
   }
@@ -27,8 +31,14 @@ void WorkerPlatform::CallOnWorkerThread(std::unique_ptr<v8::Task> task) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     tasks_.push_back(std::move(task));
+    ++busy_;
   }
   sem_post(&ready_);
+}
+
+bool WorkerPlatform::WaitIdle(double max_seconds) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_.wait_for(lock, std::chrono::duration<double>(max_seconds), [this] { return busy_ == 0; });
 }
 
 std::unique_ptr<v8::JobHandle> WorkerPlatform::PostJob(v8::TaskPriority priority,
@@ -38,6 +48,9 @@ std::unique_ptr<v8::JobHandle> WorkerPlatform::PostJob(v8::TaskPriority priority
 }
 
 void WorkerPlatform::Work() {
+  // Named so that profiles and /proc/<pid>/task tell V8's helpers (GC,
+  // compiles) from the isolate threads.
+  pthread_setname_np(pthread_self(), "v8-worker");
   for (;;) {
     while (sem_wait(&ready_) != 0 && errno == EINTR) {
     }
@@ -50,6 +63,9 @@ void WorkerPlatform::Work() {
     }
     if (!task) return;
     task->Run();
+    task.reset();  // its destructor is part of the task's work
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--busy_ == 0) idle_.notify_all();
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "bench/harness/replication_remote.h"
 #include "bench/harness/stats.h"
 #include "js/isolate_pool.h"
+#include "js/v8_init.h"
 #include "js/view_functions_js.h"
 #include "settee/store.h"
 #include "util/json.h"
@@ -84,11 +86,21 @@ std::string ErrorOf(const Result<std::string>& r, rapidjson::Document* d) {
 // The first line of a JS stack text: the error itself.
 std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// The longest a run waits, between its setup and its timed loop, for V8's
+// worker threads to finish what the setup left them (settle below).
+constexpr double kSettleMaxS = 0.5;
+
 // `remote_pid`: the replication cases' settee serve (0: none, or not ours),
 // whose CPU time in the timed phase counts with the process's: a pull's work
-// is the server's as much as the client's.
+// is the server's as much as the client's. `settle` (scaling runs): before
+// the timed loops start, wait until V8's worker threads have finished the
+// background work the setup left them (TurboFan compiles of the functions
+// it made hot, a collection's sweeping), at most kSettleMaxS; the wait is
+// JSON metrics.settle_ms. Every thread count waits alike. Without it that
+// work landed in some runs' loops and not others, on the second core a
+// one-thread run has spare and that two threads' loops need.
 CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const WorkloadCase& c,
-                   const BenchOptions& o, int remote_pid) {
+                   const BenchOptions& o, int remote_pid, bool settle) {
   CaseResult r;
   r.suite = c.suite;
   r.name = c.name;
@@ -109,6 +121,11 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
   }
   bool ready = unsupported.empty() && failed.empty();
   if (ready) {
+    if (settle) {
+      const auto s0 = std::chrono::steady_clock::now();
+      js::WaitForV8WorkersIdle(kSettleMaxS);
+      r.metrics["settle_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s0).count();
+    }
     auto t0 = std::chrono::steady_clock::now();
     const double remote0 = remote_pid > 0 ? ProcessThreadsCpuMs(remote_pid) : -1;
     const double cpu0 = ProcessCpuMs();
@@ -275,6 +292,9 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
   js::InstallPoolValidateFunctions(store->get(), po.limits);
   // V8's flags are the process's: the first pool decides (one bench run, one setting).
   if (o.jitless) po.v8_flags = "--jitless --no-expose-wasm";
+  // SETTEE_BENCH_V8_FLAGS adds V8 flags (--trace-opt, --trace-gc: what the
+  // isolates spend beside the workload), as in views_bench.
+  if (const char* flags = std::getenv("SETTEE_BENCH_V8_FLAGS")) po.v8_flags += std::string(" ") + flags;
   po.on_message = [&](int, const std::string& json) {
     size_t colon = json.find(':');
     if (colon == std::string::npos || json.find("bench_progress") == std::string::npos) return;
@@ -362,6 +382,28 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
     // it. Every other round runs the counts in reverse order, so that no
     // count always runs first (after the other's garbage, or first into a
     // burst of the machine's other work).
+    // A scaling run first runs the case once untimed at every count (its
+    // results dropped), so that each pool's isolates have compiled the
+    // case's code before the rounds: V8 compiles per isolate, and a
+    // TurboFan job on a worker thread competes with two isolates for two
+    // cores but not with one. The same warm-up at every count; a scaling
+    // run has no PouchDB baseline beside it, so nothing is compared with a
+    // run that had none. JSON metrics.warmup_ms: its wall time, setup and
+    // teardown included. SETTEE_BENCH_WARMUP=0 leaves it (and the settle
+    // wait) out, to measure what they change.
+    const bool scaling = pools.size() > 1;
+    const char* warm_env = std::getenv("SETTEE_BENCH_WARMUP");
+    const bool steady = scaling && !(warm_env && std::string(warm_env) == "0");
+    std::vector<double> warmup_ms(pools.size(), -1);
+    if (steady) {
+      for (size_t k = 0; k < pools.size(); ++k) {
+        const auto w0 = std::chrono::steady_clock::now();
+        RunCase(*pools[k], runner, c, run_options[k], 0, true);
+        warmup_ms[k] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
+        std::lock_guard<std::mutex> lock(mu);
+        uncaught.clear();
+      }
+    }
     std::vector<std::vector<CaseResult>> runs(pools.size());
     std::vector<double> timed_ms(pools.size(), 0);
     for (int rep = 1;; ++rep) {
@@ -369,7 +411,8 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
       for (size_t i = 0; i < pools.size(); ++i) {
         const size_t k = rep % 2 ? i : pools.size() - 1 - i;
         CaseResult r = RunCase(*pools[k], runner, c, run_options[k],
-                               NeedsReplicationRemote({c}) && remotes[k].process ? remotes[k].process->pid() : 0);
+                               NeedsReplicationRemote({c}) && remotes[k].process ? remotes[k].process->pid() : 0,
+                               steady);
         std::lock_guard<std::mutex> lock(mu);
         if (!uncaught.empty() && r.outcome == Outcome::kOk) {
           r.outcome = Outcome::kFailed;
@@ -386,6 +429,9 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
     std::vector<CaseResult> merged;
     for (auto& r : runs) merged.push_back(r.size() == 1 ? r.front() : MergeRepeats(r));
     if (runs.size() > 1) NoteRoundRatios(runs, &merged);
+    for (size_t k = 0; k < merged.size(); ++k) {
+      if (warmup_ms[k] >= 0) merged[k].metrics["warmup_ms"] = warmup_ms[k];
+    }
     for (auto& r : merged) results.push_back(std::move(r));
   }
   for (auto& remote : remotes) {
