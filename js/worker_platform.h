@@ -51,9 +51,9 @@ class WorkerPlatform final : public v8::Platform {
   // Waits until no worker task is queued or running (V8's compile and GC
   // jobs, settee's own posts), or `max_seconds` have passed; true when
   // idle. Delayed tasks not yet due are libplatform's and not waited for.
-  // What it is for: a benchmark starts its timed phase after the untimed
-  // setup's background work (a TurboFan compile, a GC's sweeping) is done,
-  // so that work does not land in the timed window of one run and not of
+  // What it is for: a benchmark starts timing after the background work of
+  // its untimed warm-up (TurboFan compiles, a GC's sweeping) is done, so
+  // that work does not land in the timed window of one run and not of
   // another (settee bench --threads 1,2).
   bool WaitIdle(double max_seconds);
 

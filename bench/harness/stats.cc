@@ -50,7 +50,7 @@ CaseResult MergeRepeats(const std::vector<CaseResult>& repeats) {
   out.metrics.erase("cores_used");
   std::vector<double> ops, per_cpu, cores;
   double cpu_ms = 0;
-  static const char* const kSummed[] = {"loop_thread_ms", "loop_cpu_ms", "loop_runq_ms", "remote_cpu_ms", "settle_ms"};
+  static const char* const kSummed[] = {"loop_thread_ms", "loop_cpu_ms", "loop_runq_ms", "remote_cpu_ms"};
   std::map<std::string, double> summed;
   for (const char* m : kSummed) out.metrics.erase(m);
   for (const CaseResult& r : repeats) {

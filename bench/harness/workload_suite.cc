@@ -86,21 +86,15 @@ std::string ErrorOf(const Result<std::string>& r, rapidjson::Document* d) {
 // The first line of a JS stack text: the error itself.
 std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
 
-// The longest a run waits, between its setup and its timed loop, for V8's
-// worker threads to finish what the setup left them (settle below).
+// The longest a scaling run waits after a count's warm-up for V8's worker
+// threads to finish what it left them (RunWorkloadSuite).
 constexpr double kSettleMaxS = 0.5;
 
 // `remote_pid`: the replication cases' settee serve (0: none, or not ours),
 // whose CPU time in the timed phase counts with the process's: a pull's work
-// is the server's as much as the client's. `settle` (scaling runs): before
-// the timed loops start, wait until V8's worker threads have finished the
-// background work the setup left them (TurboFan compiles of the functions
-// it made hot, a collection's sweeping), at most kSettleMaxS; the wait is
-// JSON metrics.settle_ms. Every thread count waits alike. Without it that
-// work landed in some runs' loops and not others, on the second core a
-// one-thread run has spare and that two threads' loops need.
+// is the server's as much as the client's.
 CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const WorkloadCase& c,
-                   const BenchOptions& o, int remote_pid, bool settle) {
+                   const BenchOptions& o, int remote_pid) {
   CaseResult r;
   r.suite = c.suite;
   r.name = c.name;
@@ -121,11 +115,6 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
   }
   bool ready = unsupported.empty() && failed.empty();
   if (ready) {
-    if (settle) {
-      const auto s0 = std::chrono::steady_clock::now();
-      js::WaitForV8WorkersIdle(kSettleMaxS);
-      r.metrics["settle_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s0).count();
-    }
     auto t0 = std::chrono::steady_clock::now();
     const double remote0 = remote_pid > 0 ? ProcessThreadsCpuMs(remote_pid) : -1;
     const double cpu0 = ProcessCpuMs();
@@ -389,17 +378,26 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
     // cores but not with one. The same warm-up at every count; a scaling
     // run has no PouchDB baseline beside it, so nothing is compared with a
     // run that had none. JSON metrics.warmup_ms: its wall time, setup and
-    // teardown included. SETTEE_BENCH_WARMUP=0 leaves it (and the settle
-    // wait) out, to measure what they change.
+    // teardown included. After it the harness waits until V8's worker
+    // threads have nothing queued or running (at most kSettleMaxS;
+    // metrics.settle_ms), so the compiles the warm-up started end before
+    // the rounds do. Not before every run: an idle gap between a run's
+    // setup and its loop is one the two-thread runs' spin to their common
+    // start fills and a one-thread run's does not, and the waits measured
+    // little (0-95 ms a case over 50 runs). SETTEE_BENCH_WARMUP=0 leaves
+    // both out, to measure what they change.
     const bool scaling = pools.size() > 1;
     const char* warm_env = std::getenv("SETTEE_BENCH_WARMUP");
     const bool steady = scaling && !(warm_env && std::string(warm_env) == "0");
-    std::vector<double> warmup_ms(pools.size(), -1);
+    std::vector<double> warmup_ms(pools.size(), -1), settle_ms(pools.size(), -1);
     if (steady) {
       for (size_t k = 0; k < pools.size(); ++k) {
         const auto w0 = std::chrono::steady_clock::now();
-        RunCase(*pools[k], runner, c, run_options[k], 0, true);
+        RunCase(*pools[k], runner, c, run_options[k], 0);
         warmup_ms[k] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
+        const auto s0 = std::chrono::steady_clock::now();
+        js::WaitForV8WorkersIdle(kSettleMaxS);
+        settle_ms[k] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s0).count();
         std::lock_guard<std::mutex> lock(mu);
         uncaught.clear();
       }
@@ -411,8 +409,7 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
       for (size_t i = 0; i < pools.size(); ++i) {
         const size_t k = rep % 2 ? i : pools.size() - 1 - i;
         CaseResult r = RunCase(*pools[k], runner, c, run_options[k],
-                               NeedsReplicationRemote({c}) && remotes[k].process ? remotes[k].process->pid() : 0,
-                               steady);
+                               NeedsReplicationRemote({c}) && remotes[k].process ? remotes[k].process->pid() : 0);
         std::lock_guard<std::mutex> lock(mu);
         if (!uncaught.empty() && r.outcome == Outcome::kOk) {
           r.outcome = Outcome::kFailed;
@@ -431,6 +428,7 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
     if (runs.size() > 1) NoteRoundRatios(runs, &merged);
     for (size_t k = 0; k < merged.size(); ++k) {
       if (warmup_ms[k] >= 0) merged[k].metrics["warmup_ms"] = warmup_ms[k];
+      if (settle_ms[k] >= 0) merged[k].metrics["settle_ms"] = settle_ms[k];
     }
     for (auto& r : merged) results.push_back(std::move(r));
   }

@@ -176,8 +176,8 @@ TEST(BenchCommand, SeveralThreadCountsGiveTheScaling) {
     EXPECT_LE(c.metrics.at("loop_runq_ms"), thread_ms);
   }
   // Each count ran the case once untimed before its rounds (its samples
-  // are not among the 3 runs' above), and every run waited for V8's
-  // worker threads to finish what its setup left them before timing.
+  // are not among the 3 runs' above), then waited for V8's worker threads
+  // to finish what the warm-up left them.
   for (const CaseResult& c : report->results) {
     ASSERT_TRUE(c.metrics.count("warmup_ms")) << c.threads;
     EXPECT_GT(c.metrics.at("warmup_ms"), 0) << c.threads;
