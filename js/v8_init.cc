@@ -78,6 +78,4 @@ v8::Platform* V8Platform() { return g_platform; }
 
 v8::Platform* V8WorkerPlatform() { return g_worker_platform; }
 
-bool WaitForV8WorkersIdle(double max_seconds) { return g_worker_platform->WaitIdle(max_seconds); }
-
 }  // namespace settee::js

@@ -33,9 +33,4 @@ v8::Platform* V8Platform();
 // (CallOnWorkerThread). REQUIRES: InitializeV8() was called.
 v8::Platform* V8WorkerPlatform();
 
-// Waits until V8's worker threads have no task queued or running, at most
-// `max_seconds` (WorkerPlatform::WaitIdle); true when they are idle.
-// REQUIRES: InitializeV8() was called.
-bool WaitForV8WorkersIdle(double max_seconds);
-
 }  // namespace settee::js

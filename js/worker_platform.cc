@@ -4,7 +4,6 @@
 #include <pthread.h>
 
 #include <cerrno>
-#include <chrono>
 
 #include <libplatform/libplatform.h>
 
@@ -18,7 +17,6 @@ WorkerPlatform::WorkerPlatform(std::unique_ptr<v8::Platform> inner, int workers)
 WorkerPlatform::~WorkerPlatform() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    busy_ -= static_cast<int>(tasks_.size());
     tasks_.clear();
     for (size_t i = 0; i < threads_.size(); ++i) tasks_.emplace_back();
   }
@@ -31,14 +29,8 @@ void WorkerPlatform::CallOnWorkerThread(std::unique_ptr<v8::Task> task) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     tasks_.push_back(std::move(task));
-    ++busy_;
   }
   sem_post(&ready_);
-}
-
-bool WorkerPlatform::WaitIdle(double max_seconds) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return idle_.wait_for(lock, std::chrono::duration<double>(max_seconds), [this] { return busy_ == 0; });
 }
 
 std::unique_ptr<v8::JobHandle> WorkerPlatform::PostJob(v8::TaskPriority priority,
@@ -63,9 +55,6 @@ void WorkerPlatform::Work() {
     }
     if (!task) return;
     task->Run();
-    task.reset();  // its destructor is part of the task's work
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--busy_ == 0) idle_.notify_all();
   }
 }
 

@@ -24,7 +24,6 @@
 
 #include <semaphore.h>
 
-#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -47,15 +46,6 @@ class WorkerPlatform final : public v8::Platform {
   WorkerPlatform& operator=(const WorkerPlatform&) = delete;
 
   v8::Platform* inner() const { return inner_.get(); }
-
-  // Waits until no worker task is queued or running (V8's compile and GC
-  // jobs, settee's own posts), or `max_seconds` have passed; true when
-  // idle. Delayed tasks not yet due are libplatform's and not waited for.
-  // What it is for: a benchmark starts timing after the background work of
-  // its untimed warm-up (TurboFan compiles, a GC's sweeping) is done, so
-  // that work does not land in the timed window of one run and not of
-  // another (settee bench --threads 1,2).
-  bool WaitIdle(double max_seconds);
 
   v8::PageAllocator* GetPageAllocator() override { return inner_->GetPageAllocator(); }
   v8::ZoneBackingAllocator* GetZoneBackingAllocator() override { return inner_->GetZoneBackingAllocator(); }
@@ -86,8 +76,6 @@ class WorkerPlatform final : public v8::Platform {
   std::unique_ptr<v8::Platform> inner_;
   std::mutex mu_;
   std::deque<std::unique_ptr<v8::Task>> tasks_;  // a null task stops one worker
-  int busy_ = 0;                                 // tasks queued or running, under mu_
-  std::condition_variable idle_;                 // notified when busy_ drops to 0
   sem_t ready_;                                  // one post per queued task
   std::vector<std::thread> threads_;
 };

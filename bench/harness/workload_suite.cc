@@ -22,7 +22,6 @@
 #include "bench/harness/replication_remote.h"
 #include "bench/harness/stats.h"
 #include "js/isolate_pool.h"
-#include "js/v8_init.h"
 #include "js/view_functions_js.h"
 #include "settee/store.h"
 #include "util/json.h"
@@ -85,10 +84,6 @@ std::string ErrorOf(const Result<std::string>& r, rapidjson::Document* d) {
 
 // The first line of a JS stack text: the error itself.
 std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
-
-// The longest a scaling run waits after a count's warm-up for V8's worker
-// threads to finish what it left them (RunWorkloadSuite).
-constexpr double kSettleMaxS = 0.5;
 
 // `remote_pid`: the replication cases' settee serve (0: none, or not ours),
 // whose CPU time in the timed phase counts with the process's: a pull's work
@@ -371,37 +366,6 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
     // it. Every other round runs the counts in reverse order, so that no
     // count always runs first (after the other's garbage, or first into a
     // burst of the machine's other work).
-    // A scaling run first runs the case once untimed at every count (its
-    // results dropped), so that each pool's isolates have compiled the
-    // case's code before the rounds: V8 compiles per isolate, and a
-    // TurboFan job on a worker thread competes with two isolates for two
-    // cores but not with one. The same warm-up at every count; a scaling
-    // run has no PouchDB baseline beside it, so nothing is compared with a
-    // run that had none. JSON metrics.warmup_ms: its wall time, setup and
-    // teardown included. After it the harness waits until V8's worker
-    // threads have nothing queued or running (at most kSettleMaxS;
-    // metrics.settle_ms), so the compiles the warm-up started end before
-    // the rounds do. Not before every run: an idle gap between a run's
-    // setup and its loop is one the two-thread runs' spin to their common
-    // start fills and a one-thread run's does not, and the waits measured
-    // little (0-95 ms a case over 50 runs). SETTEE_BENCH_WARMUP=0 leaves
-    // both out, to measure what they change.
-    const bool scaling = pools.size() > 1;
-    const char* warm_env = std::getenv("SETTEE_BENCH_WARMUP");
-    const bool steady = scaling && !(warm_env && std::string(warm_env) == "0");
-    std::vector<double> warmup_ms(pools.size(), -1), settle_ms(pools.size(), -1);
-    if (steady) {
-      for (size_t k = 0; k < pools.size(); ++k) {
-        const auto w0 = std::chrono::steady_clock::now();
-        RunCase(*pools[k], runner, c, run_options[k], 0);
-        warmup_ms[k] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
-        const auto s0 = std::chrono::steady_clock::now();
-        js::WaitForV8WorkersIdle(kSettleMaxS);
-        settle_ms[k] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s0).count();
-        std::lock_guard<std::mutex> lock(mu);
-        uncaught.clear();
-      }
-    }
     std::vector<std::vector<CaseResult>> runs(pools.size());
     std::vector<double> timed_ms(pools.size(), 0);
     for (int rep = 1;; ++rep) {
@@ -426,10 +390,6 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
     std::vector<CaseResult> merged;
     for (auto& r : runs) merged.push_back(r.size() == 1 ? r.front() : MergeRepeats(r));
     if (runs.size() > 1) NoteRoundRatios(runs, &merged);
-    for (size_t k = 0; k < merged.size(); ++k) {
-      if (warmup_ms[k] >= 0) merged[k].metrics["warmup_ms"] = warmup_ms[k];
-      if (settle_ms[k] >= 0) merged[k].metrics["settle_ms"] = settle_ms[k];
-    }
     for (auto& r : merged) results.push_back(std::move(r));
   }
   for (auto& remote : remotes) {

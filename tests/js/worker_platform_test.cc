@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <set>
 #include <thread>
 
@@ -157,38 +156,6 @@ TEST(WorkerPlatform, TheDestructorStopsWorkersWithTasksStillQueued) {
   releaser.join();
   EXPECT_EQ(dropped.load(), 50);
   EXPECT_EQ(ran.load(), 0);
-}
-
-// WaitIdle: true at once with nothing posted; false after its time while a
-// task runs or waits behind it; true once both have run.
-TEST(WorkerPlatform, WaitIdleWaitsForQueuedAndRunningTasks) {
-  auto platform = MakePlatform(1);
-  EXPECT_TRUE(platform->WaitIdle(0));
-  std::atomic<bool> release{false};
-  std::atomic<int> started{0}, done{0};
-  std::mutex mu;
-  std::set<std::thread::id> on;
-  platform->CallOnWorkerThread(std::make_unique<BlockTask>(&release, &started));
-  platform->CallOnWorkerThread(std::make_unique<CountTask>(&done, &mu, &on));
-  ASSERT_TRUE(WaitFor(started, 1));
-  EXPECT_FALSE(platform->WaitIdle(0.02));
-  std::thread releaser([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    release = true;
-  });
-  EXPECT_TRUE(platform->WaitIdle(30));
-  EXPECT_EQ(done.load(), 1);  // the queued task ran before it returned
-  releaser.join();
-}
-
-// A job's worker tasks count too: idle only once the job has run out.
-TEST(WorkerPlatform, WaitIdleCoversJobs) {
-  auto platform = MakePlatform(2);
-  std::atomic<int> left{200};
-  auto handle = platform->PostJob(v8::TaskPriority::kUserVisible, std::make_unique<CountJob>(&left));
-  EXPECT_TRUE(platform->WaitIdle(30));
-  EXPECT_EQ(left.load(), 0);
-  handle->Join();
 }
 
 }  // namespace
