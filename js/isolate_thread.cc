@@ -1,6 +1,9 @@
 #include "js/isolate_thread.h"
 
+#include <pthread.h>
+
 #include <cstdio>
+#include <string>
 #include <future>
 
 #include <libplatform/libplatform.h>
@@ -69,6 +72,8 @@ Status IsolateThread::Start() {
   std::promise<Status> started;
   auto f = started.get_future();
   thread_ = std::thread([this, &started] {
+    // Named for profiles and /proc/<pid>/task (beside V8's "v8-worker"s).
+    pthread_setname_np(pthread_self(), ("isolate-" + std::to_string(id_)).substr(0, 15).c_str());
     int r = uv_loop_init(&loop_);
     if (r == 0) r = uv_async_init(&loop_, &async_, OnAsync);
     if (r != 0) {

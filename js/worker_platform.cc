@@ -1,6 +1,8 @@
 #include "js/worker_platform.h"
 
 #include <algorithm>
+#include <pthread.h>
+
 #include <cerrno>
 
 #include <libplatform/libplatform.h>
@@ -38,6 +40,9 @@ std::unique_ptr<v8::JobHandle> WorkerPlatform::PostJob(v8::TaskPriority priority
 }
 
 void WorkerPlatform::Work() {
+  // Named so that profiles and /proc/<pid>/task tell V8's helpers (GC,
+  // compiles) from the isolate threads.
+  pthread_setname_np(pthread_self(), "v8-worker");
   for (;;) {
     while (sem_wait(&ready_) != 0 && errno == EINTR) {
     }

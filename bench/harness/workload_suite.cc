@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <memory>
@@ -38,7 +39,12 @@ constexpr const char* kPrepare =
 constexpr const char* kTimed = "(a) => require(a.runner).timed(a)";
 // With several threads, their loops start at one instant this far after
 // the harness posts them (runner.js timed(): the threads' wake-ups differ
-// by 1-3.5 ms here, more than a short case's whole loop).
+// by 1-3.5 ms here, more than a short case's whole loop). In a scaling run
+// the one-thread runs wait as long: the wait itself slows the loop's first
+// iteration (startkey-endkey 0.108-0.112 ms -> 0.208-0.216, the two-thread
+// runs' 0.185-0.218; code gone cold, README), which on the short reads'
+// loops of 1-2 ms was 3-8% of the two-thread figure and of no one-thread
+// one.
 constexpr uint64_t kStartDelayNs = 15'000'000;
 constexpr const char* kFinish = "(a) => require(a.runner).finish()";
 
@@ -86,9 +92,12 @@ std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); 
 
 // `remote_pid`: the replication cases' settee serve (0: none, or not ours),
 // whose CPU time in the timed phase counts with the process's: a pull's work
-// is the server's as much as the client's.
+// is the server's as much as the client's. `common_start`: the threads'
+// loops start at an instant kStartDelayNs after the harness posts them
+// (always with several threads; with one, in a scaling run, so that every
+// count starts alike: JSON metrics.common_start_ms).
 CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const WorkloadCase& c,
-                   const BenchOptions& o, int remote_pid) {
+                   const BenchOptions& o, int remote_pid, bool common_start) {
   CaseResult r;
   r.suite = c.suite;
   r.name = c.name;
@@ -113,9 +122,10 @@ CaseResult RunCase(js::IsolatePool& pool, const std::string& runner, const Workl
     const double remote0 = remote_pid > 0 ? ProcessThreadsCpuMs(remote_pid) : -1;
     const double cpu0 = ProcessCpuMs();
     std::string timed_arg = runner_arg;
-    if (n > 1) {
+    if (n > 1 || common_start) {
       timed_arg.pop_back();  // the closing brace
       timed_arg += ",\"start_at\":\"" + std::to_string(uv_hrtime() + kStartDelayNs) + "\"}";
+      r.metrics["common_start_ms"] = kStartDelayNs / 1e6;
     }
     auto timed = OnAll(pool, kTimed, [&](int) { return timed_arg; });
     const double cpu_ms = ProcessCpuMs() - cpu0;
@@ -275,6 +285,9 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
   js::InstallPoolValidateFunctions(store->get(), po.limits);
   // V8's flags are the process's: the first pool decides (one bench run, one setting).
   if (o.jitless) po.v8_flags = "--jitless --no-expose-wasm";
+  // SETTEE_BENCH_V8_FLAGS adds V8 flags (--trace-opt, --trace-gc: what the
+  // isolates spend beside the workload), as in views_bench.
+  if (const char* flags = std::getenv("SETTEE_BENCH_V8_FLAGS")) po.v8_flags += std::string(" ") + flags;
   po.on_message = [&](int, const std::string& json) {
     size_t colon = json.find(':');
     if (colon == std::string::npos || json.find("bench_progress") == std::string::npos) return;
@@ -369,7 +382,8 @@ std::vector<CaseResult> RunWorkloadSuite(const std::string& group, const BenchOp
       for (size_t i = 0; i < pools.size(); ++i) {
         const size_t k = rep % 2 ? i : pools.size() - 1 - i;
         CaseResult r = RunCase(*pools[k], runner, c, run_options[k],
-                               NeedsReplicationRemote({c}) && remotes[k].process ? remotes[k].process->pid() : 0);
+                               NeedsReplicationRemote({c}) && remotes[k].process ? remotes[k].process->pid() : 0,
+                               /*common_start=*/pools.size() > 1);
         std::lock_guard<std::mutex> lock(mu);
         if (!uncaught.empty() && r.outcome == Outcome::kOk) {
           r.outcome = Outcome::kFailed;
