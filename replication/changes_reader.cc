@@ -1,5 +1,7 @@
 #include "replication/changes_reader.h"
 
+#include "util/malloc_arena.h"
+
 namespace settee::replication {
 
 ChangesReader::ChangesReader(std::unique_ptr<Endpoint> source, ChangesReaderOptions options)
@@ -24,6 +26,7 @@ void ChangesReader::Interrupt() {
 }
 
 void ChangesReader::Read() {
+  util::UseSharedMallocArena();
   ChangesRequest request;
   request.since = options_.since;
   request.limit = options_.batch_size;

@@ -6,6 +6,7 @@
 #include "replication/replication_id.h"
 #include "storage/mango_selector.h"
 #include "util/digest.h"
+#include "util/malloc_arena.h"
 #include "util/json.h"
 
 namespace settee::replication {
@@ -163,6 +164,7 @@ ReplicationJob::~ReplicationJob() {
 }
 
 void ReplicationJob::Main() {
+  util::UseSharedMallocArena();
   Status s = replicator_->Run();
   std::vector<std::function<void(const Status&)>> callbacks;
   {
