@@ -1,6 +1,7 @@
 #include "js/doc_shapes.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -10,6 +11,9 @@
 #include <vector>
 
 #include <v8-primitive.h>
+
+#include "util/json.h"
+#include "util/json_scan.h"
 
 namespace settee::js {
 
@@ -49,19 +53,9 @@ void SkipSpace(std::string_view s, size_t* i) {
   while (*i < s.size() && Space(s[*i])) ++*i;
 }
 
-constexpr uint64_t kOnes = 0x0101010101010101ULL;
-constexpr uint64_t kHighBits = 0x8080808080808080ULL;
-
-// The high bit of every byte of `w` equal to `c` (and maybe of bytes above
-// one: a borrow only runs upwards, so the lowest one marked is exact).
-inline uint64_t BytesEqual(uint64_t w, unsigned char c) {
-  const uint64_t x = w ^ (kOnes * c);
-  return (x - kOnes) & ~x & kHighBits;
-}
-
-// The same for every byte below 0x20 (a control character, which JSON
-// allows in a string only escaped: JSON.parse refuses the text).
-inline uint64_t BytesControl(uint64_t w) { return (w - kOnes * 0x20) & ~w & kHighBits; }
+// ScanString finds the first stop byte of a word as its lowest set bit.
+static_assert(std::endian::native == std::endian::little,
+              "ScanString reads the text's first byte as the low byte of a memcpy'd word");
 
 // A string whose opening quote is at s[*i] (*i < s.size()); false if it has
 // an escape or a raw control character (or no end). *ascii: whether every
@@ -86,7 +80,7 @@ bool ScanString(std::string_view s, size_t* i, std::string_view* out, bool* asci
     }
     uint64_t w;
     std::memcpy(&w, begin + n, 8);
-    const uint64_t stop = BytesEqual(w, '"') | BytesEqual(w, '\\') | BytesControl(w);
+    const uint64_t stop = json::scan::StringStops(w);
     if (stop != 0) {
       const int at = __builtin_ctzll(stop) / 8;
       if (begin[n + at] != '"') return false;
@@ -96,7 +90,7 @@ bool ScanString(std::string_view s, size_t* i, std::string_view* out, bool* asci
     }
     high |= w;
   }
-  *ascii = (high & kHighBits) == 0;
+  *ascii = (high & json::scan::kHighBits) == 0;
   *out = std::string_view(begin, n);
   *i += n + 2;
   return true;
@@ -304,13 +298,6 @@ v8::MaybeLocal<v8::Array> ValuesOf(v8::Isolate* isolate, const Member* members, 
   return v8::Array::New(isolate, values, count + 1);
 }
 
-bool Ascii(std::string_view s) {
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) >= 0x80) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 v8::MaybeLocal<v8::Array> FlatDocValues(v8::Isolate* isolate, std::string_view json,
@@ -333,9 +320,9 @@ v8::MaybeLocal<v8::Array> FlatDocValuesOf(v8::Isolate* isolate, v8::Local<v8::St
                                           std::string_view id_utf8, std::string_view rev,
                                           std::string_view body) {
   Member members[kMaxShapeMembers];
-  const bool ascii_id = Ascii(id_utf8);
+  const bool ascii_id = json::IsAscii(id_utf8);
   members[0] = Member{id_utf8.data(), id_utf8.size(), ascii_id ? Kind::kAsciiString : Kind::kString};
-  members[1] = Member{rev.data(), rev.size(), Ascii(rev) ? Kind::kAsciiString : Kind::kString};
+  members[1] = Member{rev.data(), rev.size(), json::IsAscii(rev) ? Kind::kAsciiString : Kind::kString};
   int count = 2;
   std::string& joined = table.scratch;
   joined.assign("_id\0_rev\0", 9);

@@ -7,26 +7,14 @@
 #include "storage/database_impl.h"
 #include "storage/store_impl.h"
 #include "util/coding.h"
+#include "util/couch_json.h"
 #include "util/json.h"
 
 namespace settee {
 
 namespace {
 
-// {"_id":..,"_rev":..[,"_deleted":true], body members...  (no closing brace)
-void OpenDocJson(std::string* out, std::string_view docid, std::string_view rev, bool deleted,
-                 std::string_view body) {
-  out->reserve(body.size() + docid.size() + rev.size() + 32);
-  out->append("{\"_id\":");
-  json::AppendQuoted(out, docid);
-  out->append(",\"_rev\":");
-  json::AppendQuoted(out, rev);
-  if (deleted) out->append(",\"_deleted\":true");
-  if (body.size() > 2) {
-    out->push_back(',');
-    out->append(body.substr(1, body.size() - 2));
-  }
-}
+using couch_json::OpenDocJson;
 
 void AppendRevList(std::string* out, std::string_view name, const RevTree& tree,
                    const std::vector<int>& indices) {
@@ -174,19 +162,12 @@ Result<std::string> DatabaseImpl::Get(std::string_view docid, const GetOptions& 
                      !options.attachments && !options.att_encoding_info;
   if (plain) {
     // The common case reads one key and decodes only the record header.
-    std::string bytes;
-    s = kv_->Get(KVReadOptions(), keys_.Doc(docid), &bytes);
-    if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
-    DocRecordView view;
-    s = DecodeDocRecordView(bytes, &view);
-    if (!s.ok()) return s;
-    if (view.deleted) return Status::NotFound("deleted");
-    std::string scratch;
-    std::string_view body;
-    s = view.Body(&scratch, &body);
+    WinnerBuffers buffers;
+    std::string_view rev, body;
+    s = GetWinner(docid, &buffers, &rev, &body);
     if (!s.ok()) return s;
     std::string out;
-    OpenDocJson(&out, docid, view.winner_rev, false, body);
+    OpenDocJson(&out, docid, rev, false, body);
     out.push_back('}');
     return out;
   }
@@ -212,7 +193,7 @@ Status DatabaseImpl::GetWinner(std::string_view docid, WinnerBuffers* buffers, s
   Status s = CheckAlive();
   if (!s.ok()) return s;
   if (IsLocalDocId(docid)) return Status(Status::Code::kInvalidOperation, "GetWinner takes no _local id");
-  // Get()'s plain path, the record read into the caller's buffer.
+  // One key read; only the record header decoded (Get()'s plain path).
   s = kv_->Get(KVReadOptions(), keys_.Doc(docid), &buffers->record);
   if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
   DocRecordView view;

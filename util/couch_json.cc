@@ -4,6 +4,20 @@
 
 namespace settee::couch_json {
 
+void OpenDocJson(std::string* out, std::string_view docid, std::string_view rev, bool deleted,
+                 std::string_view body) {
+  out->reserve(out->size() + body.size() + docid.size() + rev.size() + 32);
+  out->append("{\"_id\":");
+  json::AppendQuoted(out, docid);
+  out->append(",\"_rev\":");
+  json::AppendQuoted(out, rev);
+  if (deleted) out->append(",\"_deleted\":true");
+  if (body.size() > 2) {
+    out->push_back(',');
+    out->append(body.substr(1, body.size() - 2));
+  }
+}
+
 void AppendUpdateResult(std::string* out, const DocUpdateResult& r, bool with_rev_on_error) {
   if (r.status.ok()) {
     *out += R"({"ok":true,"id":)";

@@ -4,10 +4,17 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "settee/database.h"
 
 namespace settee::couch_json {
+
+// A document's text up to its closing brace, which the caller appends (after
+// any members of its own): {"_id":..,"_rev":..[,"_deleted":true] and then the
+// members of `body` (the stored body, a JSON object's text).
+void OpenDocJson(std::string* out, std::string_view docid, std::string_view rev, bool deleted,
+                 std::string_view body);
 
 // {"ok":true,"id":..,"rev":..} or {"id":..,"error":..,"reason":..} (with
 // "rev" when `with_rev_on_error`, as replicated writes report).

@@ -8,6 +8,8 @@
 
 #include <rapidjson/error/en.h>
 
+#include "util/json_scan.h"
+
 namespace settee::json {
 
 namespace {
@@ -60,7 +62,6 @@ Status ParseError(rapidjson::ParseResult result) {
 }  // namespace internal
 
 bool IsAscii(std::string_view text) {
-  constexpr uint64_t kHighBits = 0x8080808080808080ull;
   const char* p = text.data();
   size_t n = text.size();
   uint64_t any = 0;
@@ -70,7 +71,7 @@ bool IsAscii(std::string_view text) {
     any |= word;
   }
   for (; n > 0; ++p, --n) any |= static_cast<unsigned char>(*p);
-  return (any & kHighBits) == 0;
+  return (any & scan::kHighBits) == 0;
 }
 
 Status ParseNumber(std::string_view text, Number* out) {
@@ -200,19 +201,11 @@ constexpr std::array<char, 256> kEscapes = [] {
 
 // Eight bytes at a time: most strings need no escape at all.
 size_t FirstEscape(std::string_view s) {
-  constexpr uint64_t kOnes = 0x0101010101010101ULL;
-  constexpr uint64_t kHigh = 0x8080808080808080ULL;
   size_t i = 0;
   for (; i + 8 <= s.size(); i += 8) {
     uint64_t x;
     std::memcpy(&x, s.data() + i, 8);
-    // Exact per-word tests: some byte < 0x20, == '"' or == '\\'.
-    const uint64_t below_space = (x - 0x20 * kOnes) & ~x & kHigh;
-    const uint64_t q = x ^ ('"' * kOnes);
-    const uint64_t b = x ^ ('\\' * kOnes);
-    const uint64_t quote = (q - kOnes) & ~q & kHigh;
-    const uint64_t backslash = (b - kOnes) & ~b & kHigh;
-    if (below_space | quote | backslash) break;
+    if (scan::StringStops(x) != 0) break;
   }
   for (; i < s.size(); ++i) {
     if (kEscapes[static_cast<unsigned char>(s[i])] != 0) return i;

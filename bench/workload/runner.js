@@ -114,7 +114,8 @@ async function prepare(spec) {
 // (runQueueWaitMs); split_ms: the wall time those two cover (the loop and
 // the reads of the clocks), the rest of which the thread was asleep.
 //
-// `opts.start_at` (settee with several threads): the instant, on
+// `opts.start_at` (settee with several threads, and the one-thread runs of
+// a scaling run, so each count starts the same way): the instant, on
 // process.hrtime.bigint()'s clock, at which every thread starts its loop.
 // The thread spins until then: a thread woken for its task starts a few
 // milliseconds after the first one on a VM (1-3.5 ms measured here), which

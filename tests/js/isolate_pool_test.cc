@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <condition_variable>
 #include <future>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <v8.h>
 
+#include "js/doc_shapes.h"
 #include "settee/store.h"
 
 namespace settee::js {
@@ -50,6 +52,7 @@ class IsolatePoolTest : public testing::Test {
       cv_.notify_all();
     };
     opts.on_message = [this](int from, const std::string& json) {
+      if (on_message_hook_) on_message_hook_();
       std::lock_guard<std::mutex> lock(mu_);
       messages_.push_back(std::to_string(from) + ":" + json);
       // on_message runs on the sending isolate's thread, inside its call.
@@ -94,6 +97,9 @@ class IsolatePoolTest : public testing::Test {
   std::vector<std::string> reports_;
   std::vector<std::string> messages_;
   std::vector<int> handles_;  // live V8 handles when each message was sent
+  // Run first by on_message, on the sending isolate's thread (before the
+  // fixture takes mu_).
+  std::function<void()> on_message_hook_;
 };
 
 // A script awaiting ticks in a loop stays inside one callback into JS (each
@@ -384,6 +390,36 @@ TEST_F(IsolatePoolTest, ReplicationServicesEndWithThePool) {
   pool_->Shutdown();
   pool_.reset();
   EXPECT_EQ(ProcessThreads(), baseline);
+}
+
+// db.get(id) of a flat document goes through dbGetFlat's shape path
+// (js/doc_shapes.h): the thread's shape table then holds the document's
+// shape. The document read back is right either way (a declined one is
+// parsed), so only the table shows that the path was taken.
+TEST_F(IsolatePoolTest, GetOfAFlatDocumentTakesTheShapePath) {
+  std::vector<std::string> shape0;  // shape 0's names at each message
+  on_message_hook_ = [&shape0] {
+    v8::Isolate* isolate = v8::Isolate::GetCurrent();
+    auto names = DocShapeNames(isolate, 0);
+    std::string joined = names ? "" : "none";
+    for (uint32_t i = 0; names && i < (*names)->Length(); ++i) {
+      v8::Local<v8::Value> name;
+      if (!(*names)->Get(isolate->GetCurrentContext(), i).ToLocal(&name)) break;
+      joined += std::string(i ? "," : "") + *v8::String::Utf8Value(isolate, name);
+    }
+    shape0.push_back(joined);
+  };
+  StartPool(1);
+  EXPECT_EQ(RunOk(0, R"(async () => {
+    const db = settee.db('shapes');
+    await db.put({_id: 'a', n: 1, s: 'x'});
+    settee.postMessage(0);
+    const doc = await db.get('a');
+    settee.postMessage(0);
+    return [doc._id, doc.n, doc.s, Object.keys(doc).join()];
+  })"), R"(["a",1,"x","_id,_rev,n,s"])");
+  ASSERT_TRUE(WaitFor([&] { return messages_.size() == 2; }));
+  EXPECT_EQ(shape0, (std::vector<std::string>{"none", "_id,_rev,n,s"}));
 }
 
 }  // namespace

@@ -6,6 +6,16 @@
 namespace settee::couch_json {
 namespace {
 
+// The caller closes the object, after members of its own if it has any.
+TEST(CouchJson, OpenDocJson) {
+  std::string out;
+  OpenDocJson(&out, "a\"b", "1-x", false, R"({"v":1,"w":[2]})");
+  EXPECT_EQ(R"({"_id":"a\"b","_rev":"1-x","v":1,"w":[2])", out);
+  out.clear();
+  OpenDocJson(&out, "d", "2-y", true, "{}");
+  EXPECT_EQ(R"({"_id":"d","_rev":"2-y","_deleted":true)", out);
+}
+
 TEST(CouchJson, UpdateResults) {
   std::string out;
   AppendUpdateResult(&out, DocUpdateResult{"a", "1-x", Status::OK()}, false);

@@ -1,6 +1,10 @@
 #include "util/json.h"
 
+#include <cstring>
+
 #include <gtest/gtest.h>
+
+#include "util/json_scan.h"
 
 namespace settee::json {
 
@@ -135,6 +139,29 @@ TEST(Json, QuoteMatchesRapidJsonWriterAtEveryPosition) {
         AppendQuoted(&out, s);
         ASSERT_EQ(expected, out) << len << " " << pos << " " << c;
       }
+    }
+  }
+}
+
+// The lowest mark is the first stop byte of the word (bytes 0..7 of the text
+// on this little-endian machine); a word without one is not marked at all.
+TEST(Json, StringStopsMarksTheFirstStopByte) {
+  auto word = [](const char* text) {
+    uint64_t w;
+    std::memcpy(&w, text, 8);
+    return w;
+  };
+  EXPECT_EQ(0u, scan::StringStops(word("abc~\x7f\x80\xff ")));
+  const char* stops[] = {"\"", "\\", "\x1f", "\x01"};
+  for (const char* stop : stops) {
+    for (int at = 0; at < 8; ++at) {
+      char text[8];
+      std::memset(text, 'a', 8);
+      text[at] = *stop;
+      if (at < 7) text[7] = '"';  // a later stop byte leaves the first one lowest
+      const uint64_t marks = scan::StringStops(word(text));
+      ASSERT_NE(0u, marks) << at;
+      EXPECT_EQ(at, __builtin_ctzll(marks) / 8) << at;
     }
   }
 }
