@@ -189,7 +189,8 @@ void CouchServer::DefineConfig() {
     if (password->rfind("-pbkdf2", 0) == 0 || password->rfind("-hashed-", 0) == 0) {
       return Status::BadRequest("settee takes an admin's password, not a hash of it");
     }
-    auth_.SetAdmin(name, *password);
+    Status set = auth_.SetAdmin(name, *password);
+    if (!set.ok()) return set;
     for (auto& [n, h] : auth_.AdminHashes()) {
       if (n == name) *shown = h;
     }
