@@ -218,6 +218,18 @@ TEST_P(PurgeTest, UnknownDocsAndRevsAreIgnoredButLogged) {
   EXPECT_EQ(infos[1].purge_seq, 2u);
 }
 
+// CouchDB does nothing for an empty purge: no info, no update_seq bump.
+TEST_P(PurgeTest, EmptyRequestWritesNothing) {
+  Put("a", "{}");
+  const uint64_t seq = db_->UpdateSeq();
+  std::vector<PurgeResult> out(1);
+  ASSERT_TRUE(db_->Purge({}, &out).ok());
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(db_->UpdateSeq(), seq);
+  EXPECT_EQ(db_->PurgeSeq(), 0u);
+  EXPECT_EQ(ChangeIds().size(), 1u);
+}
+
 TEST_P(PurgeTest, BadRevFailsTheWholeRequest) {
   std::string a = Put("a", "{}");
   std::vector<PurgeResult> out;
