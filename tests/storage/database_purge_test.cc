@@ -345,5 +345,44 @@ TEST(PurgeFaultTest, FailedPurgeWriteLeavesNoTrace) {
   EXPECT_TRUE(db->Get("a").status().IsNotFound());
 }
 
+// A KV whose Get does not find keys ending with `hidden`: a revision body
+// that is not stored.
+class HidingKV : public testing::ForwardingKV {
+ public:
+  HidingKV(std::string name, const std::string* hidden) : ForwardingKV(std::move(name)), hidden_(hidden) {}
+  Status Get(const KVReadOptions& o, std::string_view k, std::string* v) override {
+    if (!hidden_->empty() && k.ends_with(*hidden_)) return Status::NotFound("hidden");
+    return ForwardingKV::Get(o, k, v);
+  }
+
+ private:
+  const std::string* hidden_;
+};
+
+// A new winner whose body is not stored gets "" (the write path's "not
+// stored"), not "{}": nothing is counted for it.
+TEST(PurgeFaultTest, NewWinnerWithoutStoredBodyGetsNoBody) {
+  std::string hidden;
+  StoreOptions options;
+  options.kv_factory = [&] { return std::make_unique<HidingKV>("memory", &hidden); };
+  auto store = Store::Open(options);
+  ASSERT_TRUE(store.ok());
+  auto db = *(*store)->CreateDatabase("hiding");
+  const std::string b(32, 'b'), c(32, 'c');
+  UpdateOptions repl;
+  repl.new_edits = false;
+  ASSERT_TRUE(db->Put("doc", R"({"_id":"doc","_rev":"1-)" + b + R"(","v":"b"})", repl).ok());
+  ASSERT_TRUE(db->Put("doc", R"({"_id":"doc","_rev":"1-)" + c + R"(","v":"c"})", repl).ok());  // wins
+  hidden = "1-" + b;
+  std::vector<PurgeResult> out;
+  ASSERT_TRUE(db->Purge({{"doc", {"1-" + c}}}, &out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].purged, std::vector<std::string>{"1-" + c});
+  auto info = db->Info();
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->doc_count, 1u);
+  EXPECT_EQ(info->sizes_external, 0u);
+}
+
 }  // namespace
 }  // namespace settee
