@@ -112,21 +112,22 @@ Authenticator::Authenticator(const std::vector<std::pair<std::string, std::strin
     : secret_(secret.empty() ? RandomUuidHex() + RandomUuidHex() : std::move(secret)),
       session_timeout_s_(session_timeout_s),
       users_(users) {
-  for (const auto& [name, password] : admins) admins_.push_back(MakeAdmin(name, password));
+  for (const auto& [name, password] : admins) {
+    auto admin = MakeAdmin(name, password);
+    // Without randomness for the shown hash's salt the admin still counts
+    // (dropping it could open an admin party); only AdminHashes() shows "".
+    admins_.push_back(admin.ok() ? std::move(*admin) : Admin{name, PasswordHash(password), ""});
+  }
 }
 
-Authenticator::Admin Authenticator::MakeAdmin(std::string_view name,
-                                              std::string_view password) const {
-  unsigned char salt[16];
-  RAND_bytes(salt, sizeof(salt));
-  const std::string salt_hex = HexEncode(std::string_view(reinterpret_cast<char*>(salt), sizeof(salt)));
-  unsigned char key[32];
-  PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()),
-                    reinterpret_cast<const unsigned char*>(salt_hex.data()),
-                    static_cast<int>(salt_hex.size()), kPbkdf2Iterations, EVP_sha256(),
-                    sizeof(key), key);
-  std::string shown = "-pbkdf2-" + HexEncode(std::string_view(reinterpret_cast<char*>(key), sizeof(key))) +
-                      "," + salt_hex + "," + std::to_string(kPbkdf2Iterations);
+Result<Authenticator::Admin> Authenticator::MakeAdmin(std::string_view name,
+                                                      std::string_view password) const {
+  auto key = NewPasswordKey(password);
+  if (!key.ok()) return key.status();
+  // CouchDB 3.4+'s form for a PBKDF2-SHA256 admin hash (couch_passwords:
+  // hash_admin_password); a bare "-pbkdf2-" would mean SHA-1.
+  std::string shown = "-pbkdf2:sha256-" + key->derived_key + "," + key->salt + "," +
+                      std::to_string(kPbkdf2Iterations);
   return Admin{std::string(name), PasswordHash(password), std::move(shown)};
 }
 
@@ -140,16 +141,18 @@ size_t Authenticator::admin_count() const {
   return admins_.size();
 }
 
-void Authenticator::SetAdmin(std::string_view name, std::string_view password) {
-  Admin admin = MakeAdmin(name, password);  // outside the lock: PBKDF2 is slow
+Status Authenticator::SetAdmin(std::string_view name, std::string_view password) {
+  auto admin = MakeAdmin(name, password);  // outside the lock: PBKDF2 is slow
+  if (!admin.ok()) return admin.status();
   std::unique_lock<std::shared_mutex> lock(admins_mu_);
   for (Admin& a : admins_) {
     if (a.name == name) {
-      a = std::move(admin);
-      return;
+      a = std::move(*admin);
+      return Status::OK();
     }
   }
-  admins_.push_back(std::move(admin));
+  admins_.push_back(std::move(*admin));
+  return Status::OK();
 }
 
 bool Authenticator::RemoveAdmin(std::string_view name) {

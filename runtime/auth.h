@@ -69,15 +69,17 @@ class Authenticator {
   bool admin_party() const;
 
   // Adds server admin `name`, or gives it a new password (live: the next
-  // request sees it; the first admin ends an admin party).
-  void SetAdmin(std::string_view name, std::string_view password);
+  // request sees it; the first admin ends an admin party). kInternal, with
+  // nothing changed, when no random salt can be drawn.
+  Status SetAdmin(std::string_view name, std::string_view password);
   // Removes server admin `name`; false if there is none of that name.
   // Its session cookies stop verifying.
   bool RemoveAdmin(std::string_view name);
   // Each admin's name and its password hash as CouchDB's config shows it:
-  // "-pbkdf2-<derived key hex>,<salt hex>,<iterations>" (PBKDF2-SHA256,
-  // computed when the admin was set; logins check a keyed hash instead,
-  // which costs one HMAC, not thousands).
+  // "-pbkdf2:sha256-<derived key hex>,<salt>,<iterations>" (PBKDF2-SHA256
+  // in CouchDB 3.4+'s notation; a bare "-pbkdf2-" is SHA-1 there), computed
+  // when the admin was set; logins check a keyed hash instead, which costs
+  // one HMAC, not thousands.
   std::vector<std::pair<std::string, std::string>> AdminHashes() const;
   size_t admin_count() const;
 
@@ -113,7 +115,7 @@ class Authenticator {
     std::string hash;  // keyed hash of the password; the password is not kept
     std::string shown;  // AdminHashes()'s form
   };
-  Admin MakeAdmin(std::string_view name, std::string_view password) const;
+  Result<Admin> MakeAdmin(std::string_view name, std::string_view password) const;
   mutable std::shared_mutex admins_mu_;
   std::vector<Admin> admins_;  // GUARDED_BY(admins_mu_)
   std::string secret_;

@@ -189,28 +189,24 @@ void CouchServer::DefineConfig() {
     if (password->rfind("-pbkdf2", 0) == 0 || password->rfind("-hashed-", 0) == 0) {
       return Status::BadRequest("settee takes an admin's password, not a hash of it");
     }
-    auth_.SetAdmin(name, *password);
+    Status set = auth_.SetAdmin(name, *password);
+    if (!set.ok()) return set;
     for (auto& [n, h] : auth_.AdminHashes()) {
       if (n == name) *shown = h;
     }
     return Status::OK();
   });
   // [log] level: live.
-  static constexpr const char* kLevelNames[] = {"debug", "info", "warning", "error", "none"};
-  config_.DefineSection("log", {{"level", kLevelNames[static_cast<int>(GetLogLevel())]}},
+  config_.DefineSection("log", {{"level", LogLevelName(GetLogLevel())}},
                         [](const std::string& key, const std::string* value, std::string* shown) {
     if (key != "level") {
       return Status::BadRequest("settee's [log] has only `level`");
     }
-    // CouchDB's syslog levels, folded onto settee's.
-    std::string name = value == nullptr ? "info" : *value;
-    if (name == "notice") name = "info";
-    if (name == "warn") name = "warning";
-    if (name == "critical" || name == "alert" || name == "emergency") name = "error";
+    const std::string name = value == nullptr ? "info" : *value;
     LogLevel level;
-    if (!ParseLogLevel(name, &level)) return Status::BadRequest("unknown log level: " + name);
+    if (!ParseCouchLogLevel(name, &level)) return Status::BadRequest("unknown log level: " + name);
     SetLogLevel(level);
-    *shown = name;
+    *shown = LogLevelName(level);
     return Status::OK();
   });
   // [purge]: the _purge request limits, read per request (endpoints_purge.cc).

@@ -12,7 +12,9 @@ namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
 
-const char* LevelName(LogLevel l) {
+}  // namespace
+
+const char* LogLevelName(LogLevel l) {
   switch (l) {
     case LogLevel::kDebug: return "debug";
     case LogLevel::kInfo: return "info";
@@ -22,8 +24,6 @@ const char* LevelName(LogLevel l) {
   }
   return "?";
 }
-
-}  // namespace
 
 void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level)); }
 
@@ -39,6 +39,12 @@ bool ParseLogLevel(std::string_view name, LogLevel* level) {
   return true;
 }
 
+bool ParseCouchLogLevel(std::string_view name, LogLevel* level) {
+  if (name == "notice") name = "info";
+  if (name == "critical" || name == "alert" || name == "emergency") name = "error";
+  return ParseLogLevel(name, level);
+}
+
 void Log(LogLevel level, const char* format, ...) {
   if (!LogEnabled(level) || level == LogLevel::kNone) return;
   char line[2048];
@@ -48,7 +54,7 @@ void Log(LogLevel level, const char* format, ...) {
   gmtime_r(&tv.tv_sec, &tm);
   int n = snprintf(line, sizeof(line), "[%04d-%02d-%02dT%02d:%02d:%02d.%03dZ] [%s] ",
                    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                   static_cast<int>(tv.tv_usec / 1000), LevelName(level));
+                   static_cast<int>(tv.tv_usec / 1000), LogLevelName(level));
   va_list ap;
   va_start(ap, format);
   int m = vsnprintf(line + n, sizeof(line) - static_cast<size_t>(n) - 1, format, ap);

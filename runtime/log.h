@@ -16,6 +16,11 @@ void SetLogLevel(LogLevel level);
 LogLevel GetLogLevel();
 // Parses "debug", "info", "warning"/"warn", "error", "none". False if unknown.
 bool ParseLogLevel(std::string_view name, LogLevel* level);
+// Also takes CouchDB's syslog names ([log] level over HTTP), folded onto
+// settee's: "notice" is info, "critical"/"alert"/"emergency" are error.
+bool ParseCouchLogLevel(std::string_view name, LogLevel* level);
+// The name ParseLogLevel reads back: what --log-level and the config file hold.
+const char* LogLevelName(LogLevel level);
 inline bool LogEnabled(LogLevel level) { return level >= GetLogLevel(); }
 
 void Log(LogLevel level, const char* format, ...) __attribute__((format(printf, 2, 3)));

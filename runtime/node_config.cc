@@ -78,6 +78,10 @@ Status NodeConfig::Change(const std::string& section, const std::string& key,
     return Status::BadRequest("settee cannot change [" + section + "] " + key +
                               " while running: set it with `settee serve` options and restart");
   }
+  if (persist && persister_ && check_) {
+    Status st = check_(section, key, value);
+    if (!st.ok()) return st;
+  }
   std::string shown;
   Status st = h->second(key, value, &shown);
   if (!st.ok()) return st;

@@ -48,9 +48,15 @@ class NodeConfig {
   // Setup: makes applied changes last beyond the process: called with the
   // value as given (nullptr: deleted) after the section's handler applied
   // it. Its error is returned to the caller, the live change staying made.
+  // `check`, if given, runs before the handler on a change to be persisted:
+  // its error refuses the change with nothing applied (a value the file
+  // cannot hold).
   using Persister = std::function<Status(const std::string& section, const std::string& key,
                                          const std::string* value)>;
-  void SetPersister(Persister persister) { persister_ = std::move(persister); }
+  void SetPersister(Persister persister, Persister check = nullptr) {
+    persister_ = std::move(persister);
+    check_ = std::move(check);
+  }
 
   // Every section (GET /_node/{node}/_config).
   std::map<std::string, Section> All() const;
@@ -79,6 +85,7 @@ class NodeConfig {
   std::map<std::string, Section> values_;     // GUARDED_BY(mu_)
   std::map<std::string, Handler> handlers_;   // setup only
   Persister persister_;                       // setup only
+  Persister check_;                           // setup only
 };
 
 }  // namespace settee

@@ -84,7 +84,10 @@ Status PersistToConfigFile(const std::string& path, const std::string& section,
   if (section == "log" && key == "level") {
     return EditConfigOption(path, "serve", "log-level", false, [&](std::vector<std::string>* v) {
       v->clear();
-      if (value != nullptr) v->push_back(*value);
+      // The settee name (CouchDB's "notice" is "info"): --log-level reads
+      // only those at the next start.
+      LogLevel level;
+      if (value != nullptr && ParseCouchLogLevel(*value, &level)) v->push_back(LogLevelName(level));
     });
   }
   return Status::OK();
@@ -166,6 +169,13 @@ int RunServe(ServeConfig cfg, const std::string& config_file) {
       config.SetPersister([config_file](const std::string& section, const std::string& key,
                                         const std::string* value) {
         return PersistToConfigFile(config_file, section, key, value);
+      }, [](const std::string& section, const std::string& key, const std::string* value) {
+        // Refused before it is applied: a live admin the file cannot hold.
+        if (section == "admins" && value != nullptr && !ConfigValueRoundTrips(key + ":" + *value)) {
+          return Status::BadRequest("an admin kept in the config file must not hold '#', '\\', "
+                                    "'\"' or control characters in its name or password");
+        }
+        return Status::OK();
       });
     }
     for (auto& extend : Extensions()) extend(couch);

@@ -7,6 +7,11 @@
 //   settee --config settee.toml serve     (or `settee serve --config ...`)
 //   with settee.toml holding a [serve] section: port = 5984, admin = ["a:pw"] ...
 //
+// Admins and the log level changed over /_node/_local/_config are written
+// back into that file. Unlike CouchDB's local.ini, the file is not the last
+// word at a restart: `--admin` on the command line replaces its admin list
+// (the command line wins in CLI11) and SETTEE_ADMINS adds to it.
+//
 // Opens the store, starts an HttpServer with a CouchServer handler and runs
 // until SIGINT or SIGTERM, then stops accepting, lets in-flight requests
 // finish and closes the store. With --port 0 the chosen port is printed in the

@@ -34,6 +34,15 @@ std::string Member(const json::Value& doc, const char* key) {
 
 }  // namespace
 
+Result<PasswordKey> NewPasswordKey(std::string_view password) {
+  unsigned char salt_bytes[16];
+  if (RAND_bytes(salt_bytes, sizeof(salt_bytes)) != 1) return Status::Internal("no randomness");
+  PasswordKey out;
+  out.salt = HexEncode(std::string_view(reinterpret_cast<char*>(salt_bytes), sizeof(salt_bytes)));
+  out.derived_key = Pbkdf2Hex(password, out.salt, kPbkdf2Iterations);
+  return out;
+}
+
 Status PrepareUserDoc(std::string_view docid, std::string* body) {
   if (docid.substr(0, 8) == "_design/" || docid.substr(0, 7) == "_local/") return Status::OK();
   json::Document doc;
@@ -67,10 +76,10 @@ Status PrepareUserDoc(std::string_view docid, std::string* body) {
   if (!pw->value.IsString()) return Status::Forbidden("doc.password must be a string");
   std::string password(json::View(pw->value));
   doc.RemoveMember("password");
-  unsigned char salt_bytes[16];
-  if (RAND_bytes(salt_bytes, sizeof(salt_bytes)) != 1) return Status::Internal("no randomness");
-  std::string salt = HexEncode(std::string_view(reinterpret_cast<char*>(salt_bytes), sizeof(salt_bytes)));
-  std::string key = Pbkdf2Hex(password, salt, kPbkdf2Iterations);
+  auto hashed = NewPasswordKey(password);
+  if (!hashed.ok()) return hashed.status();
+  std::string& salt = hashed->salt;
+  std::string& key = hashed->derived_key;
   auto& a = doc.GetAllocator();
   for (const char* k : {"password_scheme", "pbkdf2_prf", "iterations", "salt", "derived_key"}) {
     doc.RemoveMember(k);

@@ -28,6 +28,16 @@ constexpr std::string_view kUserDocPrefix = "org.couchdb.user:";
 // this cost is paid once per password, not per request.
 constexpr int kPbkdf2Iterations = 10000;
 
+// A new password's salted PBKDF2-SHA256 hash, as _users documents and the
+// admins' shown hashes hold it: 16 random bytes as hex (the salt, used as
+// its hex text) and the derived key as hex, over kPbkdf2Iterations.
+// kInternal when the system cannot supply random bytes for the salt.
+struct PasswordKey {
+  std::string salt;
+  std::string derived_key;
+};
+Result<PasswordKey> NewPasswordKey(std::string_view password);
+
 // Validates a user document about to be written to _users and hashes its
 // "password" member if present. `docid` is the target id. kForbidden with
 // CouchDB's messages for malformed user docs; design docs pass unchanged.

@@ -92,9 +92,11 @@ Status DatabaseImpl::ReadCounters(const KVSnapshot* snapshot, Counters* out) con
       !coding::GetVarint64(&in, &out->external_size)) {
     return Status::Corruption("bad database counters");
   }
-  // The newest block is never superseded (a later change of one of its
-  // documents writes a newer block) nor rewritten by compaction, so it is
-  // the last batch's, whose counters it carries.
+  // A write never supersedes the newest block (a later change of one of its
+  // documents writes a newer block) and compaction never rewrites it, so
+  // past the 'i' key's update_seq it is the last batch's, whose counters it
+  // carries. A purge can supersede it or leave it without the counters, but
+  // then writes the 'i' key at or past every block's seq, which wins below.
   KVIteratorOptions io;
   io.snapshot = snapshot;
   io.lower_bound = keys_.KindPrefix(keys::kSeqKind);

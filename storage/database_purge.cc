@@ -119,6 +119,7 @@ Status DatabaseImpl::SetPurgedInfosLimit(uint64_t limit) {
 
 Status DatabaseImpl::Purge(const std::vector<PurgeRequest>& request, std::vector<PurgeResult>* out) {
   out->clear();
+  if (request.empty()) return Status::OK();  // CouchDB writes nothing either
   // Checked whole before anything is written, as CouchDB parses every rev
   // of the body first.
   for (const PurgeRequest& r : request) {
@@ -208,7 +209,7 @@ Status DatabaseImpl::Purge(const std::vector<PurgeRequest>& request, std::vector
     if (winner_rev != record.winner_rev) {
       const std::string key = keys_.RevBody(docid, winner_rev);
       s = kv_->Get(KVReadOptions(), key, &record.winner_body);
-      if (s.IsNotFound()) record.winner_body = "{}";  // a revision known without its body
+      if (s.IsNotFound()) record.winner_body.clear();  // not stored, as the write path keeps it
       else if (!s.ok()) return s;
       else batch.Delete(key);
       record.winner_rev = std::move(winner_rev);

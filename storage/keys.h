@@ -13,7 +13,8 @@
 //        'o' seq                     the change at seq was superseded (empty value)
 //        'r' varint(len) docid rev   body of a non-winning revision
 //        'l' docid                   _local document (docid without "_local/")
-//        'i'                         counters as of creation; the newest change block's supersede them
+//        'i'                         counters as of creation or the last purge; the newest
+//                                    change block's supersede them when its seq is past these
 //        'p' name                    database properties (revs_limit, security)
 //        'a' lenpref(digest)         attachment body header (storage/attachment_store.h)
 //        'a' lenpref(digest) chunk   attachment body chunk (fixed32 BE index)

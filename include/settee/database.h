@@ -580,15 +580,20 @@ class Database {
   // not leaves, and unknown documents, are ignored. Every request is logged
   // as one purge info (purge_seq grows by request.size()) and update_seq
   // grows by at least one, so view and Mango indexes drop the purged rows
-  // on their next update. One atomic write. *out gets one result per
-  // distinct id, in first-request order. kBadRequest "Invalid rev format"
-  // (nothing purged) for a revision that is not "N-hash".
+  // on their next update. One atomic write; an empty request writes
+  // nothing. *out gets one result per distinct id, in first-request order:
+  // unlike CouchDB, which applies repeated ids one request after another,
+  // settee merges a repeated id's revisions into one purge of that
+  // document (each request is still logged). kBadRequest "Invalid rev
+  // format" (nothing purged) for a revision that is not "N-hash".
   virtual Status Purge(const std::vector<PurgeRequest>& request,
                        std::vector<PurgeResult>* out) = 0;
   // Purge requests logged so far (DatabaseInfo::purge_seq).
   virtual uint64_t PurgeSeq() const = 0;
   // How many purge infos compaction keeps (CouchDB's purged_infos_limit,
   // default 1000); an index further behind than that rebuilds itself.
+  // Unlike CouchDB, which keeps the infos a live index still needs,
+  // compaction trims to this limit whatever the indexes need.
   virtual uint64_t PurgedInfosLimit() const = 0;
   // kBadRequest unless limit >= 1.
   virtual Status SetPurgedInfosLimit(uint64_t limit) = 0;

@@ -2,8 +2,11 @@
 // and AuthSession cookies, /_session, per-database _security with CouchDB 3's
 // admin-only default, and the 401/403 split.
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
 
+#include "runtime/users_db.h"
 #include "tests/runtime/couch_test_util.h"
+#include "util/digest.h"
 
 namespace settee::testing {
 namespace {
@@ -277,6 +280,39 @@ TEST(AuthUnitTest, AdminPartyWhenNoAdmins) {
   auto u = a.Authenticate(req, nullptr);
   ASSERT_TRUE(u.ok());
   EXPECT_TRUE(u->IsAdmin());
+}
+
+// The shown hash is CouchDB's "-pbkdf2:sha256-key,salt,iterations" (a bare
+// "-pbkdf2-" means SHA-1 there), and its key is PBKDF2-SHA256 of the
+// password over the salt's text.
+TEST(AuthUnitTest, AdminHashesUseCouchDbsSha256Notation) {
+  Authenticator a({{"admin", "pw"}}, "", 600);
+  ASSERT_TRUE(a.SetAdmin("second", "other").ok());
+  for (const auto& [name, shown] : a.AdminHashes()) {
+    const std::string prefix = "-pbkdf2:sha256-";
+    ASSERT_EQ(shown.rfind(prefix, 0), 0u) << shown;
+    const size_t c1 = shown.find(',');
+    const size_t c2 = shown.find(',', c1 + 1);
+    ASSERT_NE(c2, std::string::npos) << shown;
+    const std::string key = shown.substr(prefix.size(), c1 - prefix.size());
+    const std::string salt = shown.substr(c1 + 1, c2 - c1 - 1);
+    const int iterations = std::stoi(shown.substr(c2 + 1));
+    EXPECT_EQ(iterations, kPbkdf2Iterations);
+    EXPECT_EQ(salt.size(), 32u);
+    const std::string password = name == "admin" ? "pw" : "other";
+    unsigned char out[32];
+    ASSERT_EQ(PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()),
+                                reinterpret_cast<const unsigned char*>(salt.data()),
+                                static_cast<int>(salt.size()), iterations, EVP_sha256(), sizeof(out), out),
+              1);
+    EXPECT_EQ(key, HexEncode(std::string_view(reinterpret_cast<char*>(out), sizeof(out))));
+  }
+  // One helper salts admins and _users alike: a fresh salt each time.
+  auto k1 = NewPasswordKey("pw");
+  auto k2 = NewPasswordKey("pw");
+  ASSERT_TRUE(k1.ok() && k2.ok());
+  EXPECT_NE(k1->salt, k2->salt);
+  EXPECT_NE(k1->derived_key, k2->derived_key);
 }
 
 TEST(AuthUnitTest, CookiesFromAnotherSecretAreRejected) {

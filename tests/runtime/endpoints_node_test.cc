@@ -70,7 +70,8 @@ TEST_F(NodeEndpointsTest, ConfigShapes) {
   }
   // Admins are shown hashed, never in clear.
   const std::string hash = Str(all["admins"], "admin");
-  EXPECT_EQ(hash.rfind("-pbkdf2-", 0), 0u) << hash;
+  // CouchDB's notation for PBKDF2-SHA256 (bare "-pbkdf2-" is SHA-1).
+  EXPECT_EQ(hash.rfind("-pbkdf2:sha256-", 0), 0u) << hash;
   EXPECT_EQ(hash.find("pw,"), std::string::npos);
   r = Admin("GET", "/_node/_local/_config/purge");
   EXPECT_EQ(r.body, R"({"max_document_id_number":"100","max_revisions_number":"1000"})" "\n");
@@ -86,7 +87,7 @@ TEST_F(NodeEndpointsTest, AdminsChangeLive) {
   EXPECT_EQ(r.body, "\"\"\n");  // no previous value
   EXPECT_EQ(Req("GET", "/_all_dbs", "", {{"Authorization", BasicAuth("second", "secret")}}).status, 200);
   const std::string shown = Str(ParseJson(Admin("GET", "/_node/_local/_config/admins").body), "second");
-  EXPECT_EQ(shown.rfind("-pbkdf2-", 0), 0u);
+  EXPECT_EQ(shown.rfind("-pbkdf2:sha256-", 0), 0u);
   // A new password replaces the old one; the answer is the old hash.
   r = Admin("PUT", "/_node/_local/_config/admins/second", R"("other")");
   EXPECT_EQ(r.body, "\"" + shown + "\"\n");
@@ -98,6 +99,7 @@ TEST_F(NodeEndpointsTest, AdminsChangeLive) {
   EXPECT_EQ(Admin("DELETE", "/_node/_local/_config/admins/second").status, 404);
   // A hash is refused: settee needs the password.
   EXPECT_EQ(Admin("PUT", "/_node/_local/_config/admins/x", R"("-pbkdf2-ab,cd,10")").status, 400);
+  EXPECT_EQ(Admin("PUT", "/_node/_local/_config/admins/x", R"("-pbkdf2:sha256-ab,cd,10")").status, 400);
 }
 
 TEST_F(NodeEndpointsTest, LogLevelChangesLiveOthersAreRefused) {

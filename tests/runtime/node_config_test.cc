@@ -70,5 +70,34 @@ TEST(NodeConfig, PersisterSeesAppliedChangesUnlessAskedNotTo) {
                                                  "log/level=<deleted>"}));
 }
 
+// A value the persister's check refuses is not applied at all; one not to
+// be persisted is not checked.
+TEST(NodeConfig, PersisterCheckRefusesBeforeApplying) {
+  NodeConfig c;
+  std::vector<std::string> applied;
+  c.DefineSection("admins", {},
+                  [&](const std::string& key, const std::string* value, std::string* shown) {
+                    applied.push_back(key);
+                    if (value) *shown = *value;
+                    return Status::OK();
+                  });
+  std::vector<std::string> persisted;
+  c.SetPersister(
+      [&](const std::string&, const std::string& key, const std::string*) {
+        persisted.push_back(key);
+        return Status::OK();
+      },
+      [](const std::string&, const std::string&, const std::string* value) {
+        return value != nullptr && value->find('#') != std::string::npos ? Status::BadRequest("no #")
+                                                                          : Status::OK();
+      });
+  EXPECT_EQ(c.Set("admins", "a", "p#w").status().code(), Status::Code::kBadRequest);
+  EXPECT_FALSE(c.Get("admins", "a").has_value());
+  ASSERT_TRUE(c.Set("admins", "b", "p#w", /*persist=*/false).ok());
+  ASSERT_TRUE(c.Set("admins", "c", "pw").ok());
+  EXPECT_EQ(applied, (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(persisted, std::vector<std::string>{"c"});
+}
+
 }  // namespace
 }  // namespace settee

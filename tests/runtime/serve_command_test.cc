@@ -207,15 +207,26 @@ TEST(ServeCommandTest, ConfigChangesAreWrittenBackToTheConfigFile) {
     auto r = client.Request("PUT", root + "/_node/_local/_config/admins/second", R"("secret")");
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->status, 200) << r->body;
-    r = client.Request("PUT", root + "/_node/_local/_config/log/level", R"("error")");
+    // A password the file cannot hold is refused before it is applied, with
+    // a reason that does not name the file.
+    r = client.Request("PUT", root + "/_node/_local/_config/admins/third", R"("p#w")");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 400) << r->body;
+    EXPECT_EQ(r->body.find(path), std::string::npos) << r->body;
+    r = client.Request("GET", "http://third:p%23w@127.0.0.1:" + std::to_string(server.port()) + "/_all_dbs");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 401) << r->body;
+    // CouchDB's name; the file gets settee's, which --log-level reads.
+    r = client.Request("PUT", root + "/_node/_local/_config/log/level", R"("notice")");
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->status, 200) << r->body;
   }
   std::ifstream f(path);
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text, "# kept\n[serve]\nadmin = [\"root:pw\", \"second:secret\"]\nlog-level = \"error\"\n");
+  EXPECT_EQ(text, "# kept\n[serve]\nadmin = [\"root:pw\", \"second:secret\"]\nlog-level = \"info\"\n");
   {
-    // A restart reads them: the new admin logs in.
+    // A restart reads them (the server starts: the level is one it knows),
+    // and the new admin logs in.
     ServeProcess server({"--config", path});
     ASSERT_GT(server.port(), 0);
     replication::HttpClient client({});

@@ -218,6 +218,18 @@ TEST_P(PurgeTest, UnknownDocsAndRevsAreIgnoredButLogged) {
   EXPECT_EQ(infos[1].purge_seq, 2u);
 }
 
+// CouchDB does nothing for an empty purge: no info, no update_seq bump.
+TEST_P(PurgeTest, EmptyRequestWritesNothing) {
+  Put("a", "{}");
+  const uint64_t seq = db_->UpdateSeq();
+  std::vector<PurgeResult> out(1);
+  ASSERT_TRUE(db_->Purge({}, &out).ok());
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(db_->UpdateSeq(), seq);
+  EXPECT_EQ(db_->PurgeSeq(), 0u);
+  EXPECT_EQ(ChangeIds().size(), 1u);
+}
+
 TEST_P(PurgeTest, BadRevFailsTheWholeRequest) {
   std::string a = Put("a", "{}");
   std::vector<PurgeResult> out;
@@ -331,6 +343,45 @@ TEST(PurgeFaultTest, FailedPurgeWriteLeavesNoTrace) {
   EXPECT_EQ(db->UpdateSeq(), 3u);
   EXPECT_EQ(db->Info()->doc_count, 1u);
   EXPECT_TRUE(db->Get("a").status().IsNotFound());
+}
+
+// A KV whose Get does not find keys ending with `hidden`: a revision body
+// that is not stored.
+class HidingKV : public testing::ForwardingKV {
+ public:
+  HidingKV(std::string name, const std::string* hidden) : ForwardingKV(std::move(name)), hidden_(hidden) {}
+  Status Get(const KVReadOptions& o, std::string_view k, std::string* v) override {
+    if (!hidden_->empty() && k.ends_with(*hidden_)) return Status::NotFound("hidden");
+    return ForwardingKV::Get(o, k, v);
+  }
+
+ private:
+  const std::string* hidden_;
+};
+
+// A new winner whose body is not stored gets "" (the write path's "not
+// stored"), not "{}": nothing is counted for it.
+TEST(PurgeFaultTest, NewWinnerWithoutStoredBodyGetsNoBody) {
+  std::string hidden;
+  StoreOptions options;
+  options.kv_factory = [&] { return std::make_unique<HidingKV>("memory", &hidden); };
+  auto store = Store::Open(options);
+  ASSERT_TRUE(store.ok());
+  auto db = *(*store)->CreateDatabase("hiding");
+  const std::string b(32, 'b'), c(32, 'c');
+  UpdateOptions repl;
+  repl.new_edits = false;
+  ASSERT_TRUE(db->Put("doc", R"({"_id":"doc","_rev":"1-)" + b + R"(","v":"b"})", repl).ok());
+  ASSERT_TRUE(db->Put("doc", R"({"_id":"doc","_rev":"1-)" + c + R"(","v":"c"})", repl).ok());  // wins
+  hidden = "1-" + b;
+  std::vector<PurgeResult> out;
+  ASSERT_TRUE(db->Purge({{"doc", {"1-" + c}}}, &out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].purged, std::vector<std::string>{"1-" + c});
+  auto info = db->Info();
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->doc_count, 1u);
+  EXPECT_EQ(info->sizes_external, 0u);
 }
 
 }  // namespace
