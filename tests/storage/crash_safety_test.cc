@@ -291,7 +291,9 @@ TEST(CrashSafety, PurgesAfterSigkillAreWholeOrAbsent) {
     newest = std::max(newest, r.seq);
     auto doc = (*db)->Get(r.id);
     EXPECT_TRUE(doc.ok()) << r.id;
-    if (doc.ok()) EXPECT_NE(doc->find(r.revs[0]), std::string::npos) << r.id;
+    if (doc.ok()) {
+      EXPECT_NE(doc->find(r.revs[0]), std::string::npos) << r.id;
+    }
     return true;
   }, &last_seq).ok());
   EXPECT_EQ(live, info->doc_count);
@@ -308,7 +310,9 @@ TEST(CrashSafety, PurgesAfterSigkillAreWholeOrAbsent) {
     ASSERT_TRUE((*db)->GetOpenRevs(row.id, {}, {}, &leaves).ok());
     const int index = std::stoi(row.id.substr(1));
     EXPECT_LE(index, last_acked + 1) << row.id;
-    if (index <= last_acked) EXPECT_EQ(leaves.size(), 1u) << row.id;
+    if (index <= last_acked) {
+      EXPECT_EQ(leaves.size(), 1u) << row.id;
+    }
   }
   std::filesystem::remove_all(path);
 }

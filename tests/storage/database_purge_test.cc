@@ -166,7 +166,9 @@ TEST_P(PurgeTest, PartialPurgeKeepsTheOtherBranchWithANewChange) {
   EXPECT_EQ(std::string(d["v"].GetString()), "d");
   EXPECT_FALSE(d.HasMember("_conflicts"));
   EXPECT_EQ(d["_revisions"]["ids"].Size(), 2u);  // 2-d, 1-a
-  EXPECT_TRUE(db_->Get("doc", GetOptions{.rev = "2-" + H('b')}).status().IsNotFound());
+  GetOptions old_leaf;
+  old_leaf.rev = "2-" + H('b');
+  EXPECT_TRUE(db_->Get("doc", old_leaf).status().IsNotFound());
   // The document's change moved past every earlier one.
   auto changes = ChangeIds(before);
   EXPECT_EQ(changes, std::vector<std::string>{"doc@2-" + H('d')});
@@ -263,7 +265,9 @@ TEST_P(PurgeTest, ManyDocumentsInOnePurge) {
   EXPECT_EQ(ChangeIds().size(), 300u);
   EXPECT_EQ(db_->Info()->doc_count, 300u);
   Reopen();
-  if (GetParam() == Backend::kLevelDB) EXPECT_EQ(db_->Info()->doc_count, 300u);
+  if (GetParam() == Backend::kLevelDB) {
+    EXPECT_EQ(db_->Info()->doc_count, 300u);
+  }
 }
 
 TEST_P(PurgeTest, CompactionFreesPurgedAttachmentsAndTrimsInfos) {
