@@ -441,6 +441,29 @@ class MmapLogEnvImpl final : public leveldb::EnvWrapper {
     if (!IsLogFile(fname)) return target()->NewWritableFile(fname, result);
     return NewMmapLogFile(fname, kLogChunkBytes, kLogDirectBytes, result);
   }
+
+  // LevelDB's one background thread (flushes and compactions of every
+  // database) is started by the first Schedule, from whichever thread wrote
+  // first, and would inherit that thread's name ("isolate-0", a server
+  // loop): profiles and per-thread CPU figures then charge its table
+  // building to the writer. It is named on its first job.
+  void Schedule(void (*function)(void*), void* arg) override {
+    struct Job {
+      void (*function)(void*);
+      void* arg;
+    };
+    target()->Schedule(
+        [](void* p) {
+          std::unique_ptr<Job> job(static_cast<Job*>(p));
+          thread_local bool named = false;
+          if (!named) {
+            pthread_setname_np(pthread_self(), kLevelDBBackgroundThreadName);
+            named = true;
+          }
+          job->function(job->arg);
+        },
+        new Job{function, arg});
+  }
 };
 
 }  // namespace

@@ -74,8 +74,10 @@
 namespace settee {
 
 // The process-wide MmapLogEnv over leveldb::Env::Default() (never
-// destroyed, like the default Env).
+// destroyed, like the default Env). Its Schedule runs jobs on the default
+// Env's background thread, named kLevelDBBackgroundThreadName.
 leveldb::Env* MmapLogEnv();
+inline constexpr char kLevelDBBackgroundThreadName[] = "leveldb-bg";
 
 // Opens `fname` (created or truncated) as a log file appended through a
 // mapping grown `chunk_bytes` at a time (a multiple of the page size; the

@@ -8,11 +8,13 @@
 #include <gtest/gtest.h>
 #include <leveldb/db.h>
 #include <leveldb/options.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -295,6 +297,21 @@ TEST(MmapLogEnv, ALevelDBLeftOpenRecoversEveryWrite) {
   recovered.reset();
   db.reset();
   std::filesystem::remove_all(dir);
+}
+
+// LevelDB's background thread is started by whichever thread schedules
+// first and would carry that thread's name into profiles.
+TEST(MmapLogEnv, BackgroundJobsRunOnAThreadNamedForLevelDB) {
+  ASSERT_EQ(0, pthread_setname_np(pthread_self(), "some-writer"));
+  std::promise<std::string> name;
+  MmapLogEnv()->Schedule(
+      [](void* p) {
+        char buf[16] = {};
+        pthread_getname_np(pthread_self(), buf, sizeof buf);
+        static_cast<std::promise<std::string>*>(p)->set_value(buf);
+      },
+      &name);
+  EXPECT_EQ(name.get_future().get(), kLevelDBBackgroundThreadName);
 }
 
 }  // namespace
