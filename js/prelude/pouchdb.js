@@ -148,7 +148,11 @@ function docArg(doc) {
 // values...] (js/doc_shapes.h) and is built here by its shape's function, an
 // object literal (JSON.parse costs ~230 ns for any object, a literal of four
 // members ~6); any other comes as the object itself.
+// Shape number -> the function that builds its objects. No prototype: an
+// unfilled slot must read undefined, not an element a script put on
+// Array.prototype.
 const docShapes = [];
+Object.setPrototypeOf(docShapes, null);
 const dbGetFlat = native.dbGetFlat;
 function flatDoc(r) {
   if (!Array.isArray(r)) return r;

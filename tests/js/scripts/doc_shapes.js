@@ -327,4 +327,20 @@ check('the big document, then small ones again', async () => {
   same(await db.get(id), expected(id), 'after big');
 });
 
+check('members a script adds to Array.prototype never stand in for a shape', async () => {
+  // The prelude's shape-function cache is indexed by shape number; a hole
+  // must not find an inherited element.
+  const hijack = () => ({ hijacked: true });
+  for (let i = 0; i < 1100; i++) Array.prototype[i] = hijack;  // eslint-disable-line no-extend-native
+  try {
+    const r = await db.put({ _id: 'proto_probe', zzz_fresh_shape_member: 1, qqq_second: 'x' });
+    const got = await db.get('proto_probe');
+    assert.deepStrictEqual(got, { _id: 'proto_probe', _rev: r.rev, zzz_fresh_shape_member: 1, qqq_second: 'x' });
+    const rows = (await db.allDocs({ keys: ['proto_probe'], include_docs: true })).rows;
+    assert.deepStrictEqual(rows[0].doc, got);
+  } finally {
+    for (let i = 0; i < 1100; i++) delete Array.prototype[i];
+  }
+});
+
 done();
