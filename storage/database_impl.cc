@@ -9,8 +9,6 @@ namespace settee {
 
 namespace {
 
-constexpr std::string_view kRevsLimitProperty = "revs_limit";
-constexpr std::string_view kSecurityProperty = "security";
 // Documents compacted per hold of the writer lock, so compaction of a large
 // database does not stall writers for long.
 constexpr size_t kCompactionChunk = 256;
@@ -44,7 +42,7 @@ void DatabaseImpl::InitializeNew(uint64_t db_id, uint32_t revs_limit, KVWriteBat
   batch->Put(keys.Counters(), counters);
   std::string limit;
   coding::PutVarint64(&limit, revs_limit);
-  batch->Put(keys.Property(kRevsLimitProperty), limit);
+  batch->Put(keys.Property(keys::kRevsLimitProperty), limit);
 }
 
 Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::string name,
@@ -63,7 +61,7 @@ Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::
   db->doc_del_count_ = c.doc_del_count;
   db->external_size_ = c.external_size;
 
-  s = db->kv_->Get(ro, db->keys_.Property(kRevsLimitProperty), &bytes);
+  s = db->kv_->Get(ro, db->keys_.Property(keys::kRevsLimitProperty), &bytes);
   if (s.ok()) {
     std::string_view in(bytes);
     uint64_t limit;
@@ -74,7 +72,7 @@ Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::
   } else if (!s.IsNotFound()) {
     return s;
   }
-  s = db->kv_->Get(ro, db->keys_.Property(kSecurityProperty), &db->security_);
+  s = db->kv_->Get(ro, db->keys_.Property(keys::kSecurityProperty), &db->security_);
   if (s.IsNotFound()) db->security_ = "{}";
   else if (!s.ok()) return s;
   s = db->LoadPurgeState();
@@ -164,16 +162,28 @@ uint64_t DatabaseImpl::WaitForChange(uint64_t since, std::chrono::milliseconds t
 
 //////// Properties
 
-Status DatabaseImpl::SetRevsLimit(uint32_t limit) {
-  if (limit < 1) return Status::BadRequest("revs_limit must be a positive integer");
+template <typename OnWritten>
+Status DatabaseImpl::WriteVarintProperty(std::string_view name, uint64_t value, OnWritten on_written) {
   auto lock = LockWriterDrained();
   Status s = CheckAlive();
   if (!s.ok()) return s;
-  std::string value;
-  coding::PutVarint64(&value, limit);
-  s = kv_->Put(owner_->write_options(), keys_.Property(kRevsLimitProperty), value);
-  if (s.ok()) revs_limit_.store(limit, std::memory_order_relaxed);
+  std::string bytes;
+  coding::PutVarint64(&bytes, value);
+  s = kv_->Put(owner_->write_options(), keys_.Property(name), bytes);
+  if (s.ok()) on_written();
   return s;
+}
+
+Status DatabaseImpl::SetRevsLimit(uint32_t limit) {
+  if (limit < 1) return Status::BadRequest("revs_limit must be a positive integer");
+  return WriteVarintProperty(keys::kRevsLimitProperty, limit,
+                             [&] { revs_limit_.store(limit, std::memory_order_relaxed); });
+}
+
+Status DatabaseImpl::SetPurgedInfosLimit(uint64_t limit) {
+  if (limit < 1) return Status::BadRequest("`purged_infos_limit` must be positive integer");
+  return WriteVarintProperty(keys::kPurgedInfosLimitProperty, limit,
+                             [&] { purged_infos_limit_.store(limit, std::memory_order_relaxed); });
 }
 
 std::string DatabaseImpl::Security() const {
@@ -190,7 +200,7 @@ Status DatabaseImpl::SetSecurity(std::string_view text) {
   auto lock = LockWriterDrained();
   s = CheckAlive();
   if (!s.ok()) return s;
-  s = kv_->Put(owner_->write_options(), keys_.Property(kSecurityProperty), compact);
+  s = kv_->Put(owner_->write_options(), keys_.Property(keys::kSecurityProperty), compact);
   if (!s.ok()) return s;
   std::lock_guard<std::mutex> sec_lock(security_mu_);
   security_ = std::move(compact);

@@ -207,6 +207,12 @@ class DatabaseImpl final : public Database {
                std::unique_ptr<KVStore> own_kv);
 
   Status CheckAlive() const;
+  // Stores a numeric database property (revs_limit, purged_infos_limit)
+  // under the writer lock with the pipeline drained, so no batch in flight
+  // was built with the old value; `on_written` (publishing the new value)
+  // runs under the lock too, and only if the write landed.
+  template <typename OnWritten>
+  Status WriteVarintProperty(std::string_view name, uint64_t value, OnWritten on_written);
   // The counters as of `snapshot` (null: the latest state): the newest
   // change block's, which a batch writes instead of the counters key
   // (docs/storage_format.md), or the counters key's where that is newer (a

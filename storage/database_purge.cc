@@ -18,7 +18,6 @@ namespace settee {
 
 namespace {
 
-constexpr std::string_view kPurgedInfosLimitProperty = "purged_infos_limit";
 // DO NOT CHANGE: embedded in stored purge infos.
 constexpr uint8_t kPurgeInfoFormat = 1;
 
@@ -95,7 +94,7 @@ Status DatabaseImpl::LoadPurgeState() {
   if (it->Valid()) purge_seq_ = coding::DecodeFixed64BE(keys_.Suffix(it->key()));
   if (!it->status().ok()) return it->status();
   std::string bytes;
-  Status s = kv_->Get(KVReadOptions(), keys_.Property(kPurgedInfosLimitProperty), &bytes);
+  Status s = kv_->Get(KVReadOptions(), keys_.Property(keys::kPurgedInfosLimitProperty), &bytes);
   if (s.IsNotFound()) return Status::OK();
   if (!s.ok()) return s;
   std::string_view in(bytes);
@@ -103,18 +102,6 @@ Status DatabaseImpl::LoadPurgeState() {
   if (!coding::GetVarint64(&in, &limit) || limit == 0) return Status::Corruption("bad purged_infos_limit");
   purged_infos_limit_ = limit;
   return Status::OK();
-}
-
-Status DatabaseImpl::SetPurgedInfosLimit(uint64_t limit) {
-  if (limit < 1) return Status::BadRequest("`purged_infos_limit` must be positive integer");
-  auto lock = LockWriterDrained();
-  Status s = CheckAlive();
-  if (!s.ok()) return s;
-  std::string value;
-  coding::PutVarint64(&value, limit);
-  s = kv_->Put(owner_->write_options(), keys_.Property(kPurgedInfosLimitProperty), value);
-  if (s.ok()) purged_infos_limit_.store(limit, std::memory_order_relaxed);
-  return s;
 }
 
 Status DatabaseImpl::Purge(const std::vector<PurgeRequest>& request, std::vector<PurgeResult>* out) {

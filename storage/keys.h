@@ -51,6 +51,12 @@ constexpr char kAttachmentKind = 'a';
 constexpr char kViewKind = 'v';
 constexpr char kPurgeInfoKind = 'u';
 
+// Names of a database's properties (KeyBuilder::Property). DO NOT CHANGE:
+// stored.
+constexpr std::string_view kRevsLimitProperty = "revs_limit";
+constexpr std::string_view kSecurityProperty = "security";
+constexpr std::string_view kPurgedInfosLimitProperty = "purged_infos_limit";
+
 inline std::string Meta(std::string_view name) {
   std::string k(1, kMetaPrefix);
   k.append(name);

@@ -27,8 +27,7 @@ class NodeEndpointsTest : public ::testing::Test {
   }
   ClientResponse Req(const std::string& method, const std::string& path,
                      const std::string& body = {}, Headers headers = {}) {
-    if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
-    return client_->Request(method, path, body, std::move(headers));
+    return client_->JsonRequest(method, path, body, std::move(headers));
   }
   ClientResponse Admin(const std::string& method, const std::string& path,
                        const std::string& body = {}) {

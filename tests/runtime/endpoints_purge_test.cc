@@ -22,8 +22,7 @@ class PurgeEndpointsTest : public ::testing::TestWithParam<Backend> {
   }
   ClientResponse Req(const std::string& method, const std::string& path,
                      const std::string& body = {}, Headers headers = {}) {
-    if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
-    return client_->Request(method, path, body, std::move(headers));
+    return client_->JsonRequest(method, path, body, std::move(headers));
   }
   std::string PutDoc(const std::string& path, const std::string& body) {
     auto r = Req("PUT", path, body);

@@ -23,8 +23,7 @@ class ReplicationEndpointsTest : public ::testing::Test {
 
   ClientResponse Req(const std::string& method, const std::string& path,
                      const std::string& body = {}, Headers headers = {}) {
-    if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
-    return client_->Request(method, path, body, std::move(headers));
+    return client_->JsonRequest(method, path, body, std::move(headers));
   }
   void Seed(const std::string& db, int n) {
     ASSERT_EQ(Req("PUT", "/" + db).status, 201);

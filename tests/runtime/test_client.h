@@ -95,6 +95,14 @@ class TestClient {
     return r ? *r : ClientResponse{};
   }
 
+  // Request with `Content-Type: application/json` when there is a body.
+  ClientResponse JsonRequest(std::string_view method, std::string_view target,
+                             std::string_view body = {},
+                             std::vector<std::pair<std::string, std::string>> headers = {}) {
+    if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
+    return Request(method, target, body, std::move(headers));
+  }
+
   // Reads one response (nullopt on EOF/timeout/garbage).
   std::optional<ClientResponse> ReadResponse(bool head_request = false) {
     ClientResponse r;
