@@ -50,8 +50,6 @@ Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::
                                                          std::unique_ptr<KVStore> own_kv) {
   std::shared_ptr<DatabaseImpl> db(
       new DatabaseImpl(owner, std::move(name), db_id, std::move(own_kv)));
-  KVReadOptions ro;
-  std::string bytes;
   Counters& c = db->counters_;
   Status s = db->ReadCounters(nullptr, &c);
   if (!s.ok()) return s.IsNotFound() ? Status::Corruption("database counters missing") : s;
@@ -61,18 +59,11 @@ Result<std::shared_ptr<DatabaseImpl>> DatabaseImpl::Load(StoreImpl* owner, std::
   db->doc_del_count_ = c.doc_del_count;
   db->external_size_ = c.external_size;
 
-  s = db->kv_->Get(ro, db->keys_.Property(keys::kRevsLimitProperty), &bytes);
-  if (s.ok()) {
-    std::string_view in(bytes);
-    uint64_t limit;
-    if (!coding::GetVarint64(&in, &limit) || limit == 0 || limit > UINT32_MAX) {
-      return Status::Corruption("bad revs_limit");
-    }
-    db->revs_limit_ = static_cast<uint32_t>(limit);
-  } else if (!s.IsNotFound()) {
-    return s;
-  }
-  s = db->kv_->Get(ro, db->keys_.Property(keys::kSecurityProperty), &db->security_);
+  uint64_t revs_limit = db->revs_limit_;
+  s = db->ReadVarintProperty(keys::kRevsLimitProperty, UINT32_MAX, &revs_limit);
+  if (!s.ok()) return s;
+  db->revs_limit_ = static_cast<uint32_t>(revs_limit);
+  s = db->kv_->Get(KVReadOptions(), db->keys_.Property(keys::kSecurityProperty), &db->security_);
   if (s.IsNotFound()) db->security_ = "{}";
   else if (!s.ok()) return s;
   s = db->LoadPurgeState();
@@ -161,6 +152,20 @@ uint64_t DatabaseImpl::WaitForChange(uint64_t since, std::chrono::milliseconds t
 }
 
 //////// Properties
+
+Status DatabaseImpl::ReadVarintProperty(std::string_view name, uint64_t max, uint64_t* value) const {
+  std::string bytes;
+  Status s = kv_->Get(KVReadOptions(), keys_.Property(name), &bytes);
+  if (s.IsNotFound()) return Status::OK();
+  if (!s.ok()) return s;
+  std::string_view in(bytes);
+  uint64_t v = 0;
+  if (!coding::GetVarint64(&in, &v) || v == 0 || v > max) {
+    return Status::Corruption("bad " + std::string(name));
+  }
+  *value = v;
+  return Status::OK();
+}
 
 template <typename OnWritten>
 Status DatabaseImpl::WriteVarintProperty(std::string_view name, uint64_t value, OnWritten on_written) {

@@ -211,6 +211,10 @@ class DatabaseImpl final : public Database {
   // under the writer lock with the pipeline drained, so no batch in flight
   // was built with the old value; `on_written` (publishing the new value)
   // runs under the lock too, and only if the write landed.
+  // Reads a property WriteVarintProperty stored into *value, leaving it as
+  // it is when the property was never set; Corruption unless it decodes to
+  // a number in [1, max].
+  Status ReadVarintProperty(std::string_view name, uint64_t max, uint64_t* value) const;
   template <typename OnWritten>
   Status WriteVarintProperty(std::string_view name, uint64_t value, OnWritten on_written);
   // The counters as of `snapshot` (null: the latest state): the newest

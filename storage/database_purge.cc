@@ -93,15 +93,10 @@ Status DatabaseImpl::LoadPurgeState() {
   it->SeekToLast();
   if (it->Valid()) purge_seq_ = coding::DecodeFixed64BE(keys_.Suffix(it->key()));
   if (!it->status().ok()) return it->status();
-  std::string bytes;
-  Status s = kv_->Get(KVReadOptions(), keys_.Property(keys::kPurgedInfosLimitProperty), &bytes);
-  if (s.IsNotFound()) return Status::OK();
-  if (!s.ok()) return s;
-  std::string_view in(bytes);
-  uint64_t limit = 0;
-  if (!coding::GetVarint64(&in, &limit) || limit == 0) return Status::Corruption("bad purged_infos_limit");
-  purged_infos_limit_ = limit;
-  return Status::OK();
+  uint64_t limit = purged_infos_limit_;
+  Status s = ReadVarintProperty(keys::kPurgedInfosLimitProperty, UINT64_MAX, &limit);
+  if (s.ok()) purged_infos_limit_ = limit;
+  return s;
 }
 
 Status DatabaseImpl::Purge(const std::vector<PurgeRequest>& request, std::vector<PurgeResult>* out) {
