@@ -580,6 +580,8 @@ bool SplitPlainDoc(simdjson::dom::element root, size_t expected_size, bool escap
   return true;
 }
 
+Status TooLarge() { return {Status::Code::kDocumentTooLarge, "Document exceeds max_document_size"}; }
+
 // The RapidJSON path (DocHandler) for one document.
 Status ParseWithRapidJson(std::string_view text, std::string_view id_override, IncomingDoc* out);
 
@@ -587,22 +589,29 @@ Status ParseWithRapidJson(std::string_view text, std::string_view id_override, I
 
 Status ParseIncomingDoc(std::string_view text, std::string_view id_override, size_t max_size,
                         IncomingDoc* out) {
-  if (text.size() > max_size) {
-    return {Status::Code::kDocumentTooLarge, "Document exceeds max_document_size"};
+  // The limit is on the body, as CouchDB's max_document_size: inline
+  // attachment bodies are not part of it (a replicated write carries them).
+  // Text over the limit without attachments is refused unparsed.
+  const bool over = text.size() > max_size;
+  if (over && text.find("\"_attachments\"") == std::string_view::npos) {
+    return TooLarge();
   }
   *out = IncomingDoc();
   simdjson::dom::element root;
   // A document too big for the per-thread scratch takes the RapidJSON path,
   // which keeps nothing.
+  Status s;
   if (text.size() <= kThreadScratchMaxBytes && ParseWithSimdjson(text, ThreadScratch(), &root)) {
     bool saw_id = false;
     std::optional<std::string> rev_text;
     if (SplitPlainDoc(root, text.size(), HasBackslash(text), out, &saw_id, &rev_text)) {
-      return FinishIncomingDoc(id_override, saw_id, rev_text, out);
+      s = FinishIncomingDoc(id_override, saw_id, rev_text, out);
+      return s.ok() && over && BodySize(*out) > max_size ? TooLarge() : s;
     }
     *out = IncomingDoc();
   }
-  return ParseWithRapidJson(text, id_override, out);
+  s = ParseWithRapidJson(text, id_override, out);
+  return s.ok() && over && BodySize(*out) > max_size ? TooLarge() : s;
 }
 
 namespace {

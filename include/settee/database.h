@@ -425,8 +425,8 @@ class Database {
                           std::vector<DocUpdateResult>* results) = 0;
   // BulkDocs() with the documents as one JSON array text (the "docs" of a
   // _bulk_docs body, or JSON.stringify of an array), parsed in one pass
-  // instead of split first. Errors as in BulkDocs(), except that
-  // max_document_size applies to each document's stored body. kBadRequest,
+  // instead of split first. Errors as in BulkDocs() (max_document_size
+  // applies to each document's stored body, inline attachments not counted). kBadRequest,
   // and nothing written, if `docs` is not a JSON array.
   virtual Status BulkDocsArray(std::string_view docs, const UpdateOptions& options,
                                std::vector<DocUpdateResult>* results) = 0;

@@ -37,7 +37,8 @@ struct StoreOptions {
   bool sync = false;
   LevelDBOptions leveldb;
   // Largest accepted JSON body of one document, in bytes (CouchDB's
-  // max_document_size). Larger ones fail with kDocumentTooLarge.
+  // max_document_size), its inline attachment bodies not counted (as in
+  // CouchDB). Larger ones fail with kDocumentTooLarge.
   size_t max_document_size = 8u << 20;
   // revs_limit for newly created databases (CouchDB and PouchDB: 1000).
   uint32_t default_revs_limit = 1000;

@@ -242,6 +242,33 @@ TEST(Document, RejectsOversizedDocumentsBeforeParsing) {
   EXPECT_EQ(Status::Code::kDocumentTooLarge, ParseIncomingDoc(big, "x", 50, &doc).code());
 }
 
+// As CouchDB's max_document_size, the limit is on the document's body:
+// inline attachment bodies do not count (they have max_attachment_size),
+// else a document holding an attachment that was uploaded on its own could
+// not be replicated, whose writes carry the bodies inline.
+TEST(Document, InlineAttachmentsDoNotCountTowardsTheSizeLimit) {
+  const std::string data(200, 'A');  // base64 of 150 bytes
+  const std::string with_att =
+      R"({"a":1,"_attachments":{"f":{"content_type":"text/plain","data":")" + data + R"("}}})";
+  IncomingDoc doc;
+  Status s = ParseIncomingDoc(with_att, "x", 50, &doc);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(doc.attachments);
+  EXPECT_EQ(1u, doc.attachments->size());
+  EXPECT_EQ(R"({"a":1})", doc.body);
+  // The body itself still counts.
+  const std::string big_body = R"({"a":")" + std::string(60, 'x') +
+                               R"(","_attachments":{"f":{"content_type":"text/plain","data":"AAAA"}}})";
+  EXPECT_EQ(Status::Code::kDocumentTooLarge, ParseIncomingDoc(big_body, "x", 50, &doc).code());
+  // Documents in an array are measured the same way.
+  std::vector<IncomingDoc> docs;
+  std::vector<Status> statuses;
+  ASSERT_TRUE(ParseIncomingDocArray("[" + with_att + "," + big_body + "]", 50, &docs, &statuses).ok());
+  ASSERT_EQ(2u, statuses.size());
+  EXPECT_TRUE(statuses[0].ok()) << statuses[0].ToString();
+  EXPECT_EQ(Status::Code::kDocumentTooLarge, statuses[1].code());
+}
+
 TEST(Document, RevHashFollowsTheDocumentedFormula) {
   EXPECT_EQ(Xxh128Hex("1-abc\n0\n{\"a\":1}"), ComputeRevHash("1-abc", false, R"({"a":1})"));
   EXPECT_EQ("6c1f75cafa9e34b4b4dd8b780eefc202", ComputeRevHash("1-abc", false, R"({"a":1})"));
