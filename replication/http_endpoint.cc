@@ -2,7 +2,10 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
+
 #include "replication/replication_id.h"
+#include "util/digest.h"
 #include "util/json.h"
 
 namespace settee::replication {
@@ -337,11 +340,42 @@ Status HttpEndpoint::FetchWithOpenRevs(const std::vector<RevsDiffResult>& missin
 
 Status HttpEndpoint::WriteDocs(const DocBatch& docs, std::vector<DocUpdateResult>* failures) {
   failures->clear();
-  if (docs.count() == 0) return Status::OK();
-  std::string body = "{\"new_edits\":false,\"docs\":";
-  body += docs.text();
-  body += '}';
+  const std::vector<std::string>& all = docs.docs();
+  // Requests of at most max_request_bytes: a batch of documents with
+  // attachment bodies can pass what the target reads whole (settee's
+  // --max-request-size, CouchDB's max_http_request_size).
+  const size_t cap = std::max<size_t>(options_.max_request_bytes, 1);
+  size_t i = 0;
+  while (i < all.size()) {
+    size_t end = i + 1, bytes = all[i].size();
+    while (end < all.size() && bytes + all[end].size() <= cap) bytes += all[end++].size();
+    Status s = WriteDocRange(all, i, end, failures);
+    if (!s.ok()) return s;
+    i = end;
+  }
+  return Status::OK();
+}
+
+Status HttpEndpoint::WriteDocRange(const std::vector<std::string>& docs, size_t begin, size_t end,
+                                   std::vector<DocUpdateResult>* failures) {
+  if (end - begin == 1 && docs[begin].size() > options_.max_request_bytes) {
+    return PutMultipart(docs[begin], failures);
+  }
+  std::string body = "{\"new_edits\":false,\"docs\":[";
+  for (size_t i = begin; i < end; ++i) {
+    if (i > begin) body += ',';
+    body += docs[i];
+  }
+  body += "]}";
   auto r = Call("POST", "_bulk_docs", body);
+  if (!r.ok() && r.status().code() == Status::Code::kTooLarge) {
+    // The target reads less than we sent: halves, down to one document
+    // each, which goes as multipart/related.
+    if (end - begin == 1) return PutMultipart(docs[begin], failures);
+    const size_t mid = begin + (end - begin) / 2;
+    Status s = WriteDocRange(docs, begin, mid, failures);
+    return s.ok() ? WriteDocRange(docs, mid, end, failures) : s;
+  }
   if (!r.ok()) return r.status();
   json::Document d;
   if (!json::Parse(*r, &d).ok() || !d.IsArray()) {
@@ -357,6 +391,78 @@ Status HttpEndpoint::WriteDocs(const DocBatch& docs, std::vector<DocUpdateResult
     f.status = PerDocStatus(error, StringMember(item, "reason"));
   }
   return Status::OK();
+}
+
+// One document as CouchDB's replicator sends a document with attachments:
+// PUT ?new_edits=false, multipart/related, the JSON first with each inline
+// body's entry marked "follows", then the bodies in the entries' order.
+// The target streams the bodies into storage, so the request is not held
+// to its limit on bodies read whole. A document the target still refuses
+// is a failure of that document, as in _bulk_docs.
+Status HttpEndpoint::PutMultipart(const std::string& doc_json,
+                                  std::vector<DocUpdateResult>* failures) {
+  json::Document d;
+  if (!json::Parse(doc_json, &d).ok() || !d.IsObject()) {
+    return Status::Internal("replicated document is not a JSON object");
+  }
+  const std::string id = StringMember(d, "_id");
+  auto refused = [&](Status status) {
+    DocUpdateResult& f = failures->emplace_back();
+    f.id = id;
+    f.rev = StringMember(d, "_rev");
+    f.status = std::move(status);
+    return Status::OK();
+  };
+  std::vector<std::pair<std::string, std::string>> parts;  // content type, bytes
+  auto atts = d.FindMember("_attachments");
+  if (atts != d.MemberEnd() && atts->value.IsObject()) {
+    for (auto& entry : atts->value.GetObject()) {
+      json::Value& att = entry.value;
+      if (!att.IsObject()) continue;
+      auto data = att.FindMember("data");
+      if (data == att.MemberEnd() || !data->value.IsString()) continue;
+      std::string bytes;
+      if (!Base64Decode(json::View(data->value), &bytes)) {
+        return Status::Internal("replicated attachment body is not base64");
+      }
+      att.RemoveMember("data");
+      if (!att.HasMember("encoding")) {
+        att.RemoveMember("length");
+        att.AddMember("length", static_cast<uint64_t>(bytes.size()), d.GetAllocator());
+      }
+      att.AddMember("follows", true, d.GetAllocator());
+      parts.emplace_back(StringMember(att, "content_type"), std::move(bytes));
+    }
+  }
+  if (parts.empty()) {
+    return refused(Status(Status::Code::kTooLarge, "the request entity is too large"));
+  }
+  const std::string boundary = RandomUuidHex();
+  std::string body = "--" + boundary + "\r\nContent-Type: application/json\r\n\r\n";
+  body += json::Serialize(d);
+  for (const auto& [type, bytes] : parts) {
+    body += "\r\n--" + boundary + "\r\n";
+    if (!type.empty()) body += "Content-Type: " + type + "\r\n";
+    body += "\r\n";
+    body += bytes;
+  }
+  body += "\r\n--" + boundary + "--";
+  auto r = client_.Request("PUT", url_.Join(EscapeDocId(id) + "?new_edits=false"), body,
+                           std::chrono::milliseconds(0), "application/json",
+                           "multipart/related; boundary=\"" + boundary + "\"");
+  if (!r.ok()) return r.status();
+  Status s = StatusFromResponse(*r);
+  if (s.ok()) return s;
+  switch (s.code()) {
+    case Status::Code::kForbidden:
+    case Status::Code::kUnauthorized:
+    case Status::Code::kConflict:
+    case Status::Code::kBadRequest:
+    case Status::Code::kTooLarge:
+      return refused(std::move(s));
+    default:
+      return s;
+  }
 }
 
 Result<std::string> HttpEndpoint::GetLocal(std::string_view id) {

@@ -3,7 +3,9 @@
 // GET /, GET|PUT /db, _changes (feed=normal, or longpoll while a
 // continuous job waits), _revs_diff, _bulk_get (or, when the server has
 // none, GET doc?open_revs=[..]&revs=true&latest=true), _bulk_docs with
-// new_edits=false, and _local/ checkpoint documents.
+// new_edits=false (a document too big for one request: PUT
+// multipart/related, as CouchDB's replicator), and _local/ checkpoint
+// documents.
 //
 // Thread safety: as Endpoint.
 #pragma once
@@ -25,6 +27,11 @@ struct HttpEndpointOptions {
   // Whether to use _bulk_get: nullopt = try it once and fall back to
   // open_revs when the server answers 404/405/400 (as PouchDB does).
   std::optional<bool> bulk_get;
+  // Largest _bulk_docs request body written to the target: a batch over
+  // it goes in several requests, and a document over it on its own as a
+  // multipart/related PUT (its attachment bodies streamed by the target).
+  // A request the target answers 413 is split the same way.
+  size_t max_request_bytes = 8u << 20;
 };
 
 class HttpEndpoint : public Endpoint {
@@ -61,6 +68,10 @@ class HttpEndpoint : public Endpoint {
   Status FetchWithBulkGet(const std::vector<RevsDiffResult>& missing, DocBatch* out,
                           bool* unsupported);
   Status FetchWithOpenRevs(const std::vector<RevsDiffResult>& missing, DocBatch* out);
+  // docs[begin, end) in one _bulk_docs, halved while the target answers 413.
+  Status WriteDocRange(const std::vector<std::string>& docs, size_t begin, size_t end,
+                       std::vector<DocUpdateResult>* failures);
+  Status PutMultipart(const std::string& doc_json, std::vector<DocUpdateResult>* failures);
   // One page of the feed from `since` (a long poll when `may_wait` and the
   // request waits), appended to out->rows; *page_rows is the number of
   // rows the server sent (before a filter function dropped any).

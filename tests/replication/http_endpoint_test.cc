@@ -298,6 +298,58 @@ TEST_F(HttpEndpointTest, ContinuousPullDeliversWithinASecondAndCancelsPromptly) 
   EXPECT_EQ(r.Stats().state, ReplicationState::kCancelled);
 }
 
+// A target that takes requests of at most 1 MiB (settee's
+// --max-request-size): a batch of documents with attachments that is bigger
+// goes in several _bulk_docs requests, and a document bigger on its own as a
+// multipart/related PUT (as CouchDB's replicator sends documents with
+// attachments), its bodies streamed by the server. Before, the one
+// _bulk_docs of the batch got 413 and the replication failed.
+TEST_F(HttpEndpointTest, PushesBatchesAndDocumentsBiggerThanTheTargetsRequestLimit) {
+  TestServerConfig cfg;
+  cfg.http.limits.max_body_bytes = 1 << 20;
+  StartServer(cfg);
+  auto body = [](size_t size, int seed) {
+    std::string b(size, '\0');
+    for (size_t i = 0; i < size; ++i) b[i] = static_cast<char>((i * 7919 + seed * 104729) >> 3);
+    return b;
+  };
+  auto a = LocalDb("a");
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(a->PutAttachment("d" + std::to_string(i), "f.bin", "", "application/octet-stream",
+                                 body(300 << 10, i))
+                    .ok());
+  }
+  ASSERT_TRUE(a->PutAttachment("big", "one.bin", "", "application/octet-stream", body(3 << 20, 9)).ok());
+  auto rev = a->Get("big");
+  ASSERT_TRUE(rev.ok());
+  json::Document d;
+  ASSERT_TRUE(json::Parse(*rev, &d).ok());
+  ASSERT_TRUE(a->PutAttachment("big", "two.txt", d["_rev"].GetString(), "text/plain", "small").ok());
+  Put(*a, "plain", R"({"x":1})");
+  auto options = Options();
+  options.create_target = true;
+  auto stats = Run(Local("a"), Remote("remote"), options);
+  EXPECT_EQ(stats.doc_write_failures, 0u);
+  EXPECT_EQ(stats.docs_written, 10u);
+  auto remote = RemoteDb("remote");
+  ExpectSameDatabases(*a, *remote);
+  auto read = [](Database& db, const std::string& id, const std::string& name) {
+    auto reader = db.OpenAttachment(id, name);
+    EXPECT_TRUE(reader.ok()) << id << "/" << name << ": " << reader.status().ToString();
+    std::string got;
+    if (reader.ok()) {
+      EXPECT_TRUE((*reader)->Read(0, UINT64_MAX, [&](std::string_view piece) {
+        got.append(piece);
+        return true;
+      }).ok());
+    }
+    return got;
+  };
+  EXPECT_TRUE(read(*remote, "d7", "f.bin") == body(300 << 10, 7));
+  EXPECT_TRUE(read(*remote, "big", "one.bin") == body(3 << 20, 9));
+  EXPECT_EQ(read(*remote, "big", "two.txt"), "small");
+}
+
 // A peer that looks like CouchDB at first and then misbehaves: routes added
 // to the test server for database "odd".
 TEST_F(HttpEndpointTest, MisbehavingPeersFailCleanlyAndLeaveTheTargetAlone) {
