@@ -595,6 +595,7 @@ Status DatabaseImpl::ApplyLocal(IncomingDoc& doc, WriteContext& ctx, DocUpdateRe
   if (doc.deleted) {
     std::string existing;
     Status s = ctx.Get(key, &existing);
+    if (s.IsNotFound()) return Status::NotFound("missing");  // not the store's reason
     if (!s.ok()) return s;
     ctx.Delete(key);
     result->rev = "0-0";
