@@ -23,8 +23,8 @@ namespace {
 struct JsCommandArgs {
   int threads = 1;
   bool keep = false;
-  std::string backend = "memory";
-  std::string data = "settee_data";
+  std::string backend;  // "" = not given: memory, or leveldb when --data is
+  std::string data;     // "" = not given (leveldb: ./settee_data)
   size_t max_heap_mb = 0;
   uint32_t timeout_ms = 0;
   std::string v8_flags;
@@ -37,8 +37,9 @@ void AddCommonOptions(CLI::App* cmd, JsCommandArgs* a) {
   cmd->add_option("-t,--threads", a->threads, "Isolate threads, each running the script")
       ->check(CLI::Range(1, js::IsolatePool::kMaxThreads));
   cmd->add_flag("--keep", a->keep, "Restart a thread's script after an uncaught error");
-  cmd->add_option("--backend", a->backend, "Storage backend")->check(CLI::IsMember({"memory", "leveldb"}));
-  cmd->add_option("--data", a->data, "Data directory for the leveldb backend");
+  cmd->add_option("--backend", a->backend, "Storage backend (default memory, leveldb with --data)")
+      ->check(CLI::IsMember({"memory", "leveldb"}));
+  cmd->add_option("--data", a->data, "Data directory of the leveldb backend (default ./settee_data)");
   cmd->add_option("--max-heap-mb", a->max_heap_mb, "Heap limit per isolate in MiB (0: V8 default)");
   cmd->add_option("--timeout-ms", a->timeout_ms, "Wall-clock limit per call into JS (0: none)");
   cmd->add_option("--v8-flags", a->v8_flags, "Extra V8 flags, e.g. \"--max-semi-space-size=32\"");
@@ -61,9 +62,14 @@ std::string AbsolutePath(const std::string& p) {
 
 Result<std::unique_ptr<Store>> OpenStore(const JsCommandArgs& a) {
   StoreOptions opts;
-  if (a.backend == "leveldb") {
+  // A data directory asks for a store that outlives the run: taking memory
+  // instead would lose what the script wrote without a word.
+  if (a.backend == "memory" && !a.data.empty()) {
+    return Status::BadRequest("--data is the leveldb backend's directory; not with --backend memory");
+  }
+  if (a.backend == "leveldb" || !a.data.empty()) {
     opts.backend = StoreOptions::Backend::kLevelDB;
-    opts.path = a.data;
+    opts.path = a.data.empty() ? "settee_data" : a.data;
   } else {
     opts.backend = StoreOptions::Backend::kMemory;
   }

@@ -227,6 +227,29 @@ TEST(RunCommand, BadArgumentsAreRefused) {
   EXPECT_NE(Settee({"run", "--backend", "paper", "x.js"}).code, 0);
 }
 
+// `--data DIR` alone means the LevelDB store in DIR: it was ignored (the
+// default backend is memory), so what a script wrote there was gone at exit.
+// `--backend memory` with `--data` is a contradiction, refused.
+TEST(RunCommand, DataDirectoryAloneMeansLevelDb) {
+  std::string dir = testing::TempDir() + "/settee_js_data_" + std::to_string(getpid());
+  std::system(("rm -rf " + Quote(dir)).c_str());
+  auto o = Settee({"eval", "--data", dir, "settee.db('kept').put({_id: 'a', v: 7}).then(r => r.ok)"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "true\n");
+  o = Settee({"run", "--data", dir, "-"},
+             "settee.db('kept').get('a').then(d => console.log(d.v), e => console.log(e.status))\n");
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "7\n");
+  o = Settee({"run", "--backend", "leveldb", "--data", dir, "-"},
+             "settee.db('kept').get('a').then(d => console.log(d.v))\n");
+  EXPECT_EQ(o.out, "7\n");
+  o = Settee({"run", "--backend", "memory", "--data", dir, "-"}, "console.log('ran')\n");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.out, "");
+  EXPECT_THAT(o.err, HasSubstr("--data"));
+  std::system(("rm -rf " + Quote(dir)).c_str());
+}
+
 //////// The JS test scripts (tests/js/scripts), each asserting internally.
 
 // Runs scripts/`script` on one thread (with `args` after it) and expects it
