@@ -1007,6 +1007,30 @@ void LoopThread::ThreadMain() {
 ////////////////////////////////////////////////////////////////////////////////
 // ---- HttpServer
 
+namespace {
+
+// SO_REUSEPORT lets any socket of the same user join a port that already
+// listens, so the loops' binds alone would not notice another server on
+// it (the kernel would split the connections between the two). A plain
+// bind does: it fails while anything listens there. SO_REUSEADDR keeps
+// connections of an earlier server in TIME_WAIT from counting.
+Status CheckPortFree(const sockaddr* addr, socklen_t len, const std::string& host, int port) {
+  int fd = ::socket(addr->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::IOError(std::string("socket: ") + strerror(errno));
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  const int rc = ::bind(fd, addr, len);
+  const int err = errno;
+  ::close(fd);
+  if (rc == 0) return Status::OK();
+  if (err == EADDRINUSE) {
+    return Status::IOError("address already in use: " + host + ":" + std::to_string(port));
+  }
+  return Status::IOError(std::string("bind: ") + strerror(err));
+}
+
+}  // namespace
+
 HttpServer::HttpServer(const HttpServerOptions& options, HttpHandler* handler)
     : options_(options), handler_(handler) {}
 
@@ -1016,6 +1040,9 @@ Status HttpServer::Start() {
   if (started_) return Status(Status::Code::kInvalidOperation, "already started");
   // A peer that resets mid-write must yield EPIPE, not kill the process.
   ::signal(SIGPIPE, SIG_IGN);
+  if (options_.port < 0 || options_.port > 65535) {
+    return Status::BadRequest("invalid port: " + std::to_string(options_.port));
+  }
   sockaddr_storage ss{};
   socklen_t len = 0;
   if (uv_ip4_addr(options_.bind_address.c_str(), options_.port,
@@ -1026,6 +1053,11 @@ Status HttpServer::Start() {
     len = sizeof(sockaddr_in6);
   } else {
     return Status::BadRequest("invalid bind address: " + options_.bind_address);
+  }
+  if (options_.port != 0) {
+    Status s = CheckPortFree(reinterpret_cast<sockaddr*>(&ss), len, options_.bind_address,
+                             options_.port);
+    if (!s.ok()) return s;
   }
   int n = options_.threads < 1 ? 1 : options_.threads;
   for (int i = 0; i < n; ++i) {

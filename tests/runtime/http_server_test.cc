@@ -140,6 +140,34 @@ class HttpServerTest : public ::testing::Test {
   std::unique_ptr<HttpServer> server_;
 };
 
+// The loops share their port through SO_REUSEPORT, which would let a second
+// server of the same user bind it too: two `settee serve --port 5984` both
+// "listened", and the kernel split the connections between them. A port in
+// use is refused, as CouchDB's eaddrinuse; so is one out of range (it was
+// taken modulo 65536).
+TEST_F(HttpServerTest, APortInUseOrOutOfRangeIsRefused) {
+  HttpServerOptions opts;
+  opts.port = port();
+  opts.threads = 2;
+  HttpServer second(opts, &handler_);
+  Status s = second.Start();
+  EXPECT_EQ(s.code(), Status::Code::kIOError) << s.ToString();
+  EXPECT_NE(s.reason().find("in use"), std::string::npos) << s.ToString();
+  for (int bad : {-1, 65536, 99999}) {
+    opts.port = bad;
+    HttpServer out_of_range(opts, &handler_);
+    EXPECT_EQ(out_of_range.Start().code(), Status::Code::kBadRequest) << bad;
+  }
+  // The first server still answers, and its port is free again once it stops.
+  TestClient c(port());
+  EXPECT_EQ(c.Request("GET", "/x").status, 200);
+  const int was = port();
+  server_.reset();
+  opts.port = was;
+  HttpServer again(opts, &handler_);
+  EXPECT_TRUE(again.Start().ok());
+}
+
 TEST_F(HttpServerTest, SimpleGetHasFramingAndHeaders) {
   TestClient c(port());
   ASSERT_TRUE(c.connected());
