@@ -66,8 +66,10 @@ void ReplicatorDb::Start() {
 
 void ReplicatorDb::WaitForWake(std::optional<uint64_t> seen_seq) {
   std::unique_lock<std::mutex> lock(wake_mu_);
+  // Only a seq past the one read wakes: the listener reports nothing until
+  // the first write after the watcher attached (latest_seq_ 0 then).
   wake_cv_.wait_for(lock, kWatchSlice,
-                    [&] { return stop_ || (seen_seq && latest_seq_ != *seen_seq); });
+                    [&] { return stop_ || (seen_seq && latest_seq_ > *seen_seq); });
 }
 
 void ReplicatorDb::Watch() {
@@ -89,6 +91,11 @@ void ReplicatorDb::Watch() {
       }
       db_ = std::move(*db);
       since = 0;
+      {
+        // A database made again counts from 0: forget the old one's seqs.
+        std::lock_guard<std::mutex> lock(wake_mu_);
+        latest_seq_ = 0;
+      }
       listener = db_->AddChangeListener([this](uint64_t seq) {
         {
           std::lock_guard<std::mutex> lock(wake_mu_);
@@ -102,6 +109,7 @@ void ReplicatorDb::Watch() {
     options.include_docs = true;
     std::vector<ChangeRow> rows;
     uint64_t last = since;
+    ++watch_passes_;
     Status s = db_->Changes(
         options,
         [&rows](const ChangeRow& row) {

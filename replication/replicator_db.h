@@ -56,6 +56,9 @@ class ReplicatorDb {
 
   std::vector<ReplicatorDocState> Docs();
 
+  // How many times the watcher has read the database's changes (for tests).
+  uint64_t watch_passes() const { return watch_passes_.load(); }
+
  private:
   struct Entry {
     std::string rev;  // the revision the job was started for
@@ -65,7 +68,7 @@ class ReplicatorDb {
 
   void Watch();
   // Waits (a bounded slice) for stop, or for the change listener to report
-  // a seq other than `seen_seq`.
+  // a seq past `seen_seq`.
   void WaitForWake(std::optional<uint64_t> seen_seq);
   void OnDoc(const ChangeRow& row);
   void WriteBack(const std::string& doc_id, const std::string& rev, bool completed,
@@ -78,6 +81,7 @@ class ReplicatorDb {
   std::condition_variable wake_cv_;
   std::atomic<bool> stop_{false};  // set under wake_mu_
   uint64_t latest_seq_ = 0;  // guarded by wake_mu_: from the change listener
+  std::atomic<uint64_t> watch_passes_{0};
   std::thread watcher_;
   std::mutex mu_;
   std::map<std::string, Entry> entries_;  // guarded by mu_

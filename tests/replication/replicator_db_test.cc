@@ -1,0 +1,53 @@
+// ReplicatorDb (replication/replicator_db.h): the watcher of _replicator.
+// Jobs from documents and their write-backs are tested end to end in
+// tests/runtime/endpoints_replication_test.cc; here, the watcher itself.
+#include "replication/replicator_db.h"
+
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/storage/store_test_util.h"
+
+namespace settee::replication {
+namespace {
+
+using settee::testing::TempStore;
+
+// A _replicator database that already holds documents when the watcher
+// starts (a server restarted) and then sees no writes: the watcher reads it
+// once and sleeps. It compared the database's seq with the last one its
+// change listener had reported, which is none until the next write, so it
+// read the feed again and again: one thread busy for as long as the server
+// stayed idle. Counts the watcher's passes against the slices that passed
+// (one pass per 200 ms slice while idle).
+TEST(ReplicatorDb, AnIdleWatcherSleepsAfterARestart) {
+  TempStore store(StoreOptions::Backend::kMemory);
+  auto db = store->CreateDatabase(ReplicatorDb::kName);
+  ASSERT_TRUE(db.ok());
+  // Finished documents: they start no job.
+  for (const char* id : {"a", "b"}) {
+    auto r = (*db)->Put(id, R"({"source":"x","target":"y","_replication_state":"failed"})");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  ReplicationJobs jobs(store.get());
+  ReplicatorDb watcher(store.get(), &jobs);
+  const auto start = std::chrono::steady_clock::now();
+  watcher.Start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const uint64_t passes = watcher.watch_passes();
+  const auto slices = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - start).count() / 200;
+  EXPECT_GE(passes, 1u);
+  EXPECT_LE(passes, static_cast<uint64_t>(slices) + 2) << "over " << slices << " slices";
+  // A write still wakes it at once.
+  ASSERT_TRUE((*db)->Put("c", R"({"source":"x","target":"y","_replication_state":"failed"})").ok());
+  for (int i = 0; i < 200 && watcher.Docs().size() < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(watcher.Docs().size(), 3u);
+}
+
+}  // namespace
+}  // namespace settee::replication
