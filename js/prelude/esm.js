@@ -52,7 +52,7 @@ function packageTypeOf(dir) {
   for (let d = dir; ; d = path.dirname(d)) {
     const pkg = d + '/package.json';
     if (native.statKind(pkg) === 1) {
-      try { return JSON.parse(native.readFile(pkg)).type === 'module' ? 'module' : 'commonjs'; } catch (e) { return 'commonjs'; }
+      try { return JSON.parse(readJsonText(pkg)).type === 'module' ? 'module' : 'commonjs'; } catch (e) { return 'commonjs'; }
     }
     if (d === '/' || d === '.') return 'commonjs';
   }

@@ -26,6 +26,13 @@ class Module {
   }
 }
 
+// JSON text of a file as node reads it: a UTF-8 byte order mark (which
+// some editors write) is not part of it.
+function readJsonText(file) {
+  const text = native.readFile(file);
+  return text.charCodeAt(0) === 0xFEFF ? text.slice(1) : text;
+}
+
 function resolveFile(base) {
   const kind = native.statKind(base);
   if (kind === 1) return base;
@@ -34,7 +41,7 @@ function resolveFile(base) {
     const pkg = base + '/package.json';
     if (native.statKind(pkg) === 1) {
       let main;
-      try { main = JSON.parse(native.readFile(pkg)).main; } catch (e) { main = undefined; }
+      try { main = JSON.parse(readJsonText(pkg)).main; } catch (e) { main = undefined; }
       if (typeof main === 'string') {
         const r = resolveFile(path.resolve(base, main));
         if (r) return r;
@@ -78,7 +85,7 @@ function resolvePackageExports(dir, subpath, conditions) {
   const pkgFile = dir + '/package.json';
   if (native.statKind(pkgFile) !== 1) return null;
   let exportsField;
-  try { exportsField = JSON.parse(native.readFile(pkgFile)).exports; } catch (e) { return null; }
+  try { exportsField = JSON.parse(readJsonText(pkgFile)).exports; } catch (e) { return null; }
   if (exportsField === undefined || exportsField === null) return null;
   const sugar = typeof exportsField === 'string' || Array.isArray(exportsField) ||
       !Object.keys(exportsField).some((k) => k.startsWith('.'));
@@ -162,7 +169,7 @@ function loadModule(filename, parent, source) {
     if (source === undefined) source = native.readFile(filename);
     if (filename.endsWith('.json')) {
       try {
-        mod.exports = JSON.parse(source);
+        mod.exports = JSON.parse(source.charCodeAt(0) === 0xFEFF ? source.slice(1) : source);
       } catch (e) {
         e.message = filename + ': ' + e.message;
         throw e;

@@ -147,6 +147,10 @@ check('require: relative modules, .json, caching, cycles, package main, errors',
 
   const data = require('./lib/data.json');
   assert.deepStrictEqual(data, { answer: 42, list: ['x', 'y'], text: 'caf\u00e9' });
+  // A UTF-8 byte order mark before JSON is skipped, as node does (for
+  // required .json and for package.json).
+  assert.deepStrictEqual(require('./lib/bom.json'), { saved: 'by an editor that writes a BOM' });
+  assert.strictEqual(require('./lib/bom_pkg'), 'bom package main');
 
   const a = require('./lib/cycle_a');
   assert.strictEqual(a.seenB, 'b');
