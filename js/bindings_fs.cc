@@ -84,7 +84,8 @@ void ReadFile(const Args& args) {
   args.GetReturnValue().Set(v8::Uint8Array::New(ab, 0, data.size()));
 }
 
-// fsWriteFile(path, bytes: Uint8Array, append: bool, mode)
+// fsWriteFile(path, bytes: Uint8Array, append: bool, mode, exclusive: bool)
+// (exclusive: fail with EEXIST when the file exists, node's "x" flags)
 void WriteFile(const Args& args) {
   v8::Isolate* isolate = args.GetIsolate();
   std::string path = ToUtf8(isolate, args[0]);
@@ -95,7 +96,8 @@ void WriteFile(const Args& args) {
   auto view = args[1].As<v8::ArrayBufferView>();
   const char* data = static_cast<const char*>(view->Buffer()->GetBackingStore()->Data()) + view->ByteOffset();
   size_t len = view->ByteLength();
-  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (args[2]->IsTrue() ? O_APPEND : O_TRUNC);
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (args[2]->IsTrue() ? O_APPEND : O_TRUNC) |
+              (args[4]->IsTrue() ? O_EXCL : 0);
   int mode = args[3]->IsNumber() ? args[3]->Int32Value(isolate->GetCurrentContext()).FromMaybe(0666) : 0666;
   int fd = ::open(path.c_str(), flags, mode);
   if (fd < 0) return ThrowErrno(isolate, errno, "open", path);

@@ -22,6 +22,13 @@ const fs = (() => {
     throw new TypeError('The "data" argument must be of type string or an instance of Buffer, TypedArray, or DataView');
   };
 
+  // node's write flags: "a" appends, "x" refuses an existing file (EEXIST).
+  const flagOf = (options, fallback) => {
+    const flag = options && typeof options === 'object' && options.flag !== undefined ? String(options.flag) : fallback;
+    return { append: flag.includes('a'), exclusive: flag.includes('x') };
+  };
+  const COPYFILE_EXCL = 1;
+
   class Stats {
     constructor(s) {
       Object.assign(this, s);
@@ -51,11 +58,12 @@ const fs = (() => {
       return enc ? buf.toString(enc) : buf;
     },
     writeFileSync(p, data, options) {
-      const flag = options && typeof options === 'object' ? options.flag : undefined;
-      native.fsWriteFile(toPath(p), toBytes(data, options), flag === 'a', options && options.mode);
+      const { append, exclusive } = flagOf(options, 'w');
+      native.fsWriteFile(toPath(p), toBytes(data, options), append, options && options.mode, exclusive);
     },
     appendFileSync(p, data, options) {
-      native.fsWriteFile(toPath(p), toBytes(data, options), true, options && options.mode);
+      const { exclusive } = flagOf(options, 'a');
+      native.fsWriteFile(toPath(p), toBytes(data, options), true, options && options.mode, exclusive);
     },
     existsSync(p) {
       try { return native.fsStat(toPath(p), true, true) !== null; } catch (e) { return false; }
@@ -87,11 +95,17 @@ const fs = (() => {
     rmSync(p, options) { native.fsRm(toPath(p), !!(options && options.recursive), !!(options && options.force)); },
     renameSync(from, to) { native.fsRename(toPath(from), toPath(to)); },
     realpathSync(p) { return native.fsRealpath(toPath(p)); },
-    copyFileSync(from, to) { native.fsWriteFile(toPath(to), native.fsReadFile(toPath(from)), false); },
+    copyFileSync(from, to, mode) {
+      native.fsWriteFile(toPath(to), native.fsReadFile(toPath(from)), false, undefined, ((mode | 0) & COPYFILE_EXCL) !== 0);
+    },
     accessSync(p) { native.fsStat(toPath(p), true, false); },
   };
 
-  const module = { constants: { F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1 }, Stats, Dirent };
+  const module = {
+    constants: { F_OK: 0, R_OK: 4, W_OK: 2, X_OK: 1, COPYFILE_EXCL, COPYFILE_FICLONE: 2, COPYFILE_FICLONE_FORCE: 4 },
+    Stats,
+    Dirent,
+  };
   const promises = {};
   for (const [name, fn] of Object.entries(sync)) {
     module[name] = fn;

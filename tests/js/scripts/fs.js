@@ -27,6 +27,22 @@ check('write, read, append, stat, exists', () => {
   assert.strictEqual(fs.existsSync(f), true);
   assert.strictEqual(fs.existsSync(path.join(root, 'nope')), false);
   assert.strictEqual(fs.statSync(path.join(root, 'nope'), { throwIfNoEntry: false }), undefined);
+  // "Do not overwrite" is kept: the x flags and COPYFILE_EXCL fail with
+  // EEXIST and leave the file as it was (they overwrote it).
+  assert.throws(() => fs.writeFileSync(f, 'lost', { flag: 'wx' }), { code: 'EEXIST' });
+  assert.throws(() => fs.appendFileSync(f, 'lost', { flag: 'ax' }), { code: 'EEXIST' });
+  const copy = path.join(root, 'copy.txt');
+  fs.writeFileSync(copy, 'kept');
+  assert.strictEqual(fs.constants.COPYFILE_EXCL, 1);
+  assert.throws(() => fs.copyFileSync(f, copy, fs.constants.COPYFILE_EXCL), { code: 'EEXIST' });
+  assert.strictEqual(fs.readFileSync(copy, 'utf8'), 'kept');
+  assert.strictEqual(fs.readFileSync(f, 'utf8'), 'caf\u00e9!');
+  fs.copyFileSync(f, copy);
+  assert.strictEqual(fs.readFileSync(copy, 'utf8'), 'caf\u00e9!');
+  const fresh = path.join(root, 'fresh.txt');
+  fs.writeFileSync(fresh, 'new', { flag: 'wx' });
+  fs.writeFileSync(fresh, '+', { flag: 'a' });
+  assert.strictEqual(fs.readFileSync(fresh, 'utf8'), 'new+');
 });
 
 check('directories: mkdir -p, readdir (names and Dirents), rename, rm', () => {
