@@ -187,14 +187,22 @@ Result<std::unique_ptr<IsolatePool>> IsolatePool::Start(const PoolOptions& optio
 int IsolatePool::size() const { return impl_->size(); }
 
 void IsolatePool::RunMain(int thread, const std::string& filename, const std::string& source) {
+  // Queued on every thread at once: posted one by one, a thread that started
+  // its main script early could message (or give a task to) a thread whose
+  // main script was not queued yet, which would then take the message before
+  // its script registered a listener, and drop it (threads.js under load).
+  std::vector<IsolateThread*> threads;
+  std::vector<Job> jobs;
   for (int i = 0; i < impl_->size(); ++i) {
     if (thread != kAllThreads && thread != i) continue;
     Job job;
     job.kind = Job::Kind::kMain;
     job.text = filename;
     job.text2 = source;
-    impl_->thread(i)->Post(std::move(job));
+    threads.push_back(impl_->thread(i));
+    jobs.push_back(std::move(job));
   }
+  IsolateThread::PostTogether(threads, std::move(jobs));
 }
 
 void IsolatePool::Run(int thread, std::string fn_source, std::string arg_json, TaskCallback done) {

@@ -101,7 +101,9 @@ class IsolatePool {
   // Runs `filename` as the main CommonJS module of thread `thread` (or of
   // every thread with kAllThreads). With non-empty `source` that text is run
   // and `filename` only names it ("[stdin]"). Uncaught errors go to
-  // on_error; the exit status reflects them (see Wait()).
+  // on_error; the exit status reflects them (see Wait()). With kAllThreads
+  // every main script is queued before any of them runs: a message or task
+  // one script sends another thread runs after that thread's main script.
   static constexpr int kAllThreads = -2;
   void RunMain(int thread, const std::string& filename, const std::string& source = {});
 

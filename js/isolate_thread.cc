@@ -100,22 +100,40 @@ Status IsolateThread::Start() {
   return s;
 }
 
+bool IsolateThread::PostLocked(Job& job) {
+  if (stop_) return false;
+  queue_.push_back(std::move(job));
+  queued_.fetch_add(1, std::memory_order_relaxed);
+  if (idle_) {
+    idle_ = false;
+    pool_->MarkBusy();
+  }
+  cv_.notify_one();
+  uv_async_send(&async_);
+  return true;
+}
+
 void IsolateThread::Post(Job job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!stop_) {
-      queue_.push_back(std::move(job));
-      queued_.fetch_add(1, std::memory_order_relaxed);
-      if (idle_) {
-        idle_ = false;
-        pool_->MarkBusy();
-      }
-      cv_.notify_one();
-      uv_async_send(&async_);
-      return;
-    }
+    if (PostLocked(job)) return;
   }
   if (job.done) job.done(Status(Status::Code::kInvalidOperation, "the isolate pool is shut down"));
+}
+
+void IsolateThread::PostTogether(const std::vector<IsolateThread*>& threads, std::vector<Job> jobs) {
+  std::vector<Job*> refused;
+  {
+    std::vector<std::unique_lock<std::mutex>> locks;
+    locks.reserve(threads.size());
+    for (IsolateThread* t : threads) locks.emplace_back(t->mu_);
+    for (size_t i = 0; i < threads.size(); ++i) {
+      if (!threads[i]->PostLocked(jobs[i])) refused.push_back(&jobs[i]);
+    }
+  }
+  for (Job* job : refused) {
+    if (job->done) job->done(Status(Status::Code::kInvalidOperation, "the isolate pool is shut down"));
+  }
 }
 
 void IsolateThread::Stop() {

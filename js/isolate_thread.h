@@ -145,6 +145,12 @@ class IsolateThread {
   Status Start();
   // Queues `job`; dropped (failing its callback) once the thread is stopping.
   void Post(Job job);
+  // Queues jobs[i] on threads[i] for every i as one step: no thread can take
+  // its job before every job is queued, so whatever a job posts to another
+  // of these threads (a message, a task) queues behind that thread's job.
+  // Holds the threads' queue mutexes together, taken in the order given:
+  // callers pass threads in ascending id order (the one order used).
+  static void PostTogether(const std::vector<IsolateThread*>& threads, std::vector<Job> jobs);
   // Asks the thread to finish: running JS is terminated.
   void Stop();
   void Join();
@@ -254,6 +260,9 @@ class IsolateThread {
   void EnterCall();
   void ExitCall();
   void FailPendingTasks(const Status& status);
+
+  // Post() with mu_ held; false (job untouched) once the thread is stopping.
+  bool PostLocked(Job& job);
 
   static void OnAsync(uv_async_t* handle);
   static void OnCheck(uv_check_t* handle);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -69,12 +70,23 @@ Outcome Settee(const std::vector<std::string>& args, const std::string& input = 
   return o;
 }
 
-// Writes `source` to a temporary script and returns its path.
+// The scripts Script() wrote, removed when the test program ends.
+struct ScriptFiles {
+  std::vector<std::string> paths;
+  ~ScriptFiles() {
+    for (const auto& p : paths) std::remove(p.c_str());
+  }
+} script_files;
+
+// Writes `source` to a temporary script and returns its path, named for
+// this process too: /tmp is shared, and the same test run at once from
+// another build (another worktree, a repeated run) wrote the same name.
 std::string Script(const std::string& name, const std::string& source) {
   std::string dir = testing::TempDir();
   if (!dir.empty() && dir.back() == '/') dir.pop_back();
-  std::string path = dir + "/" + name;
+  std::string path = dir + "/settee_" + std::to_string(getpid()) + "_" + name;
   std::ofstream(path) << source;
+  script_files.paths.push_back(path);
   return path;
 }
 

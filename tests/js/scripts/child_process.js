@@ -50,7 +50,7 @@ check('exec and execFile: callbacks, promisify, exit events, kill', async () => 
   await assert.rejects(util.promisify(cp.exec)('echo out; exit 1'), (e) => e.code === 1 && e.stdout === 'out\n');
   const exits = [];
   const killed = await new Promise((resolve) => {
-    const k = cp.exec('sleep 5', (e) => resolve(e));
+    const k = cp.exec('exec sleep 5', (e) => resolve(e));  // exec: no orphan sleep holding the pipes 5 s
     k.on('exit', (code, signal) => exits.push(signal));
     setTimeout(() => assert.strictEqual(k.kill(), true), 50);
   });
