@@ -1,11 +1,13 @@
 #include "runtime/couch_server.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 
 #include "runtime/attachment_http.h"
 #include "runtime/couch_error.h"
 #include "runtime/log.h"
+#include "storage/attachment_store.h"
 
 namespace settee {
 
@@ -332,6 +334,42 @@ bool CouchServer::ApplyCors(RequestContext& ctx) {
   return false;
 }
 
+namespace {
+
+// CouchDB's maybe_decompress for a body read whole: gzip is decoded (and
+// the header dropped, so no handler decodes it again), identity or none is
+// kept, anything else is 415.
+Status DecodeRequestBody(http::HttpRequest& req, uint64_t max_bytes) {
+  auto header = std::find_if(req.headers.begin(), req.headers.end(),
+                             [](const auto& h) { return h.first == "content-encoding"; });
+  if (header == req.headers.end()) return Status::OK();
+  std::string encoding = header->second;
+  std::transform(encoding.begin(), encoding.end(), encoding.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (encoding.empty() || encoding == "identity") return Status::OK();
+  if (encoding != "gzip") {
+    return Status(Status::Code::kBadContentType, header->second + " is not a supported content encoding.");
+  }
+  std::string decoded;
+  GzipInflater inflater;
+  bool too_big = false;
+  bool ok = inflater.Feed(req.body, [&](std::string_view piece) {
+    if (decoded.size() + piece.size() > max_bytes) {
+      too_big = true;
+      return false;
+    }
+    decoded.append(piece);
+    return true;
+  }, &too_big);
+  if (too_big) return Status(Status::Code::kTooLarge, "the decoded request body is too large");
+  if (!ok || !inflater.done()) return Status::BadRequest("The request body is not valid gzip");
+  req.body = std::move(decoded);
+  req.headers.erase(header);
+  return Status::OK();
+}
+
+}  // namespace
+
 Status CouchServer::Dispatch(RequestContext& ctx) {
   if (ApplyCors(ctx)) return Status::OK();
 
@@ -357,6 +395,10 @@ Status CouchServer::Dispatch(RequestContext& ctx) {
       return Status::OK();
   }
   ctx.params = std::move(match.params);
+  if (ctx.req.body_reader == nullptr && !ctx.req.body.empty()) {
+    Status s = DecodeRequestBody(ctx.req, options_.max_decoded_body_bytes);
+    if (!s.ok()) return s;
+  }
   return (*match.handler)(ctx);
 }
 

@@ -67,6 +67,10 @@ struct CouchServerOptions {
   // Refuse to remove the last server admin through /_node/../_config
   // (`settee serve` bound beyond loopback, where admin party is refused).
   bool keep_an_admin = false;
+  // A request body read whole and sent with Content-Encoding: gzip is
+  // decoded before its handler runs, as CouchDB does; one that decodes past
+  // this many bytes is 413 (`settee serve`: --max-request-size).
+  uint64_t max_decoded_body_bytes = 64u << 20;
 };
 
 class CouchServer;

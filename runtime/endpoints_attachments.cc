@@ -5,6 +5,7 @@
 // Bodies go to the socket a chunk at a time from an AttachmentReader, so a
 // read holds a chunk or two of memory whatever the attachment's size.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <optional>
 
@@ -12,6 +13,7 @@
 #include "runtime/couch_error.h"
 #include "runtime/endpoint_helpers.h"
 #include "runtime/multipart.h"
+#include "storage/attachment_store.h"
 #include "util/digest.h"
 #include "util/json.h"
 
@@ -194,6 +196,20 @@ Status ContentMd5Mismatch(RequestContext& ctx) {
   return ctx.SendJson(400, R"({"error":"content_md5_mismatch","reason":"Possible message corruption."})");
 }
 
+// The request's Content-Encoding, as CouchDB takes it: identity (or none),
+// or gzip, whose body is decoded on the way in; anything else is 415.
+Result<bool> GzipEncodedUpload(const RequestContext& ctx) {
+  const std::string* h = ctx.req.Header("content-encoding");
+  if (h == nullptr) return false;
+  std::string e = *h;
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (e.empty() || e == "identity") return false;
+  if (e == "gzip") return true;
+  return Status(Status::Code::kBadContentType, "Only gzip and identity content-encodings are supported");
+}
+
+Status NotGzip() { return Status::BadRequest("The attachment body is not valid gzip (Content-Encoding: gzip)"); }
+
 // The body as it comes off the socket, into an AttachmentWriter a piece at a
 // time: memory stays at the connection's input buffer and a chunk or two of
 // the writer's, whatever the size. A body cut short drops the writer, which
@@ -202,17 +218,29 @@ Result<DocUpdateResult> PutStreamedAttachment(RequestContext& ctx, Database& db,
                                               const std::string& docid, const std::string& name,
                                               const std::string& rev,
                                               const std::string& content_type,
-                                              const UpdateOptions& opts, bool* md5_mismatch) {
+                                              const UpdateOptions& opts, bool gzipped,
+                                              bool* md5_mismatch) {
   auto writer = db.NewAttachmentWriter(docid, name, rev, content_type, opts);
   if (!writer.ok()) return writer.status();
   const std::string* content_md5 = ctx.req.Header("content-md5");
   std::optional<Md5> md5;
   if (content_md5 != nullptr) md5.emplace();
+  std::optional<GzipInflater> inflater;
+  if (gzipped) inflater.emplace();
   Status s = ctx.req.body_reader->Read([&](std::string_view piece) {
-    if (md5) md5->Update(piece);
-    return (*writer)->Write(piece);
+    if (md5) md5->Update(piece);  // Content-MD5 is of the bytes sent
+    if (!inflater) return (*writer)->Write(piece);
+    Status written;
+    bool stopped = false;
+    bool ok = inflater->Feed(piece, [&](std::string_view decoded) {
+      written = (*writer)->Write(decoded);
+      return written.ok();
+    }, &stopped);
+    if (!written.ok()) return written;
+    return ok ? Status::OK() : NotGzip();
   });
   if (!s.ok()) return s;
+  if (inflater && !inflater->done()) return NotGzip();
   if (md5 && *content_md5 != Base64Encode(md5->FinishRaw())) {
     *md5_mismatch = true;
     return Status::BadRequest("content_md5_mismatch");
@@ -230,15 +258,30 @@ Status PutAttachment(RequestContext& ctx, std::string_view prefix) {
   const std::string rev = RequestedRev(ctx);
   UpdateOptions opts;
   opts.user = &ctx.user;
+  auto gzipped = GzipEncodedUpload(ctx);
+  if (!gzipped.ok()) return gzipped.status();
   bool md5_mismatch = false;
   auto put = [&]() -> Result<DocUpdateResult> {
     if (ctx.req.body_reader != nullptr) {
-      return PutStreamedAttachment(ctx, **db, docid, name, rev, content_type, opts, &md5_mismatch);
+      return PutStreamedAttachment(ctx, **db, docid, name, rev, content_type, opts, *gzipped,
+                                   &md5_mismatch);
     }
     // A request without a body (or a server that buffers every body).
     if (const std::string* md5 = ctx.req.Header("content-md5")) {
       md5_mismatch = *md5 != Base64Encode(Md5Raw(ctx.req.body));
       if (md5_mismatch) return Status::BadRequest("content_md5_mismatch");
+    }
+    if (*gzipped) {
+      std::string decoded;
+      GzipInflater inflater;
+      bool stopped = false;
+      if (!inflater.Feed(ctx.req.body, [&](std::string_view piece) {
+            decoded.append(piece);
+            return true;
+          }, &stopped) || !inflater.done()) {
+        return NotGzip();
+      }
+      ctx.req.body = std::move(decoded);
     }
     return ctx.server.RunWrite([&] {
       return (*db)->PutAttachment(docid, name, rev, content_type, std::move(ctx.req.body), opts);

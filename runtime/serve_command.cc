@@ -124,6 +124,7 @@ int RunServe(ServeConfig cfg, const std::string& config_file) {
   if (const char* secret = std::getenv("SETTEE_COOKIE_SECRET")) server_opts.cookie_secret = secret;
   server_opts.cors_origins = SplitList(cfg.cors_origins);
   server_opts.view_threads = cfg.view_threads;
+  server_opts.max_decoded_body_bytes = cfg.max_request_size;
   server_opts.keep_an_admin = !IsLoopback(cfg.bind);
   server_opts.view_timeout_ms = cfg.view_timeout_ms;
 

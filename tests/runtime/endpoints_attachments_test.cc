@@ -5,9 +5,11 @@
 
 #include <chrono>
 #include <thread>
+#include <tuple>
 
 #include "tests/storage/store_test_util.h"
 #include "runtime/multipart.h"
+#include "storage/attachment_store.h"
 #include "storage/database_impl.h"
 #include "tests/runtime/couch_test_util.h"
 
@@ -165,6 +167,42 @@ TEST_P(EndpointsAttachmentsTest, CompressibleTypesServedDecodedOrGzip) {
   json::Document doc = J(Req("GET", "/db/t?att_encoding_info=true"));
   EXPECT_EQ(Str(doc["_attachments"]["a.txt"], "encoding"), "gzip");
   EXPECT_EQ(doc["_attachments"]["a.txt"]["encoded_length"].GetUint64(), r.body.size());
+}
+
+// An upload sent with Content-Encoding: gzip is the gzip of the body, as
+// CouchDB reads it: stored decoded (it was stored as the body itself, so
+// clients got the gzip bytes back and a length that was the gzip's), any
+// other encoding 415, and bytes that are not gzip 400 with nothing stored.
+TEST_P(EndpointsAttachmentsTest, GzipContentEncodedUploadsAreDecoded) {
+  std::string text;
+  while (text.size() < 300000) text += "uploaded gzipped by the client; ";
+  const std::string binary = Noise(100000, 7);
+  for (const auto& [name, body, type] :
+       {std::tuple<std::string, std::string, std::string>{"t.txt", text, "text/plain"},
+        {"b.bin", binary, "application/octet-stream"}}) {
+    std::string gz;
+    ASSERT_TRUE(GzipCompress(body, &gz));
+    auto r = Req("PUT", "/db/gz/" + name + "?rev=" + (name == "t.txt" ? "" : Str(J(Req("GET", "/db/gz")), "_rev")),
+                 gz, {{"Content-Type", type}, {"Content-Encoding", "gzip"}});
+    ASSERT_EQ(r.status, 201) << r.body;
+    r = Req("GET", "/db/gz/" + name);
+    EXPECT_TRUE(r.body == body) << name << ": " << r.body.size() << " bytes back";
+    json::Document doc = J(Req("GET", "/db/gz"));
+    EXPECT_EQ(doc["_attachments"][name.c_str()]["length"].GetUint64(), body.size()) << name;
+  }
+  // Buffered (a small body) as well as streamed.
+  std::string small_gz;
+  ASSERT_TRUE(GzipCompress("tiny", &small_gz));
+  auto r = Req("PUT", "/db/small/s.txt", small_gz, {{"Content-Type", "text/plain"}, {"Content-Encoding", "GZIP"}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Req("GET", "/db/small/s.txt").body, "tiny");
+  r = Req("PUT", "/db/x/a.txt", "x", {{"Content-Type", "text/plain"}, {"Content-Encoding", "br"}});
+  EXPECT_EQ(r.status, 415) << r.body;
+  r = Req("PUT", "/db/x/a.txt", "not gzip at all", {{"Content-Type", "text/plain"}, {"Content-Encoding", "gzip"}});
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Req("GET", "/db/x").status, 404);
+  r = Req("PUT", "/db/x/a.txt", "plain", {{"Content-Type", "text/plain"}, {"Content-Encoding", "identity"}});
+  EXPECT_EQ(r.status, 201) << r.body;
 }
 
 TEST_P(EndpointsAttachmentsTest, InlineBulkDocsAndBulkGetRoundTrip) {
