@@ -159,6 +159,8 @@ struct Conn {
 // connect() a pause, not one every wakeup of the others (which would
 // inflate the client's CPU figure).
 constexpr auto kReconnectPause = std::chrono::milliseconds(10);
+// How much longer a run short of min_responses goes on before it looks again.
+constexpr auto kExtension = std::chrono::milliseconds(50);
 
 class Load {
  public:
@@ -192,14 +194,22 @@ class Load {
 
     const double cpu0 = ThreadCpuMs();
     const Clock::time_point start = Clock::now();
-    const Clock::time_point end = start + o_.duration;
+    Clock::time_point end = start + o_.duration;
+    const Clock::time_point last_end = start + std::max(o_.duration, o_.max_duration);
     for (size_t i = 0; i < conns_.size(); ++i)
       if (conns_[i].fd >= 0) Send(static_cast<int>(i), start);
     std::unique_ptr<char[]> buf(new char[kReadBytes]);
     epoll_event events[64];
     for (;;) {
       Clock::time_point now = Clock::now();
-      if (now >= end) break;
+      if (now >= end) {
+        if (report_.responses >= o_.min_responses || now >= last_end) break;
+        // Too few responses yet: a little longer, counting as before (the
+        // connections keep their requests going).
+        end = std::min(last_end, now + kExtension);
+        for (size_t i = 0; i < conns_.size(); ++i)
+          if (conns_[i].fd >= 0 && conns_[i].outstanding == 0) Send(static_cast<int>(i), now);
+      }
       Clock::time_point wake = end;
       for (const Conn& c : conns_)
         if (c.fd < 0) wake = std::min(wake, std::max(now, c.retry_at));

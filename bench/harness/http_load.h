@@ -41,6 +41,12 @@ struct HttpLoadOptions {
   // Requests outstanding per connection, written together (1: one at a time).
   int pipeline = 1;
   std::chrono::milliseconds duration{std::chrono::seconds(3)};
+  // The run goes on past `duration` until this many responses have come
+  // in, for at most `max_duration` in all: a check of what the responses
+  // were needs some, and on a loaded machine the server may get no CPU
+  // within a short duration. 0: the run lasts exactly `duration`.
+  uint64_t min_responses = 0;
+  std::chrono::milliseconds max_duration{std::chrono::seconds(30)};
   // The bytes of one complete request for connection `index` (0-based); the
   // same request is sent again and again on that connection. Build it with
   // HttpRequestBytes.
@@ -67,7 +73,7 @@ struct HttpLoadReport {
 std::string HttpRequestBytes(std::string_view method, std::string_view path, std::string_view host, int port,
                              std::string_view body = {});
 
-// Runs the load for options.duration. An error only when no connection could
+// Runs the load for options.duration (longer for min_responses). An error only when no connection could
 // be opened at all (or the options are unusable); otherwise the report,
 // errors counted in it.
 Result<HttpLoadReport> RunHttpLoad(const HttpLoadOptions& options);

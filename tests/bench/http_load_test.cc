@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -192,9 +193,11 @@ TEST(HttpLoadTest, RequestBytes) {
 TEST(HttpLoadTest, FramesResponsesSplitAnywhere) {
   for (size_t piece : {size_t{1}, size_t{7}, size_t{4096}}) {
     ScriptedServer server([](int, const std::string&) { return Response(201, std::string(300, 'x')); }, piece);
-    auto r = RunHttpLoad(Options(server.port(), 3, 4));
+    HttpLoadOptions o = Options(server.port(), 3, 4);
+    o.min_responses = 12;  // the latency checks below need some, however loaded the machine
+    auto r = RunHttpLoad(o);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    EXPECT_GT(r->responses, 0u) << piece;
+    EXPECT_GE(r->responses, 12u) << piece;
     EXPECT_EQ(r->not_2xx_3xx, 0u);
     EXPECT_EQ(r->socket_errors, 0u) << r->first_error;
     // Once the server has read all the client sent (within the 300 ms run
@@ -227,13 +230,48 @@ TEST(HttpLoadTest, CountsStatuses) {
         return std::string("HTTP/1.1 204 No Content\r\n\r\n");
       },
       4096);
-  auto r = RunHttpLoad(Options(server.port(), 2, 2));
+  HttpLoadOptions o = Options(server.port(), 2, 2);
+  o.min_responses = 8;
+  auto r = RunHttpLoad(o);
   ASSERT_TRUE(r.ok());
-  EXPECT_GT(r->responses, 0u);
+  EXPECT_GE(r->responses, 8u);
   // Every batch of 2: one 404, one 204 (a connection's last batch may be
   // cut by the end of the run after its 404).
   EXPECT_GE(r->not_2xx_3xx * 2, r->responses);
   EXPECT_LE(r->not_2xx_3xx * 2, r->responses + 2);
+}
+
+// A run short of min_responses goes on past its duration until they are
+// in; one that cannot get them (a server that answers only twice) stops at
+// max_duration with what it got.
+TEST(HttpLoadTest, MinResponsesExtendsTheRunUpToMaxDuration) {
+  ScriptedServer slow([](int index, const std::string&) {
+    if (index < 6) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return Response(200, "{}");
+  }, 4096);
+  HttpLoadOptions o = Options(slow.port(), 1, 1);
+  o.duration = std::chrono::milliseconds(50);
+  o.min_responses = 6;
+  auto r = RunHttpLoad(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_GE(r->responses, 6u);
+  EXPECT_GE(r->wall_ms, 600.0);  // six answers 100 ms apart, past the 50 ms asked
+
+  // Two answers in all (a connection's index starts again at 0), then
+  // every connection is closed at its first request.
+  auto answered = std::make_shared<std::atomic<int>>(0);
+  ScriptedServer mute([answered](int, const std::string&) {
+    return answered->fetch_add(1) < 2 ? Response(200, "{}") : std::string();
+  }, 4096);
+  o = Options(mute.port(), 1, 1);
+  o.duration = std::chrono::milliseconds(50);
+  o.min_responses = 100;
+  o.max_duration = std::chrono::milliseconds(400);
+  r = RunHttpLoad(o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_LT(r->responses, 100u);
+  EXPECT_GE(r->wall_ms, 400.0);
+  EXPECT_LT(r->wall_ms, 5000.0);  // stopped at max_duration, not hung
 }
 
 // A server that closes after 3 responses: each close is a socket error and
