@@ -125,7 +125,7 @@ function esmModuleFor(target) {
   if (target.builtin !== undefined) {
     id = esmSyntheticFor(key, makeRequire(null)(target.builtin));
   } else if (target.file.endsWith('.json')) {
-    id = esmSyntheticFor(target.file, JSON.parse(native.readFile(target.file)));
+    id = esmSyntheticFor(target.file, JSON.parse(readJsonText(target.file)));
   } else if (!isEsmFile(target.file)) {
     if (esmImporter === null) esmImporter = new Module(native.cwd() + '/[esm]', null);
     id = esmSyntheticFor(target.file, loadModule(target.file, esmImporter).exports);

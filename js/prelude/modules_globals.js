@@ -26,11 +26,13 @@ class Module {
   }
 }
 
-// JSON text of a file as node reads it: a UTF-8 byte order mark (which
-// some editors write) is not part of it.
-function readJsonText(file) {
-  const text = native.readFile(file);
+// JSON text as node reads it: a UTF-8 byte order mark (which some editors
+// write) is not part of it (require, package.json, import of .json).
+function stripBOM(text) {
   return text.charCodeAt(0) === 0xFEFF ? text.slice(1) : text;
+}
+function readJsonText(file) {
+  return stripBOM(native.readFile(file));
 }
 
 function resolveFile(base) {
@@ -169,7 +171,7 @@ function loadModule(filename, parent, source) {
     if (source === undefined) source = native.readFile(filename);
     if (filename.endsWith('.json')) {
       try {
-        mod.exports = JSON.parse(source.charCodeAt(0) === 0xFEFF ? source.slice(1) : source);
+        mod.exports = JSON.parse(stripBOM(source));
       } catch (e) {
         e.message = filename + ': ' + e.message;
         throw e;
