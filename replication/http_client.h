@@ -55,7 +55,8 @@ class HttpClient {
   // for POST/PUT; `accept` is the Accept header. `timeout` 0 = the client's
   // request_timeout; kUntilIdle = no limit on the whole request, which fails
   // only when no byte moves for request_timeout (for big bodies whose
-  // transfer time depends on the link, as CouchDB's connection_timeout).
+  // transfer time depends on the link, as CouchDB's connection_timeout;
+  // libcurl averages the speed over its last ~5 s, so never under that).
   Result<HttpResponse> Request(std::string_view method, const std::string& url,
                                std::string_view body = {},
                                std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
