@@ -76,17 +76,21 @@ class DocBatch {
   const std::vector<std::string>& docs() const { return docs_; }
   // The documents as one JSON array.
   std::string text() const {
-    size_t size = 2 + docs_.size();
-    for (const std::string& d : docs_) size += d.size();
     std::string out;
-    out.reserve(size);
-    out += '[';
-    for (size_t i = 0; i < docs_.size(); ++i) {
-      if (i) out += ',';
-      out += docs_[i];
-    }
-    out += ']';
+    AppendText(0, docs_.size(), &out);
     return out;
+  }
+  // docs()[begin, end) as one JSON array, appended to *out (reserved once).
+  void AppendText(size_t begin, size_t end, std::string* out) const {
+    size_t size = 2 + (end - begin);
+    for (size_t i = begin; i < end; ++i) size += docs_[i].size();
+    out->reserve(out->size() + size);
+    *out += '[';
+    for (size_t i = begin; i < end; ++i) {
+      if (i > begin) *out += ',';
+      *out += docs_[i];
+    }
+    *out += ']';
   }
 
  private:

@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 
@@ -96,8 +97,17 @@ Result<HttpResponse> HttpClient::Send(std::string_view method, const std::string
   curl_easy_setopt(c, CURLOPT_COOKIEFILE, "");       // the in-memory cookie engine
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
-                   static_cast<long>((timeout.count() ? timeout : options_.request_timeout).count()));
+  if (timeout == kUntilIdle) {
+    // Below 1 byte/s for request_timeout (whole seconds, at least one).
+    const auto idle = std::max<long>(
+        1, static_cast<long>((options_.request_timeout.count() + 999) / 1000));
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 0L);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, idle);
+  } else {
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
+                     static_cast<long>((timeout.count() ? timeout : options_.request_timeout).count()));
+  }
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, Collect);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &response.body);
   curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);

@@ -42,6 +42,8 @@ struct HttpResponse {
 
 class HttpClient {
  public:
+  static constexpr std::chrono::milliseconds kUntilIdle{-1};
+
   explicit HttpClient(HttpClientOptions options);
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
@@ -51,7 +53,10 @@ class HttpClient {
   // are kIOError / kTimeout; any HTTP status is a response (see
   // StatusFromResponse). `body` is sent as `content_type` when non-empty or
   // for POST/PUT; `accept` is the Accept header. `timeout` 0 = the client's
-  // request_timeout.
+  // request_timeout; kUntilIdle = no limit on the whole request, which fails
+  // only when no byte moves for request_timeout (for big bodies whose
+  // transfer time depends on the link, as CouchDB's connection_timeout;
+  // libcurl averages the speed over its last ~5 s, so never under that).
   Result<HttpResponse> Request(std::string_view method, const std::string& url,
                                std::string_view body = {},
                                std::chrono::milliseconds timeout = std::chrono::milliseconds(0),

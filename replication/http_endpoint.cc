@@ -338,43 +338,71 @@ Status HttpEndpoint::FetchWithOpenRevs(const std::vector<RevsDiffResult>& missin
   return Status::OK();
 }
 
+namespace {
+constexpr std::string_view kBulkDocsHead = "{\"new_edits\":false,\"docs\":";
+constexpr std::string_view kBulkDocsTail = "}";
+}  // namespace
+
 Status HttpEndpoint::WriteDocs(const DocBatch& docs, std::vector<DocUpdateResult>* failures) {
   failures->clear();
   const std::vector<std::string>& all = docs.docs();
-  // Requests of at most max_request_bytes: a batch of documents with
-  // attachment bodies can pass what the target reads whole (settee's
-  // --max-request-size, CouchDB's max_http_request_size).
+  // Requests of at most max_request_bytes, counting the envelope, the
+  // brackets and the commas: a batch of documents with attachment bodies
+  // can pass what the target reads whole (settee's --max-request-size,
+  // CouchDB's max_http_request_size).
   const size_t cap = std::max<size_t>(options_.max_request_bytes, 1);
+  const size_t envelope = kBulkDocsHead.size() + 2 + kBulkDocsTail.size();
   size_t i = 0;
   while (i < all.size()) {
-    size_t end = i + 1, bytes = all[i].size();
-    while (end < all.size() && bytes + all[end].size() <= cap) bytes += all[end++].size();
-    Status s = WriteDocRange(all, i, end, failures);
+    size_t end = i + 1, bytes = envelope + all[i].size();
+    while (end < all.size() && bytes + 1 + all[end].size() <= cap) bytes += 1 + all[end++].size();
+    Status s = WriteDocRange(docs, i, end, failures);
     if (!s.ok()) return s;
     i = end;
   }
   return Status::OK();
 }
 
-Status HttpEndpoint::WriteDocRange(const std::vector<std::string>& docs, size_t begin, size_t end,
+Status HttpEndpoint::WriteDocRange(const DocBatch& batch, size_t begin, size_t end,
                                    std::vector<DocUpdateResult>* failures) {
-  if (end - begin == 1 && docs[begin].size() > options_.max_request_bytes) {
-    return PutMultipart(docs[begin], failures);
+  const std::vector<std::string>& docs = batch.docs();
+  const bool single = end - begin == 1;
+  // A document too big for one request goes as multipart/related when it
+  // has attachment bodies to stream; one without any goes in a _bulk_docs
+  // of its own, as CouchDB's replicator sends it (the target may take it).
+  bool tried_multipart = false;
+  if (single && docs[begin].size() > options_.max_request_bytes) {
+    auto sent = PutMultipart(docs[begin], failures);
+    if (!sent.ok()) return sent.status();
+    if (*sent) return Status::OK();
+    tried_multipart = true;
   }
-  std::string body = "{\"new_edits\":false,\"docs\":[";
-  for (size_t i = begin; i < end; ++i) {
-    if (i > begin) body += ',';
-    body += docs[i];
-  }
-  body += "]}";
+  std::string body(kBulkDocsHead);
+  batch.AppendText(begin, end, &body);
+  body += kBulkDocsTail;
   auto r = Call("POST", "_bulk_docs", body);
   if (!r.ok() && r.status().code() == Status::Code::kTooLarge) {
+    std::string().swap(body);
     // The target reads less than we sent: halves, down to one document
-    // each, which goes as multipart/related.
-    if (end - begin == 1) return PutMultipart(docs[begin], failures);
+    // each, which goes as multipart/related when it has bodies, and is
+    // otherwise a failure of that document (CouchDB counts a 413 as one).
+    if (single) {
+      if (!tried_multipart) {
+        auto sent = PutMultipart(docs[begin], failures);
+        if (!sent.ok()) return sent.status();
+        if (*sent) return Status::OK();
+      }
+      json::Document d;
+      (void)json::Parse(docs[begin], &d);
+      DocUpdateResult& f = failures->emplace_back();
+      f.id = d.IsObject() ? StringMember(d, "_id") : std::string();
+      f.rev = d.IsObject() ? StringMember(d, "_rev") : std::string();
+      f.status = r.status();
+      return Status::OK();
+    }
     const size_t mid = begin + (end - begin) / 2;
-    Status s = WriteDocRange(docs, begin, mid, failures);
-    return s.ok() ? WriteDocRange(docs, mid, end, failures) : s;
+    Status s = WriteDocRange(batch, begin, mid, failures);
+    return s.ok() ? WriteDocRange(batch, mid, end, failures) : s;
   }
   if (!r.ok()) return r.status();
   json::Document d;
@@ -399,67 +427,80 @@ Status HttpEndpoint::WriteDocRange(const std::vector<std::string>& docs, size_t 
 // The target streams the bodies into storage, so the request is not held
 // to its limit on bodies read whole. A document the target still refuses
 // is a failure of that document, as in _bulk_docs.
-Status HttpEndpoint::PutMultipart(const std::string& doc_json,
-                                  std::vector<DocUpdateResult>* failures) {
-  json::Document d;
-  if (!json::Parse(doc_json, &d).ok() || !d.IsObject()) {
-    return Status::Internal("replicated document is not a JSON object");
-  }
-  const std::string id = StringMember(d, "_id");
-  auto refused = [&](Status status) {
-    DocUpdateResult& f = failures->emplace_back();
-    f.id = id;
-    f.rev = StringMember(d, "_rev");
-    f.status = std::move(status);
-    return Status::OK();
-  };
+Result<bool> HttpEndpoint::PutMultipart(const std::string& doc_json,
+                                        std::vector<DocUpdateResult>* failures) {
+  std::string id, rev, header;
   std::vector<std::pair<std::string, std::string>> parts;  // content type, bytes
-  auto atts = d.FindMember("_attachments");
-  if (atts != d.MemberEnd() && atts->value.IsObject()) {
-    for (auto& entry : atts->value.GetObject()) {
-      json::Value& att = entry.value;
-      if (!att.IsObject()) continue;
-      auto data = att.FindMember("data");
-      if (data == att.MemberEnd() || !data->value.IsString()) continue;
-      std::string bytes;
-      if (!Base64Decode(json::View(data->value), &bytes)) {
-        return Status::Internal("replicated attachment body is not base64");
-      }
-      att.RemoveMember("data");
-      if (!att.HasMember("encoding")) {
+  {
+    json::Document d;
+    if (!json::Parse(doc_json, &d).ok() || !d.IsObject()) {
+      return Status::Internal("replicated document is not a JSON object");
+    }
+    id = StringMember(d, "_id");
+    rev = StringMember(d, "_rev");
+    auto atts = d.FindMember("_attachments");
+    if (atts != d.MemberEnd() && atts->value.IsObject()) {
+      for (auto& entry : atts->value.GetObject()) {
+        json::Value& att = entry.value;
+        if (!att.IsObject()) continue;
+        auto data = att.FindMember("data");
+        if (data == att.MemberEnd() || !data->value.IsString()) continue;
+        std::string bytes;
+        if (!Base64Decode(json::View(data->value), &bytes)) {
+          return Status::Internal("replicated attachment body is not base64");
+        }
+        att.RemoveMember("data");
+        // Inline data is always the identity bytes (CouchDB gunzips it
+        // too), so the part is sent as such: an entry that kept its
+        // `encoding` would have the target gunzip plain bytes.
+        att.RemoveMember("encoding");
+        att.RemoveMember("encoded_length");
         att.RemoveMember("length");
         att.AddMember("length", static_cast<uint64_t>(bytes.size()), d.GetAllocator());
+        att.AddMember("follows", true, d.GetAllocator());
+        parts.emplace_back(StringMember(att, "content_type"), std::move(bytes));
       }
-      att.AddMember("follows", true, d.GetAllocator());
-      parts.emplace_back(StringMember(att, "content_type"), std::move(bytes));
     }
-  }
-  if (parts.empty()) {
-    return refused(Status(Status::Code::kTooLarge, "the request entity is too large"));
-  }
+    if (parts.empty()) return false;  // nothing to stream: the caller uses _bulk_docs
+    header = json::Serialize(d);
+  }  // the parsed copy (base64 included) is freed before the body is built
   const std::string boundary = RandomUuidHex();
-  std::string body = "--" + boundary + "\r\nContent-Type: application/json\r\n\r\n";
-  body += json::Serialize(d);
-  for (const auto& [type, bytes] : parts) {
-    body += "\r\n--" + boundary + "\r\n";
+  const std::string delimiter = "\r\n--" + boundary + "\r\n";
+  size_t size = header.size() + 2 * delimiter.size() + 64;
+  for (const auto& [type, bytes] : parts) size += delimiter.size() + type.size() + 20 + bytes.size();
+  std::string body;
+  body.reserve(size);
+  body += "--" + boundary + "\r\nContent-Type: application/json\r\n\r\n";
+  body += header;
+  std::string().swap(header);
+  for (auto& [type, bytes] : parts) {
+    body += delimiter;
     if (!type.empty()) body += "Content-Type: " + type + "\r\n";
     body += "\r\n";
     body += bytes;
+    std::string().swap(bytes);  // each body is held once: in the request
   }
   body += "\r\n--" + boundary + "--";
+  // No cap on the whole request (a big body over a slow link takes what it
+  // takes); it fails when the transfer stalls for request_timeout.
   auto r = client_.Request("PUT", url_.Join(EscapeDocId(id) + "?new_edits=false"), body,
-                           std::chrono::milliseconds(0), "application/json",
+                           HttpClient::kUntilIdle, "application/json",
                            "multipart/related; boundary=\"" + boundary + "\"");
   if (!r.ok()) return r.status();
   Status s = StatusFromResponse(*r);
-  if (s.ok()) return s;
+  if (s.ok()) return true;
   switch (s.code()) {
     case Status::Code::kForbidden:
     case Status::Code::kUnauthorized:
     case Status::Code::kConflict:
     case Status::Code::kBadRequest:
-    case Status::Code::kTooLarge:
-      return refused(std::move(s));
+    case Status::Code::kTooLarge: {
+      DocUpdateResult& f = failures->emplace_back();
+      f.id = id;
+      f.rev = rev;
+      f.status = std::move(s);
+      return true;
+    }
     default:
       return s;
   }

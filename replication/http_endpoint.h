@@ -29,8 +29,10 @@ struct HttpEndpointOptions {
   std::optional<bool> bulk_get;
   // Largest _bulk_docs request body written to the target: a batch over
   // it goes in several requests, and a document over it on its own as a
-  // multipart/related PUT (its attachment bodies streamed by the target).
-  // A request the target answers 413 is split the same way.
+  // multipart/related PUT when it has inline attachment bodies (streamed
+  // by the target), otherwise in a _bulk_docs of its own. A request the
+  // target answers 413 is split the same way; a document without bodies
+  // that still gets 413 is a failure of that document, as in CouchDB.
   size_t max_request_bytes = 8u << 20;
 };
 
@@ -68,10 +70,14 @@ class HttpEndpoint : public Endpoint {
   Status FetchWithBulkGet(const std::vector<RevsDiffResult>& missing, DocBatch* out,
                           bool* unsupported);
   Status FetchWithOpenRevs(const std::vector<RevsDiffResult>& missing, DocBatch* out);
-  // docs[begin, end) in one _bulk_docs, halved while the target answers 413.
-  Status WriteDocRange(const std::vector<std::string>& docs, size_t begin, size_t end,
+  // docs()[begin, end) in one _bulk_docs, halved while the target answers
+  // 413; one document over max_request_bytes with inline attachment bodies
+  // goes by PutMultipart instead.
+  Status WriteDocRange(const DocBatch& batch, size_t begin, size_t end,
                        std::vector<DocUpdateResult>* failures);
-  Status PutMultipart(const std::string& doc_json, std::vector<DocUpdateResult>* failures);
+  // false (nothing sent) when the document has no inline attachment body;
+  // otherwise true once the target took it or refused it (a failure).
+  Result<bool> PutMultipart(const std::string& doc_json, std::vector<DocUpdateResult>* failures);
   // One page of the feed from `since` (a long poll when `may_wait` and the
   // request waits), appended to out->rows; *page_rows is the number of
   // rows the server sent (before a filter function dropped any).

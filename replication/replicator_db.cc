@@ -1,5 +1,6 @@
 #include "replication/replicator_db.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "util/json.h"
@@ -7,8 +8,6 @@
 namespace settee::replication {
 
 namespace {
-
-constexpr std::chrono::milliseconds kWatchSlice{200};
 
 std::string Describe(const EndpointSpec& spec) {
   if (!IsRemote(spec.name)) return spec.name;
@@ -99,7 +98,9 @@ void ReplicatorDb::Watch() {
       listener = db_->AddChangeListener([this](uint64_t seq) {
         {
           std::lock_guard<std::mutex> lock(wake_mu_);
-          latest_seq_ = seq;
+          // Notifications can arrive out of order (writers on several
+          // threads): the latest never goes back.
+          latest_seq_ = std::max(latest_seq_, seq);
         }
         wake_cv_.notify_all();
       });

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -45,6 +46,8 @@ struct ReplicatorDocState {
 class ReplicatorDb {
  public:
   static constexpr const char* kName = "_replicator";
+  // The longest the watcher sleeps between passes when no write wakes it.
+  static constexpr std::chrono::milliseconds kWatchSlice{200};
 
   ReplicatorDb(Store* store, ReplicationJobs* jobs);
   // Stops watching and cancels the jobs it started.

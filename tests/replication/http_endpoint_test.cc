@@ -11,6 +11,7 @@
 #include "tests/replication/replication_test_util.h"
 #include "tests/runtime/couch_test_util.h"
 #include "tests/storage/store_test_util.h"
+#include "util/digest.h"
 #include "util/json.h"
 
 namespace settee::replication {
@@ -348,6 +349,100 @@ TEST_F(HttpEndpointTest, PushesBatchesAndDocumentsBiggerThanTheTargetsRequestLim
   EXPECT_TRUE(read(*remote, "d7", "f.bin") == body(300 << 10, 7));
   EXPECT_TRUE(read(*remote, "big", "one.bin") == body(3 << 20, 9));
   EXPECT_EQ(read(*remote, "big", "two.txt"), "small");
+}
+
+std::string ReadAttachment(Database& db, const std::string& id, const std::string& name) {
+  auto reader = db.OpenAttachment(id, name);
+  EXPECT_TRUE(reader.ok()) << id << "/" << name << ": " << reader.status().ToString();
+  std::string got;
+  if (reader.ok()) {
+    EXPECT_TRUE((*reader)->Read(0, UINT64_MAX, [&](std::string_view piece) {
+      got.append(piece);
+      return true;
+    }).ok());
+  }
+  return got;
+}
+
+// A document with an attachment body over max_request_bytes goes as
+// multipart/related the first time, without a _bulk_docs the target would
+// refuse first.
+TEST_F(HttpEndpointTest, ADocumentOverTheRequestLimitGoesAsMultipartAtOnce) {
+  StartServer();
+  auto a = LocalDb("a");
+  std::string bytes(200 << 10, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 131 + (i >> 9));
+  ASSERT_TRUE(a->PutAttachment("big", "f.bin", "", "application/octet-stream", bytes).ok());
+  auto options = Options();
+  options.create_target = true;
+  HttpEndpointOptions http;
+  http.max_request_bytes = 64 << 10;
+  auto stats = Run(Local("a"), Remote("remote", http), options);
+  EXPECT_EQ(stats.doc_write_failures, 0u);
+  EXPECT_EQ(stats.docs_written, 1u);
+  auto remote = RemoteDb("remote");
+  ExpectSameDatabases(*a, *remote);
+  EXPECT_TRUE(ReadAttachment(*remote, "big", "f.bin") == bytes);
+}
+
+// A document over max_request_bytes without attachment bodies has nothing
+// to stream: it goes in a _bulk_docs of its own, as CouchDB sends it, and
+// only the target's 413 makes it a failure. Before, any such document was
+// a too_large failure without being sent.
+TEST_F(HttpEndpointTest, ALargeDocumentWithoutAttachmentsGoesInBulkDocs) {
+  TestServerConfig cfg;
+  cfg.http.limits.max_body_bytes = 256 << 10;
+  StartServer(cfg);
+  auto a = LocalDb("a");
+  Put(*a, "large", R"({"text":")" + std::string(100 << 10, 'x') + "\"}");
+  Put(*a, "huge", R"({"text":")" + std::string(400 << 10, 'y') + "\"}");
+  Put(*a, "small", R"({"x":1})");
+  auto options = Options();
+  options.create_target = true;
+  HttpEndpointOptions http;
+  http.max_request_bytes = 64 << 10;
+  auto stats = Run(Local("a"), Remote("remote", http), options);
+  EXPECT_EQ(stats.docs_written, 2u);
+  EXPECT_EQ(stats.doc_write_failures, 1u);  // "huge": the target's 413
+  auto remote = RemoteDb("remote");
+  auto large = remote->Get("large");
+  ASSERT_TRUE(large.ok()) << large.status().ToString();
+  EXPECT_EQ(*large, *a->Get("large"));
+  EXPECT_TRUE(remote->Get("small").ok());
+  EXPECT_TRUE(remote->Get("huge").status().IsNotFound());
+}
+
+// An attachment entry that names its stored `encoding` still carries the
+// identity bytes inline (CouchDB's replicator reads them so); the multipart
+// PUT sends them as such. Before, the entry kept "encoding":"gzip" and the
+// target gunzipped the plain part and refused the document.
+TEST_F(HttpEndpointTest, AnEncodedAttachmentEntryIsSentAsItsIdentityBytes) {
+  StartServer();
+  ASSERT_TRUE(server_->store()->CreateDatabase("enc").ok());
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += "line " + std::to_string(i) + " of some text\n";
+  const std::string rev_id = "0123456789abcdef0123456789abcdef";
+  DocBatch batch;
+  batch.Append(R"({"_id":"e","_rev":"1-)" + rev_id +
+               R"(","_revisions":{"start":1,"ids":[")" + rev_id +
+               R"("]},"_attachments":{"t.txt":{"content_type":"text/plain","revpos":1,)"
+               R"("encoding":"gzip","encoded_length":900,"length":)" +
+               std::to_string(text.size()) + R"(,"data":")" + Base64Encode(text) + "\"}}}");
+  HttpEndpointOptions http;
+  http.max_request_bytes = 1024;  // the document goes as multipart
+  auto url = ParseUrl(RemoteUrl("enc"));
+  ASSERT_TRUE(url.ok());
+  HttpEndpoint endpoint(*url, http);
+  ASSERT_TRUE(endpoint.Open(false).ok());
+  std::vector<DocUpdateResult> failures;
+  Status s = endpoint.WriteDocs(batch, &failures);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(failures.empty()) << failures[0].status.ToString();
+  auto remote = RemoteDb("enc");
+  EXPECT_TRUE(ReadAttachment(*remote, "e", "t.txt") == text);
+  auto doc = remote->Get("e");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  EXPECT_NE(doc->find("\"length\":" + std::to_string(text.size())), std::string::npos) << *doc;
 }
 
 // A peer that looks like CouchDB at first and then misbehaves: routes added

@@ -21,7 +21,7 @@ using settee::testing::TempStore;
 // change listener had reported, which is none until the next write, so it
 // read the feed again and again: one thread busy for as long as the server
 // stayed idle. Counts the watcher's passes against the slices that passed
-// (one pass per 200 ms slice while idle).
+// (one pass per kWatchSlice while idle).
 TEST(ReplicatorDb, AnIdleWatcherSleepsAfterARestart) {
   TempStore store(StoreOptions::Backend::kMemory);
   auto db = store->CreateDatabase(ReplicatorDb::kName);
@@ -38,13 +38,19 @@ TEST(ReplicatorDb, AnIdleWatcherSleepsAfterARestart) {
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   const uint64_t passes = watcher.watch_passes();
   const auto slices = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now() - start).count() / 200;
+                          std::chrono::steady_clock::now() - start).count() /
+                      ReplicatorDb::kWatchSlice.count();
   EXPECT_GE(passes, 1u);
   EXPECT_LE(passes, static_cast<uint64_t>(slices) + 2) << "over " << slices << " slices";
-  // A write still wakes it at once.
+  // A write still wakes it at once: written just after a pass, it is read
+  // within half a slice, long before the next timed pass would find it.
+  const uint64_t before = watcher.watch_passes();
+  while (watcher.watch_passes() == before) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const auto written = std::chrono::steady_clock::now();
   ASSERT_TRUE((*db)->Put("c", R"({"source":"x","target":"y","_replication_state":"failed"})").ok());
-  for (int i = 0; i < 200 && watcher.Docs().size() < 3; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  while (watcher.Docs().size() < 3 &&
+         std::chrono::steady_clock::now() - written < ReplicatorDb::kWatchSlice / 2) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   EXPECT_EQ(watcher.Docs().size(), 3u);
 }

@@ -38,6 +38,10 @@ TEST(Digest, Base64RoundTrips) {
   EXPECT_EQ("", out);
   EXPECT_FALSE(Base64Decode("aGVsbG8", &out));
   EXPECT_FALSE(Base64Decode("a*VsbG8=", &out));
+  // Line breaks and spaces are skipped (the copy without them is made only then).
+  ASSERT_TRUE(Base64Decode("aGVs\r\nbG8 =", &out));
+  EXPECT_EQ("hello", out);
+  EXPECT_FALSE(Base64Decode("aGVs\nbG8", &out));
 }
 
 TEST(Digest, RandomUuidsAre32HexAndDistinct) {
