@@ -140,6 +140,7 @@ int RunServe(ServeConfig cfg, const std::string& config_file) {
   }
   store_opts.sync = cfg.sync;
   store_opts.max_document_size = cfg.max_document_size;
+  store_opts.max_attachment_size = cfg.max_attachment_size;
   auto store = Store::Open(store_opts);
   if (!store.ok()) {
     std::fprintf(stderr, "settee: cannot open store: %s\n", store.status().ToString().c_str());

@@ -64,7 +64,11 @@ Status DecodeHeader(std::string_view in, AttachmentBodyInfo* info) {
 struct GzipInflater::State {
   z_stream z{};
   bool ok = false;
+  // The last member seen has ended (more may follow).
   bool done = false;
+  // What followed a member was not another one: ignored, as gzip -d and
+  // node's zlib do with trailing bytes.
+  bool trailer = false;
   char buf[64 << 10];
 };
 
@@ -83,10 +87,22 @@ bool GzipInflater::Feed(std::string_view in, const std::function<bool(std::strin
   State& st = *st_;
   z_stream& z = st.z;
   if (!st.ok) return false;
-  if (st.done) return true;  // bytes after the gzip member are ignored
+  if (st.trailer) return true;
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
   z.avail_in = static_cast<uInt>(in.size());
-  do {
+  while (true) {
+    if (st.done) {
+      // A member ended: another one starting here (gzip's magic 0x1f 0x8b,
+      // as `cat a.gz b.gz` makes) is decoded as well; anything else ends
+      // the stream.
+      if (z.avail_in == 0) return true;
+      if (*z.next_in != 0x1f) {
+        st.trailer = true;
+        return true;
+      }
+      if (inflateReset(&z) != Z_OK) return false;
+      st.done = false;
+    }
     z.next_out = reinterpret_cast<Bytef*>(st.buf);
     z.avail_out = sizeof(st.buf);
     const int r = inflate(&z, Z_NO_FLUSH);
@@ -98,10 +114,11 @@ bool GzipInflater::Feed(std::string_view in, const std::function<bool(std::strin
     }
     if (r == Z_STREAM_END) {
       st.done = true;
-      break;
+      continue;
     }
     if (r == Z_BUF_ERROR) break;  // no progress possible: needs more input
-  } while (z.avail_out == 0 || z.avail_in > 0);
+    if (z.avail_out != 0 && z.avail_in == 0) break;
+  }
   return true;
 }
 

@@ -210,10 +210,12 @@ class GzipInflater {
   GzipInflater(const GzipInflater&) = delete;
   GzipInflater& operator=(const GzipInflater&) = delete;
   // Feeds `in`; calls `out` with each decoded piece. False on corrupt data or
-  // when `out` asks to stop (*stopped then set). Bytes after the gzip
-  // member are ignored.
+  // when `out` asks to stop (*stopped then set). Members one after another
+  // (`cat a.gz b.gz`) decode to their contents joined, as gzip -d and node
+  // do; bytes after a member that do not start another are ignored.
   bool Feed(std::string_view in, const std::function<bool(std::string_view)>& out, bool* stopped);
-  // The whole gzip member has been decoded.
+  // Every gzip member begun has been decoded whole (false before the first
+  // ends, or while a later one is cut short).
   bool done() const;
 
  private:

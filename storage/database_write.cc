@@ -807,8 +807,12 @@ Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<S
   // CouchDB (chttpd_db's _bulk_docs) and PouchDB (bulkDocs' parseDoc) both
   // parse and check every document before writing any: the first document
   // that fails refuses the whole request, and nothing is written.
+  const uint64_t max_attachment = owner_->options().max_attachment_size;
   for (size_t i = 0; i < parsed.size(); ++i) {
     if (!statuses[i].ok()) return std::move(statuses[i]);
+    // CouchDB's couch_doc:validate_attachment_sizes, after the body's size.
+    Status sizes = CheckAttachmentSizes(parsed[i], max_attachment);
+    if (!sizes.ok()) return sizes;
     if (!options.new_edits && parsed[i].rev_text.empty() && !parsed[i].revisions) {
       return Status::BadRequest(kNeedsRevReason);
     }

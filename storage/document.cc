@@ -147,6 +147,17 @@ Status ParseAttachmentsJson(const json::Value& value, std::vector<IncomingAttach
   return Status::OK();
 }
 
+Status CheckAttachmentSizes(const IncomingDoc& doc, uint64_t max_bytes) {
+  if (!doc.attachments) return Status::OK();
+  for (const IncomingAttachment& att : *doc.attachments) {
+    if (att.stub || att.staged) continue;
+    const uint64_t size = att.encoding == "gzip" ? std::max<uint64_t>(att.length, att.data.size())
+                                                 : att.data.size();
+    if (size > max_bytes) return {Status::Code::kAttachmentTooLarge, att.name};
+  }
+  return Status::OK();
+}
+
 Status ValidateDocId(std::string_view id) {
   if (id.empty()) return {Status::Code::kIllegalDocId, "Document id must not be empty"};
   if (id[0] != '_') return Status::OK();

@@ -98,6 +98,12 @@ inline size_t BodySize(const IncomingDoc& doc) {
 // name starting with '_'.
 Status ParseAttachmentsJson(const json::Value& value, std::vector<IncomingAttachment>* out);
 
+// CouchDB's validate_attachment_sizes: kAttachmentTooLarge (reason: the
+// attachment's name) when a body the document carries (inline data, decoded,
+// or a multipart part, by its decoded length) is larger than `max_bytes`.
+// Bodies already staged by a streamed upload are not looked at.
+Status CheckAttachmentSizes(const IncomingDoc& doc, uint64_t max_bytes);
+
 // Parses one document. `id_override`, when non-empty, replaces _id (the id in
 // a PUT URL). Checks: JSON object, size <= max_size, _id (string, legal),
 // _rev format, _revisions shape, special members. Does not check the id when

@@ -40,6 +40,11 @@ struct StoreOptions {
   // max_document_size), its inline attachment bodies not counted (as in
   // CouchDB). Larger ones fail with kDocumentTooLarge.
   size_t max_document_size = 8u << 20;
+  // Largest attachment body, in bytes, once decoded (CouchDB's
+  // max_attachment_size): inline (base64) bodies past it fail with
+  // kAttachmentTooLarge, as do gzip-encoded uploads through `settee serve`
+  // (whose --max-attachment-size sets it).
+  uint64_t max_attachment_size = 1u << 30;
   // revs_limit for newly created databases (CouchDB and PouchDB: 1000).
   uint32_t default_revs_limit = 1000;
   // Advanced: when set, the store keeps its data in the KVStore this returns

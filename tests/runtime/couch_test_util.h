@@ -26,6 +26,7 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 struct TestServerConfig {
   StoreOptions::Backend backend = StoreOptions::Backend::kMemory;
   bool sync = false;  // fsync'd writes: endpoints hand them to the worker pool
+  uint64_t max_attachment_size = StoreOptions().max_attachment_size;
   CouchServerOptions couch;
   http::HttpServerOptions http;
   // Runs after the CouchServer is built and before it serves (extra routes,
@@ -41,6 +42,7 @@ class TestServer {
     StoreOptions so;
     so.backend = cfg.backend;
     so.sync = cfg.sync;
+    so.max_attachment_size = cfg.max_attachment_size;
     if (cfg.backend == StoreOptions::Backend::kLevelDB) {
       dir_ = std::filesystem::temp_directory_path() / ("settee-http-test-" + RandomUuidHex());
       so.path = dir_.string();

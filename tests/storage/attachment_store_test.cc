@@ -209,6 +209,51 @@ TEST_F(AttachmentStoreTest, GzipBodiesDecodeWholeAndInRanges) {
   EXPECT_EQ(Range("md5-t", 300000, 1000), text.substr(300000, 1000));
 }
 
+// Decodes `gz` fed `piece` bytes at a time; false when the inflater refuses.
+bool Inflate(std::string_view gz, size_t piece, std::string* out, bool* done) {
+  GzipInflater inflater;
+  bool stopped = false;
+  for (size_t at = 0; at < gz.size(); at += piece) {
+    if (!inflater.Feed(gz.substr(at, piece), [&](std::string_view d) {
+          out->append(d);
+          return true;
+        }, &stopped)) {
+      return false;
+    }
+  }
+  *done = inflater.done();
+  return true;
+}
+
+// As gzip -d and node: members one after another (`cat a.gz b.gz`) decode to
+// both contents, whatever the pieces they arrive in; bytes after the last
+// member that do not start another are ignored; a second member cut short is
+// not done.
+TEST(GzipInflater, DecodesEveryMemberOfAMultiMemberStream) {
+  const std::string a = testing::Noise(100000, 7);
+  const std::string b(70000, 'b');
+  std::string ga, gb;
+  ASSERT_TRUE(GzipCompress(a, &ga));
+  ASSERT_TRUE(GzipCompress(b, &gb));
+  const std::string both = ga + gb;
+  for (size_t piece : {size_t{1}, size_t{7}, ga.size(), both.size()}) {
+    std::string out;
+    bool done = false;
+    ASSERT_TRUE(Inflate(both, piece, &out, &done)) << piece;
+    EXPECT_TRUE(done) << piece;
+    EXPECT_EQ(out.size(), a.size() + b.size()) << piece;
+    EXPECT_TRUE(out == a + b) << piece;
+  }
+  std::string out;
+  bool done = false;
+  ASSERT_TRUE(Inflate(ga + std::string(10, '\0'), 4096, &out, &done));
+  EXPECT_TRUE(done);
+  EXPECT_TRUE(out == a);
+  out.clear();
+  ASSERT_TRUE(Inflate(ga + gb.substr(0, gb.size() / 2), 4096, &out, &done));
+  EXPECT_FALSE(done);
+}
+
 TEST_F(AttachmentStoreTest, EmptyBody) {
   Put("md5-e", "", false);
   EXPECT_EQ(Range("md5-e", 0, UINT64_MAX), "");

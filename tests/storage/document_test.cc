@@ -269,6 +269,30 @@ TEST(Document, InlineAttachmentsDoNotCountTowardsTheSizeLimit) {
   EXPECT_EQ(Status::Code::kDocumentTooLarge, statuses[1].code());
 }
 
+// CouchDB's validate_attachment_sizes: inline bodies are measured decoded,
+// a part that follows by its decoded length when gzip, stubs not at all.
+TEST(Document, AttachmentSizesAreCheckedAgainstTheLimit) {
+  IncomingDoc doc;
+  const std::string data(200, 'A');  // base64 of 150 bytes
+  ASSERT_TRUE(ParseIncomingDoc(R"({"_attachments":{"s":{"stub":true},"f":{"content_type":"text/plain","data":")" +
+                                   data + R"("}}})",
+                               "x", 1 << 20, &doc).ok());
+  EXPECT_TRUE(CheckAttachmentSizes(doc, 150).ok());
+  Status s = CheckAttachmentSizes(doc, 149);
+  EXPECT_EQ(Status::Code::kAttachmentTooLarge, s.code());
+  EXPECT_EQ("f", s.reason());
+  IncomingDoc part;
+  IncomingAttachment& att = part.attachments.emplace().emplace_back();
+  att.name = "p";
+  att.follows = true;
+  att.encoding = "gzip";
+  att.data = "few gzip bytes";
+  att.length = 5000;
+  EXPECT_EQ(Status::Code::kAttachmentTooLarge, CheckAttachmentSizes(part, 4999).code());
+  EXPECT_TRUE(CheckAttachmentSizes(part, 5000).ok());
+  EXPECT_TRUE(CheckAttachmentSizes(IncomingDoc(), 0).ok());
+}
+
 TEST(Document, RevHashFollowsTheDocumentedFormula) {
   EXPECT_EQ(Xxh128Hex("1-abc\n0\n{\"a\":1}"), ComputeRevHash("1-abc", false, R"({"a":1})"));
   EXPECT_EQ("6c1f75cafa9e34b4b4dd8b780eefc202", ComputeRevHash("1-abc", false, R"({"a":1})"));
