@@ -310,7 +310,10 @@ Result<std::shared_ptr<ReplicationJob>> ReplicationJobs::Start(const Replication
   std::lock_guard<std::mutex> lock(mu_);
   ReapLocked();
   for (auto& job : jobs_) {
-    if (join_running && job->job_id() == (*replicator)->job_id() && !job->done()) return job;
+    if (join_running && job->job_id() == (*replicator)->job_id() && !job->done() &&
+        !job->replicator().cancelled()) {
+      return job;
+    }
   }
   if (listener) (*replicator)->SetListener(std::move(listener));
   auto job = std::make_shared<ReplicationJob>(std::move(*replicator), std::move(doc_id));
@@ -322,7 +325,9 @@ Result<std::shared_ptr<ReplicationJob>> ReplicationJobs::Start(const Replication
 std::shared_ptr<ReplicationJob> ReplicationJobs::Find(std::string_view id) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& job : jobs_) {
-    if (job->done()) continue;
+    // A cancelled job still stopping is gone for its callers, as CouchDB's
+    // scheduler removes it at once (a second cancel is a 404).
+    if (job->done() || job->replicator().cancelled()) continue;
     if (job->job_id() == id || job->replicator().id() == id) return job;
   }
   return nullptr;

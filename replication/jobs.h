@@ -134,7 +134,8 @@ class ReplicationJobs {
 
   // The running job with this job id (or base replication id), or nullptr.
   std::shared_ptr<ReplicationJob> Find(std::string_view id);
-  // Cancels a running job; kNotFound when none has that id.
+  // Cancels a running job; kNotFound when none has that id (a job cancelled
+  // already counts as none, though its thread may still be stopping).
   Status Cancel(std::string_view id);
   std::vector<std::shared_ptr<ReplicationJob>> Running();
 

@@ -97,6 +97,9 @@ TEST_F(ReplicationEndpointsTest, ContinuousShowsInTasksAndSchedulerAndCancels) {
 
   r = Req("POST", "/_replicate", R"({"replication_id":")" + id + R"(","cancel":true})");
   EXPECT_EQ(r.status, 200) << r.body;
+  // Cancelled is gone at once, while its thread may still be stopping.
+  r = Req("POST", "/_replicate", R"({"replication_id":")" + id + R"(","cancel":true})");
+  EXPECT_EQ(r.status, 404) << r.body;
   EXPECT_TRUE(Eventually([&] {
     return ParseJson(Req("GET", "/_scheduler/jobs").body)["total_rows"].GetInt() == 0;
   }));
