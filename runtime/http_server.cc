@@ -1,6 +1,7 @@
 #include "runtime/http_server.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -1009,6 +1010,26 @@ void LoopThread::ThreadMain() {
 
 namespace {
 
+// A host name given as the bind address ("localhost"): its first IPv4
+// address, else its first IPv6 one, as CouchDB's listener (mochiweb,
+// inet:getaddr) takes a name. Numeric addresses never get here.
+bool ResolveBindName(const std::string& name, int port, sockaddr_storage* ss, socklen_t* len) {
+  for (int family : {AF_INET, AF_INET6}) {
+    addrinfo hints{};
+    hints.ai_family = family;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (::getaddrinfo(name.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) continue;
+    std::memcpy(ss, found->ai_addr, found->ai_addrlen);
+    *len = found->ai_addrlen;
+    ::freeaddrinfo(found);
+    if (family == AF_INET) reinterpret_cast<sockaddr_in*>(ss)->sin_port = htons(port);
+    else reinterpret_cast<sockaddr_in6*>(ss)->sin6_port = htons(port);
+    return true;
+  }
+  return false;
+}
+
 // SO_REUSEPORT lets any socket of the same user join a port that already
 // listens, so the loops' binds alone would not notice another server on
 // it (the kernel would split the connections between the two). A plain
@@ -1051,7 +1072,7 @@ Status HttpServer::Start() {
   } else if (uv_ip6_addr(options_.bind_address.c_str(), options_.port,
                          reinterpret_cast<sockaddr_in6*>(&ss)) == 0) {
     len = sizeof(sockaddr_in6);
-  } else {
+  } else if (!ResolveBindName(options_.bind_address, options_.port, &ss, &len)) {
     return Status::BadRequest("invalid bind address: " + options_.bind_address);
   }
   if (options_.port != 0) {

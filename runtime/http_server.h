@@ -45,6 +45,8 @@ class LoopThread;
 struct WakeSignal;
 
 struct HttpServerOptions {
+  // An IPv4 or IPv6 address, or a host name ("localhost": its first IPv4
+  // address, else its first IPv6 one, resolved once at Start).
   std::string bind_address = "127.0.0.1";
   int port = 0;  // 0 = an ephemeral port (see HttpServer::port())
   int threads = 1;

@@ -168,6 +168,18 @@ TEST_F(HttpServerTest, APortInUseOrOutOfRangeIsRefused) {
   EXPECT_TRUE(again.Start().ok());
 }
 
+// A host name binds to its address, as CouchDB's bind_address takes one.
+TEST_F(HttpServerTest, ABindAddressMayBeAHostName) {
+  HttpServerOptions opts;
+  opts.bind_address = "localhost";  // /etc/hosts: 127.0.0.1 first
+  opts.port = 0;
+  HttpServer named(opts, &handler_);
+  ASSERT_TRUE(named.Start().ok());
+  TestClient c(named.port());  // connects to 127.0.0.1
+  EXPECT_EQ(c.Request("GET", "/x").status, 200);
+  named.Stop();
+}
+
 TEST_F(HttpServerTest, SimpleGetHasFramingAndHeaders) {
   TestClient c(port());
   ASSERT_TRUE(c.connected());
