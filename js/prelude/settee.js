@@ -29,12 +29,22 @@ hooks.onTaskReply = function (id, ok, json) {
   if (ok) {
     t.resolve(JSON.parse(json));
   } else {
-    const e = new Error(json.split('\n')[0].replace(/^[A-Za-z]*Error: /, ''));
-    e.stack = json;
-    e.remote = true;
-    t.reject(e);
+    t.reject(remoteError(json));
   }
 };
+// An error from another thread, from its stack text: of its own type when
+// that is one of JavaScript's (as node's structured clone of an error
+// between workers keeps it), else an Error; the remote stack kept.
+const kRemoteErrorTypes = { EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError };
+function remoteError(stack) {
+  const first = stack.split('\n')[0];
+  const m = /^([A-Za-z]*Error): /.exec(first);
+  const Type = m && Object.prototype.hasOwnProperty.call(kRemoteErrorTypes, m[1]) ? kRemoteErrorTypes[m[1]] : Error;
+  const e = new Type(m ? first.slice(m[0].length) : first);
+  e.stack = stack;
+  e.remote = true;
+  return e;
+}
 
 // A task's result that is JSON text already (a view share's map results,
 // settee._views.mapText): handed to the host as it is, instead of quoted as

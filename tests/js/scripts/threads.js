@@ -39,7 +39,11 @@ check('tasks.runOnAll reaches every thread; run/runOn return values and errors',
   assert.deepStrictEqual(ids, Array.from({ length: n }, (_, i) => 100 + i));
   const v = await settee.tasks.run(async (o) => ({ doubled: o.x * 2, on: typeof settee.threadId }), { x: 21 });
   assert.deepStrictEqual(v, { doubled: 42, on: 'number' });
-  await assert.rejects(settee.tasks.runOn((me + 1) % n, () => { throw new RangeError('remote'); }), /remote/);
+  await assert.rejects(settee.tasks.runOn((me + 1) % n, () => { throw new RangeError('remote'); }),
+    (e) => e instanceof RangeError && e.message === 'remote' && e.remote === true);
+  await assert.rejects(settee.tasks.run(() => { null.x; }), TypeError);
+  await assert.rejects(settee.tasks.run(() => { class MyError extends Error {} throw new MyError('mine'); }),
+    (e) => e.constructor === Error && e.message === 'mine');
   await assert.rejects(settee.tasks.run(() => () => 'a function'), /function cannot be stored/);
   await assert.rejects(settee.tasks.runOn(n + 5, () => 1), /no isolate thread/);
 });
