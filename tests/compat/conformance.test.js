@@ -5,12 +5,12 @@
 // replication progress, and _local documents carrying _revisions.
 'use strict';
 
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const PouchDB = require('./pouch');
-const { startSettee } = require('./settee_server');
+const { serveDuringTests } = require('./settee_server');
 
-let server;
+const server = serveDuringTests();
 let dbCount = 0;
 function remote() {
   dbCount += 1;
@@ -20,12 +20,6 @@ async function getJson(path, init) {
   const res = await fetch(server.url + path, init);
   return { status: res.status, body: await res.json() };
 }
-
-before(async () => { server = await startSettee(); });
-after(async () => {
-  const { code } = await server.stop();
-  assert.equal(code, 0, 'settee exits cleanly on SIGTERM');
-});
 
 // Strings that look like other JSON, need escaping or are not ASCII, put
 // together by a seeded generator (the same strings every run).

@@ -3,23 +3,17 @@
 // local docs, revsDiff, bulkGet and compaction.
 'use strict';
 
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const PouchDB = require('./pouch');
-const { startSettee } = require('./settee_server');
+const { serveDuringTests } = require('./settee_server');
 
-let server;
+const server = serveDuringTests();
 let dbCount = 0;
 function remote() {
   dbCount += 1;
   return new PouchDB(`${server.url}/compat-${dbCount}`);
 }
-
-before(async () => { server = await startSettee(); });
-after(async () => {
-  const { code } = await server.stop();
-  assert.equal(code, 0, 'settee exits cleanly on SIGTERM');
-});
 
 test('info and a stable server id', async () => {
   const db = remote();

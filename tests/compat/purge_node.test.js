@@ -5,24 +5,18 @@
 // /_membership and /_node/_local/_config.
 'use strict';
 
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const PouchDB = require('./pouch');
-const { startSettee } = require('./settee_server');
+const { serveDuringTests } = require('./settee_server');
 
-let server;
+const server = serveDuringTests();
 async function req(method, path, body) {
   const init = { method, headers: { 'Content-Type': 'application/json' } };
   if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
   const res = await fetch(server.url + path, init);
   return { status: res.status, body: await res.json() };
 }
-
-before(async () => { server = await startSettee(); });
-after(async () => {
-  const { code } = await server.stop();
-  assert.equal(code, 0, 'settee exits cleanly on SIGTERM');
-});
 
 test('purge removes a document from allDocs, changes, a view and a Mango index', async () => {
   const db = new PouchDB(`${server.url}/purge-1`);

@@ -7,12 +7,12 @@
 // replication resuming from its checkpoint.
 'use strict';
 
-const { test, before, after } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const PouchDB = require('./pouch');
-const { startSettee } = require('./settee_server');
+const { serveDuringTests } = require('./settee_server');
 
-let server;
+const server = serveDuringTests();
 let dbCount = 0;
 function remote() {
   dbCount += 1;
@@ -23,12 +23,6 @@ async function fetchJson(path, init) {
   const res = await fetch(server.url + path, init);
   return { status: res.status, body: await res.json() };
 }
-
-before(async () => { server = await startSettee(); });
-after(async () => {
-  const { code } = await server.stop();
-  assert.equal(code, 0, 'settee exits cleanly on SIGTERM');
-});
 
 const A = 'a'.repeat(32);
 const B = 'b'.repeat(32);

@@ -58,4 +58,24 @@ function startSettee(extraArgs = []) {
   });
 }
 
-module.exports = { startSettee, binaryPath, backendArgs };
+// For a test file: starts settee serve before its tests and, after them,
+// stops it and checks that it exited cleanly on SIGTERM. The returned
+// object's url and pid are set once the server listens.
+function serveDuringTests(extraArgs = []) {
+  const { before, after } = require('node:test');
+  const assert = require('node:assert/strict');
+  const handle = { url: null, pid: null };
+  let server;
+  before(async () => {
+    server = await startSettee(extraArgs);
+    handle.url = server.url;
+    handle.pid = server.pid;
+  });
+  after(async () => {
+    const { code } = await server.stop();
+    assert.equal(code, 0, 'settee exits cleanly on SIGTERM');
+  });
+  return handle;
+}
+
+module.exports = { startSettee, serveDuringTests, binaryPath, backendArgs };

@@ -299,6 +299,20 @@ TEST_F(HttpEndpointTest, ContinuousPullDeliversWithinASecondAndCancelsPromptly) 
   EXPECT_EQ(r.Stats().state, ReplicationState::kCancelled);
 }
 
+// An attachment's whole body, as stored.
+std::string ReadAttachment(Database& db, const std::string& id, const std::string& name) {
+  auto reader = db.OpenAttachment(id, name);
+  EXPECT_TRUE(reader.ok()) << id << "/" << name << ": " << reader.status().ToString();
+  std::string got;
+  if (reader.ok()) {
+    EXPECT_TRUE((*reader)->Read(0, UINT64_MAX, [&](std::string_view piece) {
+      got.append(piece);
+      return true;
+    }).ok());
+  }
+  return got;
+}
+
 // A target that takes requests of at most 1 MiB (settee's
 // --max-request-size): a batch of documents with attachments that is bigger
 // goes in several _bulk_docs requests, and a document bigger on its own as a
@@ -334,34 +348,9 @@ TEST_F(HttpEndpointTest, PushesBatchesAndDocumentsBiggerThanTheTargetsRequestLim
   EXPECT_EQ(stats.docs_written, 10u);
   auto remote = RemoteDb("remote");
   ExpectSameDatabases(*a, *remote);
-  auto read = [](Database& db, const std::string& id, const std::string& name) {
-    auto reader = db.OpenAttachment(id, name);
-    EXPECT_TRUE(reader.ok()) << id << "/" << name << ": " << reader.status().ToString();
-    std::string got;
-    if (reader.ok()) {
-      EXPECT_TRUE((*reader)->Read(0, UINT64_MAX, [&](std::string_view piece) {
-        got.append(piece);
-        return true;
-      }).ok());
-    }
-    return got;
-  };
-  EXPECT_TRUE(read(*remote, "d7", "f.bin") == body(300 << 10, 7));
-  EXPECT_TRUE(read(*remote, "big", "one.bin") == body(3 << 20, 9));
-  EXPECT_EQ(read(*remote, "big", "two.txt"), "small");
-}
-
-std::string ReadAttachment(Database& db, const std::string& id, const std::string& name) {
-  auto reader = db.OpenAttachment(id, name);
-  EXPECT_TRUE(reader.ok()) << id << "/" << name << ": " << reader.status().ToString();
-  std::string got;
-  if (reader.ok()) {
-    EXPECT_TRUE((*reader)->Read(0, UINT64_MAX, [&](std::string_view piece) {
-      got.append(piece);
-      return true;
-    }).ok());
-  }
-  return got;
+  EXPECT_TRUE(ReadAttachment(*remote, "d7", "f.bin") == body(300 << 10, 7));
+  EXPECT_TRUE(ReadAttachment(*remote, "big", "one.bin") == body(3 << 20, 9));
+  EXPECT_EQ(ReadAttachment(*remote, "big", "two.txt"), "small");
 }
 
 // A document with an attachment body over max_request_bytes goes as
