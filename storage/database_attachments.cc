@@ -632,6 +632,7 @@ class StreamedDocBodiesWriter final : public DocBodiesWriter {
         &db_->attachment_store_, db_->owner_->write_options(), chunk_name,
         IsCompressibleType(att.content_type)));
     if (att.encoding == "gzip") inflater_ = std::make_unique<GzipInflater>();
+    decoded_bytes_ = 0;
     current_ = true;
     return Status::OK();
   }
@@ -643,7 +644,15 @@ class StreamedDocBodiesWriter final : public DocBodiesWriter {
     if (!inflater_) return body.Write(piece);
     Status s;
     bool stopped = false;
+    // The bytes sent are bounded by the request's limit, not what they
+    // decode to: a gzip of zeros would write a thousand times its size.
+    const uint64_t max_bytes = db_->owner_->options().max_attachment_size;
     if (!inflater_->Feed(piece, [&](std::string_view decoded) {
+          decoded_bytes_ += decoded.size();
+          if (decoded_bytes_ > max_bytes) {
+            s = Status(Status::Code::kAttachmentTooLarge, Entry(bodies_.size() - 1).name);
+            return false;
+          }
           s = body.Write(decoded);
           return s.ok();
         }, &stopped)) {
@@ -718,6 +727,7 @@ class StreamedDocBodiesWriter final : public DocBodiesWriter {
   std::vector<size_t> follows_;  // indexes of the "follows" entries
   std::vector<std::unique_ptr<AttachmentBodyWriter>> bodies_;
   std::unique_ptr<GzipInflater> inflater_;  // for the current body, if gzip
+  uint64_t decoded_bytes_ = 0;  // of the current gzip body, against max_attachment_size
   bool current_ = false;
   bool discard_ = false;
   bool committed_ = false;

@@ -607,6 +607,37 @@ TEST_P(DatabaseAttachmentsTest, DocBodiesWriterLeavesNothingUnlessCommitted) {
   EXPECT_EQ(db_->NewDocBodiesWriter("cut", "{").status().code(), Status::Code::kBadRequest);
 }
 
+// A gzip "follows" body is bounded by what it decodes to, not by the bytes
+// sent (a request limit): 4 MiB of zeros in ~4 KiB of gzip against a 1 MiB
+// max_attachment_size is attachment_too_large, with nothing stored.
+TEST_P(DatabaseAttachmentsTest, GzipBodiesAreBoundedByTheirDecodedSize) {
+  testing::TempStore small(GetParam());
+  small.options().max_attachment_size = 1u << 20;
+  small.Reopen();
+  auto db = small->CreateDatabase("bomb");
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  std::string gz;
+  ASSERT_TRUE(GzipCompress(std::string(4u << 20, '\0'), &gz));
+  ASSERT_LT(gz.size(), 64u << 10);
+  auto w = (*db)->NewDocBodiesWriter("z", R"({"_attachments":{"z":{"follows":true,"encoding":"gzip"}}})");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_TRUE((*w)->BeginBody().ok());
+  Status s = (*w)->Write(gz);
+  if (s.ok()) s = (*w)->EndBody();
+  EXPECT_EQ(s.code(), Status::Code::kAttachmentTooLarge) << s.ToString();
+  EXPECT_EQ(s.reason(), "z");
+  w->reset();
+  EXPECT_EQ((*db)->Get("z").status().code(), Status::Code::kNotFound);
+  // Under the limit the same route stores it.
+  ASSERT_TRUE(GzipCompress(std::string(1000, 'x'), &gz));
+  w = (*db)->NewDocBodiesWriter("ok", R"({"_attachments":{"x":{"follows":true,"encoding":"gzip"}}})");
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->BeginBody().ok());
+  ASSERT_TRUE((*w)->Write(gz).ok());
+  ASSERT_TRUE((*w)->EndBody().ok());
+  EXPECT_TRUE((*w)->Commit().ok());
+}
+
 TEST_P(DatabaseAttachmentsTest, LargeBodyIsReadInChunks) {
   // 64 MiB on the memory backend; LevelDB gets 16 MiB to keep the suite fast.
   const size_t size = GetParam() == Backend::kMemory ? (64u << 20) : (16u << 20);
