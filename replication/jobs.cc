@@ -307,6 +307,19 @@ Result<std::shared_ptr<ReplicationJob>> ReplicationJobs::Start(const Replication
                                                                bool join_running) {
   auto replicator = MakeReplicator(request);
   if (!replicator.ok()) return replicator.status();
+  // A cancelled run of the same replication that is still stopping would
+  // write its last checkpoint (the same _local document) over this one's:
+  // it ends first (a cancel interrupts it within moments).
+  std::vector<std::shared_ptr<ReplicationJob>> stopping;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& job : jobs_) {
+      if (job->job_id() == (*replicator)->job_id() && !job->done() && job->replicator().cancelled()) {
+        stopping.push_back(job);
+      }
+    }
+  }
+  for (auto& job : stopping) job->Wait();
   std::lock_guard<std::mutex> lock(mu_);
   ReapLocked();
   for (auto& job : jobs_) {
@@ -343,7 +356,11 @@ Status ReplicationJobs::Cancel(std::string_view id) {
 std::vector<std::shared_ptr<ReplicationJob>> ReplicationJobs::Running() {
   std::lock_guard<std::mutex> lock(mu_);
   ReapLocked();
-  return jobs_;
+  std::vector<std::shared_ptr<ReplicationJob>> running;
+  for (auto& job : jobs_) {
+    if (!job->replicator().cancelled()) running.push_back(job);  // as Find: gone once cancelled
+  }
+  return running;
 }
 
 void ReplicationJobs::ReapLocked() {

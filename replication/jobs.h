@@ -126,7 +126,9 @@ class ReplicationJobs {
   // Starts `request` on its own thread. If a job with the same job id is
   // running and `join_running`, that job is returned and nothing new starts
   // (as CouchDB answers a repeated _replicate; `listener` is then not
-  // installed). `listener` gets the job's events.
+  // installed). `listener` gets the job's events. A cancelled run of the
+  // same replication still stopping is waited for first (it would write its
+  // last checkpoint over the new run's).
   Result<std::shared_ptr<ReplicationJob>> Start(const ReplicationRequest& request,
                                                 Replicator::Listener listener = {},
                                                 std::string doc_id = {},
@@ -137,6 +139,8 @@ class ReplicationJobs {
   // Cancels a running job; kNotFound when none has that id (a job cancelled
   // already counts as none, though its thread may still be stopping).
   Status Cancel(std::string_view id);
+  // The jobs running and not cancelled (as Find, a cancelled one still
+  // stopping is gone).
   std::vector<std::shared_ptr<ReplicationJob>> Running();
 
  private:

@@ -100,6 +100,8 @@ TEST_F(ReplicationEndpointsTest, ContinuousShowsInTasksAndSchedulerAndCancels) {
   // Cancelled is gone at once, while its thread may still be stopping.
   r = Req("POST", "/_replicate", R"({"replication_id":")" + id + R"(","cancel":true})");
   EXPECT_EQ(r.status, 404) << r.body;
+  EXPECT_EQ(ParseJson(Req("GET", "/_scheduler/jobs").body)["total_rows"].GetInt(), 0);
+  EXPECT_EQ(ParseJson(Req("GET", "/_active_tasks").body).Size(), 0u);
   EXPECT_TRUE(Eventually([&] {
     return ParseJson(Req("GET", "/_scheduler/jobs").body)["total_rows"].GetInt() == 0;
   }));
