@@ -452,7 +452,14 @@ Result<bool> HttpEndpoint::PutMultipart(const std::string& doc_json,
         att.RemoveMember("data");
         // Inline data is always the identity bytes (CouchDB gunzips it
         // too), so the part is sent as such: an entry that kept its
-        // `encoding` would have the target gunzip plain bytes.
+        // `encoding` would have the target gunzip plain bytes, and the
+        // digest of an encoded entry is the peer's of the encoded bytes,
+        // which the target would check the identity part against.
+        auto encoding = att.FindMember("encoding");
+        if (encoding != att.MemberEnd() &&
+            !(encoding->value.IsString() && json::View(encoding->value) == "identity")) {
+          att.RemoveMember("digest");
+        }
         att.RemoveMember("encoding");
         att.RemoveMember("encoded_length");
         att.RemoveMember("length");
