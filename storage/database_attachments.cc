@@ -7,7 +7,6 @@
 #include <optional>
 #include <unordered_set>
 
-#include <zlib.h>
 
 #include "storage/attachments.h"
 #include "storage/database_impl.h"
@@ -23,26 +22,6 @@ namespace {
 constexpr std::string_view kDefaultContentType = "application/octet-stream";
 
 Status MissingAttachment() { return Status::NotFound("Document is missing attachment"); }
-
-// Decodes a gzip body a peer sent as it is stored.
-bool Gunzip(std::string_view in, std::string* out) {
-  z_stream z{};
-  if (inflateInit2(&z, 15 + 16) != Z_OK) return false;
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  z.avail_in = static_cast<uInt>(in.size());
-  out->clear();
-  char buf[64 << 10];
-  int r = Z_OK;
-  while (r == Z_OK) {
-    z.next_out = reinterpret_cast<Bytef*>(buf);
-    z.avail_out = sizeof(buf);
-    r = inflate(&z, Z_NO_FLUSH);
-    out->append(buf, sizeof(buf) - z.avail_out);
-    if (r == Z_BUF_ERROR && z.avail_in == 0) break;
-  }
-  inflateEnd(&z);
-  return r == Z_STREAM_END;
-}
 
 class AttachmentReaderImpl final : public AttachmentReader {
  public:
@@ -98,38 +77,19 @@ Status DatabaseImpl::StageAttachments(IncomingDoc& doc, bool new_edits, Attachme
       return Status::BadRequest("Attachment " + att.name + " follows, but no body was sent");
     }
     if (att.content_type.empty()) att.content_type.assign(kDefaultContentType);
-    const bool given_gzip = att.encoding == "gzip";
-    if (!att.encoding.empty() && !given_gzip && att.encoding != "identity") {
-      return Status::BadRequest("Unsupported attachment encoding: " + att.encoding);
-    }
-    std::string decoded_copy;
-    std::string_view decoded = att.data;
-    if (given_gzip) {
-      if (!Gunzip(att.data, &decoded_copy)) {
-        return Status::BadRequest("Attachment " + att.name + " is not valid gzip data");
-      }
-      decoded = decoded_copy;
-    }
-    // An entry that names its encoding as identity is checked against its
-    // digest, as a multipart part's body is (StreamedDocBodiesWriter).
-    const bool from_part = !att.encoding.empty();
-    std::string md5;
-    if (att.digest.empty() || new_edits || (from_part && !given_gzip)) {
-      md5 = "md5-" + Base64Encode(Md5Raw(decoded));
-    }
-    if (from_part && !given_gzip && !att.digest.empty() && att.digest.rfind("md5-", 0) == 0 &&
-        att.digest != md5) {
-      return Status::BadRequest("Attachment " + att.name + ": digest does not match the data");
-    }
+    // Inline data is always the decoded bytes (ParseAttachmentsJson drops
+    // an entry's encoding when it has data, as CouchDB does); gzip bodies
+    // come only as "follows" parts, which their writer stages.
+    const std::string_view decoded = att.data;
     // New data gets settee's own digest; a replicated one keeps its peer's
     // (docs/storage_format.md: digests are opaque across peers).
-    if (new_edits || att.digest.empty()) att.digest = md5;
+    if (new_edits || att.digest.empty()) att.digest = "md5-" + Base64Encode(Md5Raw(decoded));
     const std::string content_hash = Xxh128Hex(decoded);
     std::string gz;
     std::string_view stored = att.data;
-    bool gzip = given_gzip;
-    if (!given_gzip && !decoded.empty() && IsCompressibleType(att.content_type) &&
-        GzipCompress(decoded, &gz) && gz.size() < decoded.size()) {
+    bool gzip = false;
+    if (!decoded.empty() && IsCompressibleType(att.content_type) && GzipCompress(decoded, &gz) &&
+        gz.size() < decoded.size()) {
       stored = gz;
       gzip = true;
     }
@@ -138,7 +98,6 @@ Status DatabaseImpl::StageAttachments(IncomingDoc& doc, bool new_edits, Attachme
                                      decoded.size(), content_hash);
     if (!s.ok()) return s;
     att.length = decoded.size();
-    att.encoding.clear();
     std::string().swap(att.data);
   }
   return Status::OK();

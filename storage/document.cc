@@ -151,9 +151,9 @@ Status CheckAttachmentSizes(const IncomingDoc& doc, uint64_t max_bytes) {
   if (!doc.attachments) return Status::OK();
   for (const IncomingAttachment& att : *doc.attachments) {
     if (att.stub || att.staged) continue;
-    const uint64_t size = att.encoding == "gzip" ? std::max<uint64_t>(att.length, att.data.size())
-                                                 : att.data.size();
-    if (size > max_bytes) return {Status::Code::kAttachmentTooLarge, att.name};
+    // Inline data is the decoded bytes (ParseAttachmentsJson); staged
+    // bodies were bounded as they were written.
+    if (att.data.size() > max_bytes) return {Status::Code::kAttachmentTooLarge, att.name};
   }
   return Status::OK();
 }

@@ -99,9 +99,9 @@ inline size_t BodySize(const IncomingDoc& doc) {
 Status ParseAttachmentsJson(const json::Value& value, std::vector<IncomingAttachment>* out);
 
 // CouchDB's validate_attachment_sizes: kAttachmentTooLarge (reason: the
-// attachment's name) when a body the document carries (inline data, decoded,
-// or a multipart part, by its decoded length) is larger than `max_bytes`.
-// Bodies already staged by a streamed upload are not looked at.
+// attachment's name) when a body the document carries inline (decoded) is
+// larger than `max_bytes`. Bodies staged by a streamed or multipart upload
+// are not looked at: their writer bounds them as they are written.
 Status CheckAttachmentSizes(const IncomingDoc& doc, uint64_t max_bytes);
 
 // Parses one document. `id_override`, when non-empty, replaces _id (the id in
