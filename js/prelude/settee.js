@@ -37,10 +37,13 @@ hooks.onTaskReply = function (id, ok, json) {
 // between workers keeps it), else an Error; the remote stack kept.
 const kRemoteErrorTypes = { EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError };
 function remoteError(stack) {
-  const first = stack.split('\n')[0];
-  const m = /^([A-Za-z]*Error): /.exec(first);
+  // The header is everything before the first frame (a message may span
+  // lines).
+  const frames = stack.indexOf('\n    at ');
+  const head = frames < 0 ? stack : stack.slice(0, frames);
+  const m = /^([A-Za-z]*Error): /.exec(head);
   const Type = m && Object.prototype.hasOwnProperty.call(kRemoteErrorTypes, m[1]) ? kRemoteErrorTypes[m[1]] : Error;
-  const e = new Type(m ? first.slice(m[0].length) : first);
+  const e = new Type(m ? head.slice(m[0].length) : head);
   e.stack = stack;
   e.remote = true;
   return e;

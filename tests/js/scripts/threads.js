@@ -42,6 +42,8 @@ check('tasks.runOnAll reaches every thread; run/runOn return values and errors',
   await assert.rejects(settee.tasks.runOn((me + 1) % n, () => { throw new RangeError('remote'); }),
     (e) => e instanceof RangeError && e.message === 'remote' && e.remote === true);
   await assert.rejects(settee.tasks.run(() => { null.x; }), TypeError);
+  await assert.rejects(settee.tasks.run(() => { throw new Error('two\nlines'); }),
+    (e) => e.message === 'two\nlines');
   await assert.rejects(settee.tasks.run(() => { class MyError extends Error {} throw new MyError('mine'); }),
     (e) => e.constructor === Error && e.message === 'mine');
   await assert.rejects(settee.tasks.run(() => () => 'a function'), /function cannot be stored/);
