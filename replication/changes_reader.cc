@@ -1,6 +1,5 @@
 #include "replication/changes_reader.h"
 
-#include "util/malloc_arena.h"
 
 namespace settee::replication {
 
@@ -26,7 +25,6 @@ void ChangesReader::Interrupt() {
 }
 
 void ChangesReader::Read() {
-  util::UseSharedMallocArena();
   ChangesRequest request;
   request.since = options_.since;
   request.limit = options_.batch_size;

@@ -6,7 +6,6 @@
 #include "replication/replication_id.h"
 #include "storage/mango_selector.h"
 #include "util/digest.h"
-#include "util/malloc_arena.h"
 #include "util/json.h"
 
 namespace settee::replication {
@@ -164,7 +163,6 @@ ReplicationJob::~ReplicationJob() {
 }
 
 void ReplicationJob::Main() {
-  util::UseSharedMallocArena();
   Status s = replicator_->Run();
   std::vector<std::function<void(const Status&)>> callbacks;
   {
@@ -319,7 +317,8 @@ Result<std::shared_ptr<ReplicationJob>> ReplicationJobs::Start(const Replication
       }
     }
   }
-  for (auto& job : stopping) job->Wait();
+  // A cancelled run's outcome is its own (it reports to its own callers).
+  for (auto& job : stopping) (void)job->Wait();
   std::lock_guard<std::mutex> lock(mu_);
   ReapLocked();
   for (auto& job : jobs_) {

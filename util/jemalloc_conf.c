@@ -22,6 +22,25 @@
  *             (the write after it 16-19 -> 11-13 ms); peak RSS the same (a
  *             `settee run` of 10 such batches: 288 -> 287-291 MB). The cost:
  *             RSS after a burst stays up until the kernel wants the pages.
+ * percpu_arena:percpu
+ *             one arena per CPU, and a thread allocates from the arena of
+ *             the CPU it runs on. By default jemalloc gives each new thread
+ *             a fresh arena while there are fewer than 4 per CPU, and a
+ *             fresh arena's first 2 MiB block faults in as a huge page:
+ *             ~5 ms on our VMs (strace: the new thread's first syscall came
+ *             5.2 ms after the block's madvise), paid again by every
+ *             short-lived thread that lands on a new arena. A one-shot
+ *             replication starts two threads, so the first pull of a
+ *             process paid ~10 ms of faults (moving the thread to arena 0
+ *             afterwards did not help: `thread.arena` creates the arena
+ *             first). settee bench --suite basics --baseline none, four
+ *             alternating runs a backend: pull-replication-one-generation
+ *             memory 26.0-34.0 -> 9.0-15.4 ms, LevelDB 19.9-36.6 ->
+ *             12.3-17.5 ms; the other cases the same within noise except
+ *             LevelDB all-docs-skip-limit, 0.24-0.41 -> 0.30-0.40 ms
+ *             (medians of five: 0.25 -> 0.35); peak RSS 190 -> 169 MB.
+ *             Isolates on different CPUs still allocate from different
+ *             arenas, so threads scale as before.
  * tcache_max:65536
  *             thread caches for sizes up to 64 KiB (jemalloc's default stops
  *             at 32 KiB). LevelDB allocates and frees a buffer the size of
@@ -32,4 +51,4 @@
  *             such attachments (perf, many-attachments-binary); with this
  *             they come from the thread's cache (13%). A thread caches at
  *             most a few MB more, and jemalloc's tcache GC trims idle bins. */
-const char* malloc_conf = "thp:always,muzzy_decay_ms:-1,tcache_max:65536";
+const char* malloc_conf = "thp:always,muzzy_decay_ms:-1,percpu_arena:percpu,tcache_max:65536";
