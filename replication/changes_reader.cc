@@ -1,6 +1,5 @@
 #include "replication/changes_reader.h"
 
-
 namespace settee::replication {
 
 ChangesReader::ChangesReader(std::unique_ptr<Endpoint> source, ChangesReaderOptions options)
