@@ -41,6 +41,17 @@
  *             (medians of five: 0.25 -> 0.35); peak RSS 190 -> 169 MB.
  *             Isolates on different CPUs still allocate from different
  *             arenas, so threads scale as before.
+ * narenas:256
+ *             keeps per-CPU arenas, and jemalloc quiet, in a process confined
+ *             to some of the CPUs (taskset, a container's cpuset, a phone
+ *             with cores offline). jemalloc counts the CPUs it may use but
+ *             names an arena by the id of the CPU it runs on, so it cannot
+ *             trust the count there: with narenas unset it wrote "Number of
+ *             CPUs detected is not deterministic. Per-CPU arena disabled." to
+ *             stderr of every settee command and fell back to the arena per
+ *             new thread above; with it set, it reserves that many arena
+ *             slots (or one per CPU, if more) for CPU ids to index, arenas
+ *             still made only for the CPUs threads run on.
  * tcache_max:65536
  *             thread caches for sizes up to 64 KiB (jemalloc's default stops
  *             at 32 KiB). LevelDB allocates and frees a buffer the size of
@@ -51,4 +62,4 @@
  *             such attachments (perf, many-attachments-binary); with this
  *             they come from the thread's cache (13%). A thread caches at
  *             most a few MB more, and jemalloc's tcache GC trims idle bins. */
-const char* malloc_conf = "thp:always,muzzy_decay_ms:-1,percpu_arena:percpu,tcache_max:65536";
+const char* malloc_conf = "thp:always,muzzy_decay_ms:-1,percpu_arena:percpu,narenas:256,tcache_max:65536";
