@@ -6,6 +6,7 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <cctype>
 #include <ctime>
 
 #include "runtime/users_db.h"
@@ -54,6 +55,83 @@ Status ReadNameList(const json::Value& obj, const char* key, std::vector<std::st
     out->emplace_back(json::View(v));
   }
   return Status::OK();
+}
+
+// A PBKDF2 password hash in CouchDB's notation, parsed (views into it).
+struct ParsedPasswordHash {
+  std::string_view prf;  // Pbkdf2Hex's names
+  std::string_view derived_key;
+  std::string_view salt;
+  int iterations = 0;
+};
+
+bool IsHex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  });
+}
+
+// "-pbkdf2-KEY,SALT,ITERATIONS" (SHA-1) or "-pbkdf2:PRF-KEY,SALT,ITERATIONS"
+// (couch_passwords in CouchDB 3.4 writes the latter; 2.x and 3.3 the former).
+Status ParsePasswordHash(std::string_view h, ParsedPasswordHash* out) {
+  if (h.rfind("-hashed-", 0) == 0) {
+    return Status::BadRequest("settee checks admin password hashes of CouchDB's pbkdf2 scheme only, "
+                              "not its older \"-hashed-\" SHA-1 one: set the password itself");
+  }
+  if (h.rfind("-pbkdf2", 0) != 0) return Status::BadRequest("not a password hash");
+  h.remove_prefix(7);
+  out->prf = "sha";
+  if (!h.empty() && h.front() == ':') {
+    const size_t dash = h.find('-');
+    if (dash == std::string_view::npos) return Status::BadRequest("a password hash \"-pbkdf2:PRF-...\" has no '-' after its PRF");
+    out->prf = h.substr(1, dash - 1);
+    h.remove_prefix(dash + 1);
+  } else if (!h.empty() && h.front() == '-') {
+    h.remove_prefix(1);
+  } else {
+    return Status::BadRequest("a password hash starts \"-pbkdf2-\" or \"-pbkdf2:PRF-\"");
+  }
+  if (Pbkdf2Hex("", "s", 1, out->prf, 1).empty()) {
+    return Status::BadRequest("unknown PBKDF2 PRF \"" + std::string(out->prf) +
+                              "\" in a password hash (sha, sha224, sha256, sha384 or sha512)");
+  }
+  const size_t c1 = h.find(',');
+  const size_t c2 = c1 == std::string_view::npos ? c1 : h.find(',', c1 + 1);
+  if (c2 == std::string_view::npos || h.find(',', c2 + 1) != std::string_view::npos) {
+    return Status::BadRequest("a password hash is \"-pbkdf2...-KEY,SALT,ITERATIONS\"");
+  }
+  out->derived_key = h.substr(0, c1);
+  out->salt = h.substr(c1 + 1, c2 - c1 - 1);
+  const std::string_view iterations = h.substr(c2 + 1);
+  if (out->derived_key.empty() || out->derived_key.size() % 2 != 0 || out->derived_key.size() > 128 ||
+      !IsHex(out->derived_key)) {
+    return Status::BadRequest("a password hash's derived key must be hex, 1 to 64 bytes");
+  }
+  if (out->salt.empty()) return Status::BadRequest("a password hash's salt is empty");
+  int n = 0;
+  for (char c : iterations) {
+    if (c < '0' || c > '9' || n > kMaxPbkdf2Iterations) {
+      n = -1;
+      break;
+    }
+    n = n * 10 + (c - '0');
+  }
+  if (iterations.empty() || n < 1 || n > kMaxPbkdf2Iterations) {
+    return Status::BadRequest("a password hash's iterations must be a number from 1 to 10000000");
+  }
+  out->iterations = n;
+  return Status::OK();
+}
+
+// Whether `password` is the one `hash` (which passed ParsePasswordHash) was
+// made from.
+bool PasswordMatchesHash(std::string_view hash, std::string_view password) {
+  ParsedPasswordHash p;
+  if (!ParsePasswordHash(hash, &p).ok()) return false;
+  std::string computed = Pbkdf2Hex(password, p.salt, p.iterations, p.prf, p.derived_key.size() / 2);
+  std::string stored(p.derived_key);
+  for (char& c : stored) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ConstantTimeEquals(computed, stored);
 }
 
 }  // namespace
@@ -114,21 +192,49 @@ Authenticator::Authenticator(const std::vector<std::pair<std::string, std::strin
       users_(users) {
   for (const auto& [name, password] : admins) {
     auto admin = MakeAdmin(name, password);
-    // Without randomness for the shown hash's salt the admin still counts
-    // (dropping it could open an admin party); only AdminHashes() shows "".
-    admins_.push_back(admin.ok() ? std::move(*admin) : Admin{name, PasswordHash(password), ""});
+    if (admin.ok()) {
+      admins_.push_back(std::move(*admin));
+    } else if (IsPasswordHash(password)) {
+      // A hash that cannot be checked: the admin still counts (dropping it
+      // could open an admin party) but no password matches it.
+      admins_.push_back(Admin{name, "", password, password});
+    } else {
+      // Without randomness for the shown hash's salt the admin still counts;
+      // only AdminHashes() shows "".
+      std::string hash = PasswordHash(password);
+      admins_.push_back(Admin{name, hash, "", hash});
+    }
   }
 }
 
-Result<Authenticator::Admin> Authenticator::MakeAdmin(std::string_view name,
-                                                      std::string_view password) const {
+bool Authenticator::IsPasswordHash(std::string_view value) {
+  return value.rfind("-pbkdf2", 0) == 0 || value.rfind("-hashed-", 0) == 0;
+}
+
+Status Authenticator::CheckPasswordHash(std::string_view hash) {
+  ParsedPasswordHash parsed;
+  return ParsePasswordHash(hash, &parsed);
+}
+
+Result<std::string> Authenticator::HashPassword(std::string_view password) {
   auto key = NewPasswordKey(password);
   if (!key.ok()) return key.status();
   // CouchDB 3.4+'s form for a PBKDF2-SHA256 admin hash (couch_passwords:
   // hash_admin_password); a bare "-pbkdf2-" would mean SHA-1.
-  std::string shown = "-pbkdf2:sha256-" + key->derived_key + "," + key->salt + "," +
-                      std::to_string(kPbkdf2Iterations);
-  return Admin{std::string(name), PasswordHash(password), std::move(shown)};
+  return "-pbkdf2:sha256-" + key->derived_key + "," + key->salt + "," + std::to_string(kPbkdf2Iterations);
+}
+
+Result<Authenticator::Admin> Authenticator::MakeAdmin(std::string_view name,
+                                                      std::string_view password) const {
+  if (IsPasswordHash(password)) {
+    Status s = CheckPasswordHash(password);
+    if (!s.ok()) return s;
+    return Admin{std::string(name), "", std::string(password), std::string(password)};
+  }
+  auto shown = HashPassword(password);
+  if (!shown.ok()) return shown.status();
+  std::string hash = PasswordHash(password);
+  return Admin{std::string(name), hash, std::move(*shown), hash};
 }
 
 bool Authenticator::admin_party() const {
@@ -185,13 +291,24 @@ std::string Authenticator::PasswordHash(std::string_view password) const {
 Result<UserCtx> Authenticator::CheckPassword(std::string_view name,
                                              std::string_view password) const {
   std::string hash = PasswordHash(password);
+  std::string unproven;  // the hash `name` was given, if no login has proven its password yet
   {
     std::shared_lock<std::shared_mutex> lock(admins_mu_);
     for (const Admin& a : admins_) {
-      if (a.name == name && ConstantTimeEquals(a.hash, hash)) {
-        return UserCtx{{std::string(name), {"_admin"}}, false};
-      }
+      if (a.name != name) continue;
+      if (a.hash.empty()) unproven = a.shown;
+      else if (ConstantTimeEquals(a.hash, hash)) return UserCtx{{std::string(name), {"_admin"}}, false};
+      break;
     }
+  }
+  // Outside the lock: PBKDF2 is slow. Once it matched, the keyed hash stands
+  // in for it, unless the admin changed meanwhile.
+  if (!unproven.empty() && PasswordMatchesHash(unproven, password)) {
+    std::unique_lock<std::shared_mutex> lock(admins_mu_);
+    for (Admin& a : admins_) {
+      if (a.name == name && a.hash.empty() && a.shown == unproven) a.hash = hash;
+    }
+    return UserCtx{{std::string(name), {"_admin"}}, false};
   }
   if (users_ != nullptr) return users_->CheckPassword(name, password);
   return Status::Unauthorized("Name or password is incorrect.");
@@ -204,7 +321,7 @@ Result<UserCtx> Authenticator::SessionUser(std::string_view name, std::string* s
       if (a.name == name) {
         // The MAC covers the admin's password hash: a new password (or a
         // removal) ends its sessions, as a _users password change does.
-        *salt = "admin:" + a.hash;
+        *salt = "admin:" + a.session_salt;
         return UserCtx{{std::string(name), {"_admin"}}, true};
       }
     }

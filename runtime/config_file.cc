@@ -183,7 +183,9 @@ Status EditConfigOption(const std::string& path, std::string_view section, std::
                                 " line without changing what it means: edit it by hand");
     }
   }
+  const std::vector<std::string> before = values;
   edit(&values);
+  if (values == before) return Status::OK();  // the file stays untouched
   for (const std::string& e : values) {
     if (!ConfigValueRoundTrips(e)) {
       return Status::BadRequest("a value kept in the config file must not hold '#', '\\', '\"' "

@@ -33,7 +33,7 @@ namespace settee {
 // and writes the option back: an array when `as_array`, else the first
 // value; no line at all when the list is empty. A key that is not there is
 // added at the end of its section (the section is added at the end of the
-// file if missing). kBadRequest, with nothing written, when the line there
+// file if missing); an edit that changes no value writes nothing. kBadRequest, with nothing written, when the line there
 // now would not read back the same after the rewrite (a multi-line array, a
 // '#' or '\\' in a value, a bare word with ',' or a blank) or a value after
 // `edit` fails ConfigValueRoundTrips; the reasons never name the file, as

@@ -85,9 +85,15 @@ Status NodeConfig::Change(const std::string& section, const std::string& key,
   std::string shown;
   Status st = h->second(key, value, &shown);
   if (!st.ok()) return st;
-  if (value == nullptr) s.erase(key);
-  else s[key] = std::move(shown);
-  if (persist && persister_) return persister_(section, key, value);
+  const std::string* persisted = nullptr;
+  if (value == nullptr) {
+    s.erase(key);
+  } else {
+    std::string& kept = s[key];
+    kept = std::move(shown);
+    persisted = &kept;
+  }
+  if (persist && persister_) return persister_(section, key, persisted);
   return Status::OK();
 }
 

@@ -46,11 +46,12 @@ class NodeConfig {
   // Setup: one more read-only key.
   void Define(const std::string& section, const std::string& key, std::string value);
   // Setup: makes applied changes last beyond the process: called with the
-  // value as given (nullptr: deleted) after the section's handler applied
-  // it. Its error is returned to the caller, the live change staying made.
-  // `check`, if given, runs before the handler on a change to be persisted:
-  // its error refuses the change with nothing applied (a value the file
-  // cannot hold).
+  // value as shown (the handler's *shown: an admin's password hash, never
+  // the password; nullptr: deleted) after the section's handler applied it.
+  // Its error is returned to the caller, the live change staying made.
+  // `check`, if given, runs before the handler on a change to be persisted,
+  // with the value as given: its error refuses the change with nothing
+  // applied (a value the file cannot hold).
   using Persister = std::function<Status(const std::string& section, const std::string& key,
                                          const std::string* value)>;
   void SetPersister(Persister persister, Persister check = nullptr) {

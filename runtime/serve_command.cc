@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/auth.h"
 #include "runtime/config_file.h"
 #include "runtime/couch_server.h"
 #include "runtime/http_server.h"
@@ -71,8 +73,9 @@ std::vector<std::string> SplitList(const std::string& s) {
 
 // Writes admins and the log level changed over HTTP back into the --config
 // file (runtime/config_file.h), as CouchDB writes local.ini. Its [serve]
-// `admin` list holds "name:password" entries, as the operator wrote them;
-// the other sections have no option of `settee serve` to persist to.
+// `admin` list holds "name:hash" entries (`value` is what _config shows:
+// the password's hash); the other sections have no option of `settee
+// serve` to persist to.
 Status PersistToConfigFile(const std::string& path, const std::string& section,
                            const std::string& key, const std::string* value) {
   if (section == "admins") {
@@ -93,6 +96,27 @@ Status PersistToConfigFile(const std::string& path, const std::string& section,
   return Status::OK();
 }
 
+// The --config file's admins with a password in clear get its hash
+// instead, written back before the server starts, as CouchDB hashes the
+// [admins] of local.ini when it starts: the file no longer tells anyone
+// who reads it the password. *before and *after: the file's admin list
+// (nothing is written when no entry changes).
+Status HashConfigFileAdmins(const std::string& path, std::vector<std::string>* before,
+                            std::vector<std::string>* after) {
+  return EditConfigOption(path, "serve", "admin", true, [&](std::vector<std::string>* v) {
+    *before = *v;
+    for (std::string& entry : *v) {
+      const size_t colon = entry.find(':');
+      if (colon == std::string::npos || colon == 0) continue;  // refused below, as given
+      const std::string_view password = std::string_view(entry).substr(colon + 1);
+      if (Authenticator::IsPasswordHash(password)) continue;
+      auto hash = Authenticator::HashPassword(password);
+      if (hash.ok()) entry = entry.substr(0, colon + 1) + *hash;
+    }
+    *after = *v;
+  });
+}
+
 int RunServe(ServeConfig cfg, const std::string& config_file) {
   LogLevel level;
   if (!ParseLogLevel(cfg.log_level, &level)) {
@@ -101,10 +125,34 @@ int RunServe(ServeConfig cfg, const std::string& config_file) {
   }
   SetLogLevel(level);
 
+  if (!config_file.empty()) {
+    std::vector<std::string> before, after;
+    Status hashed = HashConfigFileAdmins(config_file, &before, &after);
+    if (!hashed.ok()) {
+      LogWarning("the admin passwords in %s stay in clear: %s", config_file.c_str(),
+                 hashed.ToString().c_str());
+    } else if (cfg.admins == before) {
+      cfg.admins = after;  // the admins came from the file: the server shows its hashes
+    }
+  }
+
   CouchServerOptions server_opts;
   std::vector<std::string> admin_specs = cfg.admins;
   if (const char* env = std::getenv("SETTEE_ADMINS")) {
-    for (auto& a : SplitList(env)) admin_specs.push_back(a);
+    for (auto& a : SplitList(env)) {
+      // A hash holds two commas of its own ("name:-pbkdf2-key,salt,iterations").
+      if (!admin_specs.empty() && admin_specs.size() > cfg.admins.size()) {
+        std::string& last = admin_specs.back();
+        const size_t colon = last.find(':');
+        if (colon != std::string::npos &&
+            Authenticator::IsPasswordHash(std::string_view(last).substr(colon + 1)) &&
+            std::count(last.begin() + colon, last.end(), ',') < 2) {
+          last += "," + a;
+          continue;
+        }
+      }
+      admin_specs.push_back(a);
+    }
   }
   for (const std::string& spec : admin_specs) {
     size_t colon = spec.find(':');
@@ -112,7 +160,16 @@ int RunServe(ServeConfig cfg, const std::string& config_file) {
       std::fprintf(stderr, "settee: --admin expects user:password\n");
       return 2;
     }
-    server_opts.admins.emplace_back(spec.substr(0, colon), spec.substr(colon + 1));
+    const std::string password = spec.substr(colon + 1);
+    if (Authenticator::IsPasswordHash(password)) {
+      Status s = Authenticator::CheckPasswordHash(password);
+      if (!s.ok()) {
+        std::fprintf(stderr, "settee: the password hash of admin %s: %s\n", spec.substr(0, colon).c_str(),
+                     s.reason().c_str());
+        return 2;
+      }
+    }
+    server_opts.admins.emplace_back(spec.substr(0, colon), password);
   }
   if (server_opts.admins.empty() && !IsLoopback(cfg.bind)) {
     std::fprintf(stderr,
@@ -172,10 +229,12 @@ int RunServe(ServeConfig cfg, const std::string& config_file) {
                                         const std::string* value) {
         return PersistToConfigFile(config_file, section, key, value);
       }, [](const std::string& section, const std::string& key, const std::string* value) {
-        // Refused before it is applied: a live admin the file cannot hold.
-        if (section == "admins" && value != nullptr && !ConfigValueRoundTrips(key + ":" + *value)) {
+        // Refused before it is applied: a live admin the file cannot hold
+        // (it keeps the name and the password's hash, never the password).
+        if (section == "admins" && value != nullptr &&
+            !ConfigValueRoundTrips(key + ":" + (Authenticator::IsPasswordHash(*value) ? *value : ""))) {
           return Status::BadRequest("an admin kept in the config file must not hold '#', '\\', "
-                                    "'\"' or control characters in its name or password");
+                                    "'\"' or control characters in its name or password hash");
         }
         return Status::OK();
       });

@@ -4,20 +4,14 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include <cctype>
+
 #include "util/digest.h"
 #include "util/json.h"
 
 namespace settee {
 
 namespace {
-
-std::string Pbkdf2Hex(std::string_view password, std::string_view salt, int iterations) {
-  unsigned char out[32];
-  PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()),
-                    reinterpret_cast<const unsigned char*>(salt.data()), static_cast<int>(salt.size()),
-                    iterations, EVP_sha256(), sizeof(out), out);
-  return HexEncode(std::string_view(reinterpret_cast<char*>(out), sizeof(out)));
-}
 
 std::string Sha256(std::string_view data) {
   unsigned char md[EVP_MAX_MD_SIZE];
@@ -33,6 +27,22 @@ std::string Member(const json::Value& doc, const char* key) {
 }
 
 }  // namespace
+
+std::string Pbkdf2Hex(std::string_view password, std::string_view salt, int iterations,
+                      std::string_view prf, size_t key_bytes) {
+  const EVP_MD* md = prf == "sha256" ? EVP_sha256()
+                     : prf == "sha"  ? EVP_sha1()
+                     : prf == "sha512" ? EVP_sha512()
+                     : prf == "sha384" ? EVP_sha384()
+                     : prf == "sha224" ? EVP_sha224()
+                                       : nullptr;
+  if (md == nullptr || key_bytes == 0) return {};
+  std::string out(key_bytes, '\0');
+  PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()),
+                    reinterpret_cast<const unsigned char*>(salt.data()), static_cast<int>(salt.size()),
+                    iterations, md, static_cast<int>(key_bytes), reinterpret_cast<unsigned char*>(out.data()));
+  return HexEncode(out);
+}
 
 Result<PasswordKey> NewPasswordKey(std::string_view password) {
   unsigned char salt_bytes[16];
@@ -127,7 +137,13 @@ Result<UserCtx> UserStore::CheckPassword(std::string_view name, std::string_view
   std::string derived = Member(doc, "derived_key");
   auto it = doc.FindMember("iterations");
   int iterations = it != doc.MemberEnd() && it->value.IsInt() ? it->value.GetInt() : 0;
-  if (salt.empty() || derived.empty() || iterations <= 0 || Member(doc, "pbkdf2_prf") != "sha256") {
+  // CouchDB before 3.4 wrote no pbkdf2_prf and meant SHA-1 (its users
+  // come here by replication); 3.4 writes "sha256", settee too. The key is
+  // as long as the one stored (20 bytes for SHA-1 there, 32 here).
+  std::string prf = Member(doc, "pbkdf2_prf");
+  if (prf.empty() && doc.FindMember("pbkdf2_prf") == doc.MemberEnd()) prf = "sha";
+  if (salt.empty() || derived.empty() || derived.size() % 2 != 0 || derived.size() > 128 ||
+      iterations <= 0 || iterations > kMaxPbkdf2Iterations || Member(doc, "password_scheme") != "pbkdf2") {
     return Status::Unauthorized("Name or password is incorrect.");
   }
   // Cache key: binds name, password and the stored hash (a password change
@@ -140,7 +156,8 @@ Result<UserCtx> UserStore::CheckPassword(std::string_view name, std::string_view
     cached = c != verified_.end() && c->second == token;
   }
   if (!cached) {
-    std::string computed = Pbkdf2Hex(password, salt, iterations);
+    std::string computed = Pbkdf2Hex(password, salt, iterations, prf, derived.size() / 2);
+    for (char& c : derived) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (computed.size() != derived.size() ||
         CRYPTO_memcmp(computed.data(), derived.data(), derived.size()) != 0) {
       return Status::Unauthorized("Name or password is incorrect.");

@@ -27,6 +27,9 @@ constexpr std::string_view kUserDocPrefix = "org.couchdb.user:";
 // stored in each user doc, and successful checks are cached (UserStore), so
 // this cost is paid once per password, not per request.
 constexpr int kPbkdf2Iterations = 10000;
+// The most iterations a stored hash may ask for (an admin's, a user's):
+// above it the hash is refused, not computed for seconds a login.
+constexpr int kMaxPbkdf2Iterations = 10'000'000;
 
 // A new password's salted PBKDF2-SHA256 hash, as _users documents and the
 // admins' shown hashes hold it: 16 random bytes as hex (the salt, used as
@@ -37,6 +40,12 @@ struct PasswordKey {
   std::string derived_key;
 };
 Result<PasswordKey> NewPasswordKey(std::string_view password);
+
+// PBKDF2 of `password` with HMAC over `prf` (CouchDB's pbkdf2_prf names:
+// "sha" for SHA-1, "sha224", "sha256", "sha384", "sha512"), `key_bytes`
+// long, as lowercase hex; "" for a PRF of another name.
+std::string Pbkdf2Hex(std::string_view password, std::string_view salt, int iterations,
+                      std::string_view prf = "sha256", size_t key_bytes = 32);
 
 // Validates a user document about to be written to _users and hashes its
 // "password" member if present. `docid` is the target id. kForbidden with

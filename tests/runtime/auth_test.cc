@@ -174,6 +174,33 @@ TEST_F(UsersTest, UsersAuthenticateWithTheirRoles) {
   EXPECT_EQ(As("bob", "bobpw", "PUT", "/newdb").status, 403);
 }
 
+// Users as CouchDB stores them, come by replication: before 3.4 with no
+// pbkdf2_prf (SHA-1, a 20-byte key), 3.4's "sha256". The keys are PBKDF2
+// test vectors of "password" over "salt" (RFC 6070; SHA-256's published
+// one), not settee's own output.
+TEST_F(UsersTest, UsersHashedByCouchDbLogIn) {
+  auto put = [&](const std::string& name, const std::string& fields) {
+    auto r = Admin("PUT", "/_users/org.couchdb.user:" + name,
+                   R"({"name":")" + name + R"(","type":"user","roles":[],"password_scheme":"pbkdf2",)" +
+                       R"("salt":"salt",)" + fields + "}");
+    ASSERT_EQ(r.status, 201) << r.body;
+  };
+  put("dave", R"("iterations":2,"derived_key":"ea6c014dc72d6f8ccd1ed92ace1d41f0d8de8957")");
+  put("erin", R"("pbkdf2_prf":"sha256","iterations":1,)"
+              R"("derived_key":"120fb6cffcf8b32c43e7225256c4f837a86548c92ccc35480805987cb70be17b")");
+  put("fred", R"("pbkdf2_prf":"md5","iterations":1,"derived_key":"ab")");
+  put("gina", R"("iterations":100000000,"derived_key":"ea6c014dc72d6f8ccd1ed92ace1d41f0d8de8957")");
+  for (const char* user : {"dave", "erin"}) {
+    auto r = As(user, "password", "GET", "/_session");
+    ASSERT_EQ(r.status, 200) << user << ": " << r.body;
+    EXPECT_EQ(Str(ParseJson(r.body)["userCtx"], "name"), user);
+    EXPECT_EQ(As(user, "passwore", "GET", "/_session").status, 401) << user;
+  }
+  // A PRF settee does not know, and more iterations than it computes: refused.
+  EXPECT_EQ(As("fred", "password", "GET", "/_session").status, 401);
+  EXPECT_EQ(As("gina", "password", "GET", "/_session").status, 401);
+}
+
 TEST_F(UsersTest, MembersReadAndWriteOthersGet403) {
   EXPECT_EQ(As("bob", "bobpw", "GET", "/team").status, 200);
   EXPECT_EQ(As("bob", "bobpw", "PUT", "/team/doc", "{}").status, 201);
@@ -313,6 +340,90 @@ TEST(AuthUnitTest, AdminHashesUseCouchDbsSha256Notation) {
   ASSERT_TRUE(k1.ok() && k2.ok());
   EXPECT_NE(k1->salt, k2->salt);
   EXPECT_NE(k1->derived_key, k2->derived_key);
+}
+
+// Admins given as CouchDB's hashes (local.ini's [admins] after CouchDB
+// hashed them; --admin name:HASH): the password they were made from logs in.
+// The keys are published PBKDF2 test vectors of "password" over the salt
+// "salt" (RFC 6070 for HMAC-SHA1, 1 and 2 iterations; HMAC-SHA256's from
+// RFC 7914's companion vectors), so this checks the notation and the
+// arithmetic against outside figures, not against settee's own hashing.
+constexpr char kSha1Hash[] = "-pbkdf2-0c60c80f961f0e71f3a9b524af6012062fe037a6,salt,1";
+constexpr char kSha1Hash2[] = "-pbkdf2:sha-ea6c014dc72d6f8ccd1ed92ace1d41f0d8de8957,salt,2";
+constexpr char kSha256Hash[] =
+    "-pbkdf2:sha256-120FB6CFFCF8B32C43E7225256C4F837A86548C92CCC35480805987CB70BE17B,salt,1";
+
+TEST(AuthUnitTest, AdminsGivenByHashLogInWithTheirPassword) {
+  Authenticator a({{"one", kSha1Hash}, {"two", kSha1Hash2}, {"three", kSha256Hash}}, "", 600);
+  EXPECT_FALSE(a.admin_party());
+  for (const char* name : {"one", "two", "three"}) {
+    auto u = a.CheckPassword(name, "password");
+    ASSERT_TRUE(u.ok()) << name << ": " << u.status().ToString();
+    EXPECT_TRUE(u->IsAdmin());
+    EXPECT_EQ(a.CheckPassword(name, "Password").status().code(), Status::Code::kUnauthorized) << name;
+    // Again, now through the keyed hash the first login left.
+    EXPECT_TRUE(a.CheckPassword(name, "password").ok()) << name;
+    EXPECT_FALSE(a.CheckPassword(name, "passwordx").ok()) << name;
+  }
+  EXPECT_FALSE(a.CheckPassword("one", "password\n").ok());
+  // Shown as given; the hash is not the password.
+  auto shown = a.AdminHashes();
+  ASSERT_EQ(shown.size(), 3u);
+  EXPECT_EQ(shown[0].second, kSha1Hash);
+  EXPECT_EQ(shown[2].second, kSha256Hash);
+  EXPECT_FALSE(a.CheckPassword("one", kSha1Hash).ok());
+  // SetAdmin takes a hash too, and a new one replaces a proven one.
+  ASSERT_TRUE(a.SetAdmin("one", kSha256Hash).ok());
+  EXPECT_TRUE(a.CheckPassword("one", "password").ok());
+  ASSERT_TRUE(a.SetAdmin("one", "plain").ok());
+  EXPECT_FALSE(a.CheckPassword("one", "password").ok());
+  EXPECT_TRUE(a.CheckPassword("one", "plain").ok());
+}
+
+TEST(AuthUnitTest, PasswordHashesSetteeCannotCheckAreRefused) {
+  EXPECT_TRUE(Authenticator::IsPasswordHash("-hashed-abc,def"));
+  EXPECT_TRUE(Authenticator::IsPasswordHash("-pbkdf2-"));
+  EXPECT_FALSE(Authenticator::IsPasswordHash("pbkdf2-x"));
+  EXPECT_TRUE(Authenticator::CheckPasswordHash(kSha1Hash).ok());
+  for (const char* bad : {"-hashed-abc,def", "-pbkdf2", "-pbkdf2x-ab,salt,1", "-pbkdf2:md5-ab,salt,1",
+                          "-pbkdf2:sha256", "-pbkdf2-zz,salt,1", "-pbkdf2-abc,salt,1", "-pbkdf2-,salt,1",
+                          "-pbkdf2-ab,,1", "-pbkdf2-ab,salt", "-pbkdf2-ab,salt,1,2", "-pbkdf2-ab,salt,0",
+                          "-pbkdf2-ab,salt,-1", "-pbkdf2-ab,salt,1x", "-pbkdf2-ab,salt,10000001",
+                          "-pbkdf2-ab,salt,99999999999999999999"}) {
+    Status s = Authenticator::CheckPasswordHash(bad);
+    EXPECT_EQ(s.code(), Status::Code::kBadRequest) << bad;
+    EXPECT_FALSE(s.reason().empty()) << bad;
+  }
+  // Nothing changes on a refused SetAdmin; an unusable hash given at
+  // startup still makes an admin (no admin party), one nobody logs in as.
+  Authenticator a({{"admin", "pw"}}, "", 600);
+  EXPECT_EQ(a.SetAdmin("admin", "-pbkdf2:md5-ab,salt,1").code(), Status::Code::kBadRequest);
+  EXPECT_TRUE(a.CheckPassword("admin", "pw").ok());
+  Authenticator b({{"admin", "-pbkdf2-zz,salt,1"}}, "", 600);
+  EXPECT_FALSE(b.admin_party());
+  EXPECT_FALSE(b.CheckPassword("admin", "").ok());
+}
+
+// A session of an admin given by hash outlives a restart with the same
+// cookie secret (its cookies are bound to the hash), and ends when the
+// admin gets another password.
+TEST(AuthUnitTest, SessionsOfAnAdminGivenByHashOutliveARestart) {
+  std::string cookie;
+  {
+    Authenticator a({{"admin", kSha256Hash}}, "kept-secret", 600);
+    ASSERT_TRUE(a.CheckPassword("admin", "password").ok());
+    cookie = a.MakeSessionCookie("admin");
+  }
+  http::HttpRequest req;
+  req.headers.emplace_back("cookie", cookie.substr(0, cookie.find(';')));
+  Authenticator restarted({{"admin", kSha256Hash}}, "kept-secret", 600);
+  auto u = restarted.Authenticate(req, nullptr);
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->name, "admin");
+  ASSERT_TRUE(restarted.SetAdmin("admin", kSha1Hash).ok());
+  u = restarted.Authenticate(req, nullptr);
+  ASSERT_TRUE(u.ok());
+  EXPECT_TRUE(u->name.empty());
 }
 
 TEST(AuthUnitTest, CookiesFromAnotherSecretAreRejected) {

@@ -69,6 +69,25 @@ TEST_F(ConfigFileTest, AddsMissingKeysAndSections) {
   EXPECT_EQ(Read(), "port = 1\n[serve]\nadmin = [\"a:b\"]\n");
 }
 
+// An edit that changes no value leaves the file as it is, its spelling
+// (a bare word, spacing) and its inode included: `settee serve` runs one at
+// every start to hash the admins' passwords, mostly finding none in clear.
+TEST_F(ConfigFileTest, AnEditThatChangesNothingWritesNothing) {
+  const std::string text = "[serve]\nlog-level = info\nadmin = [ \"a:x\" ]\n";
+  Write(text);
+  struct stat before {};
+  ASSERT_EQ(stat(path_.c_str(), &before), 0);
+  ASSERT_TRUE(EditConfigOption(path_, "serve", "log-level", false, [](std::vector<std::string>*) {}).ok());
+  ASSERT_TRUE(EditConfigOption(path_, "serve", "admin", true, [](std::vector<std::string>* v) {
+    (*v)[0] = "a:x";
+  }).ok());
+  ASSERT_TRUE(EditConfigOption(path_, "other", "admin", true, [](std::vector<std::string>*) {}).ok());
+  EXPECT_EQ(Read(), text);
+  struct stat after {};
+  ASSERT_EQ(stat(path_.c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino);
+}
+
 TEST_F(ConfigFileTest, UnreadableValuesAndFilesAreErrors) {
   Write("[serve]\nadmin = [\n  \"a:b\",\n]\n");
   const std::string before = Read();

@@ -4,7 +4,8 @@
 // --view-threads sets how many isolate threads run design-document code, and
 // what design functions report goes through the server's log and its
 // --log-level; admins and the log level changed through
-// /_node/_local/_config are written back into the --config file.
+// /_node/_local/_config are written back into the --config file, as hashes
+// of the admins' passwords; --admin takes such a hash.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -192,6 +194,20 @@ TEST(ServeCommandTest, DesignFunctionReportsFollowTheLogLevel) {
   EXPECT_EQ(logged[1], "");
 }
 
+// The file's admin list as "name:hash" entries, each checked to be the
+// PBKDF2-SHA256 form settee writes; the names in order.
+std::vector<std::string> HashedAdminNames(const std::string& text) {
+  std::vector<std::string> names;
+  const size_t open = text.find("admin = [");
+  if (open == std::string::npos) return names;
+  const std::string list = text.substr(open + 9, text.find(']', open) - open - 9);
+  const std::regex entry("\"([^\":]+):-pbkdf2:sha256-[0-9a-f]{64},[0-9a-f]{32},10000\"(, )?");
+  for (std::sregex_iterator it(list.begin(), list.end(), entry), end; it != end; ++it) {
+    names.push_back((*it)[1]);
+  }
+  return names;
+}
+
 TEST(ServeCommandTest, ConfigChangesAreWrittenBackToTheConfigFile) {
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("settee-serve-config-" + std::to_string(getpid()) + ".toml")).string();
@@ -199,21 +215,39 @@ TEST(ServeCommandTest, ConfigChangesAreWrittenBackToTheConfigFile) {
     std::ofstream f(path);
     f << "# kept\n[serve]\nadmin = [\"root:pw\"]\n";
   }
+  auto read = [&] {
+    std::ifstream f(path);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  };
   {
     ServeProcess server({"--config", path});
     ASSERT_GT(server.port(), 0);
+    // The password in clear is replaced by its hash when the server starts,
+    // as CouchDB hashes local.ini's admins.
+    std::string text = read();
+    EXPECT_EQ(HashedAdminNames(text), std::vector<std::string>{"root"}) << text;
+    EXPECT_EQ(text.find("root:pw"), std::string::npos) << text;
     const std::string root = "http://root:pw@127.0.0.1:" + std::to_string(server.port());
     replication::HttpClient client({});
-    auto r = client.Request("PUT", root + "/_node/_local/_config/admins/second", R"("secret")");
+    auto r = client.Request("GET", root + "/_node/_local/_config/admins/root");
+    ASSERT_TRUE(r.ok());
+    json::Document shown;
+    ASSERT_TRUE(json::Parse(r->body, &shown).ok() && shown.IsString()) << r->body;
+    EXPECT_NE(text.find(std::string(json::View(shown))), std::string::npos) << r->body;  // the file's hash
+    r = client.Request("PUT", root + "/_node/_local/_config/admins/second", R"("secret")");
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->status, 200) << r->body;
-    // A password the file cannot hold is refused before it is applied, with
-    // a reason that does not name the file.
+    // The file keeps the hash, so a password it could not hold is fine ...
     r = client.Request("PUT", root + "/_node/_local/_config/admins/third", R"("p#w")");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 200) << r->body;
+    // ... but a name it cannot hold is refused before it is applied, with a
+    // reason that does not name the file.
+    r = client.Request("PUT", root + "/_node/_local/_config/admins/fo%23rth", R"("pw")");
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->status, 400) << r->body;
     EXPECT_EQ(r->body.find(path), std::string::npos) << r->body;
-    r = client.Request("GET", "http://third:p%23w@127.0.0.1:" + std::to_string(server.port()) + "/_all_dbs");
+    r = client.Request("GET", "http://fo%23rth:pw@127.0.0.1:" + std::to_string(server.port()) + "/_all_dbs");
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->status, 401) << r->body;
     // CouchDB's name; the file gets settee's, which --log-level reads.
@@ -221,20 +255,71 @@ TEST(ServeCommandTest, ConfigChangesAreWrittenBackToTheConfigFile) {
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->status, 200) << r->body;
   }
-  std::ifstream f(path);
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text, "# kept\n[serve]\nadmin = [\"root:pw\", \"second:secret\"]\nlog-level = \"info\"\n");
+  const std::string text = read();
+  EXPECT_EQ(HashedAdminNames(text), (std::vector<std::string>{"root", "second", "third"})) << text;
+  EXPECT_EQ(text.rfind("# kept\n[serve]\nadmin = [", 0), 0u) << text;
+  EXPECT_NE(text.find("]\nlog-level = \"info\"\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("secret"), std::string::npos) << text;
   {
     // A restart reads them (the server starts: the level is one it knows),
-    // and the new admin logs in.
+    // every admin logs in with its password, and the file, all hashes now,
+    // is left as it was.
     ServeProcess server({"--config", path});
     ASSERT_GT(server.port(), 0);
     replication::HttpClient client({});
-    auto r = client.Request("GET", "http://second:secret@127.0.0.1:" + std::to_string(server.port()) + "/_all_dbs");
-    ASSERT_TRUE(r.ok());
-    EXPECT_EQ(r->status, 200) << r->body;
+    const std::string at = "@127.0.0.1:" + std::to_string(server.port()) + "/_all_dbs";
+    for (const char* user : {"root:pw", "second:secret", "third:p%23w"}) {
+      auto r = client.Request("GET", std::string("http://") + user + at);
+      ASSERT_TRUE(r.ok());
+      EXPECT_EQ(r->status, 200) << user << ": " << r->body;
+    }
+    EXPECT_EQ(read(), text);
   }
   std::filesystem::remove(path);
+}
+
+// --admin takes a hash of the password, as CouchDB's config does (so the
+// password need not appear in a command line); one settee cannot check is a
+// clear error before the server starts.
+TEST(ServeCommandTest, AdminMayBeGivenByHash) {
+  {
+    ServeProcess server({"--admin", "root:-pbkdf2-0c60c80f961f0e71f3a9b524af6012062fe037a6,salt,1"});
+    ASSERT_GT(server.port(), 0);
+    replication::HttpClient client({});
+    const std::string at = "@127.0.0.1:" + std::to_string(server.port()) + "/_all_dbs";
+    auto r = client.Request("GET", "http://root:password" + at);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 200) << r->body;
+    r = client.Request("GET", "http://root:pw" + at);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 401) << r->body;
+  }
+  {
+    // SETTEE_ADMINS separates admins by commas, and a hash holds two.
+    setenv("SETTEE_ADMINS", "a:pw,b:-pbkdf2-0c60c80f961f0e71f3a9b524af6012062fe037a6,salt,1,c:pw3", 1);
+    ServeProcess server({});
+    unsetenv("SETTEE_ADMINS");
+    ASSERT_GT(server.port(), 0);
+    replication::HttpClient client({});
+    const std::string at = "@127.0.0.1:" + std::to_string(server.port()) + "/_all_dbs";
+    for (const char* user : {"a:pw", "b:password", "c:pw3"}) {
+      auto r = client.Request("GET", std::string("http://") + user + at);
+      ASSERT_TRUE(r.ok());
+      EXPECT_EQ(r->status, 200) << user << ": " << r->body;
+    }
+  }
+  const std::string err = (std::filesystem::temp_directory_path() /
+                           ("settee-serve-hash-" + std::to_string(getpid()) + ".err")).string();
+  const std::string cmd = std::string(SETTEE_BINARY) +
+                          " serve --port 0 --backend memory --admin 'root:-pbkdf2:md5-ab,salt,1' 2>" + err;
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  std::ifstream f(err);
+  const std::string message((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(message.find("admin root"), std::string::npos) << message;
+  EXPECT_NE(message.find("md5"), std::string::npos) << message;
+  std::filesystem::remove(err);
 }
 
 }  // namespace
