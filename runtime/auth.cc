@@ -6,7 +6,7 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
-#include <cctype>
+#include <charconv>
 #include <ctime>
 
 #include "runtime/users_db.h"
@@ -59,7 +59,7 @@ Status ReadNameList(const json::Value& obj, const char* key, std::vector<std::st
 
 // A PBKDF2 password hash in CouchDB's notation, parsed (views into it).
 struct ParsedPasswordHash {
-  std::string_view prf;  // Pbkdf2Hex's names
+  std::string_view prf;  // IsKnownPbkdf2Prf's names
   std::string_view derived_key;
   std::string_view salt;
   int iterations = 0;
@@ -91,7 +91,7 @@ Status ParsePasswordHash(std::string_view h, ParsedPasswordHash* out) {
   } else {
     return Status::BadRequest("a password hash starts \"-pbkdf2-\" or \"-pbkdf2:PRF-\"");
   }
-  if (Pbkdf2Hex("", "s", 1, out->prf, 1).empty()) {
+  if (!IsKnownPbkdf2Prf(out->prf)) {
     return Status::BadRequest("unknown PBKDF2 PRF \"" + std::string(out->prf) +
                               "\" in a password hash (sha, sha224, sha256, sha384 or sha512)");
   }
@@ -109,14 +109,9 @@ Status ParsePasswordHash(std::string_view h, ParsedPasswordHash* out) {
   }
   if (out->salt.empty()) return Status::BadRequest("a password hash's salt is empty");
   int n = 0;
-  for (char c : iterations) {
-    if (c < '0' || c > '9' || n > kMaxPbkdf2Iterations) {
-      n = -1;
-      break;
-    }
-    n = n * 10 + (c - '0');
-  }
-  if (iterations.empty() || n < 1 || n > kMaxPbkdf2Iterations) {
+  const auto [end, error] = std::from_chars(iterations.data(), iterations.data() + iterations.size(), n);
+  if (error != std::errc() || end != iterations.data() + iterations.size() || n < 1 ||
+      n > kMaxPbkdf2Iterations) {
     return Status::BadRequest("a password hash's iterations must be a number from 1 to 10000000");
   }
   out->iterations = n;
@@ -127,11 +122,8 @@ Status ParsePasswordHash(std::string_view h, ParsedPasswordHash* out) {
 // made from.
 bool PasswordMatchesHash(std::string_view hash, std::string_view password) {
   ParsedPasswordHash p;
-  if (!ParsePasswordHash(hash, &p).ok()) return false;
-  std::string computed = Pbkdf2Hex(password, p.salt, p.iterations, p.prf, p.derived_key.size() / 2);
-  std::string stored(p.derived_key);
-  for (char& c : stored) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return ConstantTimeEquals(computed, stored);
+  return ParsePasswordHash(hash, &p).ok() &&
+         Pbkdf2Matches(password, p.salt, p.iterations, p.prf, p.derived_key);
 }
 
 }  // namespace

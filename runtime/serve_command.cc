@@ -139,20 +139,19 @@ int RunServe(ServeConfig cfg, const std::string& config_file) {
   CouchServerOptions server_opts;
   std::vector<std::string> admin_specs = cfg.admins;
   if (const char* env = std::getenv("SETTEE_ADMINS")) {
+    // A hash holds two commas of its own ("name:-pbkdf2-key,salt,iterations"):
+    // the pieces after an unfinished one are its own.
+    auto unfinished_hash = [](const std::string& spec) {
+      const size_t colon = spec.find(':');
+      return colon != std::string::npos && Authenticator::IsPasswordHash(std::string_view(spec).substr(colon + 1)) &&
+             std::count(spec.begin() + colon, spec.end(), ',') < 2;
+    };
+    std::vector<std::string> from_env;
     for (auto& a : SplitList(env)) {
-      // A hash holds two commas of its own ("name:-pbkdf2-key,salt,iterations").
-      if (!admin_specs.empty() && admin_specs.size() > cfg.admins.size()) {
-        std::string& last = admin_specs.back();
-        const size_t colon = last.find(':');
-        if (colon != std::string::npos &&
-            Authenticator::IsPasswordHash(std::string_view(last).substr(colon + 1)) &&
-            std::count(last.begin() + colon, last.end(), ',') < 2) {
-          last += "," + a;
-          continue;
-        }
-      }
-      admin_specs.push_back(a);
+      if (!from_env.empty() && unfinished_hash(from_env.back())) from_env.back() += "," + a;
+      else from_env.push_back(a);
     }
+    admin_specs.insert(admin_specs.end(), from_env.begin(), from_env.end());
   }
   for (const std::string& spec : admin_specs) {
     size_t colon = spec.find(':');

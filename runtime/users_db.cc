@@ -13,6 +13,25 @@ namespace settee {
 
 namespace {
 
+const EVP_MD* Pbkdf2Md(std::string_view prf) {
+  if (prf == "sha256") return EVP_sha256();
+  if (prf == "sha") return EVP_sha1();
+  if (prf == "sha512") return EVP_sha512();
+  if (prf == "sha384") return EVP_sha384();
+  if (prf == "sha224") return EVP_sha224();
+  return nullptr;
+}
+
+// PBKDF2 over `md`, `key_bytes` long, as lowercase hex.
+std::string Pbkdf2Hex(std::string_view password, std::string_view salt, int iterations,
+                      const EVP_MD* md, size_t key_bytes) {
+  std::string out(key_bytes, '\0');
+  PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()),
+                    reinterpret_cast<const unsigned char*>(salt.data()), static_cast<int>(salt.size()),
+                    iterations, md, static_cast<int>(key_bytes), reinterpret_cast<unsigned char*>(out.data()));
+  return HexEncode(out);
+}
+
 std::string Sha256(std::string_view data) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -28,20 +47,16 @@ std::string Member(const json::Value& doc, const char* key) {
 
 }  // namespace
 
-std::string Pbkdf2Hex(std::string_view password, std::string_view salt, int iterations,
-                      std::string_view prf, size_t key_bytes) {
-  const EVP_MD* md = prf == "sha256" ? EVP_sha256()
-                     : prf == "sha"  ? EVP_sha1()
-                     : prf == "sha512" ? EVP_sha512()
-                     : prf == "sha384" ? EVP_sha384()
-                     : prf == "sha224" ? EVP_sha224()
-                                       : nullptr;
-  if (md == nullptr || key_bytes == 0) return {};
-  std::string out(key_bytes, '\0');
-  PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()),
-                    reinterpret_cast<const unsigned char*>(salt.data()), static_cast<int>(salt.size()),
-                    iterations, md, static_cast<int>(key_bytes), reinterpret_cast<unsigned char*>(out.data()));
-  return HexEncode(out);
+bool IsKnownPbkdf2Prf(std::string_view prf) { return Pbkdf2Md(prf) != nullptr; }
+
+bool Pbkdf2Matches(std::string_view password, std::string_view salt, int iterations,
+                   std::string_view prf, std::string_view derived_key_hex) {
+  const EVP_MD* md = Pbkdf2Md(prf);
+  if (md == nullptr || derived_key_hex.empty() || derived_key_hex.size() % 2 != 0) return false;
+  std::string computed = Pbkdf2Hex(password, salt, iterations, md, derived_key_hex.size() / 2);
+  std::string stored(derived_key_hex);
+  for (char& c : stored) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return CRYPTO_memcmp(computed.data(), stored.data(), stored.size()) == 0;
 }
 
 Result<PasswordKey> NewPasswordKey(std::string_view password) {
@@ -49,7 +64,7 @@ Result<PasswordKey> NewPasswordKey(std::string_view password) {
   if (RAND_bytes(salt_bytes, sizeof(salt_bytes)) != 1) return Status::Internal("no randomness");
   PasswordKey out;
   out.salt = HexEncode(std::string_view(reinterpret_cast<char*>(salt_bytes), sizeof(salt_bytes)));
-  out.derived_key = Pbkdf2Hex(password, out.salt, kPbkdf2Iterations);
+  out.derived_key = Pbkdf2Hex(password, out.salt, kPbkdf2Iterations, EVP_sha256(), 32);
   return out;
 }
 
@@ -142,8 +157,7 @@ Result<UserCtx> UserStore::CheckPassword(std::string_view name, std::string_view
   // as long as the one stored (20 bytes for SHA-1 there, 32 here).
   std::string prf = Member(doc, "pbkdf2_prf");
   if (prf.empty() && doc.FindMember("pbkdf2_prf") == doc.MemberEnd()) prf = "sha";
-  if (salt.empty() || derived.empty() || derived.size() % 2 != 0 || derived.size() > 128 ||
-      iterations <= 0 || iterations > kMaxPbkdf2Iterations || Member(doc, "password_scheme") != "pbkdf2") {
+  if (salt.empty() || derived.size() > 128 || iterations <= 0 || iterations > kMaxPbkdf2Iterations || Member(doc, "password_scheme") != "pbkdf2") {
     return Status::Unauthorized("Name or password is incorrect.");
   }
   // Cache key: binds name, password and the stored hash (a password change
@@ -156,10 +170,7 @@ Result<UserCtx> UserStore::CheckPassword(std::string_view name, std::string_view
     cached = c != verified_.end() && c->second == token;
   }
   if (!cached) {
-    std::string computed = Pbkdf2Hex(password, salt, iterations, prf, derived.size() / 2);
-    for (char& c : derived) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (computed.size() != derived.size() ||
-        CRYPTO_memcmp(computed.data(), derived.data(), derived.size()) != 0) {
+    if (!Pbkdf2Matches(password, salt, iterations, prf, derived)) {
       return Status::Unauthorized("Name or password is incorrect.");
     }
     std::lock_guard<std::mutex> lk(mu_);

@@ -41,11 +41,14 @@ struct PasswordKey {
 };
 Result<PasswordKey> NewPasswordKey(std::string_view password);
 
-// PBKDF2 of `password` with HMAC over `prf` (CouchDB's pbkdf2_prf names:
-// "sha" for SHA-1, "sha224", "sha256", "sha384", "sha512"), `key_bytes`
-// long, as lowercase hex; "" for a PRF of another name.
-std::string Pbkdf2Hex(std::string_view password, std::string_view salt, int iterations,
-                      std::string_view prf = "sha256", size_t key_bytes = 32);
+// Whether `prf` names a PBKDF2 PRF settee computes (CouchDB's pbkdf2_prf
+// names: "sha" for SHA-1, "sha224", "sha256", "sha384", "sha512").
+bool IsKnownPbkdf2Prf(std::string_view prf);
+// Whether `password` over `salt` gives `derived_key_hex` (either case; the
+// key as long as the one given), by PBKDF2 with HMAC over `prf`; false for
+// an unknown PRF. Compares in constant time.
+bool Pbkdf2Matches(std::string_view password, std::string_view salt, int iterations,
+                   std::string_view prf, std::string_view derived_key_hex);
 
 // Validates a user document about to be written to _users and hashes its
 // "password" member if present. `docid` is the target id. kForbidden with

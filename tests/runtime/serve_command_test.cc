@@ -208,6 +208,14 @@ std::vector<std::string> HashedAdminNames(const std::string& text) {
   return names;
 }
 
+// The status of GET /_all_dbs as `credentials` ("name:password", URL-encoded).
+int AllDbsStatusAs(const ServeProcess& server, const std::string& credentials) {
+  replication::HttpClient client({});
+  auto r = client.Request("GET", "http://" + credentials + "@127.0.0.1:" + std::to_string(server.port()) +
+                                     "/_all_dbs");
+  return r.ok() ? r->status : -1;
+}
+
 TEST(ServeCommandTest, ConfigChangesAreWrittenBackToTheConfigFile) {
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("settee-serve-config-" + std::to_string(getpid()) + ".toml")).string();
@@ -266,12 +274,8 @@ TEST(ServeCommandTest, ConfigChangesAreWrittenBackToTheConfigFile) {
     // is left as it was.
     ServeProcess server({"--config", path});
     ASSERT_GT(server.port(), 0);
-    replication::HttpClient client({});
-    const std::string at = "@127.0.0.1:" + std::to_string(server.port()) + "/_all_dbs";
     for (const char* user : {"root:pw", "second:secret", "third:p%23w"}) {
-      auto r = client.Request("GET", std::string("http://") + user + at);
-      ASSERT_TRUE(r.ok());
-      EXPECT_EQ(r->status, 200) << user << ": " << r->body;
+      EXPECT_EQ(AllDbsStatusAs(server, user), 200) << user;
     }
     EXPECT_EQ(read(), text);
   }
@@ -285,14 +289,8 @@ TEST(ServeCommandTest, AdminMayBeGivenByHash) {
   {
     ServeProcess server({"--admin", "root:-pbkdf2-0c60c80f961f0e71f3a9b524af6012062fe037a6,salt,1"});
     ASSERT_GT(server.port(), 0);
-    replication::HttpClient client({});
-    const std::string at = "@127.0.0.1:" + std::to_string(server.port()) + "/_all_dbs";
-    auto r = client.Request("GET", "http://root:password" + at);
-    ASSERT_TRUE(r.ok());
-    EXPECT_EQ(r->status, 200) << r->body;
-    r = client.Request("GET", "http://root:pw" + at);
-    ASSERT_TRUE(r.ok());
-    EXPECT_EQ(r->status, 401) << r->body;
+    EXPECT_EQ(AllDbsStatusAs(server, "root:password"), 200);
+    EXPECT_EQ(AllDbsStatusAs(server, "root:pw"), 401);
   }
   {
     // SETTEE_ADMINS separates admins by commas, and a hash holds two.
@@ -300,13 +298,7 @@ TEST(ServeCommandTest, AdminMayBeGivenByHash) {
     ServeProcess server({});
     unsetenv("SETTEE_ADMINS");
     ASSERT_GT(server.port(), 0);
-    replication::HttpClient client({});
-    const std::string at = "@127.0.0.1:" + std::to_string(server.port()) + "/_all_dbs";
-    for (const char* user : {"a:pw", "b:password", "c:pw3"}) {
-      auto r = client.Request("GET", std::string("http://") + user + at);
-      ASSERT_TRUE(r.ok());
-      EXPECT_EQ(r->status, 200) << user << ": " << r->body;
-    }
+    for (const char* user : {"a:pw", "b:password", "c:pw3"}) EXPECT_EQ(AllDbsStatusAs(server, user), 200) << user;
   }
   const std::string err = (std::filesystem::temp_directory_path() /
                            ("settee-serve-hash-" + std::to_string(getpid()) + ".err")).string();
