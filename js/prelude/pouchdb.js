@@ -353,6 +353,31 @@ function postDoc(db, doc) {
   return { ok: true, id: r[0], rev: r[1] };
 }
 
+// PouchDB takes any string as a local database's name (in node, the path
+// of the database's LevelDB directory: 'MyDB', './data/todos'); settee's
+// store takes only CouchDB's names, which its HTTP API serves. A name
+// CouchDB takes is stored as it is; any other under 'js$' followed by its
+// characters, those CouchDB takes after the first ([a-z0-9_$+/-]) as they
+// are and each other one as '(' its code point in hex ')': 'MyDB' is
+// 'js$(4d)y(44)(42)' over HTTP. Parentheses are always escaped there, so
+// two names never meet, and a CouchDB name that starts with 'js$' is
+// escaped too, so it cannot meet the stored form of another.
+const kEscapedDbPrefix = 'js$';
+const kMaxDbNameLength = 238;  // storage/store_impl.cc's
+function storeDbName(name) {
+  if ((name === '_users' || name === '_replicator' || /^[a-z][a-z0-9_$()+/-]*$/.test(name)) &&
+      !name.startsWith(kEscapedDbPrefix) && name.length <= kMaxDbNameLength) {
+    return name;
+  }
+  let out = kEscapedDbPrefix;
+  for (const ch of name) out += /^[a-z0-9_$+/-]$/.test(ch) ? ch : '(' + ch.codePointAt(0).toString(16) + ')';
+  if (out.length > kMaxDbNameLength) {
+    throw new PouchError(400, 'illegal_database_name',
+      `Name: '${name}'. Too long: settee stores it as '${out.slice(0, 40)}...', over ${kMaxDbNameLength} characters.`);
+  }
+  return out;
+}
+
 class PouchDB extends EventEmitter {
   constructor(name, opts) {
     super();
@@ -367,7 +392,7 @@ class PouchDB extends EventEmitter {
     this._h = -1;
     if (this instanceof RemotePouchDB) return;
     try {
-      this._h = native.dbOpen(name);
+      this._h = native.dbOpen(storeDbName(name));
       dbHandles.register(this, this._h, this);
       // PouchDB's revs_limit option; settee keeps it as the database's
       // _revs_limit, so it outlives this handle.
@@ -546,6 +571,7 @@ class PouchDB extends EventEmitter {
   info(cb) {
     return run(cb, () => {
       const i = native.dbInfo(this._handle());
+      i.db_name = this.name;  // PouchDB's name, not the stored form (storeDbName)
       i.adapter = 'settee';
       i.auto_compaction = false;  // PouchDB's member; settee compacts on request only
       return i;

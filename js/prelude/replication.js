@@ -6,8 +6,9 @@
 
 function replicationEndpoint(x) {
   if (x instanceof RemotePouchDB) return x._replicationUrl();
-  if (x instanceof PouchDB) return x.name;
-  if (typeof x === 'string' && x !== '') return x;
+  if (x instanceof PouchDB) return storeDbName(x.name);
+  if (isRemoteName(x)) return x;
+  if (typeof x === 'string' && x !== '') return storeDbName(x);
   if (x !== null && typeof x === 'object' && typeof x.url === 'string') {
     return { url: x.url, headers: x.headers };
   }
