@@ -368,6 +368,41 @@ Status DecodeRequestBody(http::HttpRequest& req, uint64_t max_bytes) {
 
 }  // namespace
 
+namespace {
+
+// What CouchDB's chttpd_auth_request checks in _users before any endpoint,
+// for a requester who is not a server admin: _all_docs and _changes are the
+// server admins' (401 even for a logged-in user, CouchDB's require_admin
+// answers unauthorized), anything else needs membership per _security as
+// in any database. A member who is not a db admin may then use the
+// document endpoints, which apply CouchDB's per-document rules
+// (PrepareUserDoc, CheckUserDocRead: sign up, one's own doc only);
+// endpoints reading many documents at once, which settee does not filter
+// per document, stay the admins'.
+Status CheckUsersDbRequest(RequestContext& ctx, const std::vector<std::string>& segments) {
+  if (segments.size() < 2) return Status::OK();  // the database itself: its endpoints check
+  const std::string& what = segments[1];
+  if (what == "_all_docs" || what == "_changes") return Status::Unauthorized("You are not a server admin.");
+  auto db = ctx.server.store()->OpenDatabase(kUsersDbName);
+  if (!db.ok()) return Status::OK();  // the endpoint answers
+  Status s = ctx.CheckAccess(**db, false);
+  if (!s.ok() || ctx.CheckAccess(**db, true).ok()) return s;
+  if (what == "_design") {
+    // Writes meet the endpoints' db-admin check; reads, attachments too, this.
+    bool read = ctx.req.method == "GET" || ctx.req.method == "HEAD";
+    return read ? CheckUserDocRead(ctx.user, "_design/") : Status::OK();
+  }
+  if (what == "_bulk_docs" || what == "_security" || what == "_local") return Status::OK();
+  if (what[0] == '_') {
+    std::string reason = "settee serves /_users/" + what + " to admins only";
+    return ctx.user.name.empty() ? Status::Unauthorized(reason) : Status::Forbidden(reason);
+  }
+  // An attachment: its document's owner's only (a doc itself: the endpoint).
+  return segments.size() > 2 ? CheckUserDocRead(ctx.user, what) : Status::OK();
+}
+
+}  // namespace
+
 Status CouchServer::Dispatch(RequestContext& ctx) {
   if (ApplyCors(ctx)) return Status::OK();
 
@@ -393,6 +428,10 @@ Status CouchServer::Dispatch(RequestContext& ctx) {
       return Status::OK();
   }
   ctx.params = std::move(match.params);
+  if (!segments.empty() && segments[0] == kUsersDbName && !ctx.user.IsAdmin()) {
+    Status s = CheckUsersDbRequest(ctx, segments);
+    if (!s.ok()) return s;
+  }
   // Attachment uploads (the streamed routes) decode their own body, however
   // it was read: one path, so Content-MD5 (of the bytes sent), the limit (on
   // the decoded attachment) and the errors do not depend on the body's size.

@@ -104,7 +104,8 @@ Status PostDb(RequestContext& ctx) {
   std::string text = ctx.req.body;
   if (ctx.params[0] == kUsersDbName) {
     std::string docid = id != doc.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
-    s = PrepareUserDoc(docid, &text);
+    const NonAdminUserWrite non_admin{&ctx.user, db->get()};
+    s = PrepareUserDoc(docid, &text, ctx.CheckAccess(**db, true).ok() ? nullptr : &non_admin);
     if (!s.ok()) return s;
   }
   UpdateOptions opts;
@@ -279,13 +280,16 @@ Status BulkDocsToUsers(RequestContext& ctx, Database& db) {
   if (docs == body.MemberEnd() || !docs->value.IsArray()) {
     return Status::Internal("_bulk_docs body parsed differently twice");
   }
+  // CouchDB's per-document rules for _users writers who are not its admins.
+  const NonAdminUserWrite non_admin{&ctx.user, &db};
+  const bool admin = ctx.CheckAccess(db, true).ok();
   std::vector<std::string> texts;
   for (const auto& d : docs->value.GetArray()) {
     if (!d.IsObject()) return Status::Internal("_bulk_docs body parsed differently twice");
     auto id = d.FindMember("_id");
     std::string docid = id != d.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
     texts.push_back(json::Serialize(d));
-    s = PrepareUserDoc(docid, &texts.back());
+    s = PrepareUserDoc(docid, &texts.back(), admin ? nullptr : &non_admin);
     if (!s.ok()) return s;
   }
   if (checked->has_design_docs()) {

@@ -2,6 +2,7 @@
 // GET/HEAD (all read options, open_revs as JSON or multipart/mixed), PUT,
 // DELETE and COPY.
 #include <cstring>
+#include <optional>
 
 #include "runtime/attachment_http.h"
 #include "runtime/couch_error.h"
@@ -115,6 +116,10 @@ Status GetDoc(RequestContext& ctx, std::string_view prefix) {
   auto db = ctx.OpenDb();
   if (!db.ok()) return db.status();
   std::string docid = DocIdFor(ctx, prefix);
+  if (ctx.params[0] == kUsersDbName && !ctx.CheckAccess(**db, true).ok()) {
+    Status s = CheckUserDocRead(ctx.user, docid);
+    if (!s.ok()) return s;
+  }
   GetOptions opts;
   Status s = ParseGetOptions(ctx, &opts);
   if (!s.ok()) return s;
@@ -172,8 +177,15 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
   std::string docid = DocIdFor(ctx, prefix);
   auto db = ctx.OpenDb(IsDesignId(docid));
   if (!db.ok()) return db.status();
+  // CouchDB's per-document rules for _users writers who are not its admins.
+  std::optional<NonAdminUserWrite> non_admin;
+  if (ctx.params[0] == kUsersDbName && !ctx.CheckAccess(**db, true).ok()) {
+    non_admin = NonAdminUserWrite{&ctx.user, db->get()};
+  }
   std::string ct = ctx.req.ContentType();
   if (ct == "multipart/related") {
+    // Its JSON part would bypass PrepareUserDoc's rules.
+    if (non_admin) return Status::Forbidden("settee takes a user document from a non-admin as JSON only");
     UpdateOptions opts;
     bool new_edits = true;
     Status s = ctx.BoolParam("new_edits", &new_edits);
@@ -196,7 +208,7 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
     if (!s.ok()) return s;
   }
   if (ctx.params[0] == kUsersDbName) {
-    Status s = PrepareUserDoc(docid, &body);
+    Status s = PrepareUserDoc(docid, &body, non_admin ? &*non_admin : nullptr);
     if (!s.ok()) return s;
   }
   UpdateOptions opts;
@@ -217,6 +229,13 @@ Status DeleteDoc(RequestContext& ctx, std::string_view prefix) {
   auto db = ctx.OpenDb(IsDesignId(docid));
   if (!db.ok()) return db.status();
   std::string rev = RequestedRev(ctx);
+  if (ctx.params[0] == kUsersDbName && !ctx.CheckAccess(**db, true).ok()) {
+    // The rules a PUT of {"_deleted":true} meets (only the owner deletes).
+    std::string body = R"({"_deleted":true,"_rev":)" + json::Quote(rev) + "}";
+    const NonAdminUserWrite non_admin{&ctx.user, db->get()};
+    Status s = rev.empty() ? Status::Conflict() : PrepareUserDoc(docid, &body, &non_admin);
+    if (!s.ok()) return s;
+  }
   UpdateOptions opts;
   opts.user = &ctx.user;
   auto r = ctx.server.RunWrite([&] { return (*db)->Delete(docid, rev, opts); });
@@ -251,6 +270,12 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   }
   auto db = ctx.OpenDb(IsDesignId(source) || IsDesignId(dest));
   if (!db.ok()) return db.status();
+  std::optional<NonAdminUserWrite> non_admin;
+  if (ctx.params[0] == kUsersDbName && !ctx.CheckAccess(**db, true).ok()) {
+    Status s = CheckUserDocRead(ctx.user, source);
+    if (!s.ok()) return s;
+    non_admin = NonAdminUserWrite{&ctx.user, db->get()};
+  }
   GetOptions gopts;
   if (const std::string* r = ctx.Param("rev")) gopts.rev = *r;
   // The copy gets the attachments' bodies (stored once: same digests).
@@ -267,7 +292,7 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   }
   std::string body = json::Serialize(doc);
   if (ctx.params[0] == kUsersDbName) {
-    s = PrepareUserDoc(dest, &body);
+    s = PrepareUserDoc(dest, &body, non_admin ? &*non_admin : nullptr);
     if (!s.ok()) return s;
   }
   UpdateOptions opts;

@@ -4,7 +4,9 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <cctype>
+#include <vector>
 
 #include "util/digest.h"
 #include "util/json.h"
@@ -68,14 +70,78 @@ Result<PasswordKey> NewPasswordKey(std::string_view password) {
   return out;
 }
 
-Status PrepareUserDoc(std::string_view docid, std::string* body) {
+Status CheckUserDocRead(const UserCtx& user, std::string_view docid) {
+  if (docid.substr(0, 7) == "_local/") return Status::OK();  // no user docs, no rules
+  if (docid.substr(0, 8) == "_design/") {
+    return Status::Forbidden("Only administrators can view design docs in the users database.");
+  }
+  // after_doc_read strips another user's doc to the public_fields, none
+  // unless configured, and answers an empty doc as not found.
+  if (!user.name.empty() && docid.substr(0, kUserDocPrefix.size()) == kUserDocPrefix &&
+      docid.substr(kUserDocPrefix.size()) == user.name) {
+    return Status::OK();
+  }
+  return Status::NotFound("missing");
+}
+
+namespace {
+
+// The revision a write to _users edits: the one its _rev names, into *old
+// (left null when the write has no _rev: a creation). The rules compare
+// against exactly that revision, as validate_doc_update's oldDoc.
+Status ReadEditedRevision(Database& db, std::string_view docid, const json::Value& doc,
+                          json::Document* old) {
+  auto rev = doc.FindMember("_rev");
+  if (rev == doc.MemberEnd() || !rev->value.IsString()) return Status::OK();
+  GetOptions opts;
+  opts.rev = std::string(json::View(rev->value));
+  auto text = db.Get(docid, opts);
+  // A revision not stored cannot be edited: the write would fail so too.
+  if (!text.ok()) return text.status().IsNotFound() ? Status::Conflict() : text.status();
+  if (!json::Parse(*text, old).ok() || !old->IsObject()) return Status::Internal("stored user doc is not a JSON object");
+  return Status::OK();
+}
+
+// The roles array's strings, sorted (validate_doc_update compares them so).
+std::vector<std::string> SortedRoles(const json::Value& doc) {
+  std::vector<std::string> out;
+  auto roles = doc.FindMember("roles");
+  if (roles != doc.MemberEnd() && roles->value.IsArray()) {
+    for (const auto& r : roles->value.GetArray()) {
+      if (r.IsString()) out.emplace_back(json::View(r));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminUserWrite* non_admin) {
   if (docid.substr(0, 8) == "_design/" || docid.substr(0, 7) == "_local/") return Status::OK();
   json::Document doc;
   Status s = json::Parse(*body, &doc);
   if (!s.ok()) return Status::BadRequest("invalid UTF-8 JSON");
   if (!doc.IsObject()) return Status::BadRequest("Document must be a JSON object");
+  json::Document old;  // null: the write creates the doc
+  if (non_admin != nullptr) {
+    const std::string& me = non_admin->user->name;
+    // before_doc_update: an anonymous writer may only be signing up (the
+    // rules below refuse anything else); a named one may only touch their
+    // own doc, and learns nothing of others' (404, as a read).
+    if (!me.empty() && (docid.substr(0, kUserDocPrefix.size()) != kUserDocPrefix ||
+                        docid.substr(kUserDocPrefix.size()) != me)) {
+      return Status::NotFound("missing");
+    }
+    s = ReadEditedRevision(*non_admin->db, docid, doc, &old);
+    if (!s.ok()) return s;
+  }
   auto deleted = doc.FindMember("_deleted");
   if (deleted != doc.MemberEnd() && deleted->value.IsBool() && deleted->value.GetBool()) {
+    if (non_admin != nullptr &&
+        (non_admin->user->name.empty() || !old.IsObject() || Member(old, "name") != non_admin->user->name)) {
+      return Status::Forbidden("Only admins may delete other user docs.");
+    }
     return Status::OK();
   }
   if (docid.substr(0, kUserDocPrefix.size()) != kUserDocPrefix) {
@@ -92,6 +158,19 @@ Status PrepareUserDoc(std::string_view docid, std::string* body) {
   }
   for (const auto& r : roles->value.GetArray()) {
     if (!r.IsString()) return Status::Forbidden("doc.roles can only contain strings");
+  }
+  if (non_admin != nullptr) {
+    // validate_doc_update for non-admins: roles are the admins' to grant.
+    if (old.IsObject()) {
+      if (non_admin->user->name != name) {
+        return Status::Forbidden("You may only update your own user document.");
+      }
+      if (SortedRoles(old) != SortedRoles(doc)) return Status::Forbidden("Only _admin may edit roles");
+    } else if (!roles->value.GetArray().Empty()) {
+      return Status::Forbidden("Only _admin may set roles");
+    }
+  }
+  for (const auto& r : roles->value.GetArray()) {
     if (json::View(r).substr(0, 1) == "_") {
       return Status::Forbidden("No system roles (starting with underscore) in users db.");
     }

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "runtime/auth.h"
+#include "settee/database.h"
 #include "settee/store.h"
 
 namespace settee {
@@ -50,10 +51,33 @@ bool IsKnownPbkdf2Prf(std::string_view prf);
 bool Pbkdf2Matches(std::string_view password, std::string_view salt, int iterations,
                    std::string_view prf, std::string_view derived_key_hex);
 
+// A write to _users by a requester who is not an admin of it (neither a
+// server admin nor one of its _security admins). CouchDB lets such a
+// requester sign up (create a user doc, anonymously too) and edit or delete
+// their own doc, under couch_users_db:before_doc_update and the rules its
+// _auth design doc's validate_doc_update adds for non-admins.
+struct NonAdminUserWrite {
+  const UserCtx* user;
+  // _users, to read the revision the write edits (its _rev) for those rules.
+  Database* db;
+};
+
 // Validates a user document about to be written to _users and hashes its
 // "password" member if present. `docid` is the target id. kForbidden with
-// CouchDB's messages for malformed user docs; design docs pass unchanged.
-Status PrepareUserDoc(std::string_view docid, std::string* body);
+// CouchDB's messages for malformed user docs; design and _local docs pass
+// unchanged. With `non_admin`, also CouchDB's rules for such a writer:
+// kNotFound "missing" for another user's doc, kForbidden "Only _admin may
+// set roles" / "Only _admin may edit roles" / "You may only update your own
+// user document." / "Only admins may delete other user docs.", kConflict
+// when the _rev given names no stored revision.
+Status PrepareUserDoc(std::string_view docid, std::string* body,
+                      const NonAdminUserWrite* non_admin = nullptr);
+
+// Whether a requester who is not an admin of _users may read `docid` there
+// (couch_users_db:after_doc_read with no public_fields configured): their
+// own user doc and _local docs only. kForbidden for design docs,
+// kNotFound "missing" for anything else, as CouchDB.
+Status CheckUserDocRead(const UserCtx& user, std::string_view docid);
 
 // Looks up and verifies _users accounts.
 class UserStore {

@@ -253,6 +253,121 @@ TEST_F(UsersTest, UsersDbIsGuardedAndValidated) {
   EXPECT_EQ(r.status, 403);
 }
 
+// CouchDB 3 keeps _users admin-only until an admin empties its members (as
+// CouchDB's docs say to, for sign-up); then its per-document rules apply:
+// anyone signs up with no roles, users read and edit their own doc only.
+class OpenUsersTest : public UsersTest {
+ protected:
+  void SetUp() override {
+    UsersTest::SetUp();
+    // The default first: nobody but admins.
+    auto r = Req("PUT", "/_users/org.couchdb.user:zoe", R"({"name":"zoe","password":"z","roles":[],"type":"user"})");
+    ASSERT_EQ(r.status, 401) << r.body;
+    ASSERT_EQ(Admin("PUT", "/_users/_security", R"({"members":{"roles":[]},"admins":{"roles":["_admin"]}})").status,
+              200);
+  }
+  std::string Rev(const std::string& name) {
+    return Str(ParseJson(Admin("GET", "/_users/org.couchdb.user:" + name).body), "_rev");
+  }
+  static std::string Reason(const ClientResponse& r) { return Str(ParseJson(r.body), "reason"); }
+};
+
+TEST_F(OpenUsersTest, AnyoneSignsUpWithoutRolesAndLogsIn) {
+  auto r = Req("PUT", "/_users/org.couchdb.user:zoe", R"({"name":"zoe","password":"zoepw","roles":[],"type":"user"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Req("POST", "/_session", R"({"name":"zoe","password":"zoepw"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(ParseJson(r.body)["roles"].Size(), 0u);
+  // POST /_users as pouchdb-authentication's signUp may, and _bulk_docs.
+  r = Req("POST", "/_users", R"({"_id":"org.couchdb.user:yan","name":"yan","password":"y","roles":[],"type":"user"})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  r = Req("PUT", "/_users/org.couchdb.user:mal", R"({"name":"mal","password":"m","roles":["dev"],"type":"user"})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Str(ParseJson(r.body), "error"), "forbidden");
+  EXPECT_EQ(Reason(r), "Only _admin may set roles");
+  r = Req("POST", "/_users/_bulk_docs",
+          R"({"docs":[{"_id":"org.couchdb.user:mal","name":"mal","password":"m","roles":["ops"],"type":"user"}]})");
+  EXPECT_EQ(r.status, 403);
+  // An existing name: a conflict, not a takeover; and no edits of it.
+  r = Req("PUT", "/_users/org.couchdb.user:bob", R"({"name":"bob","password":"mine","roles":[],"type":"user"})");
+  EXPECT_EQ(r.status, 409) << r.body;
+  r = Req("PUT", "/_users/org.couchdb.user:bob?rev=" + Rev("bob"),
+          R"({"name":"bob","password":"mine","roles":["dev"],"type":"user"})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Reason(r), "You may only update your own user document.");
+  r = Req("DELETE", "/_users/org.couchdb.user:bob?rev=" + Rev("bob"));
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Reason(r), "Only admins may delete other user docs.");
+  // Nobody's doc is readable anonymously.
+  EXPECT_EQ(Req("GET", "/_users/org.couchdb.user:zoe").status, 404);
+  EXPECT_EQ(As("bob", "bobpw", "GET", "/").status, 200);
+}
+
+TEST_F(OpenUsersTest, UsersEditTheirOwnDocButNotTheirRoles) {
+  auto r = As("bob", "bobpw", "GET", "/_users/org.couchdb.user:bob");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string rev = Str(ParseJson(r.body), "_rev");
+  r = As("bob", "bobpw", "PUT", "/_users/org.couchdb.user:bob?rev=" + rev,
+         R"({"name":"bob","password":"bobpw","roles":["dev","ops"],"type":"user"})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Reason(r), "Only _admin may edit roles");
+  r = As("bob", "bobpw", "PUT", "/_users/org.couchdb.user:bob?rev=" + rev,
+         R"({"name":"bob","password":"bobpw","roles":[],"type":"user"})");
+  EXPECT_EQ(r.status, 403);
+  // A password change (and a field of one's own): the new password logs in
+  // right away, by Basic auth and /_session; the old one no longer does.
+  r = As("bob", "bobpw", "PUT", "/_users/org.couchdb.user:bob?rev=" + rev,
+         R"({"name":"bob","password":"newpw","roles":["dev"],"type":"user","email":"b@x"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(As("bob", "bobpw", "GET", "/_session").status, 401);
+  EXPECT_EQ(As("bob", "newpw", "GET", "/team").status, 200);
+  r = Req("POST", "/_session", R"({"name":"bob","password":"newpw"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Req("POST", "/_session", R"({"name":"bob","password":"bobpw"})").status, 401);
+  r = As("bob", "newpw", "GET", "/_users/org.couchdb.user:bob");
+  EXPECT_EQ(Str(ParseJson(r.body), "email"), "b@x");
+  EXPECT_EQ(r.body.find("newpw"), std::string::npos);
+  // The user deletes their own doc.
+  r = As("bob", "newpw", "DELETE", "/_users/org.couchdb.user:bob?rev=" + Rev("bob"));
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(As("bob", "newpw", "GET", "/").status, 401);
+}
+
+TEST_F(OpenUsersTest, OthersDocsAndListingsStayHidden) {
+  const std::string carol = "/_users/org.couchdb.user:carol";
+  auto r = As("bob", "bobpw", "GET", carol);
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(Str(ParseJson(r.body), "error"), "not_found");
+  EXPECT_EQ(As("bob", "bobpw", "GET", carol + "?open_revs=all").status, 404);
+  r = As("bob", "bobpw", "PUT", carol + "?rev=" + Rev("carol"),
+         R"({"name":"carol","password":"stolen","roles":[],"type":"user"})");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(As("bob", "bobpw", "DELETE", carol + "?rev=" + Rev("carol")).status, 404);
+  r = As("bob", "bobpw", "POST", "/_users/_bulk_docs",
+         R"({"docs":[{"_id":"org.couchdb.user:carol","_rev":")" + Rev("carol") +
+             R"(","name":"carol","password":"stolen","roles":[],"type":"user"}]})");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(As("carol", "carolpw", "GET", "/").status, 200);
+  // _all_docs and _changes are the server admins' (CouchDB: 401 for all).
+  for (const char* path : {"/_users/_all_docs", "/_users/_changes"}) {
+    r = As("bob", "bobpw", "GET", path);
+    EXPECT_EQ(r.status, 401) << path;
+    EXPECT_EQ(Reason(r), "You are not a server admin.") << path;
+    EXPECT_EQ(Req("GET", path).status, 401) << path;
+    EXPECT_EQ(Admin("GET", path).status, 200) << path;
+  }
+  EXPECT_EQ(As("bob", "bobpw", "POST", "/_users/_bulk_get", R"({"docs":[{"id":"org.couchdb.user:carol"}]})").status,
+            403);
+  r = As("bob", "bobpw", "GET", "/_users/_design/_auth");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Reason(r), "Only administrators can view design docs in the users database.");
+  // Admins are unaffected: any doc, any roles.
+  EXPECT_EQ(Admin("GET", carol).status, 200);
+  r = Admin("PUT", carol + "?rev=" + Rev("carol"), R"({"name":"carol","password":"c2","roles":["ops"],"type":"user"})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(As("carol", "c2", "PUT", "/team/_design/x", "{}").status, 201);
+}
+
 // _bulk_docs into _users hashes each password and validates each user
 // document like a PUT, and its body errors are those of any _bulk_docs.
 TEST_F(UsersTest, BulkDocsIntoUsersHashesAndValidates) {
