@@ -326,6 +326,7 @@ class RemotePouchDB extends PouchDB {
       this._closeRemote();
       this._destroyed = true;
       this.emit('destroyed');
+      pouchEvents.emit('destroyed', this.name);
       return r;
     });
     return settle(p, cb);

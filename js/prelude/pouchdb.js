@@ -9,9 +9,15 @@ class PouchError extends Error {
     super(reason);
     this.status = status;
     this.name = name;
-    this.message = reason;
+    // Enumerable, as PouchDB's (pouchdb-errors assigns it after a bare
+    // super()): JSON.stringify(err) carries the message.
+    Object.defineProperty(this, 'message', { value: reason, writable: true, enumerable: true, configurable: true });
     this.error = true;
     this.reason = reason;
+  }
+  // PouchDB's: String(err) is JSON of status, name, message and reason.
+  toString() {
+    return JSON.stringify({ status: this.status, name: this.name, message: this.message, reason: this.reason });
   }
 }
 // The engine's errors carry CouchDB's names and reasons (its HTTP API's);
@@ -390,7 +396,10 @@ class PouchDB extends EventEmitter {
     this.adapter = 'settee';
     this._openError = null;
     this._h = -1;
-    if (this instanceof RemotePouchDB) return;
+    if (this instanceof RemotePouchDB) {
+      native.queueMicrotask(() => emitCreated(this));
+      return;
+    }
     try {
       this._h = native.dbOpen(storeDbName(name));
       dbHandles.register(this, this._h, this);
@@ -407,6 +416,7 @@ class PouchDB extends EventEmitter {
       this._h = -1;
       this._openError = e;
     }
+    if (this._openError === null) native.queueMicrotask(() => emitCreated(this));
   }
   _handle() {
     if (this._openError) throw this._openError;
@@ -603,6 +613,7 @@ class PouchDB extends EventEmitter {
       this._h = -1;
       this._destroyed = true;
       this.emit('destroyed');
+      pouchEvents.emit('destroyed', this.name);
       return { ok: true };
     });
   }
@@ -723,6 +734,21 @@ class PouchDB extends EventEmitter {
   toString() { return '[object PouchDB]'; }
 }
 
+// The constructor is an event emitter too, as PouchDB's: one emitter
+// behind PouchDB and the constructors defaults() makes, with 'created'
+// (the name, once a database is opened; the database emits 'created'
+// too, both when the code that opened it yields) and 'destroyed' (the name).
+const pouchEvents = new EventEmitter();
+for (const k of ['on', 'once', 'addListener', 'prependListener', 'prependOnceListener', 'removeListener',
+  'off', 'removeAllListeners', 'emit', 'listeners', 'rawListeners', 'listenerCount', 'eventNames',
+  'setMaxListeners', 'getMaxListeners']) {
+  if (typeof EventEmitter.prototype[k] === 'function') PouchDB[k] = EventEmitter.prototype[k].bind(pouchEvents);
+}
+function emitCreated(db) {
+  db.emit('created', db);
+  pouchEvents.emit('created', db.name);
+}
+
 // PouchDB.plugin(obj | fn): a function is called with PouchDB; an object's
 // methods are added to every database (PouchDB's own rule). Settee builds
 // in what npm plugins add (the memory adapter, pouchdb-find's API as it
@@ -769,6 +795,7 @@ class Changes extends EventEmitter {
     this.opts = opts;
     this.isCancelled = false;
     this._feedId = 0;
+    this._filterFn = null;
     this._emitted = 0;
     this._results = [];
     this._promise = new Promise((resolve, reject) => {
@@ -793,7 +820,7 @@ class Changes extends EventEmitter {
 
   _query(since, limit) {
     const o = this.opts;
-    const filterFn = typeof o.filter === 'function' ? o.filter : null;
+    const filterFn = this._filterFn;
     const q = { since, descending: !!o.descending && !o.live,
       include_docs: !!o.include_docs || !!filterFn, conflicts: !!o.conflicts,
       attachments: !!o.attachments, att_encoding_info: !!o.att_encoding_info,
@@ -812,7 +839,8 @@ class Changes extends EventEmitter {
   _applyFilter(r, since, limit) {
     const o = this.opts;
     const req = { query: o.query_params || {} };
-    r.results = r.results.filter((row) => o.filter(row.doc, req));
+    const filterFn = this._filterFn || o.filter;  // a remote feed's is the option
+    r.results = r.results.filter((row) => filterFn(row.doc, req));
     if (limit !== undefined && r.results.length > limit) {
       r.results.length = limit;
       r.last_seq = r.results.length ? r.results[r.results.length - 1].seq : since;
@@ -820,10 +848,53 @@ class Changes extends EventEmitter {
     if (!o.include_docs) for (const row of r.results) delete row.doc;
   }
 
+  // A filter by name, as PouchDB runs it (its changes-filter plugin): a
+  // design document's filter ('ddoc/name') or a view's map function
+  // (filter '_view' and view 'ddoc/name': a document passes when the map
+  // emits), looked up when the feed starts and run here as a filter
+  // function is. '_doc_ids' and '_selector' are the engine's, and a
+  // doc_ids option wins over a filter.
+  _namedFilter() {
+    const o = this.opts;
+    const filter = o.view && !o.filter ? '_view' : o.filter;
+    if (typeof filter !== 'string' || filter === '' || filter === '_doc_ids' || filter === '_selector' || o.doc_ids) return null;
+    const isView = filter === '_view';
+    if (isView && (!o.view || typeof o.view !== 'string')) {
+      throw new PouchError(400, 'bad_request', '`view` filter parameter not found or invalid.');
+    }
+    let parts = (isView ? o.view : filter).split('/');
+    if (parts.length === 1) parts = [parts[0], parts[0]];
+    if (parts.length !== 2) return null;
+    const ddoc = native.dbGet(this.db._handle(), '_design/' + parts[0]);
+    const group = isView ? ddoc.views : ddoc.filters;
+    const fun = group && group[parts[1]];
+    const src = isView ? fun && fun.map : fun;
+    if (typeof src !== 'string') {
+      const e = new PouchError(404, 'not_found', 'missing');
+      e.reason = 'missing json key: ' + (group ? parts[1] : isView ? 'views' : 'filters');
+      throw e;
+    }
+    const fn = compileViewFunction(src, ddocRequire(ddoc));
+    if (!isView) return fn;
+    return (doc) => {
+      const outer = currentEmits;
+      currentEmits = [];
+      try {
+        fn(doc, viewEmit);
+        return currentEmits.length > 0;
+      } catch (e) {
+        return false;
+      } finally {
+        currentEmits = outer;
+      }
+    };
+  }
+
   _start() {
     if (this.isCancelled) return;
     const o = this.opts;
     try {
+      this._filterFn = typeof o.filter === 'function' ? o.filter : this._namedFilter();
       let since = o.since === undefined ? 0 : o.since;
       if (since === 'now') since = this._nowSeq;
       since = Number(since) || 0;

@@ -120,6 +120,9 @@ class Replication extends EventEmitter {
     const info = this._info(e);
     info.end_time = new Date().toISOString();
     info.status = e.status;
+    // PouchDB's one-shot replication pauses once its feed is done, before
+    // it completes (not when cancelled).
+    if (e.status === 'complete') this.emit('paused');
     this.emit('complete', info);
   }
   cancel() {
@@ -139,6 +142,7 @@ class Sync extends EventEmitter {
     this.pull = new Replication(b, a, Object.assign({}, o, o.pull || {}));
     this.cancelled = false;
     const results = {};
+    const paused = { push: false, pull: false };
     let pending = 2;
     this._promise = new Promise((resolve, reject) => {
       this.once('complete', resolve);
@@ -148,8 +152,16 @@ class Sync extends EventEmitter {
     for (const direction of ['push', 'pull']) {
       const r = this[direction];
       r.on('change', (change) => this.emit('change', { direction, change }));
-      r.on('active', () => this.emit('active', { direction }));
-      r.on('paused', (err) => this.emit('paused', err));
+      // PouchDB's sync is paused when both directions are, and active
+      // again when one of them resumes from there.
+      r.on('active', () => {
+        paused[direction] = false;
+        if (paused[direction === 'push' ? 'pull' : 'push']) this.emit('active', { direction });
+      });
+      r.on('paused', (err) => {
+        paused[direction] = true;
+        if (paused[direction === 'push' ? 'pull' : 'push']) this.emit('paused', err);
+      });
       r.on('denied', (err) => this.emit('denied', err));
       r.on('error', (err) => {
         this.cancel();

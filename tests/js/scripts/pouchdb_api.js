@@ -410,6 +410,75 @@ check('changes: one-shot options, events and promise', async () => {
   assert.strictEqual(info.last_seq, 5);
 });
 
+check('changes: filters by name, run as PouchDB runs them', async () => {
+  // A design document's filter (with req.query), a view's map (filter
+  // '_view', or view alone): looked up when the feed starts.
+  const db = new PouchDB(dbName + '_filters');
+  await db.bulkDocs([{ _id: 'y', v: 2 }, { _id: 'z', v: 3 }, { _id: 'x', v: 10 }]);
+  await db.put({ _id: '_design/f', filters: { min: 'function (doc, req) { return doc.v >= Number(req.query.min); }' },
+    views: { big: { map: 'function (doc) { if (doc.v > 2) emit(doc.v); }' } } });
+  let r = await db.changes({ filter: 'f/min', query_params: { min: 3 }, include_docs: true });
+  assert.deepStrictEqual(r.results.map((c) => [c.id, c.doc.v]), [['z', 3], ['x', 10]]);
+  r = await db.changes({ filter: '_view', view: 'f/big' });
+  assert.deepStrictEqual(r.results.map((c) => c.id), ['z', 'x']);
+  assert.strictEqual(r.results[0].doc, undefined);
+  r = await db.changes({ view: 'f/big', limit: 1 });
+  assert.deepStrictEqual(r.results.map((c) => c.id), ['z']);
+  r = await db.changes({ filter: 'f/min', query_params: { min: 3 }, doc_ids: ['y'] });  // doc_ids wins
+  assert.deepStrictEqual(r.results.map((c) => c.id), ['y']);
+  await assert.rejects(db.changes({ filter: 'f/nope' }), { status: 404, name: 'not_found', reason: 'missing json key: nope' });
+  await assert.rejects(db.changes({ filter: '_view', view: 'f/nope' }), { status: 404, reason: 'missing json key: nope' });
+  await assert.rejects(db.changes({ filter: 'nope/min' }), { status: 404, name: 'not_found' });
+  await assert.rejects(db.changes({ filter: '_view' }), { status: 400, name: 'bad_request' });
+  const liveSeen = [];
+  const live = db.changes({ live: true, since: 4, filter: 'f/min', query_params: { min: 5 } }).on('change', (c) => liveSeen.push(c.id));
+  await db.bulkDocs([{ _id: 'small', v: 1 }, { _id: 'large', v: 50 }]);
+  for (let i = 0; i < 100 && liveSeen.length < 1; i++) await new Promise((res) => setTimeout(res, 5));
+  live.cancel();
+  assert.deepStrictEqual(liveSeen, ['large']);
+});
+
+check('errors print as PouchDB\'s: JSON.stringify keeps the message, String() is JSON', async () => {
+  const db = new PouchDB(dbName + '_errors');
+  await db.put({ _id: 'a' });
+  const e = await db.put({ _id: 'a' }).catch((err) => err);
+  assert.ok(e instanceof Error);
+  assert.deepStrictEqual(Object.keys(e).sort(), ['error', 'message', 'name', 'reason', 'status']);
+  assert.deepStrictEqual(JSON.parse(JSON.stringify(e)),
+    { status: 409, name: 'conflict', message: 'Document update conflict', error: true, reason: 'Document update conflict' });
+  assert.deepStrictEqual(JSON.parse(String(e)),
+    { status: 409, name: 'conflict', message: 'Document update conflict', reason: 'Document update conflict' });
+  const missing = await db.get('nope').catch((err) => err);
+  assert.strictEqual(JSON.parse(JSON.stringify(missing)).message, 'missing');
+  assert.strictEqual(String(missing), '{"status":404,"name":"not_found","message":"missing","reason":"missing"}');
+  await db.destroy();
+});
+
+check('PouchDB is an event emitter: created and destroyed, with the name', async () => {
+  const events = [];
+  const onCreated = (name) => events.push(['created', name]);
+  const onDestroyed = (name) => events.push(['destroyed', name]);
+  PouchDB.on('created', onCreated);
+  PouchDB.once('destroyed', onDestroyed);
+  const name = dbName + '_events';
+  const db = new PouchDB(name);
+  db.on('created', (d) => events.push(['db created', d === db]));
+  db.on('destroyed', () => events.push(['db destroyed']));
+  await db.info();
+  const Defaulted = PouchDB.defaults({});
+  const other = new Defaulted(name + '2');
+  await other.info();
+  await db.destroy();
+  await other.destroy();
+  PouchDB.removeListener('created', onCreated);
+  new PouchDB(name + '3');
+  await db.info().catch(() => {});
+  assert.deepStrictEqual(events, [['db created', true], ['created', name], ['created', name + '2'],
+    ['db destroyed'], ['destroyed', name]]);
+  assert.strictEqual(Defaulted.on, PouchDB.on);
+  await new PouchDB(name + '3').destroy();
+});
+
 check('changes: live feed delivers writes, also from other threads, until cancel()', async () => {
   const db = new PouchDB(dbName + '_live');
   await db.put({ _id: 'before' });
