@@ -3,6 +3,7 @@
 // DELETE and COPY.
 #include <cstring>
 
+#include "replication/replicator_doc_check.h"
 #include "runtime/attachment_http.h"
 #include "runtime/couch_error.h"
 #include "runtime/endpoint_helpers.h"
@@ -199,6 +200,10 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
     Status s = PrepareUserDoc(docid, &body);
     if (!s.ok()) return s;
   }
+  if (ctx.params[0] == replication::kReplicatorDbName) {
+    Status s = replication::CheckReplicatorDoc(docid, body, ctx.user);
+    if (!s.ok()) return s;
+  }
   UpdateOptions opts;
   bool new_edits = true;
   Status s = ctx.BoolParam("new_edits", &new_edits);
@@ -268,6 +273,10 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   std::string body = json::Serialize(doc);
   if (ctx.params[0] == kUsersDbName) {
     s = PrepareUserDoc(dest, &body);
+    if (!s.ok()) return s;
+  }
+  if (ctx.params[0] == replication::kReplicatorDbName) {
+    s = replication::CheckReplicatorDoc(dest, doc, ctx.user);
     if (!s.ok()) return s;
   }
   UpdateOptions opts;
