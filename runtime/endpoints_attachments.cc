@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 
+#include "replication/replicator_doc_check.h"
 #include "runtime/attachment_http.h"
 #include "runtime/couch_error.h"
 #include "runtime/endpoint_helpers.h"
@@ -486,8 +487,10 @@ class DocPartsHandler final : public MultipartPartHandler {
   // The JSON part is held whole: at most what a body read whole may be.
   static constexpr size_t kMaxDocPartBytes = 64u << 20;
 
-  DocPartsHandler(Database& db, const std::string& docid, const UpdateOptions& opts)
-      : db_(db), docid_(docid), opts_(opts) {}
+  // `check`, when set, may refuse the document part before it is written.
+  DocPartsHandler(Database& db, const std::string& docid, const UpdateOptions& opts,
+                  std::function<Status(std::string_view doc_json)> check = {})
+      : db_(db), docid_(docid), opts_(opts), check_(std::move(check)) {}
 
   Status PartBegin(const MultipartPart&) override {
     return writer_ ? writer_->BeginBody() : Status::OK();
@@ -502,6 +505,10 @@ class DocPartsHandler final : public MultipartPartHandler {
   }
   Status PartEnd() override {
     if (writer_) return writer_->EndBody();
+    if (check_) {
+      Status s = check_(doc_json_);
+      if (!s.ok()) return s;
+    }
     auto w = db_.NewDocBodiesWriter(docid_, doc_json_, opts_);
     if (!w.ok()) return w.status();
     writer_ = std::move(*w);
@@ -516,6 +523,7 @@ class DocPartsHandler final : public MultipartPartHandler {
   Database& db_;
   const std::string& docid_;
   const UpdateOptions& opts_;
+  std::function<Status(std::string_view)> check_;
   std::string doc_json_;
   std::unique_ptr<DocBodiesWriter> writer_;
 };
@@ -531,7 +539,11 @@ Status PutDocMultipart(RequestContext& ctx, Database& db, const std::string& doc
   }
   UpdateOptions with_user = opts;
   with_user.user = &ctx.user;
-  DocPartsHandler parts(db, docid, with_user);
+  std::function<Status(std::string_view)> check;
+  if (ctx.params[0] == replication::kReplicatorDbName) {
+    check = [&](std::string_view doc_json) { return replication::CheckReplicatorDoc(docid, doc_json, ctx.user); };
+  }
+  DocPartsHandler parts(db, docid, with_user, std::move(check));
   MultipartStreamParser parser(boundary, &parts);
   // Streamed off the socket when the server let the route take it so (the
   // bodies go to storage a chunk at a time), else from the buffered body.

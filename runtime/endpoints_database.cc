@@ -4,6 +4,7 @@
 #include <ctime>
 #include <limits>
 
+#include "replication/replicator_doc_check.h"
 #include "runtime/couch_error.h"
 #include "runtime/endpoint_helpers.h"
 #include "runtime/log.h"
@@ -106,6 +107,11 @@ Status PostDb(RequestContext& ctx) {
     std::string docid = id != doc.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
     const NonAdminUserWrite non_admin{&ctx.user, db->get()};
     s = PrepareUserDoc(docid, &text, ctx.CheckAccess(**db, true).ok() ? nullptr : &non_admin);
+    if (!s.ok()) return s;
+  }
+  if (ctx.params[0] == replication::kReplicatorDbName) {
+    std::string docid = id != doc.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
+    s = replication::CheckReplicatorDoc(docid, doc, ctx.user);
     if (!s.ok()) return s;
   }
   UpdateOptions opts;
@@ -304,10 +310,66 @@ Status BulkDocsToUsers(RequestContext& ctx, Database& db) {
   return SendBulkDocsResults(ctx, results, opts);
 }
 
+// _bulk_docs into _replicator: each document is checked as CouchDB's
+// _replicator validate_doc_update checks it (replication/
+// replicator_doc_check.h). A refused one is answered in its place with its
+// forbidden error and the others are written, as CouchDB does.
+Status BulkDocsToReplicator(RequestContext& ctx, Database& db) {
+  Status s = ctx.CheckJsonBody();
+  if (!s.ok()) return s;
+  auto checked = db.ParseBulkDocsBody(ctx.req.body);
+  if (!checked.ok()) return checked.status();
+  UpdateOptions opts;
+  if (checked->new_edits()) opts.new_edits = *checked->new_edits();
+  s = NewEditsParam(ctx, &opts);
+  if (!s.ok()) return s;
+  if (checked->has_design_docs()) {
+    s = ctx.CheckAccess(db, true);
+    if (!s.ok()) return s;
+  }
+  json::Document body;
+  s = ctx.ParseObjectBody(&body);
+  if (!s.ok()) return s;
+  auto docs = body.FindMember("docs");
+  if (docs == body.MemberEnd() || !docs->value.IsArray()) {
+    return Status::Internal("_bulk_docs body parsed differently twice");
+  }
+  std::vector<DocUpdateResult> results;
+  std::vector<std::string> texts;
+  std::vector<size_t> written;  // the index in `results` of each of `texts`
+  for (const auto& d : docs->value.GetArray()) {
+    if (!d.IsObject()) return Status::Internal("_bulk_docs body parsed differently twice");
+    auto id = d.FindMember("_id");
+    std::string docid = id != d.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
+    DocUpdateResult& r = results.emplace_back();
+    r.status = replication::CheckReplicatorDoc(docid, d, ctx.user);
+    if (!r.status.ok()) {
+      r.id = std::move(docid);
+      // A replicated revision's refusal names it, as the engine's do.
+      auto rev = d.FindMember("_rev");
+      if (!opts.new_edits && rev != d.MemberEnd() && rev->value.IsString()) r.rev = json::View(rev->value);
+      continue;
+    }
+    texts.push_back(json::Serialize(d));
+    written.push_back(results.size() - 1);
+  }
+  if (!texts.empty()) {
+    std::vector<DocUpdateResult> out;
+    std::vector<std::string_view> views(texts.begin(), texts.end());
+    opts.user = &ctx.user;
+    s = ctx.server.RunWrite([&] { return db.BulkDocs(views, opts, &out); });
+    if (!s.ok()) return s;
+    if (out.size() != written.size()) return Status::Internal("_bulk_docs gave no result for a document");
+    for (size_t k = 0; k < out.size(); ++k) results[written[k]] = std::move(out[k]);
+  }
+  return SendBulkDocsResults(ctx, results, opts);
+}
+
 Status BulkDocs(RequestContext& ctx) {
   auto db = ctx.OpenDb();
   if (!db.ok()) return db.status();
   if (ctx.params[0] == kUsersDbName) return BulkDocsToUsers(ctx, **db);
+  if (ctx.params[0] == replication::kReplicatorDbName) return BulkDocsToReplicator(ctx, **db);
   Status s = ctx.CheckJsonBody();
   if (!s.ok()) return s;
   // The body is parsed once, by the engine; the checks read what it found.

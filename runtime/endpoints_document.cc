@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 
+#include "replication/replicator_doc_check.h"
 #include "runtime/attachment_http.h"
 #include "runtime/couch_error.h"
 #include "runtime/endpoint_helpers.h"
@@ -211,6 +212,10 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
     Status s = PrepareUserDoc(docid, &body, non_admin ? &*non_admin : nullptr);
     if (!s.ok()) return s;
   }
+  if (ctx.params[0] == replication::kReplicatorDbName) {
+    Status s = replication::CheckReplicatorDoc(docid, body, ctx.user);
+    if (!s.ok()) return s;
+  }
   UpdateOptions opts;
   bool new_edits = true;
   Status s = ctx.BoolParam("new_edits", &new_edits);
@@ -293,6 +298,10 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   std::string body = json::Serialize(doc);
   if (ctx.params[0] == kUsersDbName) {
     s = PrepareUserDoc(dest, &body, non_admin ? &*non_admin : nullptr);
+    if (!s.ok()) return s;
+  }
+  if (ctx.params[0] == replication::kReplicatorDbName) {
+    s = replication::CheckReplicatorDoc(dest, doc, ctx.user);
     if (!s.ok()) return s;
   }
   UpdateOptions opts;

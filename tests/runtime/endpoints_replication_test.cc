@@ -236,5 +236,89 @@ TEST_F(ReplicationEndpointsTest, ReplicatorDocumentsRunAndRecordTheirOutcome) {
   }));
 }
 
+// CouchDB refuses a malformed replication document with 403 forbidden and
+// its validate_doc_update's reason (replication/replicator_doc_check.h), on
+// every write path, and does not store it; _bulk_docs answers it in its
+// place and writes the others.
+TEST_F(ReplicationEndpointsTest, MalformedReplicatorDocumentsAreRefused) {
+  Seed("a", 2);
+  ASSERT_EQ(Req("PUT", "/_replicator").status, 201);
+  auto r = Req("PUT", "/_replicator/bad", R"({"source":"a","target":"b","continuous":"yes"})");
+  EXPECT_EQ(r.status, 403) << r.body;
+  auto d = ParseJson(r.body);
+  EXPECT_EQ(Str(d, "error"), "forbidden");
+  EXPECT_EQ(Str(d, "reason"), "The `continuous' field must be a boolean.");
+  EXPECT_EQ(Req("GET", "/_replicator/bad").status, 404);
+  r = Req("POST", "/_replicator", R"({"_id":"posted","target":"b"})");
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"),
+            "The `source' property must exist and be either a string or an object.");
+  EXPECT_EQ(Req("GET", "/_replicator/posted").status, 404);
+  // A multipart/related PUT: its JSON part is checked before anything is written.
+  r = client_->Request("PUT", "/_replicator/multi",
+                       "--B\r\nContent-Type: application/json\r\n\r\n"
+                       R"({"source":"a","target":"b","doc_ids":"d0"})"
+                       "\r\n--B--",
+                       {{"Content-Type", "multipart/related; boundary=B"}});
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), "The `doc_ids' field must be an array of strings.");
+  EXPECT_EQ(Req("GET", "/_replicator/multi").status, 404);
+
+  r = Req("POST", "/_replicator/_bulk_docs",
+          R"({"docs":[{"_id":"ok1","source":"a","target":"b1","create_target":true},)"
+          R"({"_id":"no","source":"a","target":"b","filter":"f/g","selector":{}},)"
+          R"({"_id":"ok2","source":{"url":")" + Url("a") + R"(","headers":{"X-A":"1"}},)"
+          R"("target":"b2","create_target":true,"doc_ids":["d0"]}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  auto rows = ParseJson(r.body);
+  ASSERT_EQ(rows.Size(), 3u) << r.body;
+  EXPECT_EQ(Str(rows[0], "id"), "ok1");
+  EXPECT_TRUE(rows[0]["ok"].GetBool());
+  EXPECT_EQ(Str(rows[1], "id"), "no");
+  EXPECT_EQ(Str(rows[1], "error"), "forbidden");
+  EXPECT_EQ(Str(rows[1], "reason"), "`filter' field is incompatible with `selector' and `doc_ids'.");
+  EXPECT_EQ(Str(rows[2], "id"), "ok2");
+  EXPECT_TRUE(rows[2]["ok"].GetBool());
+  EXPECT_EQ(Req("GET", "/_replicator/no").status, 404);
+  // The documents accepted run.
+  EXPECT_TRUE(Eventually([&] { return DocCount("b1") == 2 && DocCount("b2") == 1; }));
+
+  // Exempt: design and _local documents, deletions, failed documents.
+  EXPECT_EQ(Req("PUT", "/_replicator/_design/x", R"({"source":1})").status, 201);
+  EXPECT_EQ(Req("PUT", "/_replicator/_local/x", R"({"source":1})").status, 201);
+  EXPECT_EQ(Req("PUT", "/_replicator/gone", R"({"_deleted":true})").status, 201);
+  EXPECT_EQ(Req("PUT", "/_replicator/given-up", R"({"source":1,"_replication_state":"failed"})").status, 201);
+}
+
+// A non-admin must name itself in user_ctx and claim only roles it holds.
+TEST_F(ReplicationEndpointsTest, NonAdminReplicatorDocumentsRunAsTheirWriter) {
+  TestServerConfig cfg;
+  cfg.couch.admins = {{"admin", "pw"}};
+  Start(cfg);
+  Headers admin = {{"Authorization", BasicAuth("admin", "pw")}};
+  Headers bob = {{"Authorization", BasicAuth("bob", "bobpw")}};
+  ASSERT_EQ(Req("PUT", "/_replicator", "", admin).status, 201);
+  ASSERT_EQ(Req("PUT", "/_replicator/_security", R"({"members":{"names":["bob"]}})", admin).status, 200);
+  ASSERT_EQ(Req("PUT", "/_users/org.couchdb.user:bob",
+                R"({"name":"bob","password":"bobpw","roles":["ops"],"type":"user"})", admin)
+                .status,
+            201);
+  const std::string ends = R"("source":"http://127.0.0.1:1/a","target":"http://127.0.0.1:1/b")";
+  auto r = Req("PUT", "/_replicator/r1", "{" + ends + "}", bob);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"),
+            "The `user_ctx' property is missing (it is optional for admins only).");
+  r = Req("PUT", "/_replicator/r2", "{" + ends + R"(,"user_ctx":{"name":"bob","roles":["_admin"]}})", bob);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), "Invalid role (`_admin') in the `user_ctx'");
+  r = Req("PUT", "/_replicator/r3", "{" + ends + R"(,"user_ctx":{"name":"admin"}})", bob);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), "The given `user_ctx.name' is not valid");
+  r = Req("PUT", "/_replicator/r4", "{" + ends + R"(,"user_ctx":{"name":"bob","roles":["ops"]}})", bob);
+  EXPECT_EQ(r.status, 201) << r.body;
+  // An admin may leave user_ctx out.
+  EXPECT_EQ(Req("PUT", "/_replicator/r5", "{" + ends + "}", admin).status, 201);
+}
+
 }  // namespace
 }  // namespace settee::testing

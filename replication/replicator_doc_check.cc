@@ -1,0 +1,136 @@
+#include "replication/replicator_doc_check.h"
+
+#include <algorithm>
+#include <string>
+
+namespace settee::replication {
+
+namespace {
+
+// The rules are JavaScript's: a member left out is `undefined`, JSON null is
+// an object to `typeof` but not a "non-null object", arrays are objects, and
+// `if (x)` tests truthiness.
+
+bool Truthy(const json::Value& v) {
+  if (v.IsNull()) return false;
+  if (v.IsBool()) return v.GetBool();
+  if (v.IsNumber()) return v.GetDouble() != 0;
+  if (v.IsString()) return v.GetStringLength() != 0;
+  return true;  // objects and arrays
+}
+
+// typeof v === 'object' && v !== null
+bool IsNonNullObject(const json::Value& v) { return v.IsObject() || v.IsArray(); }
+
+const json::Value* Member(const json::Value& object, const char* name) {
+  if (!object.IsObject()) return nullptr;  // an array's members are undefined
+  auto it = object.FindMember(name);
+  return it == object.MemberEnd() ? nullptr : &it->value;
+}
+
+bool HasRole(const UserContext& user, std::string_view role) {
+  return std::find(user.roles.begin(), user.roles.end(), role) != user.roles.end();
+}
+
+Status Refuse(std::string reason) { return Status::Forbidden(std::move(reason)); }
+
+// CouchDB's validateEndpoint(endpoint, fieldName).
+Status CheckEndpoint(const json::Value* endpoint, const std::string& field) {
+  if (endpoint == nullptr || !(endpoint->IsString() || IsNonNullObject(*endpoint))) {
+    return Refuse("The `" + field + "' property must exist and be either a string or an object.");
+  }
+  if (endpoint->IsString()) return Status::OK();
+  const json::Value* url = Member(*endpoint, "url");
+  if (url == nullptr || !url->IsString() || url->GetStringLength() == 0) {
+    return Refuse("The url property must exist in the `" + field + "' field and must be a non-empty string.");
+  }
+  const json::Value* auth = Member(*endpoint, "auth");
+  if (auth != nullptr && !IsNonNullObject(*auth)) {
+    return Refuse("`" + field + ".auth' must be a non-null object.");
+  }
+  const json::Value* headers = Member(*endpoint, "headers");
+  if (headers != nullptr && !IsNonNullObject(*headers)) {
+    return Refuse("`" + field + ".headers' must be a non-null object.");
+  }
+  return Status::OK();
+}
+
+// The "user_ctx" rules: what a non-admin may claim to run as.
+Status CheckUserCtx(const json::Value* user_ctx, const UserContext& user, bool is_admin) {
+  if (user_ctx == nullptr || !Truthy(*user_ctx)) {
+    if (is_admin) return Status::OK();
+    return Refuse("The `user_ctx' property is missing (it is optional for admins only).");
+  }
+  if (!IsNonNullObject(*user_ctx)) return Refuse("The `user_ctx' property must be a non-null object.");
+  const json::Value* name = Member(*user_ctx, "name");
+  if (name != nullptr && !name->IsNull() && !(name->IsString() && name->GetStringLength() != 0)) {
+    return Refuse("The `user_ctx.name' property must be a non-empty string or null.");
+  }
+  if (!is_admin) {
+    // user_ctx.name !== userCtx.name, an anonymous writer's name being null.
+    const bool same = name != nullptr && (user.name.empty() ? name->IsNull()
+                                                             : name->IsString() && json::View(*name) == user.name);
+    if (!same) return Refuse("The given `user_ctx.name' is not valid");
+  }
+  const json::Value* roles = Member(*user_ctx, "roles");
+  if (roles == nullptr || !Truthy(*roles)) return Status::OK();
+  if (!roles->IsArray()) return Refuse("The `user_ctx.roles' property must be an array of strings.");
+  if (is_admin) return Status::OK();
+  for (const json::Value& role : roles->GetArray()) {
+    if (!role.IsString() || role.GetStringLength() == 0) return Refuse("Roles must be non-empty strings.");
+    if (!HasRole(user, json::View(role))) {
+      return Refuse("Invalid role (`" + std::string(json::View(role)) + "') in the `user_ctx'");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status CheckReplicatorDoc(std::string_view docid, const json::Value& doc, const UserContext& user) {
+  if (docid.starts_with("_design/") || docid.starts_with("_local/")) return Status::OK();
+  if (!doc.IsObject() || HasRole(user, "_replicator")) return Status::OK();
+  const json::Value* state = Member(doc, "_replication_state");
+  if (state != nullptr && state->IsString() && json::View(*state) == "failed") return Status::OK();
+  // CouchDB refuses a non-admin's deletion of another user's document; that
+  // needs the stored document, which this check is not given.
+  const json::Value* deleted = Member(doc, "_deleted");
+  if (deleted != nullptr && Truthy(*deleted)) return Status::OK();
+
+  Status s = CheckEndpoint(Member(doc, "source"), "source");
+  if (s.ok()) s = CheckEndpoint(Member(doc, "target"), "target");
+  if (!s.ok()) return s;
+  for (const char* flag : {"create_target", "continuous"}) {
+    const json::Value* v = Member(doc, flag);
+    if (v != nullptr && !v->IsBool()) return Refuse(std::string("The `") + flag + "' field must be a boolean.");
+  }
+  const json::Value* doc_ids = Member(doc, "doc_ids");
+  if (doc_ids != nullptr && !doc_ids->IsArray()) return Refuse("The `doc_ids' field must be an array of strings.");
+  // typeof null is 'object': a null selector passes.
+  const json::Value* selector = Member(doc, "selector");
+  if (selector != nullptr && !(selector->IsNull() || IsNonNullObject(*selector))) {
+    return Refuse("The `selector' field must be an object.");
+  }
+  const json::Value* filter = Member(doc, "filter");
+  if (filter != nullptr && !(filter->IsString() && filter->GetStringLength() != 0)) {
+    return Refuse("The `filter' field must be a non-empty string.");
+  }
+  if (doc_ids != nullptr && selector != nullptr) return Refuse("`doc_ids' field is incompatible with `selector'.");
+  if ((doc_ids != nullptr || selector != nullptr) && filter != nullptr) {
+    return Refuse("`filter' field is incompatible with `selector' and `doc_ids'.");
+  }
+  const json::Value* query_params = Member(doc, "query_params");
+  if (query_params != nullptr && !IsNonNullObject(*query_params)) {
+    return Refuse("The `query_params' field must be an object.");
+  }
+  return CheckUserCtx(Member(doc, "user_ctx"), user, HasRole(user, "_admin"));
+}
+
+Status CheckReplicatorDoc(std::string_view docid, std::string_view doc_json, const UserContext& user) {
+  if (docid.starts_with("_design/") || docid.starts_with("_local/")) return Status::OK();
+  json::Document doc;
+  if (!json::Parse(doc_json, &doc).ok() || !doc.IsObject()) return Status::OK();
+  return CheckReplicatorDoc(docid, doc, user);
+}
+
+}  // namespace settee::replication

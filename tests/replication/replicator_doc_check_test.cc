@@ -1,0 +1,131 @@
+// CheckReplicatorDoc (replication/replicator_doc_check.h): CouchDB 3's
+// _replicator validate_doc_update. The HTTP writes that run it (PUT, POST,
+// COPY, multipart PUT, _bulk_docs) are tested in
+// tests/runtime/endpoints_replication_test.cc.
+#include "replication/replicator_doc_check.h"
+
+#include <gtest/gtest.h>
+
+namespace settee::replication {
+namespace {
+
+const UserContext kAdmin{"", {"_admin"}};
+const UserContext kBob{"bob", {"ops", "dev"}};
+const UserContext kAnonymous{"", {}};
+
+Status Check(std::string_view json, const UserContext& user = kAdmin, std::string_view docid = "r") {
+  return CheckReplicatorDoc(docid, json, user);
+}
+
+// The reason a forbidden check gives, or "OK" / the unexpected status.
+std::string Refusal(std::string_view json, const UserContext& user = kAdmin) {
+  Status s = Check(json, user);
+  if (s.ok()) return "OK";
+  if (s.code() != Status::Code::kForbidden) return "not forbidden: " + s.ToString();
+  return s.reason();
+}
+
+TEST(ReplicatorDocCheck, AcceptsWhatTheReplicatorRuns) {
+  for (const char* doc : {
+           R"({"source":"a","target":"b"})",
+           R"({"source":"http://h:5984/a","target":"b","create_target":true,"continuous":true})",
+           R"({"source":{"url":"http://h/a","headers":{"Authorization":"Basic eDp5"}},)"
+           R"("target":{"url":"http://h/b","auth":{"basic":{"username":"x","password":"y"}}}})",
+           R"({"source":"a","target":"b","doc_ids":["x","y"],"since_seq":"5-g1AAAA"})",
+           R"({"source":"a","target":"b","filter":"f/keep","query_params":{"k":"v"}})",
+           R"({"source":"a","target":"b","selector":{"type":"x"},"since_seq":7})",
+           R"({"source":"a","target":"b","selector":null})",  // typeof null is 'object'
+           R"({"source":"a","target":"b","worker_batch_size":10,"unknown":[1]})",
+           R"({"source":"a","target":"b","user_ctx":{"name":"joe","roles":["_admin","x"]}})",
+           R"({"source":"a","target":"b","user_ctx":null})",
+           R"({"source":"a","target":"b","_replication_state":"completed"})",
+       }) {
+    EXPECT_TRUE(Check(doc).ok()) << doc << ": " << Check(doc).ToString();
+  }
+}
+
+TEST(ReplicatorDocCheck, RefusesMalformedDocumentsWithCouchDBsReasons) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"target":"b"})", "The `source' property must exist and be either a string or an object."},
+      {R"({"source":null,"target":"b"})",
+       "The `source' property must exist and be either a string or an object."},
+      {R"({"source":1,"target":"b"})", "The `source' property must exist and be either a string or an object."},
+      {R"({"source":"a"})", "The `target' property must exist and be either a string or an object."},
+      {R"({"source":{},"target":"b"})",
+       "The url property must exist in the `source' field and must be a non-empty string."},
+      {R"({"source":"a","target":{"url":""}})",
+       "The url property must exist in the `target' field and must be a non-empty string."},
+      {R"({"source":["http://h/a"],"target":"b"})",
+       "The url property must exist in the `source' field and must be a non-empty string."},
+      {R"({"source":{"url":"http://h/a","auth":"x"},"target":"b"})", "`source.auth' must be a non-null object."},
+      {R"({"source":"a","target":{"url":"http://h/b","headers":null}})",
+       "`target.headers' must be a non-null object."},
+      {R"({"source":"a","target":"b","create_target":"true"})", "The `create_target' field must be a boolean."},
+      {R"({"source":"a","target":"b","continuous":1})", "The `continuous' field must be a boolean."},
+      {R"({"source":"a","target":"b","doc_ids":"x"})", "The `doc_ids' field must be an array of strings."},
+      {R"({"source":"a","target":"b","doc_ids":null})", "The `doc_ids' field must be an array of strings."},
+      {R"({"source":"a","target":"b","selector":"x"})", "The `selector' field must be an object."},
+      {R"({"source":"a","target":"b","filter":""})", "The `filter' field must be a non-empty string."},
+      {R"({"source":"a","target":"b","filter":{"f":1}})", "The `filter' field must be a non-empty string."},
+      {R"({"source":"a","target":"b","doc_ids":[],"selector":{}})",
+       "`doc_ids' field is incompatible with `selector'."},
+      {R"({"source":"a","target":"b","doc_ids":["x"],"filter":"f/g"})",
+       "`filter' field is incompatible with `selector' and `doc_ids'."},
+      {R"({"source":"a","target":"b","selector":{},"filter":"f/g"})",
+       "`filter' field is incompatible with `selector' and `doc_ids'."},
+      {R"({"source":"a","target":"b","query_params":"k=v"})", "The `query_params' field must be an object."},
+      {R"({"source":"a","target":"b","user_ctx":"bob"})", "The `user_ctx' property must be a non-null object."},
+      {R"({"source":"a","target":"b","user_ctx":{"name":""}})",
+       "The `user_ctx.name' property must be a non-empty string or null."},
+      {R"({"source":"a","target":"b","user_ctx":{"roles":"x"}})",
+       "The `user_ctx.roles' property must be an array of strings."},
+      // The first broken rule is the one reported, in CouchDB's order.
+      {R"({"continuous":"yes","source":"a"})", "The `target' property must exist and be either a string or an object."},
+  };
+  for (const auto& [doc, reason] : cases) EXPECT_EQ(Refusal(doc), reason) << doc;
+}
+
+TEST(ReplicatorDocCheck, NonAdminsRunAsThemselvesWithTheirOwnRoles) {
+  EXPECT_EQ(Refusal(R"({"source":"a","target":"b"})", kBob),
+            "The `user_ctx' property is missing (it is optional for admins only).");
+  EXPECT_EQ(Refusal(R"({"source":"a","target":"b","user_ctx":false})", kBob),
+            "The `user_ctx' property is missing (it is optional for admins only).");
+  EXPECT_EQ(Refusal(R"({"source":"a","target":"b","user_ctx":{"name":"bob","roles":["dev"]}})", kBob), "OK");
+  EXPECT_EQ(Refusal(R"({"source":"a","target":"b","user_ctx":{"name":"bob"}})", kBob), "OK");
+  EXPECT_EQ(Refusal(R"({"source":"a","target":"b","user_ctx":{"name":"joe"}})", kBob),
+            "The given `user_ctx.name' is not valid");
+  EXPECT_EQ(Refusal(R"({"source":"a","target":"b","user_ctx":{"roles":["dev"]}})", kBob),
+            "The given `user_ctx.name' is not valid");
+  EXPECT_EQ(Refusal(R"({"source":"a","target":"b","user_ctx":{"name":"bob","roles":["_admin"]}})", kBob),
+            "Invalid role (`_admin') in the `user_ctx'");
+  EXPECT_EQ(Refusal(R"({"source":"a","target":"b","user_ctx":{"name":"bob","roles":["dev",""]}})", kBob),
+            "Roles must be non-empty strings.");
+  EXPECT_EQ(Refusal(R"({"source":"a","target":"b","user_ctx":{"name":"bob","roles":[7]}})", kBob),
+            "Roles must be non-empty strings.");
+  // An anonymous writer's name is null.
+  EXPECT_EQ(Refusal(R"({"source":"a","target":"b","user_ctx":{"name":null}})", kAnonymous), "OK");
+  EXPECT_EQ(Refusal(R"({"source":"a","target":"b","user_ctx":{"name":"bob"}})", kAnonymous),
+            "The given `user_ctx.name' is not valid");
+  // The document's own fields are checked before user_ctx.
+  EXPECT_EQ(Refusal(R"({"source":"a"})", kBob),
+            "The `target' property must exist and be either a string or an object.");
+}
+
+TEST(ReplicatorDocCheck, ExemptsWhatCouchDBDoesNotCheck) {
+  const char* bad = R"({"source":1})";
+  EXPECT_TRUE(Check(bad, kAdmin, "_design/x").ok());
+  EXPECT_TRUE(Check(bad, kAdmin, "_local/x").ok());
+  EXPECT_TRUE(Check(R"({"_deleted":true})").ok());
+  EXPECT_TRUE(Check(R"({"_deleted":true,"source":1})", kBob).ok());
+  // The replicator's own writes, and documents it has marked failed.
+  EXPECT_TRUE(Check(bad, UserContext{"", {"_admin", "_replicator"}}).ok());
+  EXPECT_TRUE(Check(R"({"source":1,"_replication_state":"failed"})", kBob).ok());
+  EXPECT_FALSE(Check(R"({"source":1,"_replication_state":"completed"})").ok());
+  EXPECT_FALSE(Check(R"({"source":1,"_deleted":false})").ok());
+  // Not an object: the write refuses it itself.
+  EXPECT_TRUE(Check("[1]").ok());
+  EXPECT_TRUE(Check("not json").ok());
+}
+
+}  // namespace
+}  // namespace settee::replication
