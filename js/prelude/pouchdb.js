@@ -145,9 +145,23 @@ function plainDoc(doc) {
   }
   return true;
 }
+// A document as the engine takes it: JSON text, as PouchDB stores what
+// JSON.stringify writes (members that are undefined, functions or symbols
+// left out, and null in arrays; NaN and the infinities null; a Date, or
+// anything with toJSON, as what that gives), so `{_id, _rev: undefined}`
+// is a new document there and here. What JSON.stringify cannot write (a
+// cycle, a BigInt) goes to the engine as the object, whose conversion
+// answers 400 naming the member.
 function docArg(doc) {
   const plain = doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? plainDoc(doc) : plainJson(doc, 0, []);
-  return plain ? JSON.stringify(doc) : doc;
+  if (plain) return JSON.stringify(doc);
+  try {
+    const text = JSON.stringify(doc);
+    if (typeof text === 'string') return text;
+  } catch (e) {
+    // the engine's conversion gives the member's path
+  }
+  return doc;
 }
 
 // db.get's documents: a flat one comes from native.dbGetFlat as [shape,

@@ -127,18 +127,28 @@ check('post generates ids; bad input is rejected clearly', async () => {
   await assert.rejects(db.put({ no_id: true }), { status: 412, name: 'missing_id' });
   await assert.rejects(db.put('not an object'), { status: 400, name: 'bad_request' });
   await assert.rejects(db.put([1, 2]), { status: 400 });
-  await assert.rejects(db.put({ _id: 'f', fn() {} }), (e) => e.status === 400 && /doc\.fn: a function/.test(e.message));
   const cyclic = { _id: 'cyc' };
   cyclic.self = cyclic;
   await assert.rejects(db.put(cyclic), (e) => e.status === 400 && /cyclic/.test(e.message));
-  await assert.rejects(db.put({ _id: 'u', x: undefined }), (e) => e.status === 400 && /undefined/.test(e.message));
   await assert.rejects(db.put({ _id: 'b', x: 1n }), (e) => e.status === 400 && /BigInt/.test(e.message));
-  await assert.rejects(db.put({ _id: 'n', x: NaN }), (e) => e.status === 400 && /NaN/.test(e.message));
   await assert.rejects(db.put({ _id: 'x', _bogus: 1 }), { status: 400, name: 'doc_validation' });
   await assert.rejects(db.get(undefined), { status: 412 });  // PouchDB 9 throws a TypeError here
   // None of the above left anything behind.
   await assert.rejects(db.get('cyc'), { status: 404 });
-  await assert.rejects(db.get('u'), { status: 404 });
+  await assert.rejects(db.get('b'), { status: 404 });
+  // What JSON.stringify leaves out PouchDB does not store, and neither does
+  // settee: `_rev: undefined` is a new document; undefined members,
+  // functions and symbols go (null in arrays); NaN and Infinity are null.
+  const dropped = await db.put({ _id: 'u', _rev: undefined, x: undefined, fn() {}, s: Symbol('s'), n: NaN,
+    inf: -Infinity, list: [1, undefined, () => 1, NaN], nested: { gone: undefined, kept: 1 } });
+  assert.deepStrictEqual(await db.get('u'), { _id: 'u', _rev: dropped.rev, n: null, inf: null, list: [1, null, null, null],
+    nested: { kept: 1 } });
+  const bulk = await db.bulkDocs([{ _id: 'bu1', _rev: undefined, a: undefined }, { _id: 'bu2', v: [undefined] }]);
+  assert.ok(bulk.every((row) => row.ok), JSON.stringify(bulk));
+  assert.deepStrictEqual(await db.get('bu1'), { _id: 'bu1', _rev: bulk[0].rev });
+  assert.deepStrictEqual((await db.get('bu2')).v, [null]);
+  const posted = await db.post({ _id: undefined, at: undefined, k: 1 });
+  assert.deepStrictEqual(await db.get(posted.id), { _id: posted.id, _rev: posted.rev, k: 1 });
   // Dates are stored through toJSON like JSON.stringify does.
   await db.put({ _id: 'dated', at: new Date(0) });
   assert.strictEqual((await db.get('dated')).at, '1970-01-01T00:00:00.000Z');
