@@ -3,6 +3,9 @@
 // _compact, _ensure_full_commit, _revs_limit, _security.
 #include <ctime>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "replication/replicator_doc_check.h"
 #include "runtime/couch_error.h"
@@ -265,40 +268,59 @@ Status SendBulkDocsResults(RequestContext& ctx, const std::vector<DocUpdateResul
   return ctx.SendJson(201, out);
 }
 
-// _bulk_docs into _users: each document is checked and its password hashed
-// (PrepareUserDoc) before the write, so after the engine's checks of the
-// body the documents are walked as a DOM.
-Status BulkDocsToUsers(RequestContext& ctx, Database& db) {
+// A _bulk_docs body for a system database whose documents are checked one
+// by one before the write (_users, _replicator): the engine's checks of the
+// body and the options, then the body as a DOM for the walk.
+struct CheckedBulkDocs {
+  UpdateOptions opts;
+  bool has_design_docs = false;
+  json::Document body;
+  // Each document (an object: the engine has checked that) with its _id, or
+  // "" when it has none.
+  std::vector<std::pair<std::string, const json::Value*>> docs;
+};
+Status ParseCheckedBulkDocs(RequestContext& ctx, Database& db, CheckedBulkDocs* out) {
   Status s = ctx.CheckJsonBody();
   if (!s.ok()) return s;
   auto checked = db.ParseBulkDocsBody(ctx.req.body);
   if (!checked.ok()) return checked.status();
-  UpdateOptions opts;
-  if (checked->new_edits()) opts.new_edits = *checked->new_edits();
-  s = NewEditsParam(ctx, &opts);
+  if (checked->new_edits()) out->opts.new_edits = *checked->new_edits();
+  s = NewEditsParam(ctx, &out->opts);
   if (!s.ok()) return s;
-  json::Document body;
-  s = ctx.ParseObjectBody(&body);
+  out->has_design_docs = checked->has_design_docs();
+  s = ctx.ParseObjectBody(&out->body);
   if (!s.ok()) return s;
   // The engine has checked this shape; the guards keep a disagreement
   // between the two parsers an error rather than a RapidJSON assertion.
-  auto docs = body.FindMember("docs");
-  if (docs == body.MemberEnd() || !docs->value.IsArray()) {
+  auto docs = out->body.FindMember("docs");
+  if (docs == out->body.MemberEnd() || !docs->value.IsArray()) {
     return Status::Internal("_bulk_docs body parsed differently twice");
   }
+  for (const auto& d : docs->value.GetArray()) {
+    if (!d.IsObject()) return Status::Internal("_bulk_docs body parsed differently twice");
+    auto id = d.FindMember("_id");
+    out->docs.emplace_back(id != d.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "", &d);
+  }
+  return Status::OK();
+}
+
+// _bulk_docs into _users: each document is checked and its password hashed
+// (PrepareUserDoc) before the write.
+Status BulkDocsToUsers(RequestContext& ctx, Database& db) {
+  CheckedBulkDocs checked;
+  Status s = ParseCheckedBulkDocs(ctx, db, &checked);
+  if (!s.ok()) return s;
+  UpdateOptions& opts = checked.opts;
   // CouchDB's per-document rules for _users writers who are not its admins.
   const NonAdminUserWrite non_admin{&ctx.user, &db};
   const bool admin = ctx.CheckAccess(db, true).ok();
   std::vector<std::string> texts;
-  for (const auto& d : docs->value.GetArray()) {
-    if (!d.IsObject()) return Status::Internal("_bulk_docs body parsed differently twice");
-    auto id = d.FindMember("_id");
-    std::string docid = id != d.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
-    texts.push_back(json::Serialize(d));
+  for (const auto& [docid, d] : checked.docs) {
+    texts.push_back(json::Serialize(*d));
     s = PrepareUserDoc(docid, &texts.back(), admin ? nullptr : &non_admin);
     if (!s.ok()) return s;
   }
-  if (checked->has_design_docs()) {
+  if (checked.has_design_docs) {
     s = ctx.CheckAccess(db, true);
     if (!s.ok()) return s;
   }
@@ -315,42 +337,28 @@ Status BulkDocsToUsers(RequestContext& ctx, Database& db) {
 // replicator_doc_check.h). A refused one is answered in its place with its
 // forbidden error and the others are written, as CouchDB does.
 Status BulkDocsToReplicator(RequestContext& ctx, Database& db) {
-  Status s = ctx.CheckJsonBody();
+  CheckedBulkDocs checked;
+  Status s = ParseCheckedBulkDocs(ctx, db, &checked);
   if (!s.ok()) return s;
-  auto checked = db.ParseBulkDocsBody(ctx.req.body);
-  if (!checked.ok()) return checked.status();
-  UpdateOptions opts;
-  if (checked->new_edits()) opts.new_edits = *checked->new_edits();
-  s = NewEditsParam(ctx, &opts);
-  if (!s.ok()) return s;
-  if (checked->has_design_docs()) {
+  UpdateOptions& opts = checked.opts;
+  if (checked.has_design_docs) {
     s = ctx.CheckAccess(db, true);
     if (!s.ok()) return s;
-  }
-  json::Document body;
-  s = ctx.ParseObjectBody(&body);
-  if (!s.ok()) return s;
-  auto docs = body.FindMember("docs");
-  if (docs == body.MemberEnd() || !docs->value.IsArray()) {
-    return Status::Internal("_bulk_docs body parsed differently twice");
   }
   std::vector<DocUpdateResult> results;
   std::vector<std::string> texts;
   std::vector<size_t> written;  // the index in `results` of each of `texts`
-  for (const auto& d : docs->value.GetArray()) {
-    if (!d.IsObject()) return Status::Internal("_bulk_docs body parsed differently twice");
-    auto id = d.FindMember("_id");
-    std::string docid = id != d.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
+  for (auto& [docid, d] : checked.docs) {
     DocUpdateResult& r = results.emplace_back();
-    r.status = replication::CheckReplicatorDoc(docid, d, ctx.user);
+    r.status = replication::CheckReplicatorDoc(docid, *d, ctx.user);
     if (!r.status.ok()) {
       r.id = std::move(docid);
       // A replicated revision's refusal names it, as the engine's do.
-      auto rev = d.FindMember("_rev");
-      if (!opts.new_edits && rev != d.MemberEnd() && rev->value.IsString()) r.rev = json::View(rev->value);
+      auto rev = d->FindMember("_rev");
+      if (!opts.new_edits && rev != d->MemberEnd() && rev->value.IsString()) r.rev = json::View(rev->value);
       continue;
     }
-    texts.push_back(json::Serialize(d));
+    texts.push_back(json::Serialize(*d));
     written.push_back(results.size() - 1);
   }
   if (!texts.empty()) {
