@@ -360,7 +360,7 @@ TEST(JsScripts, ViewsOnBothBackends) {
 
 TEST(JsScripts, Find) { ExpectScriptPasses("find.js", 4); }
 
-TEST(JsScripts, FsModuleAsInNode) { ExpectScriptPasses("fs.js", 4); }
+TEST(JsScripts, FsModuleAsInNode) { ExpectScriptPasses("fs.js", 5); }
 
 TEST(JsScripts, UrlAndUrlSearchParamsAsInNode) { ExpectScriptPasses("url.js", 1); }
 
