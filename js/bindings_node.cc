@@ -271,6 +271,13 @@ void Cwd(const Args& args) {
   args.GetReturnValue().Set(Str(args.GetIsolate(), d ? d : "/"));
 }
 
+// isatty(fd): whether the descriptor is a terminal (node's tty.isatty).
+void Isatty(const Args& args) {
+  v8::Local<v8::Context> ctx = args.GetIsolate()->GetCurrentContext();
+  int fd = args[0]->Int32Value(ctx).FromMaybe(-1);
+  args.GetReturnValue().Set(fd >= 0 && isatty(fd) == 1);
+}
+
 //////// files, compilation
 
 void StatKind(const Args& args) {
@@ -490,6 +497,7 @@ void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "noteExitCode", NoteExitCode);
   SetFn(ctx, native, "reportUncaught", ReportUncaught);
   SetFn(ctx, native, "cwd", Cwd);
+  SetFn(ctx, native, "isatty", Isatty);
   SetFn(ctx, native, "statKind", StatKind);
   SetFn(ctx, native, "readFile", ReadFile);
   SetFn(ctx, native, "compileModule", CompileModule);

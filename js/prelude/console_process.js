@@ -130,9 +130,21 @@ const process = {
     native.print(2, '(settee:' + native.pid + ') ' + (w.code !== undefined ? '[' + w.code + '] ' : '') + w.name + ': ' +
       w.message + (w.detail !== undefined ? '\n' + w.detail : '') + '\n');
   },
-  stdout: { write: (s) => { native.print(1, String(s)); return true; }, isTTY: false },
-  stderr: { write: (s) => { native.print(2, String(s)); return true; }, isTTY: false },
+  stdout: { write: (s) => { native.print(1, String(s)); return true; }, isTTY: false, fd: 1 },
+  stderr: { write: (s) => { native.print(2, String(s)); return true; }, isTTY: false, fd: 2 },
 };
+// node's tty module: isatty (supports-color, chalk and debug ask it before
+// colouring). Its streams are not offered: constructing one throws.
+const tty = (() => {
+  const unsupported = (name) => class {
+    constructor() { throw new Error('tty.' + name + ' is not supported by settee run'); }
+  };
+  return {
+    isatty: (fd) => Number.isInteger(fd) && fd >= 0 && fd <= 2147483647 && native.isatty(fd),
+    ReadStream: unsupported('ReadStream'),
+    WriteStream: unsupported('WriteStream'),
+  };
+})();
 process.removeListener = process.off;
 process.addListener = process.on;
 // Listeners of 'uncaughtException' / 'unhandledRejection' take over the

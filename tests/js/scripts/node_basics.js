@@ -219,6 +219,16 @@ check('performance.now and EventEmitter', async () => {
   assert.throws(() => e.emit('error', new Error('unhandled')), /unhandled/);
 });
 
+check('tty.isatty and the standard streams\' descriptors (chalk and debug ask them)', () => {
+  const tty = require('tty');
+  assert.strictEqual(require('node:tty'), tty);
+  assert.strictEqual(process.stdout.fd, 1);
+  assert.strictEqual(process.stderr.fd, 2);
+  assert.strictEqual(typeof tty.isatty(process.stdout.fd), 'boolean');
+  for (const fd of [-1, 1.5, '1', undefined, 1e6]) assert.strictEqual(tty.isatty(fd), false, String(fd));
+  assert.strictEqual(typeof tty.WriteStream, 'function');
+});
+
 check('settee object', () => {
   assert.strictEqual(typeof settee.threadId, 'number');
   assert.ok(settee.threadCount >= 1);
