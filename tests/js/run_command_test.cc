@@ -364,7 +364,7 @@ TEST(JsScripts, FsModuleAsInNode) { ExpectScriptPasses("fs.js", 5); }
 
 TEST(JsScripts, UrlAndUrlSearchParamsAsInNode) { ExpectScriptPasses("url.js", 1); }
 
-TEST(JsScripts, UtilEventsAbortAndFriendsAsInNode) { ExpectScriptPasses("node_util.js", 10); }
+TEST(JsScripts, UtilEventsAbortAndFriendsAsInNode) { ExpectScriptPasses("node_util.js", 11); }
 
 TEST(JsScripts, BufferAsInNode) { ExpectScriptPasses("buffer.js", 4); }
 

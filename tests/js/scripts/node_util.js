@@ -249,6 +249,63 @@ check('querystring and string_decoder', () => {
   assert.strictEqual(util.inspect('\ud83d'), "'\\ud83d'");
 });
 
+check('console.table, group and countReset as node writes them', () => {
+  // console writes through process.stdout.write, so replacing it captures.
+  const lines = [];
+  const saved = process.stdout.write;
+  process.stdout.write = (s) => { lines.push(String(s)); return true; };
+  try {
+    console.table([{ a: 1, b: 'x' }, { a: 2, c: [1, 2, 3, 4] }, 7]);
+    console.table({ r: { x: 1 } }, ['x', 'y']);
+    console.table(new Map([['k', { deep: { er: 1 } }]]));
+    console.table(new Set(['s']));
+    console.table('plain');
+    console.group('G');
+    console.log('in\ntwo lines');
+    console.group();
+    console.count('c');
+    console.groupEnd();
+    console.groupEnd();
+    console.count('c');
+    console.countReset('c');
+    console.count('c');
+  } finally {
+    process.stdout.write = saved;
+  }
+  assert.strictEqual(lines.join(''), [
+    '┌─────────┬───┬─────┬──────────────────────────────┬────────┐',
+    '│ (index) │ a │ b   │ c                            │ Values │',
+    '├─────────┼───┼─────┼──────────────────────────────┼────────┤',
+    "│ 0       │ 1 │ 'x' │                              │        │",
+    '│ 1       │ 2 │     │ [ 1, 2, 3, ... 1 more item ] │        │',
+    '│ 2       │   │     │                              │ 7      │',
+    '└─────────┴───┴─────┴──────────────────────────────┴────────┘',
+    '┌─────────┬───┬───┐',
+    '│ (index) │ x │ y │',
+    '├─────────┼───┼───┤',
+    '│ r       │ 1 │   │',
+    '└─────────┴───┴───┘',
+    '┌───────────────────┬─────┬────────────────────┐',
+    '│ (iteration index) │ Key │ Values             │',
+    '├───────────────────┼─────┼────────────────────┤',
+    "│ 0                 │ 'k' │ { deep: [Object] } │",
+    '└───────────────────┴─────┴────────────────────┘',
+    '┌───────────────────┬────────┐',
+    '│ (iteration index) │ Values │',
+    '├───────────────────┼────────┤',
+    "│ 0                 │ 's'    │",
+    '└───────────────────┴────────┘',
+    'plain',
+    'G',
+    '  in',
+    '  two lines',
+    '    c: 1',
+    'c: 2',
+    'c: 1',
+    '',
+  ].join('\n'));
+});
+
 check('performance marks and measures', () => {
   performance.clearMarks();
   performance.clearMeasures();
