@@ -27,6 +27,34 @@ check('util.inspect options and layout as node prints them', () => {
   assert.strictEqual(util.inspect(Array.from({ length: 120 }, (_, i) => i), { maxArrayLength: 3 }), '[ 0, 1, 2, ... 117 more items ]');
   assert.strictEqual(util.inspect('a'.repeat(20), { maxStringLength: 5 }), "'aaaaa'... 15 more characters");
   assert.strictEqual(util.inspect({ b: 1, a: 2 }, { sorted: true }), '{ a: 2, b: 1 }');
+  // A Map's or Set's own properties (immer's frozen Map), an array's length with showHidden (%o).
+  const m = new Map([[1, 2]]);
+  m.extra = 'own';
+  const st = new Set();
+  st.tag = 1;
+  assert.strictEqual(util.inspect([m, st]), "[ Map(1) { 1 => 2, extra: 'own' }, Set(0) { tag: 1 } ]");
+  assert.strictEqual(util.format('%o', [1]), '[ 1, [length]: 1 ]');
+  // Promises show their state and value; weak collections cannot list theirs.
+  const tagged = Promise.resolve(3);
+  tagged.tag = 1;
+  const rejected = Promise.reject(2);
+  rejected.catch(() => {});
+  assert.strictEqual(util.inspect([tagged, new Promise(() => {}), rejected]),
+    '[\n  Promise { 3, tag: 1 },\n  Promise { <pending> },\n  Promise { <rejected> 2 }\n]');
+  assert.strictEqual(util.inspect(Promise.resolve({ a: { b: { c: {} } } })), 'Promise { { a: { b: [Object] } } }');
+  assert.strictEqual(util.inspect({ d: { e: { f: Promise.resolve(1) } } }), '{ d: { e: { f: [Promise] } } }');
+  assert.strictEqual(util.inspect([new WeakMap(), new WeakSet()]), '[ WeakMap { <items unknown> }, WeakSet { <items unknown> } ]');
+  // Objects met again are numbered, and marked where they are shown.
+  const a = { n: 'a' };
+  a.b = { n: 'b', a };
+  a.me = a;
+  assert.strictEqual(util.inspect(a), "<ref *1> { n: 'a', b: { n: 'b', a: [Circular *1] }, me: [Circular *1] }");
+  const arr = [1];
+  arr.push({ arr, inner: [arr] });
+  assert.strictEqual(util.inspect({ arr }), '{ arr: <ref *1> [ 1, { arr: [Circular *1], inner: [Array] } ] }');
+  assert.strictEqual(util.inspect(a.b, { colors: true }),
+    "\u001b[36m<ref *1>\u001b[39m {\n  n: \u001b[32m'b'\u001b[39m,\n  a: \u001b[36m<ref *2>\u001b[39m { n: \u001b[32m'a'\u001b[39m, " +
+    "b: \u001b[36m[Circular *1]\u001b[39m, me: \u001b[36m[Circular *2]\u001b[39m }\n}");
   assert.strictEqual(util.inspect({ get g() { return 42; } }, { getters: true }), '{ g: [Getter: 42] }');
   assert.strictEqual(util.formatWithOptions({ depth: 0 }, 'x %O', { a: { b: 1 } }), 'x { a: [Object] }');
   // Long arrays are grouped into aligned columns, numbers to the right.
