@@ -120,6 +120,13 @@ check('events: once, on, prependListener, errorMonitor, listener bookkeeping', a
   setImmediate(() => e.emit('error', new Error('boom')));
   await assert.rejects(events.once(e, 'never'), /boom/);
   assert.strictEqual(e.listenerCount('never'), 0);
+  // events.once is an async function: its promise settles two microtasks
+  // after the event, after a then() queued just after the emit.
+  const turns = [];
+  const settled = events.once(e, 'go').then(() => turns.push('once'));
+  e.emit('go');
+  await Promise.all([settled, Promise.resolve().then(() => turns.push('then'))]);
+  assert.deepStrictEqual(turns, ['then', 'once']);
   assert.strictEqual(e.listenerCount('error'), 0);
   const order = [];
   e.on('x', () => order.push('on'));
