@@ -21,6 +21,7 @@
 #include <v8-function.h>
 #include <v8-initialization.h>
 #include <v8-primitive.h>
+#include <v8-promise.h>
 #include <v8-script.h>
 #include <v8-statistics.h>
 #include <v8-template.h>
@@ -271,6 +272,27 @@ void Cwd(const Args& args) {
   args.GetReturnValue().Set(Str(args.GetIsolate(), d ? d : "/"));
 }
 
+// isatty(fd): whether the descriptor is a terminal (node's tty.isatty).
+void Isatty(const Args& args) {
+  v8::Local<v8::Context> ctx = args.GetIsolate()->GetCurrentContext();
+  int fd = args[0]->Int32Value(ctx).FromMaybe(-1);
+  args.GetReturnValue().Set(fd >= 0 && isatty(fd) == 1);
+}
+
+// promiseState(p) -> [state, result] for util.inspect: 0 pending (no
+// result), 1 fulfilled, 2 rejected; undefined if p is not a promise.
+void PromiseState(const Args& args) {
+  if (!args[0]->IsPromise()) return;
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
+  v8::Local<v8::Promise> p = args[0].As<v8::Promise>();
+  int state = p->State() == v8::Promise::kPending ? 0 : (p->State() == v8::Promise::kFulfilled ? 1 : 2);
+  v8::Local<v8::Array> out = v8::Array::New(isolate, 2);
+  out->Set(ctx, 0, v8::Integer::New(isolate, state)).Check();
+  if (state != 0) out->Set(ctx, 1, p->Result()).Check();
+  args.GetReturnValue().Set(out);
+}
+
 //////// files, compilation
 
 void StatKind(const Args& args) {
@@ -490,6 +512,8 @@ void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "noteExitCode", NoteExitCode);
   SetFn(ctx, native, "reportUncaught", ReportUncaught);
   SetFn(ctx, native, "cwd", Cwd);
+  SetFn(ctx, native, "isatty", Isatty);
+  SetFn(ctx, native, "promiseState", PromiseState);
   SetFn(ctx, native, "statKind", StatKind);
   SetFn(ctx, native, "readFile", ReadFile);
   SetFn(ctx, native, "compileModule", CompileModule);

@@ -6,31 +6,110 @@
 
 const counts = new Map();
 const timersStarted = new Map();
+// console.group's indentation (two spaces a level), put before every line
+// any console method writes, as node does. The lines go through
+// process.stdout.write / process.stderr.write, which a script may replace to
+// capture them (as in node).
+let groupIndent = '';
+const write = (fd, text) => {
+  if (groupIndent) text = groupIndent + text.replace(/\n/g, '\n' + groupIndent);
+  (fd === 1 ? process.stdout : process.stderr).write(text + '\n');
+};
+// node's console.table (lib/internal/cli_table.js): columns as wide as their
+// widest cell, cells left-aligned, values inspected on one line.
+const tableWidth = (s) => [...s.replace(/\u001b\[[0-9;]*m/g, '')].length;
+function renderTable(head, columns) {
+  const widths = head.map(tableWidth);
+  const longest = Math.max(...columns.map((c) => c.length));
+  const rows = [];
+  for (let i = 0; i < head.length; i++) {
+    for (let j = 0; j < longest; j++) {
+      if (rows[j] === undefined) rows[j] = [];
+      const cell = rows[j][i] = Object.prototype.hasOwnProperty.call(columns[i], j) ? columns[i][j] : '';
+      widths[i] = Math.max(widths[i] || 0, tableWidth(cell));
+    }
+  }
+  const row = (cells) => '│ ' + cells.map((c, i) => c + ' '.repeat(widths[i] - tableWidth(c))).join(' │ ') + ' │';
+  const line = (l, m, r) => l + widths.map((w) => '─'.repeat(w + 2)).join(m) + r;
+  return [line('┌', '┬', '┐'), row(head), line('├', '┼', '┤'), ...rows.map(row), line('└', '┴', '┘')].join('\n');
+}
+function consoleTable(data, properties) {
+  if (properties !== undefined && !Array.isArray(properties)) {
+    throw Object.assign(new TypeError('The "properties" argument must be an instance of Array'), { code: 'ERR_INVALID_ARG_TYPE' });
+  }
+  if (data === null || typeof data !== 'object') return console.log(data);
+  const cell = (v) => inspect(v, {
+    depth: v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 2 ? -1 : 0,
+    maxArrayLength: 3, breakLength: Infinity,
+  });
+  const indexes = (n) => Array.from({ length: n }, (_, i) => cell(i));
+  if (data instanceof Map) {
+    const keys = [], values = [];
+    for (const [k, v] of data) { keys.push(cell(k)); values.push(cell(v)); }
+    return write(1, renderTable(['(iteration index)', 'Key', 'Values'], [indexes(keys.length), keys, values]));
+  }
+  if (data instanceof Set) {
+    const values = [...data].map(cell);
+    return write(1, renderTable(['(iteration index)', 'Values'], [indexes(values.length), values]));
+  }
+  const map = Object.create(null);
+  const primitives = [];
+  let hasPrimitives = false;
+  const indexKeys = Object.keys(data);
+  indexKeys.forEach((index, i) => {
+    const item = data[index];
+    const primitive = item === null || (typeof item !== 'function' && typeof item !== 'object');
+    if (properties === undefined && primitive) {
+      hasPrimitives = true;
+      primitives[i] = cell(item);
+    } else {
+      for (const key of properties || Object.keys(item)) {
+        if (map[key] === undefined) map[key] = [];
+        map[key][i] = (primitive && properties) || !Object.prototype.hasOwnProperty.call(item, key) ? '' : cell(item[key]);
+      }
+    }
+  });
+  const head = ['(index)', ...Object.keys(map)];
+  const columns = [indexKeys, ...Object.values(map)];
+  if (hasPrimitives) { head.push('Values'); columns.push(primitives); }
+  return write(1, renderTable(head, columns));
+}
 const console = {
-  log: (...a) => native.print(1, format(...a) + '\n'),
-  info: (...a) => native.print(1, format(...a) + '\n'),
-  debug: (...a) => native.print(1, format(...a) + '\n'),
-  warn: (...a) => native.print(2, format(...a) + '\n'),
-  error: (...a) => native.print(2, format(...a) + '\n'),
+  log: (...a) => write(1, format(...a)),
+  info: (...a) => write(1, format(...a)),
+  debug: (...a) => write(1, format(...a)),
+  warn: (...a) => write(2, format(...a)),
+  error: (...a) => write(2, format(...a)),
   trace: (...a) => {
     const e = new Error(format(...a));
-    native.print(2, 'Trace: ' + String(e.stack).split('\n').slice(1).join('\n').replace(/^/, format(...a) + '\n') + '\n');
+    write(2, 'Trace: ' + String(e.stack).split('\n').slice(1).join('\n').replace(/^/, format(...a) + '\n'));
   },
-  dir: (v, o) => native.print(1, inspect(v, Object.assign({ customInspect: false }, o)) + '\n'),
-  assert: (c, ...a) => { if (!c) native.print(2, 'Assertion failed' + (a.length ? ': ' + format(...a) : '') + '\n'); },
+  dir: (v, o) => write(1, inspect(v, Object.assign({ customInspect: false }, o))),
+  assert: (c, ...a) => { if (!c) write(2, 'Assertion failed' + (a.length ? ': ' + format(...a) : '')); },
   count: (label = 'default') => {
     const n = (counts.get(label) || 0) + 1;
     counts.set(label, n);
-    native.print(1, label + ': ' + n + '\n');
+    write(1, label + ': ' + n);
   },
+  countReset: (label = 'default') => {
+    if (!counts.has(label)) return process.emitWarning("Count for '" + label + "' does not exist");
+    counts.delete(label);
+  },
+  group: (...a) => {
+    if (a.length) console.log(...a);
+    groupIndent += '  ';
+  },
+  groupEnd: () => { groupIndent = groupIndent.slice(0, -2); },
+  table: consoleTable,
   time: (label = 'default') => { timersStarted.set(label, native.now()); },
   timeEnd: (label = 'default') => {
     const t = timersStarted.get(label);
     if (t === undefined) return;
     timersStarted.delete(label);
-    native.print(1, label + ': ' + (native.now() - t).toFixed(3) + 'ms\n');
+    write(1, label + ': ' + (native.now() - t).toFixed(3) + 'ms');
   },
 };
+console.groupCollapsed = console.group;
 
 // ---------------------------------------------------------------------------
 // process, nextTick, microtasks
@@ -130,9 +209,21 @@ const process = {
     native.print(2, '(settee:' + native.pid + ') ' + (w.code !== undefined ? '[' + w.code + '] ' : '') + w.name + ': ' +
       w.message + (w.detail !== undefined ? '\n' + w.detail : '') + '\n');
   },
-  stdout: { write: (s) => { native.print(1, String(s)); return true; }, isTTY: false },
-  stderr: { write: (s) => { native.print(2, String(s)); return true; }, isTTY: false },
+  stdout: { write: (s) => { native.print(1, String(s)); return true; }, isTTY: false, fd: 1 },
+  stderr: { write: (s) => { native.print(2, String(s)); return true; }, isTTY: false, fd: 2 },
 };
+// node's tty module: isatty (supports-color, chalk and debug ask it before
+// colouring). Its streams are not offered: constructing one throws.
+const tty = (() => {
+  const unsupported = (name) => class {
+    constructor() { throw new Error('tty.' + name + ' is not supported by settee run'); }
+  };
+  return {
+    isatty: (fd) => Number.isInteger(fd) && fd >= 0 && fd <= 2147483647 && native.isatty(fd),
+    ReadStream: unsupported('ReadStream'),
+    WriteStream: unsupported('WriteStream'),
+  };
+})();
 process.removeListener = process.off;
 process.addListener = process.on;
 // Listeners of 'uncaughtException' / 'unhandledRejection' take over the

@@ -51,6 +51,35 @@ const crypto = (() => {
     if (typeof callback === 'function') { setImmediate(() => callback(null, buf)); return undefined; }
     return buf;
   }
+  // node's randomFillSync(buf[, offset[, size]]) and randomFill(buf[,
+  // offset[, size]], callback): fill part of a Buffer, TypedArray, DataView
+  // or ArrayBuffer in place (uuid and nanoid fill their pools this way).
+  // offset and size count the view's elements, as in node.
+  function fillRange(buf, offset, size) {
+    if (!ArrayBuffer.isView(buf) && !(buf instanceof ArrayBuffer)) {
+      throw new TypeError('The "buf" argument must be an instance of ArrayBuffer or ArrayBufferView.');
+    }
+    const whole = buf instanceof ArrayBuffer ? new Uint8Array(buf) : new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    const unit = buf.BYTES_PER_ELEMENT || 1;
+    const outOfRange = (name, v, max) => Object.assign(new RangeError(
+      'The value of "' + name + '" is out of range. It must be >= 0 && <= ' + max + '. Received ' + v), { code: 'ERR_OUT_OF_RANGE' });
+    const start = (offset === undefined ? 0 : offset) * unit;
+    if (!Number.isInteger(start) || start < 0 || start > whole.length) throw outOfRange('offset', offset, whole.length);
+    const count = size === undefined ? whole.length - start : size * unit;
+    if (!Number.isInteger(count) || count < 0 || start + count > whole.length) throw outOfRange('size + offset', count + start, whole.length);
+    native.cryptoRandomFill(whole.subarray(start, start + count));
+    return buf;
+  }
+  function randomFillSync(buf, offset, size) {
+    return fillRange(buf, offset, size);
+  }
+  function randomFill(buf, offset, size, callback) {
+    if (typeof offset === 'function') { callback = offset; offset = undefined; size = undefined; }
+    else if (typeof size === 'function') { callback = size; size = undefined; }
+    if (typeof callback !== 'function') throw new TypeError('The "callback" argument must be of type function');
+    fillRange(buf, offset, size);
+    setImmediate(() => callback(null, buf));
+  }
   function getRandomValues(view) {
     if (!ArrayBuffer.isView(view) || view instanceof Float32Array || view instanceof Float64Array) {
       throw new TypeError('The data argument must be an integer-type TypedArray');
@@ -94,6 +123,8 @@ const crypto = (() => {
     createHmac: (algorithm, key) => new Hash(algorithm, Uint8Array.from(toBytes(key))),
     getHashes: () => ['md5', 'sha1', 'sha224', 'sha256', 'sha384', 'sha512'],
     randomBytes,
+    randomFillSync,
+    randomFill,
     randomUUID,
     randomInt,
     getRandomValues,

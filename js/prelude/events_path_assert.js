@@ -94,10 +94,12 @@ function abortErrorFor(signal) {
 }
 
 // events.once(emitter, name[, {signal}]): a promise of the arguments of the
-// next `name` event; an 'error' event (of an EventEmitter) rejects it.
-EventEmitter.once = function (emitter, name, options = {}) {
+// next `name` event; an 'error' event (of an EventEmitter) rejects it. An
+// async function, as node's is: its promise settles two microtasks after the
+// event.
+EventEmitter.once = async function (emitter, name, options = {}) {
   const signal = options && options.signal;
-  if (signal && signal.aborted) return Promise.reject(abortErrorFor(signal));
+  if (signal && signal.aborted) throw abortErrorFor(signal);
   return new Promise((resolve, reject) => {
     const isTarget = typeof emitter.addEventListener === 'function' && typeof emitter.on !== 'function';
     let onAbort;

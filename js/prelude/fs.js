@@ -87,6 +87,29 @@ const fs = (() => {
       const mode = typeof options === 'number' ? options : options && options.mode;
       return native.fsMkdir(toPath(p), recursive, mode);
     },
+    // node's mkdtemp: the prefix and six random letters or digits, a new
+    // directory (mode 0700), another name if that one exists.
+    mkdtempSync(prefix, options) {
+      const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+      const base = toPath(prefix);
+      for (let attempt = 0; ; attempt++) {
+        const r = new Uint8Array(6);
+        native.cryptoRandomFill(r);
+        const p = base + Array.from(r, (b) => chars[b % chars.length]).join('');
+        try {
+          native.fsMkdir(p, false, 0o700);
+          return encodingOf(options) === 'buffer' ? Buffer.from(p) : p;
+        } catch (e) {
+          if (e.code !== 'EEXIST' || attempt >= 100) {
+            // node names the call and the template.
+            e.message = e.message.replace(", mkdir '" + p + "'", ", mkdtemp '" + base + "XXXXXX'");
+            e.syscall = 'mkdtemp';
+            e.path = base + 'XXXXXX';
+            throw e;
+          }
+        }
+      }
+    },
     unlinkSync(p) { native.fsUnlink(toPath(p)); },
     rmdirSync(p, options) {
       if (options && options.recursive) native.fsRm(toPath(p), true, false);

@@ -112,7 +112,14 @@ function formatValue(v, depth, seen, top, ctx = inspectDefaults) {
     ctx.currentDepth = depth + 1;
     return formatObjectBody(v, keys, depth, seen, base + ' ', '{', '}', ctx);
   }
-  if (seen.includes(v)) return '[Circular *1]';
+  // node numbers the objects met again in the order it meets them and
+  // marks each with <ref *N> where it is shown.
+  if (seen.includes(v)) {
+    if (!seen.circular) seen.circular = new Map();
+    let index = seen.circular.get(v);
+    if (index === undefined) { index = seen.circular.size + 1; seen.circular.set(v, index); }
+    return stylize(ctx, '[Circular *' + index + ']', 'special');
+  }
   if (v instanceof Error) {
     const keys = Object.keys(v).filter((k) => k !== 'stack' && k !== 'message');
     let s = v.stack ? String(v.stack) : '[' + Error.prototype.toString.call(v) + ']';
@@ -124,7 +131,6 @@ function formatValue(v, depth, seen, top, ctx = inspectDefaults) {
   }
   if (v instanceof Date) return stylize(ctx, isNaN(v) ? 'Invalid Date' : v.toISOString(), 'date');
   if (v instanceof RegExp) return stylize(ctx, String(v), 'regexp');
-  if (v instanceof Promise) return 'Promise { <unknown> }';
   if (typeof v.then === 'function' && v.constructor && v.constructor.name === 'Changes') {
     return 'Changes {}';
   }
@@ -140,7 +146,8 @@ function formatValue(v, depth, seen, top, ctx = inspectDefaults) {
   let out;
   try {
     if (Array.isArray(v)) {
-      const extraKeys = ownKeys(v, ctx).filter((k) => typeof k === 'symbol' || (!/^\d+$/.test(k) && k !== 'length'));
+      // With showHidden node lists the length too: [ 1, [length]: 1 ].
+      const extraKeys = ownKeys(v, ctx).filter((k) => typeof k === 'symbol' || (!/^\d+$/.test(k) && (k !== 'length' || ctx.showHidden)));
       if (v.length > 0 || extraKeys.length > 0) ctx.currentDepth = depth + 1;
       const items = [];
       const limit = Math.min(v.length, Math.max(0, ctx.maxArrayLength === null ? Infinity : ctx.maxArrayLength));
@@ -151,19 +158,38 @@ function formatValue(v, depth, seen, top, ctx = inspectDefaults) {
       for (const k of extraKeys) items.push(formatProperty(v, k, depth, seen, ctx));
       const n = ctorName(v);
       const prefix = n && n !== 'Array' ? n + '(' + v.length + ') ' : '';
-      out = wrap(prefix, '[', ']', items, depth, ctx, v);
+      out = wrap(withRef(v, seen, ctx, prefix), '[', ']', items, depth, ctx, v);
+    } else if (native.promiseState(v) !== undefined) {
+      // node's Promise { value }, { <pending> } or { <rejected> reason }.
+      const [state, result] = native.promiseState(v);
+      ctx.currentDepth = depth + 1;
+      const items = [state === 0 ? stylize(ctx, '<pending>', 'special')
+        : (state === 2 ? stylize(ctx, '<rejected>', 'special') + ' ' : '') + formatValue(result, depth + 1, seen, false, ctx)];
+      for (const k of ownKeys(v, ctx)) items.push(formatProperty(v, k, depth, seen, ctx));
+      const n = ctorName(v);
+      out = wrap(withRef(v, seen, ctx, (n && n !== 'Promise' ? n + ' [Promise] ' : 'Promise ')), '{', '}', items, depth, ctx);
+    } else if (v instanceof WeakMap || v instanceof WeakSet) {
+      const items = [stylize(ctx, '<items unknown>', 'special')];
+      for (const k of ownKeys(v, ctx)) items.push(formatProperty(v, k, depth, seen, ctx));
+      out = wrap(withRef(v, seen, ctx, (v instanceof WeakMap ? 'WeakMap ' : 'WeakSet ')), '{', '}', items, depth, ctx);
     } else if (v instanceof Map) {
-      if (v.size > 0) ctx.currentDepth = depth + 1;
+      // A Map's or Set's own properties follow its entries, as in node
+      // (immer's frozen Maps carry their own set/delete/clear).
+      const extraKeys = ownKeys(v, ctx);
+      if (v.size > 0 || extraKeys.length > 0) ctx.currentDepth = depth + 1;
       const items = [];
       for (const [k, val] of v) {
         items.push(formatValue(k, depth + 1, seen, false, ctx) + ' => ' + formatValue(val, depth + 1, seen, false, ctx));
       }
-      out = wrap('Map(' + v.size + ') ', '{', '}', items, depth, ctx);
+      for (const k of extraKeys) items.push(formatProperty(v, k, depth, seen, ctx));
+      out = wrap(withRef(v, seen, ctx, 'Map(' + v.size + ') '), '{', '}', items, depth, ctx);
     } else if (v instanceof Set) {
-      if (v.size > 0) ctx.currentDepth = depth + 1;
+      const extraKeys = ownKeys(v, ctx);
+      if (v.size > 0 || extraKeys.length > 0) ctx.currentDepth = depth + 1;
       const items = [];
       for (const val of v) items.push(formatValue(val, depth + 1, seen, false, ctx));
-      out = wrap('Set(' + v.size + ') ', '{', '}', items, depth, ctx);
+      for (const k of extraKeys) items.push(formatProperty(v, k, depth, seen, ctx));
+      out = wrap(withRef(v, seen, ctx, 'Set(' + v.size + ') '), '{', '}', items, depth, ctx);
     } else if (ArrayBuffer.isView(v) && !(v instanceof DataView)) {
       if (v.length > 0) ctx.currentDepth = depth + 1;
       const items = [];
@@ -188,6 +214,13 @@ function formatValue(v, depth, seen, top, ctx = inspectDefaults) {
     seen.pop();
   }
   return out;
+}
+
+// The prefix of an object that its members refer back to: node's
+// "<ref *N> ", known once the members are formatted.
+function withRef(v, seen, ctx, prefix) {
+  const ref = seen.circular && seen.circular.get(v);
+  return ref === undefined ? prefix : stylize(ctx, '<ref *' + ref + '>', 'special') + ' ' + prefix;
 }
 
 function formatKey(k) {
@@ -222,7 +255,7 @@ function formatProperty(v, k, depth, seen, ctx) {
 
 function formatObjectBody(v, keys, depth, seen, prefix, open, close, ctx = inspectDefaults) {
   const items = keys.map((k) => formatProperty(v, k, depth, seen, ctx));
-  return wrap(prefix, open, close, items, depth, ctx);
+  return wrap(withRef(v, seen, ctx, prefix), open, close, items, depth, ctx);
 }
 
 // Visible length: colour codes take no columns.
@@ -241,7 +274,8 @@ function wrap(prefix, open, close, items, depth, ctx = inspectDefaults, arrayVal
   if ((ctx.currentDepth || 0) - (depth + 1) < kCompactLevels && output.length === items.length) {
     // The entries, their separators, the indentation, the opening brace and
     // node's slack of 10 columns.
-    let width = 2 * output.length + indentLvl + prefix.length + open.length + 10;
+    // (node does not count the space after a <ref *N>.)
+    let width = 2 * output.length + indentLvl + prefix.length + open.length + 10 - (prefix.includes('<ref *') ? 1 : 0);
     for (const entry of output) width += visibleLength(entry);
     if (width <= ctx.breakLength && !output.some((e) => e.includes('\n'))) {
       return prefix + open + ' ' + output.join(', ') + ' ' + close;

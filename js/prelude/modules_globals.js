@@ -9,7 +9,7 @@ const builtins = {
   fs, 'fs/promises': fs.promises, crypto, os, url: { URL, URLSearchParams, fileURLToPath, pathToFileURL }, querystring,
   string_decoder: { StringDecoder }, zlib, child_process: childProcess, 'timers/promises': timersPromises, perf_hooks: { performance },
   module: { createRequire: (from) => makeRequire(new Module(from instanceof URL || String(from).startsWith('file:') ? fileURLToPath(from) : String(from), null)) },
-  pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: bufferModule,
+  pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: bufferModule, tty,
   timers: null, process: null, console: null,
 };
 const moduleCache = Object.create(null);

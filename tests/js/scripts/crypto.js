@@ -56,4 +56,28 @@ check('randomBytes with a callback answers later', async () => {
   assert.strictEqual(buf.length, 4);
 });
 
+check('randomFillSync and randomFill fill in place (uuid and nanoid use them)', async () => {
+  const buf = Buffer.alloc(64);
+  assert.strictEqual(nodeCrypto.randomFillSync(buf), buf);
+  assert.ok(buf.some((x) => x !== 0));
+  // offset and size count elements of the view.
+  const u32 = new Uint32Array(4);
+  nodeCrypto.randomFillSync(u32, 1, 2);
+  assert.strictEqual(u32[0], 0);
+  assert.strictEqual(u32[3], 0);
+  assert.ok(u32[1] !== 0 || u32[2] !== 0);
+  const ab = new ArrayBuffer(16);
+  assert.strictEqual(nodeCrypto.randomFillSync(ab), ab);
+  assert.ok(new Uint8Array(ab).some((x) => x !== 0));
+  assert.throws(() => nodeCrypto.randomFillSync(Buffer.alloc(2), 3), { code: 'ERR_OUT_OF_RANGE', name: 'RangeError' });
+  assert.throws(() => nodeCrypto.randomFillSync('str'), TypeError);
+  let later = false;
+  const filled = await new Promise((resolve, reject) => {
+    nodeCrypto.randomFill(Buffer.alloc(8), 4, (err, b) => (err ? reject(err) : resolve(later && b)));
+    later = true;
+  });
+  assert.strictEqual(filled.length, 8);
+  assert.strictEqual(filled.readUInt32BE(0), 0);
+});
+
 done();

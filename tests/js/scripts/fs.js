@@ -63,6 +63,24 @@ check('directories: mkdir -p, readdir (names and Dirents), rename, rm', () => {
   fs.rmSync(path.join(root, 'x'), { force: true });
 });
 
+check('mkdtemp: a new private directory per call, in the three forms', async () => {
+  fs.mkdirSync(root, { recursive: true });
+  const a = fs.mkdtempSync(path.join(root, 'tmp-'));
+  const b = fs.mkdtempSync(path.join(root, 'tmp-'));
+  assert.match(path.basename(a), /^tmp-[A-Za-z0-9]{6}$/);
+  assert.notStrictEqual(a, b);
+  assert.ok(fs.statSync(a).isDirectory());
+  assert.strictEqual(fs.statSync(a).mode & 0o777, 0o700);
+  const c = await new Promise((resolve, reject) => fs.mkdtemp(path.join(root, 'cb-'), (e, d) => (e ? reject(e) : resolve(d))));
+  const d = await fs.promises.mkdtemp(path.join(root, 'p-'));
+  assert.ok(fs.existsSync(c) && fs.existsSync(d));
+  assert.throws(() => fs.mkdtempSync(path.join(root, 'none', 'x-')), {
+    code: 'ENOENT', syscall: 'mkdtemp', path: path.join(root, 'none', 'x-XXXXXX'),
+    message: "ENOENT: no such file or directory, mkdtemp '" + path.join(root, 'none', 'x-XXXXXX') + "'",
+  });
+  for (const dir of [a, b, c, d]) fs.rmdirSync(dir);
+});
+
 check('errors have node\'s code, syscall and path', () => {
   const missing = path.join(root, 'missing.txt');
   assert.throws(() => fs.readFileSync(missing), (e) => {

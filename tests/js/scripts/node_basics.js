@@ -24,7 +24,7 @@ check('util.inspect / util.format like node', () => {
   assert.strictEqual(util.inspect({ a: { b: { c: { d: 1 } } } }), '{ a: { b: { c: [Object] } } }');
   const circ = { name: 'c' };
   circ.self = circ;
-  assert.strictEqual(util.inspect(circ), "{ name: 'c', self: [Circular *1] }");
+  assert.strictEqual(util.inspect(circ), "<ref *1> { name: 'c', self: [Circular *1] }");
   assert.strictEqual(util.inspect(new Map([[1, 'a']])), "Map(1) { 1 => 'a' }");
   assert.strictEqual(util.inspect(new Set([1, 2])), 'Set(2) { 1, 2 }');
   assert.strictEqual(util.inspect(new Date(0)), '1970-01-01T00:00:00.000Z');
@@ -39,7 +39,7 @@ check('util.inspect / util.format like node', () => {
   assert.ok(util.inspect(new Error('boom')).startsWith('Error: boom\n    at '));
   assert.strictEqual(util.format('%s=%d %j %%', 'x', 42, { a: 1 }), 'x=42 {"a":1} %');
   assert.strictEqual(util.format('a', 1, { b: 2 }), 'a 1 { b: 2 }');
-  assert.strictEqual(util.format('%i|%f|%o', 3.9, '1.5', [1]), '3|1.5|[ 1 ]');
+  assert.strictEqual(util.format('%i|%f|%o', 3.9, '1.5', [1]), '3|1.5|[ 1, [length]: 1 ]');
   assert.strictEqual(util.format(1, 'two'), '1 two');
 });
 
@@ -217,6 +217,16 @@ check('performance.now and EventEmitter', async () => {
   assert.deepStrictEqual(seen, ['on:1', 'once:1', 'on:2']);
   assert.strictEqual(e.listenerCount('x'), 1);
   assert.throws(() => e.emit('error', new Error('unhandled')), /unhandled/);
+});
+
+check('tty.isatty and the standard streams\' descriptors (chalk and debug ask them)', () => {
+  const tty = require('tty');
+  assert.strictEqual(require('node:tty'), tty);
+  assert.strictEqual(process.stdout.fd, 1);
+  assert.strictEqual(process.stderr.fd, 2);
+  assert.strictEqual(typeof tty.isatty(process.stdout.fd), 'boolean');
+  for (const fd of [-1, 1.5, '1', undefined, 1e6]) assert.strictEqual(tty.isatty(fd), false, String(fd));
+  assert.strictEqual(typeof tty.WriteStream, 'function');
 });
 
 check('settee object', () => {

@@ -27,6 +27,34 @@ check('util.inspect options and layout as node prints them', () => {
   assert.strictEqual(util.inspect(Array.from({ length: 120 }, (_, i) => i), { maxArrayLength: 3 }), '[ 0, 1, 2, ... 117 more items ]');
   assert.strictEqual(util.inspect('a'.repeat(20), { maxStringLength: 5 }), "'aaaaa'... 15 more characters");
   assert.strictEqual(util.inspect({ b: 1, a: 2 }, { sorted: true }), '{ a: 2, b: 1 }');
+  // A Map's or Set's own properties (immer's frozen Map), an array's length with showHidden (%o).
+  const m = new Map([[1, 2]]);
+  m.extra = 'own';
+  const st = new Set();
+  st.tag = 1;
+  assert.strictEqual(util.inspect([m, st]), "[ Map(1) { 1 => 2, extra: 'own' }, Set(0) { tag: 1 } ]");
+  assert.strictEqual(util.format('%o', [1]), '[ 1, [length]: 1 ]');
+  // Promises show their state and value; weak collections cannot list theirs.
+  const tagged = Promise.resolve(3);
+  tagged.tag = 1;
+  const rejected = Promise.reject(2);
+  rejected.catch(() => {});
+  assert.strictEqual(util.inspect([tagged, new Promise(() => {}), rejected]),
+    '[\n  Promise { 3, tag: 1 },\n  Promise { <pending> },\n  Promise { <rejected> 2 }\n]');
+  assert.strictEqual(util.inspect(Promise.resolve({ a: { b: { c: {} } } })), 'Promise { { a: { b: [Object] } } }');
+  assert.strictEqual(util.inspect({ d: { e: { f: Promise.resolve(1) } } }), '{ d: { e: { f: [Promise] } } }');
+  assert.strictEqual(util.inspect([new WeakMap(), new WeakSet()]), '[ WeakMap { <items unknown> }, WeakSet { <items unknown> } ]');
+  // Objects met again are numbered, and marked where they are shown.
+  const a = { n: 'a' };
+  a.b = { n: 'b', a };
+  a.me = a;
+  assert.strictEqual(util.inspect(a), "<ref *1> { n: 'a', b: { n: 'b', a: [Circular *1] }, me: [Circular *1] }");
+  const arr = [1];
+  arr.push({ arr, inner: [arr] });
+  assert.strictEqual(util.inspect({ arr }), '{ arr: <ref *1> [ 1, { arr: [Circular *1], inner: [Array] } ] }');
+  assert.strictEqual(util.inspect(a.b, { colors: true }),
+    "\u001b[36m<ref *1>\u001b[39m {\n  n: \u001b[32m'b'\u001b[39m,\n  a: \u001b[36m<ref *2>\u001b[39m { n: \u001b[32m'a'\u001b[39m, " +
+    "b: \u001b[36m[Circular *1]\u001b[39m, me: \u001b[36m[Circular *2]\u001b[39m }\n}");
   assert.strictEqual(util.inspect({ get g() { return 42; } }, { getters: true }), '{ g: [Getter: 42] }');
   assert.strictEqual(util.formatWithOptions({ depth: 0 }, 'x %O', { a: { b: 1 } }), 'x { a: [Object] }');
   // Long arrays are grouped into aligned columns, numbers to the right.
@@ -92,6 +120,13 @@ check('events: once, on, prependListener, errorMonitor, listener bookkeeping', a
   setImmediate(() => e.emit('error', new Error('boom')));
   await assert.rejects(events.once(e, 'never'), /boom/);
   assert.strictEqual(e.listenerCount('never'), 0);
+  // events.once is an async function: its promise settles two microtasks
+  // after the event, after a then() queued just after the emit.
+  const turns = [];
+  const settled = events.once(e, 'go').then(() => turns.push('once'));
+  e.emit('go');
+  await Promise.all([settled, Promise.resolve().then(() => turns.push('then'))]);
+  assert.deepStrictEqual(turns, ['then', 'once']);
   assert.strictEqual(e.listenerCount('error'), 0);
   const order = [];
   e.on('x', () => order.push('on'));
@@ -247,6 +282,63 @@ check('querystring and string_decoder', () => {
   assert.strictEqual(u16.write(smile.subarray(0, 2)), '');
   assert.strictEqual(u16.end(), '\ud83d');
   assert.strictEqual(util.inspect('\ud83d'), "'\\ud83d'");
+});
+
+check('console.table, group and countReset as node writes them', () => {
+  // console writes through process.stdout.write, so replacing it captures.
+  const lines = [];
+  const saved = process.stdout.write;
+  process.stdout.write = (s) => { lines.push(String(s)); return true; };
+  try {
+    console.table([{ a: 1, b: 'x' }, { a: 2, c: [1, 2, 3, 4] }, 7]);
+    console.table({ r: { x: 1 } }, ['x', 'y']);
+    console.table(new Map([['k', { deep: { er: 1 } }]]));
+    console.table(new Set(['s']));
+    console.table('plain');
+    console.group('G');
+    console.log('in\ntwo lines');
+    console.group();
+    console.count('c');
+    console.groupEnd();
+    console.groupEnd();
+    console.count('c');
+    console.countReset('c');
+    console.count('c');
+  } finally {
+    process.stdout.write = saved;
+  }
+  assert.strictEqual(lines.join(''), [
+    '┌─────────┬───┬─────┬──────────────────────────────┬────────┐',
+    '│ (index) │ a │ b   │ c                            │ Values │',
+    '├─────────┼───┼─────┼──────────────────────────────┼────────┤',
+    "│ 0       │ 1 │ 'x' │                              │        │",
+    '│ 1       │ 2 │     │ [ 1, 2, 3, ... 1 more item ] │        │',
+    '│ 2       │   │     │                              │ 7      │',
+    '└─────────┴───┴─────┴──────────────────────────────┴────────┘',
+    '┌─────────┬───┬───┐',
+    '│ (index) │ x │ y │',
+    '├─────────┼───┼───┤',
+    '│ r       │ 1 │   │',
+    '└─────────┴───┴───┘',
+    '┌───────────────────┬─────┬────────────────────┐',
+    '│ (iteration index) │ Key │ Values             │',
+    '├───────────────────┼─────┼────────────────────┤',
+    "│ 0                 │ 'k' │ { deep: [Object] } │",
+    '└───────────────────┴─────┴────────────────────┘',
+    '┌───────────────────┬────────┐',
+    '│ (iteration index) │ Values │',
+    '├───────────────────┼────────┤',
+    "│ 0                 │ 's'    │",
+    '└───────────────────┴────────┘',
+    'plain',
+    'G',
+    '  in',
+    '  two lines',
+    '    c: 1',
+    'c: 2',
+    'c: 1',
+    '',
+  ].join('\n'));
 });
 
 check('performance marks and measures', () => {
