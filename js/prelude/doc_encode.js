@@ -77,8 +77,7 @@ const docEncoder = (() => {
   const kMemoBytes = 12;
   const memoName = new Array(kMemoSlots).fill('');
   const memoWords = new Int32Array(kMemoSlots * 3);
-  const memoLen = new Int32Array(kMemoSlots).fill(3);
-  for (let i = 0; i < kMemoSlots; i++) memoWords[3 * i] = 0x3A2222;  // '"":'
+  const memoLen = new Int32Array(kMemoSlots);
   // In front of the memo, the same encodings by the member's position in
   // its object: objects of one shape list the same names in the same order
   // (and a shape that extends another starts with its names), so the name
@@ -101,9 +100,16 @@ const docEncoder = (() => {
   const posName = new Array(kPosSlots).fill('');
   const posWords = new Int32Array(kPosSlots * 3);
   const posLen = new Int32Array(kPosSlots);
-  for (let i = 0; i < kPosSlots; i++) {
-    posWords[3 * i] = i === 0 ? 0x3A2222 : 0x3A22222C;  // '"":', ',"":'
-    posLen[i] = i === 0 ? 3 : 4;
+  // Both memos empty: every slot holds '' and its encoding.
+  function clearMemos() {
+    memoName.fill('');
+    memoLen.fill(3);
+    for (let i = 0; i < kMemoSlots; i++) memoWords[3 * i] = 0x3A2222;  // '"":'
+    posName.fill('');
+    for (let i = 0; i < kPosSlots; i++) {
+      posWords[3 * i] = i === 0 ? 0x3A2222 : 0x3A22222C;  // '"":', ',"":'
+      posLen[i] = i === 0 ? 3 : 4;
+    }
   }
   let nums = new Float64Array(64);
   let nnum = 0;
@@ -112,6 +118,7 @@ const docEncoder = (() => {
 
   // Grows the buffer until `need` more bytes fit after `p`.
   function grow(p, need) {
+    if (warming) return;  // warm(), below: room stays -1
     let cap = buf.length * 2;
     while (cap - kSlack < p + need) cap *= 2;
     const nb = new Uint8Array(cap);
@@ -475,6 +482,40 @@ const docEncoder = (() => {
       }
     }
   }
+
+  // Every writer's room check is `if (end > room) grow(...)`, and TurboFan
+  // compiles a branch that has never run (no type feedback for its
+  // arithmetic or its call) to a deoptimization. Batches of small documents
+  // never outgrow the first buffer, so the first batch that did threw the
+  // optimized code away: bulk-inserts-large-docs (190 KB a batch) right
+  // after bulk-inserts deoptimized str() and doc() ("Insufficient type
+  // feedback for binary operation" at str's check, inlined in doc), which
+  // ran unoptimized while TurboFan compiled them again (~25-30 ms of
+  // compile): the case's first batches took 2.5-4 ms (median over runs)
+  // where the later ones take 0.6, its first ten 1.15 ms a batch against
+  // 0.81 with this warming (settee bench, LevelDB). So each check's grow
+  // branch runs once here, while the prelude runs: with room at -1 every
+  // check fails and grow() returns at once, on a document and values that
+  // take every writer (the engine's feedback vectors are allocated eagerly,
+  // js/v8_init.cc, so one pass records it). doc() sees only a string
+  // member, as most documents' members are: its value() call stays without
+  // feedback, as it was. The memos and room are reset afterwards.
+  let warming = false;
+  function warm() {
+    warming = true;
+    room = -1;
+    strs.length = 2;
+    const nested = { w: 'x' };
+    for (let i = 0; i < 2; i++) {  // the second pass takes the key memo's hits
+      doc(nested, 0, 0);
+      value([7, 'y', true, null, nested], 0, 1);
+    }
+    strs.length = 0;
+    warming = false;
+    room = buf.length - kSlack;
+    clearMemos();
+  }
+  warm();
 
   return { encode };
 })();
