@@ -6,7 +6,7 @@
 
 const builtins = {
   events: EventEmitter, util, 'util/types': utilTypes, assert, 'assert/strict': assertStrict, path, 'path/posix': path,
-  fs, 'fs/promises': fs.promises, crypto, os, url: { URL, URLSearchParams, fileURLToPath, pathToFileURL }, querystring,
+  fs, 'fs/promises': fs.promises, crypto, os, url: { URL, URLSearchParams, fileURLToPath, pathToFileURL, ...legacyUrl }, querystring,
   string_decoder: { StringDecoder }, zlib, child_process: childProcess, 'timers/promises': timersPromises, perf_hooks: { performance },
   module: { createRequire: (from) => makeRequire(new Module(from instanceof URL || String(from).startsWith('file:') ? fileURLToPath(from) : String(from), null)) },
   pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: bufferModule, tty,

@@ -1,11 +1,13 @@
 // Part of the isolate prelude (js/prelude/begin.js): the WHATWG URL and
 // URLSearchParams globals that node and browsers give scripts (and npm
-// packages expect). Covers what scripts meet: special schemes (http, https,
-// ws, wss, ftp, file) with credentials, hosts, ports, dot segments and the
-// spec's percent-encode sets, opaque and authority forms of other schemes,
-// relative references against a base, and live searchParams. Not covered:
-// IDNA (non-ASCII hosts are kept percent-encoded) and IPv4 number forms
-// other than dotted decimal. A fragment, not a module.
+// packages expect), and the url module's legacy API (url.parse, url.format,
+// url.resolve, url.Url). URL covers what scripts meet: special schemes (http,
+// https, ws, wss, ftp, file) with credentials, hosts, ports, dot segments and
+// the spec's percent-encode sets, opaque and authority forms of other
+// schemes, relative references against a base, and live searchParams. Not
+// covered: IDNA (URL keeps non-ASCII hosts percent-encoded; url.parse
+// punycodes them but skips IDNA's mapping and validation) and IPv4 number
+// forms other than dotted decimal. A fragment, not a module.
 
 // ---------------------------------------------------------------------------
 // URL and URLSearchParams
@@ -359,4 +361,481 @@ const { URL, URLSearchParams } = (() => {
     get [Symbol.toStringTag]() { return 'URL'; }
   }
   return { URL, URLSearchParams };
+})();
+
+// ---------------------------------------------------------------------------
+// The url module's legacy API: parse / format / resolve / resolveObject on
+// Url objects, as node 20 does them (older packages: request, http-proxy,
+// express middleware). Lenient, not WHATWG: it escapes what it must and keeps
+// the rest as written.
+
+const legacyUrl = (() => {
+  // Schemes that take '//' and a host even where the string omits them, and
+  // the one that never has a host (nor gets escaped).
+  const slashed = new Set(['http', 'https', 'ftp', 'gopher', 'file', 'ws', 'wss'].flatMap((p) => [p, p + ':']));
+  const hostless = new Set(['javascript', 'javascript:']);
+  const argType = (name, what, value) => {
+    let got;
+    if (value === null || value === undefined) got = String(value);
+    else if (typeof value === 'object' || typeof value === 'function') {
+      got = value.constructor && value.constructor.name ? 'an instance of ' + value.constructor.name : inspect(value);
+    } else got = 'type ' + typeof value + ' (' + inspect(value) + ')';
+    const e = new TypeError('The "' + name + '" argument must be ' + what + '. Received ' + got);
+    e.code = 'ERR_INVALID_ARG_TYPE';
+    return e;
+  };
+  const invalidUrl = (input) => Object.assign(new TypeError('Invalid URL'), { code: 'ERR_INVALID_URL', input });
+  // Whitespace that parse trims from both ends: controls, space, NBSP, BOM.
+  const isTrimmed = (c) => c <= 0x20 || c === 0xa0 || c === 0xfeff;
+  // Characters that end a host without ending the authority (a later '@'
+  // still makes them auth), and those escaped anywhere after the host.
+  const notInHost = '\t\n\r "%\';<>\\^`{|}';
+  const escapeAlways = /[\t\n\r "'<>\\^`{|}]/g;
+  const hex2 = (ch) => '%' + ch.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0');
+  let warnedPort = false;
+
+  // RFC 3492's encoding of a label with non-ASCII characters (what follows
+  // 'xn--'). Only that: none of IDNA's mapping or validation.
+  function punycode(label) {
+    const points = Array.from(label, (c) => c.codePointAt(0));
+    const digit = (d) => String.fromCharCode(d < 26 ? 97 + d : 22 + d);
+    const adapt = (delta, count, first) => {
+      delta = first ? Math.floor(delta / 700) : delta >> 1;
+      delta += Math.floor(delta / count);
+      let k = 0;
+      for (; delta > 455; k += 36) delta = Math.floor(delta / 35);
+      return k + Math.floor((36 * delta) / (delta + 38));
+    };
+    let out = points.filter((c) => c < 0x80).map((c) => String.fromCharCode(c)).join('');
+    const basic = out.length;
+    if (basic > 0) out += '-';
+    let n = 0x80;
+    let delta = 0;
+    let bias = 72;
+    for (let done = basic; done < points.length; n++, delta++) {
+      const next = Math.min(...points.filter((c) => c >= n));
+      delta += (next - n) * (done + 1);
+      n = next;
+      for (const c of points) {
+        if (c < n) delta++;
+        if (c !== n) continue;
+        let q = delta;
+        for (let k = 36; ; k += 36) {
+          const t = k <= bias ? 1 : k >= bias + 26 ? 26 : k - bias;
+          if (q < t) break;
+          out += digit(t + ((q - t) % (36 - t)));
+          q = Math.floor((q - t) / (36 - t));
+        }
+        out += digit(q);
+        bias = adapt(delta, done + 1, done === basic);
+        delta = 0;
+        done++;
+      }
+    }
+    return out;
+  }
+
+  function Url() {
+    this.protocol = null;
+    this.slashes = null;
+    this.auth = null;
+    this.host = null;
+    this.port = null;
+    this.hostname = null;
+    this.hash = null;
+    this.search = null;
+    this.query = null;
+    this.pathname = null;
+    this.path = null;
+    this.href = null;
+  }
+
+  function parse(input, parseQueryString, slashesDenoteHost) {
+    if (input instanceof Url) return input;
+    const u = new Url();
+    u.parse(input, parseQueryString, slashesDenoteHost);
+    return u;
+  }
+
+  Url.prototype.parse = function (input, parseQueryString, slashesDenoteHost) {
+    if (typeof input !== 'string') throw argType('url', 'of type string', input);
+    let from = 0;
+    let to = input.length;
+    while (from < to && isTrimmed(input.charCodeAt(from))) from++;
+    while (to > from && isTrimmed(input.charCodeAt(to - 1))) to--;
+    let rest = input.slice(from, to);
+    // Backslashes before the query or fragment are slashes, as in browsers.
+    const split = rest.search(/[?#]/);
+    const before = split < 0 ? rest : rest.slice(0, split);
+    rest = before.replace(/\\/g, '/') + (split < 0 ? '' : rest.slice(split));
+
+    // A plain path (and query): taken as it is, unescaped.
+    if (!slashesDenoteHost && !rest.includes('#') && !before.includes('@')) {
+      const simple = /^(\/\/?(?!\/)[^?\s]*)(\?[^\s]*)?$/.exec(rest);
+      if (simple) {
+        this.path = rest;
+        this.href = rest;
+        this.pathname = simple[1];
+        if (simple[2]) {
+          this.search = simple[2];
+          this.query = parseQueryString ? querystring.parse(simple[2].slice(1)) : simple[2].slice(1);
+        } else if (parseQueryString) {
+          this.search = null;
+          this.query = Object.create(null);
+        }
+        return this;
+      }
+    }
+
+    const protoMatch = /^[a-z0-9.+-]+:/i.exec(rest);
+    const proto = protoMatch ? protoMatch[0] : undefined;
+    const lowerProto = proto ? proto.toLowerCase() : undefined;
+    if (proto) {
+      this.protocol = lowerProto;
+      rest = rest.slice(proto.length);
+    }
+
+    // '//' starts a host after a scheme, with slashesDenoteHost, or when an
+    // '@' follows (//user@host).
+    let slashes = false;
+    if (slashesDenoteHost || proto || /^\/\/[^@/]+@[^@/]+/.test(rest)) {
+      slashes = rest.startsWith('//');
+      if (slashes && !(proto && hostless.has(lowerProto))) {
+        rest = rest.slice(2);
+        this.slashes = true;
+      }
+    }
+
+    // (node tests the scheme as written here: 'HTTP:x' has a host 'x'.)
+    if (!hostless.has(lowerProto) && (slashes || (proto && !slashed.has(proto)))) {
+      // The authority ends at the first '/', '?' or '#'; the last '@' before
+      // it ends the auth; the host ends at the first character that can't be
+      // in one after that '@'.
+      let authEnd = -1;
+      let hostEnd = -1;
+      for (let i = 0; i < rest.length; i++) {
+        const ch = rest[i];
+        if (ch === '/' || ch === '?' || ch === '#') {
+          if (hostEnd < 0) hostEnd = i;
+          break;
+        }
+        if (ch === '@') {
+          authEnd = i;
+          hostEnd = -1;
+        } else if (hostEnd < 0 && notInHost.includes(ch)) {
+          hostEnd = i;
+        }
+      }
+      if (authEnd >= 0) this.auth = decodeURIComponent(rest.slice(0, authEnd));
+      const hostStart = authEnd + 1;
+      if (hostEnd < 0) hostEnd = rest.length;
+      this.host = rest.slice(hostStart, hostEnd);
+      rest = rest.slice(hostEnd);
+      this.parseHost();
+      if (typeof this.hostname !== 'string') this.hostname = '';
+      const ipv6 = this.hostname.startsWith('[') && this.hostname.endsWith(']');
+      if (!ipv6) {
+        // What follows a '/', '\', '#', '?' or ':' left in the hostname
+        // (a bad port, say) goes back into the path.
+        const cut = this.hostname.search(/[/\\#?:]/);
+        if (cut >= 0) {
+          if (this.hostname[cut] === ':' && !warnedPort) {
+            warnedPort = true;
+            process.emitWarning('The URL ' + input + ' is invalid. Future versions of Node.js will throw an error.',
+                                'DeprecationWarning', 'DEP0170');
+          }
+          rest = '/' + this.hostname.slice(cut) + rest;
+          this.hostname = this.hostname.slice(0, cut);
+        }
+      }
+      this.hostname = this.hostname.length > 255 ? '' : this.hostname.toLowerCase();
+      if (this.hostname !== '' && !ipv6) {
+        this.hostname = this.hostname.split('.').map((l) => (/[^\0-\x7f]/.test(l) ? 'xn--' + punycode(l) : l)).join('.');
+      }
+      if (this.hostname !== '') {
+        const forbidden = ipv6 ? /[\0\t\n\r #%/<>?@\\^|]/ : /[\0\t\n\r #%/:<>?@[\\\]^|]/;
+        if (forbidden.test(this.hostname)) throw invalidUrl(input);
+      }
+      this.host = this.hostname + (this.port ? ':' + this.port : '');
+      if (ipv6) {
+        this.hostname = this.hostname.slice(1, -1);
+        if (rest[0] !== '/') rest = '/' + rest;
+      }
+    }
+
+    if (!hostless.has(lowerProto)) rest = rest.replace(escapeAlways, hex2);
+
+    const hashAt = rest.indexOf('#');
+    if (hashAt >= 0) {
+      this.hash = rest.slice(hashAt);
+      rest = rest.slice(0, hashAt);
+    }
+    const queryAt = rest.indexOf('?');
+    if (queryAt >= 0) {
+      this.search = rest.slice(queryAt);
+      this.query = rest.slice(queryAt + 1);
+      if (parseQueryString) this.query = querystring.parse(this.query);
+      rest = rest.slice(0, queryAt);
+    } else if (parseQueryString) {
+      this.search = null;
+      this.query = Object.create(null);
+    }
+    if (rest !== '') this.pathname = rest;
+    if (slashed.has(lowerProto) && this.hostname && !this.pathname) this.pathname = '/';
+    if (this.pathname || this.search) this.path = (this.pathname || '') + (this.search || '');
+    this.href = this.format();
+    return this;
+  };
+
+  Url.prototype.format = function () {
+    let auth = this.auth || '';
+    if (auth) auth = encodeURIComponent(auth).replace(/%3A/g, ':') + '@';
+    let protocol = this.protocol || '';
+    let pathname = this.pathname || '';
+    let hash = this.hash || '';
+    let host = '';
+    if (this.host) {
+      host = auth + this.host;
+    } else if (this.hostname) {
+      const h = this.hostname;
+      host = auth + (h.includes(':') && !(h.startsWith('[') && h.endsWith(']')) ? '[' + h + ']' : h);
+      if (this.port) host += ':' + this.port;
+    }
+    let query = '';
+    if (this.query !== null && typeof this.query === 'object') query = querystring.stringify(this.query);
+    let search = this.search || (query && '?' + query) || '';
+    if (protocol && !protocol.endsWith(':')) protocol += ':';
+    pathname = pathname.replace(/[?#]/g, (c) => (c === '#' ? '%23' : '%3F'));
+    // Only slashed schemes get '//' (not mailto:), unless parsed with them.
+    if (this.slashes || slashed.has(protocol)) {
+      if (this.slashes || host) {
+        if (pathname && pathname[0] !== '/') pathname = '/' + pathname;
+        host = '//' + host;
+      } else if (protocol.startsWith('file')) {
+        host = '//';
+      }
+    }
+    search = search.replace(/#/g, '%23');
+    if (hash && hash[0] !== '#') hash = '#' + hash;
+    if (search && search[0] !== '?') search = '?' + search;
+    return protocol + host + pathname + search + hash;
+  };
+
+  Url.prototype.resolve = function (relative) {
+    return this.resolveObject(parse(relative, false, true)).format();
+  };
+
+  Url.prototype.resolveObject = function (relative) {
+    if (typeof relative === 'string') {
+      const rel = new Url();
+      rel.parse(relative, false, true);
+      relative = rel;
+    }
+    const result = new Url();
+    for (const k of Object.keys(this)) result[k] = this[k];
+    const finish = () => {
+      result.href = result.format();
+      return result;
+    };
+    const setPath = () => {
+      if (result.pathname !== null || result.search !== null) result.path = (result.pathname || '') + (result.search || '');
+    };
+    // The fragment always comes from the relative one, even when it's empty.
+    result.hash = relative.hash;
+    if (relative.href === '') return finish();
+
+    // '//host/path': everything but the scheme.
+    if (relative.slashes && !relative.protocol) {
+      for (const k of Object.keys(relative)) if (k !== 'protocol') result[k] = relative[k];
+      if (slashed.has(result.protocol) && result.hostname && !result.pathname) result.path = result.pathname = '/';
+      return finish();
+    }
+
+    if (relative.protocol && relative.protocol !== result.protocol) {
+      // Another scheme: a hostful one takes its host from the path's first
+      // segment if it has none ('http:host/p'); others replace everything.
+      if (!slashed.has(relative.protocol)) {
+        for (const k of Object.keys(relative)) result[k] = relative[k];
+        return finish();
+      }
+      result.protocol = relative.protocol;
+      if (!relative.host && !/^file:?$/.test(relative.protocol) && !hostless.has(relative.protocol)) {
+        const segments = (relative.pathname || '').split('/');
+        while (segments.length && !(relative.host = segments.shift()));
+        if (!relative.host) relative.host = '';
+        if (!relative.hostname) relative.hostname = '';
+        if (segments[0] !== '') segments.unshift('');
+        if (segments.length < 2) segments.unshift('');
+        result.pathname = segments.join('/');
+      } else {
+        result.pathname = relative.pathname;
+      }
+      result.search = relative.search;
+      result.query = relative.query;
+      result.host = relative.host || '';
+      result.auth = relative.auth;
+      result.hostname = relative.hostname || relative.host;
+      result.port = relative.port;
+      if (result.pathname || result.search) result.path = (result.pathname || '') + (result.search || '');
+      result.slashes = result.slashes || relative.slashes;
+      return finish();
+    }
+
+    const sourceAbsolute = Boolean(result.pathname && result.pathname[0] === '/');
+    const relativeAbsolute = Boolean(relative.host || (relative.pathname && relative.pathname[0] === '/'));
+    let mustEndAbsolute = relativeAbsolute || sourceAbsolute || Boolean(result.host && relative.pathname);
+    const removeAllDots = mustEndAbsolute;
+    let srcPath = (result.pathname && result.pathname.split('/')) || [];
+    const relPath = (relative.pathname && relative.pathname.split('/')) || [];
+    // Schemes without '//' (mailto:): the "host" is the path's first segment,
+    // so '..' can climb into it.
+    const noSlashes = result.protocol && !slashed.has(result.protocol);
+    const hostBackFromPath = (host) => {
+      result.hostname = result.host = host;
+      // 'user@host' stuck in the host: split the auth off again.
+      const at = result.host && result.host.indexOf('@') > 0 ? result.host.split('@') : null;
+      if (at) {
+        result.auth = at.shift();
+        result.host = result.hostname = at.shift();
+      }
+    };
+    if (noSlashes) {
+      result.hostname = '';
+      result.port = null;
+      if (result.host) {
+        if (srcPath[0] === '') srcPath[0] = result.host;
+        else srcPath.unshift(result.host);
+      }
+      result.host = '';
+      if (relative.protocol) {
+        relative.hostname = null;
+        relative.port = null;
+        if (relative.host) {
+          if (relPath[0] === '') relPath[0] = relative.host;
+          else relPath.unshift(relative.host);
+        }
+        relative.host = null;
+      }
+      mustEndAbsolute = mustEndAbsolute && (relPath[0] === '' || srcPath[0] === '');
+    }
+
+    if (relativeAbsolute) {
+      if (relative.host || relative.host === '') {
+        if (result.host !== relative.host) result.auth = null;
+        result.host = relative.host;
+        result.port = relative.port;
+      }
+      if (relative.hostname || relative.hostname === '') {
+        if (result.hostname !== relative.hostname) result.auth = null;
+        result.hostname = relative.hostname;
+      }
+      result.search = relative.search;
+      result.query = relative.query;
+      srcPath = relPath;
+    } else if (relPath.length) {
+      // Relative path: replaces the last segment.
+      srcPath.pop();
+      srcPath = srcPath.concat(relPath);
+      result.search = relative.search;
+      result.query = relative.query;
+    } else if (relative.search !== null && relative.search !== undefined) {
+      // Only a query ('?x').
+      if (noSlashes) hostBackFromPath(srcPath.shift());
+      result.search = relative.search;
+      result.query = relative.query;
+      setPath();
+      return finish();
+    }
+
+    if (!srcPath.length) {
+      result.pathname = null;
+      result.path = result.search ? '/' + result.search : null;
+      return finish();
+    }
+
+    // A path ending in '.' or '..' (or '') keeps a trailing slash.
+    let last = srcPath[srcPath.length - 1];
+    const trailingSlash = Boolean(((result.host || relative.host || srcPath.length > 1) && (last === '.' || last === '..')) || last === '');
+    // Drop '.', and '..' with the segment before it; count those above the root.
+    let up = 0;
+    for (let i = srcPath.length - 1; i >= 0; i--) {
+      last = srcPath[i];
+      if (last === '.') {
+        srcPath.splice(i, 1);
+      } else if (last === '..') {
+        srcPath.splice(i, 1);
+        up++;
+      } else if (up) {
+        srcPath.splice(i, 1);
+        up--;
+      }
+    }
+    if (!mustEndAbsolute && !removeAllDots) while (up--) srcPath.unshift('..');
+    if (mustEndAbsolute && srcPath[0] !== '' && (!srcPath[0] || srcPath[0][0] !== '/')) srcPath.unshift('');
+    if (trailingSlash && !srcPath.join('/').endsWith('/')) srcPath.push('');
+    const isAbsolute = srcPath[0] === '' || Boolean(srcPath[0] && srcPath[0][0] === '/');
+    if (noSlashes) hostBackFromPath(isAbsolute ? '' : srcPath.length ? srcPath.shift() : '');
+    mustEndAbsolute = mustEndAbsolute || Boolean(result.host && srcPath.length);
+    if (mustEndAbsolute && !isAbsolute) srcPath.unshift('');
+    if (srcPath.length) {
+      result.pathname = srcPath.join('/');
+    } else {
+      result.pathname = null;
+      result.path = null;
+    }
+    setPath();
+    result.auth = relative.auth || result.auth;
+    result.slashes = result.slashes || relative.slashes;
+    return finish();
+  };
+
+  // Splits host into hostname and port (digits after the last ':').
+  Url.prototype.parseHost = function () {
+    let host = this.host;
+    const port = /:[0-9]*$/.exec(host);
+    if (port) {
+      if (port[0] !== ':') this.port = port[0].slice(1);
+      host = host.slice(0, host.length - port[0].length);
+    }
+    if (host) this.hostname = host;
+  };
+
+  // A WHATWG URL's string without the parts options turn off (fragment,
+  // search, auth; unicode would need IDNA, which settee lacks).
+  function formatURL(u, options) {
+    let fragment = true;
+    let search = true;
+    let auth = true;
+    if (options !== undefined) {
+      if (options === null || typeof options !== 'object') throw argType('options', 'of type object', options);
+      if (options.fragment !== undefined) fragment = Boolean(options.fragment);
+      if (options.search !== undefined) search = Boolean(options.search);
+      if (options.auth !== undefined) auth = Boolean(options.auth);
+    }
+    let s = u.protocol;
+    if (u._host !== null) {
+      s += '//';
+      if (auth && (u.username || u.password)) s += u.username + (u.password ? ':' + u.password : '') + '@';
+      s += u.host;
+    }
+    s += u.pathname;
+    if (search && u._query !== null) s += '?' + u._query;
+    if (fragment && u._hash !== null) s += '#' + u._hash;
+    return s;
+  }
+
+  function format(urlObject, options) {
+    if (typeof urlObject === 'string') return parse(urlObject).format();
+    if (urlObject === null || typeof urlObject !== 'object') throw argType('urlObject', 'one of type object or string', urlObject);
+    if (urlObject instanceof URL) return formatURL(urlObject, options);
+    return Url.prototype.format.call(urlObject);
+  }
+
+  return {
+    Url,
+    parse,
+    format,
+    resolve: (from, to) => parse(from, false, true).resolve(to),
+    resolveObject: (from, to) => (from ? parse(from, false, true).resolveObject(to) : to),
+  };
 })();

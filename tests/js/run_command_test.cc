@@ -362,7 +362,7 @@ TEST(JsScripts, Find) { ExpectScriptPasses("find.js", 4); }
 
 TEST(JsScripts, FsModuleAsInNode) { ExpectScriptPasses("fs.js", 5); }
 
-TEST(JsScripts, UrlAndUrlSearchParamsAsInNode) { ExpectScriptPasses("url.js", 1); }
+TEST(JsScripts, UrlAndUrlSearchParamsAsInNode) { ExpectScriptPasses("url.js", 2); }
 
 TEST(JsScripts, UtilEventsAbortAndFriendsAsInNode) { ExpectScriptPasses("node_util.js", 11); }
 
