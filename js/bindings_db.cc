@@ -259,6 +259,25 @@ void DbCompact(const Args& args) {
   if (!s.ok()) Fail(args, s);
 }
 
+// dbCompactDocs(h, ids): the non-leaf bodies of these documents go
+// (PouchDB's auto_compaction, run by js/prelude/pouchdb.js after a write).
+void DbCompactDocs(const Args& args) {
+  auto db = DbArg(args);
+  if (!db || !args[1]->IsArray()) return;
+  v8::Isolate* isolate = args.GetIsolate();
+  v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
+  v8::Local<v8::Array> list = args[1].As<v8::Array>();
+  std::vector<std::string> ids;
+  ids.reserve(list->Length());
+  for (uint32_t i = 0; i < list->Length(); ++i) {
+    v8::Local<v8::Value> v;
+    if (!list->Get(ctx, i).ToLocal(&v)) return;
+    if (v->IsString()) ids.push_back(ToUtf8(isolate, v));
+  }
+  Status s = db->CompactDocuments(ids);
+  if (!s.ok()) Fail(args, s);
+}
+
 // dbPurge(h, id, rev): pouchdb-core 9's purge(docId, rev) on the engine:
 // {"ok":true,"deletedRevs":[leaf, its unshared ancestors...],
 // "documentWasRemovedCompletely":bool}; {"notLeaf":true} or {"noRev":true}
@@ -1076,6 +1095,7 @@ void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "dbDestroy", DbDestroy);
   SetFn(ctx, native, "dbInfo", DbInfo);
   SetFn(ctx, native, "dbCompact", DbCompact);
+  SetFn(ctx, native, "dbCompactDocs", DbCompactDocs);
   SetFn(ctx, native, "dbPurge", DbPurge);
   SetFn(ctx, native, "dbUpdateSeq", DbUpdateSeq);
   SetFn(ctx, native, "dbSetRevsLimit", DbSetRevsLimit);

@@ -254,32 +254,8 @@ Status DatabaseImpl::Compact() {
     auto lock = LockWriterDrained();
     Status s = CheckAlive();
     if (!s.ok()) return s;
-    KVWriteBatch batch;
-    std::string bytes, encoded;
-    for (const std::string& id : ids) {
-      s = kv_->Get(KVReadOptions(), keys_.Doc(id), &bytes);
-      if (s.IsNotFound()) continue;
-      if (!s.ok()) return s;
-      DocRecord record;
-      s = DecodeDocRecord(bytes, &record);
-      if (!s.ok()) return s;
-      bool changed = false;
-      for (int i = 0; i < static_cast<int>(record.tree.size()); ++i) {
-        if (record.tree.node(i).has_body && !record.tree.IsLeaf(i)) {
-          record.tree.SetHasBody(i, false);
-          batch.Delete(keys_.RevBody(id, record.tree.RevString(i)));
-          changed = true;
-        }
-      }
-      if (changed) {
-        EncodeDocRecord(record, &encoded);
-        batch.Put(keys_.Doc(id), encoded);
-      }
-    }
-    if (!batch.empty()) {
-      s = kv_->Write(owner_->write_options(), batch);
-      if (!s.ok()) return s;
-    }
+    s = DropOldBodiesLocked(ids);
+    if (!s.ok()) return s;
   }
   Status s = CompactChanges();
   if (!s.ok()) return s;
@@ -289,6 +265,41 @@ Status DatabaseImpl::Compact() {
   if (!s.ok()) return s;
   kv_->CompactRange(keys_.prefix(), keys::PrefixEnd(keys_.prefix()));
   return Status::OK();
+}
+
+Status DatabaseImpl::CompactDocuments(const std::vector<std::string>& ids) {
+  if (ids.empty()) return Status::OK();
+  auto lock = LockWriterDrained();
+  Status s = CheckAlive();
+  if (!s.ok()) return s;
+  return DropOldBodiesLocked(ids);
+}
+
+Status DatabaseImpl::DropOldBodiesLocked(const std::vector<std::string>& ids) {
+  KVWriteBatch batch;
+  std::string bytes, encoded;
+  for (const std::string& id : ids) {
+    Status s = kv_->Get(KVReadOptions(), keys_.Doc(id), &bytes);
+    if (s.IsNotFound()) continue;
+    if (!s.ok()) return s;
+    DocRecord record;
+    s = DecodeDocRecord(bytes, &record);
+    if (!s.ok()) return s;
+    bool changed = false;
+    for (int i = 0; i < static_cast<int>(record.tree.size()); ++i) {
+      if (record.tree.node(i).has_body && !record.tree.IsLeaf(i)) {
+        record.tree.SetHasBody(i, false);
+        batch.Delete(keys_.RevBody(id, record.tree.RevString(i)));
+        changed = true;
+      }
+    }
+    if (changed) {
+      EncodeDocRecord(record, &encoded);
+      batch.Put(keys_.Doc(id), encoded);
+    }
+  }
+  if (batch.empty()) return Status::OK();
+  return kv_->Write(owner_->write_options(), batch);
 }
 
 Status DatabaseImpl::CompactChanges() {

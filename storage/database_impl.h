@@ -135,6 +135,7 @@ class DatabaseImpl final : public Database {
   void RemoveChangeListener(uint64_t id) override;
   uint64_t WaitForChange(uint64_t since, std::chrono::milliseconds timeout) override;
   Status Compact() override;
+  Status CompactDocuments(const std::vector<std::string>& ids) override;
   uint32_t RevsLimit() const override { return revs_limit_.load(std::memory_order_relaxed); }
   Status SetRevsLimit(uint32_t limit) override;
   std::string Security() const override;
@@ -303,6 +304,9 @@ class DatabaseImpl final : public Database {
   // superseded changes without them, and drops their markers.
   // REQUIRES: write_mu_ not held (taken per chunk).
   Status CompactChanges();
+  // Under the writer lock: drops the non-leaf bodies of `ids` (Compact's
+  // first pass, CompactDocuments).
+  Status DropOldBodiesLocked(const std::vector<std::string>& ids);
   // REQUIRES write_mu_: finishes ctx into `staged` (its batch and ticket)
   // and makes counters_ and largest_doc_id_ what they are after it.
   void Stage(WriteContext& ctx, StagedCommit* staged);

@@ -604,6 +604,11 @@ class Database {
   // stored revision refers to (purged revisions' among them), trims the
   // purge infos to PurgedInfosLimit(), and reclaims backend space.
   virtual Status Compact() = 0;
+  // Compact()'s first step for the given documents only: drops the bodies
+  // of their non-leaf revisions (PouchDB's auto_compaction, after each
+  // write). Attachment bodies no revision refers to any more stay until
+  // Compact(). Missing ids are skipped.
+  virtual Status CompactDocuments(const std::vector<std::string>& ids) = 0;
 
   virtual uint32_t RevsLimit() const = 0;
   // kBadRequest unless limit >= 1.

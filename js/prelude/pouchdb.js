@@ -282,6 +282,70 @@ const dbHandles = new FinalizationRegistry((h) => native.dbClose(h));
 const feeds = new Map();
 let nextFeedId = 1;
 
+// The open local handles by name, as pouchdb-core's destruction listeners
+// (weakly here: an unclosed handle may still be garbage collected). When
+// one handle destroys its database, every open one by that name, itself
+// included, emits 'destroyed' with `true`, after its own 'destroyed' and
+// before PouchDB's. The others then fail as a destroyed database does
+// (in PouchDB 9 their calls never settle). Handles in other isolate
+// threads are not told.
+const openHandles = new Map();  // name -> Set of WeakRef
+const openHandleRefs = new FinalizationRegistry((held) => forgetHandle(held.name, held.ref));
+function rememberHandle(db) {
+  const ref = new WeakRef(db);
+  db._ref = ref;
+  let set = openHandles.get(db.name);
+  if (set === undefined) openHandles.set(db.name, set = new Set());
+  set.add(ref);
+  openHandleRefs.register(db, { name: db.name, ref }, ref);
+}
+function forgetHandle(name, ref) {
+  const set = openHandles.get(name);
+  if (set === undefined || !set.delete(ref)) return;
+  openHandleRefs.unregister(ref);
+  if (set.size === 0) openHandles.delete(name);
+}
+function tellDestroyed(db) {
+  const set = openHandles.get(db.name);
+  if (set === undefined) return;
+  openHandles.delete(db.name);
+  for (const ref of set) {
+    openHandleRefs.unregister(ref);
+    const other = ref.deref();
+    if (other === undefined) continue;
+    if (other !== db) {
+      for (const f of feeds.values()) if (f.db === other) f.cancel();
+      if (other._h >= 0) {
+        dbHandles.unregister(other);
+        native.dbClose(other._h);
+      }
+      other._h = -1;
+      other._destroyed = true;
+    }
+    other.emit('destroyed', true);
+  }
+}
+
+// A failed bulkDocs row as PouchDB's adapters give it (pouchdb-errors'
+// createError): a PouchError with status, name, message, error and id, and
+// a reason only where it says more than the message (a conflict's has
+// none). PouchDB's also has an enumerable `stack`; here it stays the
+// usual non-enumerable one, so JSON.stringify(rows) prints no stack traces.
+function bulkErrorRow(row) {
+  pouchShaped(row);
+  // Members in PouchDB's order (the constructor would put message first).
+  const e = Object.create(PouchError.prototype);
+  e.status = row.status;
+  e.name = row.name;
+  e.message = row.message;
+  e.error = true;
+  if (row.reason !== row.message) e.reason = row.reason;
+  e.id = row.id;
+  if (row.rev !== undefined) e.rev = row.rev;
+  Error.captureStackTrace(e, bulkErrorRow);
+  return e;
+}
+
 // Writes a bulkDocs batch: PouchDB's result rows.
 function bulkWrite(h, docs, replicated) {
   // Plain JSON (the usual case): encoded to the engine's stored form
@@ -302,7 +366,10 @@ function bulkWrite(h, docs, replicated) {
       : native.dbBulkDocs(h, docs.map(docArg), replicated);
   }
   if (r.length === 0 || typeof r[0] !== 'string') {
-    for (const row of r) if (row !== null && typeof row === 'object' && row.error === true) pouchShaped(row);
+    for (let i = 0; i < r.length; i++) {
+      const row = r[i];
+      if (row !== null && typeof row === 'object' && row.error === true) r[i] = bulkErrorRow(row);
+    }
     return r;
   }
   const out = new Array(r.length >> 1);  // all succeeded: [id, rev, ...]
@@ -363,13 +430,16 @@ function putDoc(db, doc, opts) {
   if (typeof doc._id !== 'string') throw new PouchError(400, 'bad_request', '_id field must contain a string');
   const h = db._handle();
   const r = native.dbPut(h, docArg(withBase64Atts(doc)), opts != null && opts.new_edits === false);
+  if (db.auto_compaction) native.dbCompactDocs(h, [r[0]]);
   return { ok: true, id: r[0], rev: r[1] };
 }
 function postDoc(db, doc) {
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
     throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
   }
-  const r = native.dbPut(db._handle(), docArg(withBase64Atts(doc)), false);
+  const h = db._handle();
+  const r = native.dbPut(h, docArg(withBase64Atts(doc)), false);
+  if (db.auto_compaction) native.dbCompactDocs(h, [r[0]]);
   return { ok: true, id: r[0], rev: r[1] };
 }
 
@@ -408,6 +478,10 @@ class PouchDB extends EventEmitter {
     this.name = name;
     this.__opts = opts || {};
     this.adapter = 'settee';
+    // PouchDB's option: after each write the written documents' old
+    // revision bodies go (the engine's CompactDocuments; attachment bodies
+    // left unreferenced wait for compact()).
+    this.auto_compaction = this.__opts.auto_compaction;
     this._openError = null;
     this._h = -1;
     if (this instanceof RemotePouchDB) {
@@ -420,6 +494,7 @@ class PouchDB extends EventEmitter {
       // PouchDB's revs_limit option; settee keeps it as the database's
       // _revs_limit, so it outlives this handle.
       if (this.__opts.revs_limit !== undefined) native.dbSetRevsLimit(this._h, this.__opts.revs_limit);
+      rememberHandle(this);
     } catch (e) {
       // A handle opened before the error (a bad revs_limit) is let go now,
       // not at garbage collection.
@@ -503,6 +578,7 @@ class PouchDB extends EventEmitter {
       }
       const r = native.dbPutAttachment(h, docId, String(attachmentId),
         typeof rev === 'string' ? rev : undefined, typeof type === 'string' ? type : undefined, blob);
+      if (this.auto_compaction) native.dbCompactDocs(h, [r[0]]);
       return { ok: true, id: r[0], rev: r[1] };
     });
   }
@@ -538,6 +614,7 @@ class PouchDB extends EventEmitter {
         if (!doc._attachments) return undefined;
         r = native.dbPut(h, JSON.stringify(doc), false);
       }
+      if (this.auto_compaction) native.dbCompactDocs(h, [r[0]]);
       return { ok: true, id: r[0], rev: r[1] };
     });
   }
@@ -557,6 +634,7 @@ class PouchDB extends EventEmitter {
       }
       if (typeof rev !== 'string') throw new PouchError(400, 'bad_request', 'Invalid rev format');
       const r = native.dbRemove(h, id, rev);
+      if (this.auto_compaction) native.dbCompactDocs(h, [r[0]]);
       return { ok: true, id: r[0], rev: r[1] };
     });
   }
@@ -584,7 +662,9 @@ class PouchDB extends EventEmitter {
       }
       const h = this._handle();
       const replicated = newEdits === false;
-      return bulkWrite(h, docs, replicated);
+      const rows = bulkWrite(h, docs, replicated);
+      if (this.auto_compaction) native.dbCompactDocs(h, docs.map((d) => d._id));
+      return rows;
     });
   }
   allDocs(opts, cb) {
@@ -597,7 +677,7 @@ class PouchDB extends EventEmitter {
       const i = native.dbInfo(this._handle());
       i.db_name = this.name;  // PouchDB's name, not the stored form (storeDbName)
       i.adapter = 'settee';
-      i.auto_compaction = false;  // PouchDB's member; settee compacts on request only
+      i.auto_compaction = !!this.auto_compaction;
       return i;
     });
   }
@@ -627,6 +707,7 @@ class PouchDB extends EventEmitter {
       this._h = -1;
       this._destroyed = true;
       this.emit('destroyed');
+      tellDestroyed(this);
       pouchEvents.emit('destroyed', this.name);
       return { ok: true };
     });
@@ -637,6 +718,7 @@ class PouchDB extends EventEmitter {
       if (this._h >= 0) {
         dbHandles.unregister(this);
         native.dbClose(this._h);
+        forgetHandle(this.name, this._ref);
       }
       this._h = -1;
       this.emit('closed');
@@ -745,8 +827,14 @@ class PouchDB extends EventEmitter {
     if (cb) opts.complete = cb;
     return new Changes(this, opts);
   }
+  // pouchdb-core 9's (deprecated there, still defined): the adapter's
+  // name, 'settee' here and 'http' for a remote database.
+  type() { return this.adapter; }
   toString() { return '[object PouchDB]'; }
 }
+// The PouchDB release whose API settee's follows (its version is
+// settee.version): scripts print or compare PouchDB.version.
+PouchDB.version = '9.0.0';
 
 // The constructor is an event emitter too, as PouchDB's: one emitter
 // behind PouchDB and the constructors defaults() makes, with 'created'
@@ -906,6 +994,12 @@ class Changes extends EventEmitter {
 
   _start() {
     if (this.isCancelled) return;
+    // Its database destroyed before it started (by any handle): cancelled,
+    // as PouchDB's feeds are on 'destroyed'.
+    if (this.db._destroyed) {
+      this.cancel();
+      return;
+    }
     const o = this.opts;
     try {
       this._filterFn = typeof o.filter === 'function' ? o.filter : this._namedFilter();

@@ -708,6 +708,22 @@ TEST_P(DatabaseTest, CompactionDropsNonLeafBodies) {
   EXPECT_STREQ("missing", doc["_revs_info"][1]["status"].GetString());
 }
 
+// CompactDocuments: only the named documents' non-leaf bodies go.
+TEST_P(DatabaseTest, CompactDocumentsDropsOnlyTheirNonLeafBodies) {
+  std::string a1 = PutOk(R"({"_id":"a","v":1})");
+  PutOk(R"({"_id":"a","_rev":")" + a1 + R"(","v":2})");
+  std::string b1 = PutOk(R"({"_id":"b","v":1})");
+  PutOk(R"({"_id":"b","_rev":")" + b1 + R"(","v":2})");
+  ASSERT_TRUE(db_->CompactDocuments({"a", "no-such-doc"}).ok());
+  GetOptions old;
+  old.rev = a1;
+  EXPECT_TRUE(db_->Get("a", old).status().IsNotFound());
+  EXPECT_EQ(2, ParseOk(GetOk("a"))["v"].GetInt());
+  old.rev = b1;
+  EXPECT_EQ(1, ParseOk(GetOk("b", old))["v"].GetInt());
+  EXPECT_TRUE(db_->CompactDocuments({}).ok());
+}
+
 // Bodies from 16 KiB up are stored Snappy-compressed (storage/doc_record.h):
 // every read path gives them back whole, and an update reads the old one.
 TEST_P(DatabaseTest, BigBodiesReadBackWholeOnEveryPath) {

@@ -473,7 +473,7 @@ check('PouchDB is an event emitter: created and destroyed, with the name', async
   const name = dbName + '_events';
   const db = new PouchDB(name);
   db.on('created', (d) => events.push(['db created', d === db]));
-  db.on('destroyed', () => events.push(['db destroyed']));
+  db.on('destroyed', (fromOther) => events.push(['db destroyed', fromOther]));
   await db.info();
   const Defaulted = PouchDB.defaults({});
   const other = new Defaulted(name + '2');
@@ -483,10 +483,114 @@ check('PouchDB is an event emitter: created and destroyed, with the name', async
   PouchDB.removeListener('created', onCreated);
   new PouchDB(name + '3');
   await db.info().catch(() => {});
+  // PouchDB 9's: the destroying handle hears 'destroyed' twice, the second
+  // time (with true) as one of the name's open handles.
   assert.deepStrictEqual(events, [['db created', true], ['created', name], ['created', name + '2'],
-    ['db destroyed'], ['destroyed', name]]);
+    ['db destroyed', undefined], ['db destroyed', true], ['destroyed', name]]);
   assert.strictEqual(Defaulted.on, PouchDB.on);
   await new PouchDB(name + '3').destroy();
+});
+
+check('destroy() tells the other open handles of the database, as PouchDB 9', async () => {
+  const name = dbName + '_shared';
+  const events = [];
+  const onPouch = (n) => events.push(['PouchDB', n]);
+  PouchDB.on('destroyed', onPouch);
+  const a = new PouchDB(name);
+  const b = new PouchDB(name);
+  const c = new PouchDB(name);
+  const unrelated = new PouchDB(name + '_other');
+  for (const [k, db] of [['a', a], ['b', b], ['c', c], ['unrelated', unrelated]]) {
+    db.on('destroyed', (x) => events.push([k, x]));
+  }
+  await c.close();  // a closed handle is not told
+  await a.put({ _id: 'd' });
+  const feed = b.changes({ live: true });
+  const feedDone = new Promise((resolve) => feed.on('complete', resolve));
+  await a.destroy();
+  PouchDB.removeListener('destroyed', onPouch);
+  // The destroying handle's own event first, PouchDB's last; between them
+  // each open handle's (PouchDB's order there is its adapters' opening order).
+  assert.deepStrictEqual(events[0], ['a', undefined]);
+  assert.deepStrictEqual(events[events.length - 1], ['PouchDB', name]);
+  assert.deepStrictEqual(events.slice(1, -1).sort(), [['a', true], ['b', true]]);
+  assert.deepStrictEqual(await feedDone, { status: 'cancelled' });
+  // The others fail as the destroyed one does (PouchDB 9's never settle).
+  const destroyed = (e) => e.constructor === Error && e.message === 'database is destroyed';
+  await assert.rejects(b.get('d'), destroyed);
+  await assert.rejects(b.put({ _id: 'e' }), destroyed);
+  await assert.rejects(b.info(), destroyed);
+  await assert.rejects(c.get('d'), { message: 'database is closed' });
+  assert.strictEqual((await unrelated.info()).doc_count, 0);
+  // A handle opened afterwards has a fresh database, and is told of the next destroy.
+  const fresh = new PouchDB(name);
+  assert.strictEqual((await fresh.info()).doc_count, 0);
+  const later = new PouchDB(name);
+  await fresh.destroy();
+  await assert.rejects(later.allDocs(), destroyed);
+  await unrelated.destroy();
+});
+
+check('bulkDocs error rows are instances of PouchDB\'s error class, as its adapters give them', async () => {
+  const db = new PouchDB(dbName + '_rows');
+  await db.put({ _id: 'd' });
+  const rows = await db.bulkDocs([{ _id: 'd' }, { _id: 'e', _rev: '1-abc' }, { _id: 'f' }, { _id: '_local/x', _rev: '0-5' }]);
+  for (const [i, id] of [[0, 'd'], [1, 'e'], [3, '_local/x']]) {
+    const row = rows[i];
+    assert.ok(row instanceof Error, id);
+    assert.strictEqual(Object.getPrototypeOf(row), Object.getPrototypeOf(await db.put({ _id: 'd' }).catch((e) => e)));
+    assert.deepStrictEqual(Object.keys(row), ['status', 'name', 'message', 'error', 'id'], id);
+    assert.deepStrictEqual(JSON.parse(JSON.stringify(row)),
+      { status: 409, name: 'conflict', message: 'Document update conflict', error: true, id });
+    assert.strictEqual(String(row), '{"status":409,"name":"conflict","message":"Document update conflict"}');
+  }
+  assert.ok(rows[2].ok && !(rows[2] instanceof Error));
+  await db.destroy();
+});
+
+check('PouchDB.version is the PouchDB API followed; db.type() the adapter', async () => {
+  assert.strictEqual(PouchDB.version, '9.0.0');
+  const db = new PouchDB(dbName + '_type');
+  assert.strictEqual(db.type(), 'settee');
+  assert.strictEqual(db.type(), (await db.info()).adapter);
+  assert.strictEqual(new PouchDB('http://127.0.0.1:1/nowhere').type(), 'http');
+  await db.destroy();
+});
+
+check('auto_compaction: each write drops its documents\' old revision bodies', async () => {
+  const db = new PouchDB(dbName + '_auto', { auto_compaction: true });
+  assert.strictEqual(db.auto_compaction, true);
+  assert.strictEqual((await db.info()).auto_compaction, true);
+  const gone = { status: 404, name: 'not_found', message: 'missing' };
+  const r1 = await db.put({ _id: 'k', v: 1 });
+  const r2 = await db.put({ _id: 'k', _rev: r1.rev, v: 2 });
+  await assert.rejects(db.get('k', { rev: r1.rev }), gone);
+  const [r3] = await db.bulkDocs([{ _id: 'k', _rev: r2.rev, v: 3 }]);
+  await assert.rejects(db.get('k', { rev: r2.rev }), gone);
+  const r4 = await db.post({ _id: 'k', _rev: r3.rev, v: 4 });
+  await assert.rejects(db.get('k', { rev: r3.rev }), gone);
+  const r5 = await db.putAttachment('k', 'a.txt', r4.rev, Buffer.from('hi'), 'text/plain');
+  await assert.rejects(db.get('k', { rev: r4.rev }), gone);
+  const r6 = await db.removeAttachment('k', 'a.txt', r5.rev);
+  await assert.rejects(db.get('k', { rev: r5.rev }), gone);
+  const del = await db.remove('k', r6.rev);
+  await assert.rejects(db.get('k', { rev: r6.rev }), gone);
+  const info = (await db.get('k', { rev: del.rev, revs_info: true }))._revs_info;
+  assert.deepStrictEqual(info.slice(1).map((x) => x.status), ['missing', 'missing', 'missing', 'missing', 'missing', 'missing']);
+  // Replicated writes too; a conflict's leaves stay.
+  await db.bulkDocs([{ _id: 'c', _rev: '1-a', n: 1 }, { _id: 'c', _rev: '2-b', n: 2, _revisions: { start: 2, ids: ['b', 'a'] } },
+    { _id: 'c', _rev: '2-x', n: 3, _revisions: { start: 2, ids: ['x', 'a'] } }], { new_edits: false });
+  await assert.rejects(db.get('c', { rev: '1-a' }), gone);
+  assert.strictEqual((await db.get('c', { rev: '2-b' })).n, 2);
+  assert.strictEqual((await db.get('c', { rev: '2-x' })).n, 3);
+  // Without the option old bodies stay until compact().
+  const plain = new PouchDB(dbName + '_auto');
+  assert.strictEqual((await plain.info()).auto_compaction, false);
+  const winner = await plain.get('c');
+  assert.strictEqual(winner._rev, '2-x');
+  await plain.put(Object.assign(winner, { n: 9 }));
+  assert.strictEqual((await plain.get('c', { rev: '2-x' })).n, 3);
+  await db.destroy();
 });
 
 check('changes: live feed delivers writes, also from other threads, until cancel()', async () => {
