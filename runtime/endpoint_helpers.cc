@@ -1,10 +1,21 @@
 #include "runtime/endpoint_helpers.h"
 
+#include "replication/replicator_doc_check.h"
 #include "runtime/http_message.h"
+#include "runtime/users_db.h"
 #include "util/couch_json.h"
 #include "util/json.h"
 
 namespace settee {
+
+Status CheckReplicatorWrite(const RequestContext& ctx, Database& db, std::string_view docid, const json::Value& doc) {
+  json::Document old;
+  if (replication::ReplicatorCheckNeedsOld(doc)) {
+    Status s = ReadEditedRevision(db, docid, doc, &old);
+    if (!s.ok()) return s;
+  }
+  return replication::CheckReplicatorDoc(docid, doc, ctx.user, old.IsObject() ? &old : nullptr);
+}
 
 std::string AbsoluteUrl(const RequestContext& ctx, std::string_view path) {
   const std::string* host = ctx.req.Header("host");

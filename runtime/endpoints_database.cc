@@ -115,7 +115,7 @@ Status PostDb(RequestContext& ctx) {
   }
   if (ctx.params[0] == replication::kReplicatorDbName) {
     std::string docid = id != doc.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
-    s = replication::CheckReplicatorDoc(docid, doc, ctx.user);
+    s = CheckReplicatorWrite(ctx, **db, docid, doc);
     if (!s.ok()) return s;
   }
   UpdateOptions opts;
@@ -373,7 +373,7 @@ Status BulkDocsToReplicator(RequestContext& ctx, Database& db) {
   Status s = ParseCheckedBulkDocs(ctx, db, &checked);
   if (!s.ok()) return s;
   return WriteCheckedBulkDocs(ctx, db, checked, [&](const std::string& docid, const json::Value& doc, std::string*) {
-    return replication::CheckReplicatorDoc(docid, doc, ctx.user);
+    return CheckReplicatorWrite(ctx, db, docid, doc);
   });
 }
 
