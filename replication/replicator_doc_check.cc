@@ -100,6 +100,28 @@ bool ReplicatorCheckNeedsOld(const json::Value& doc) {
   return IsDeletion(doc) && rev != nullptr && rev->IsString();
 }
 
+Status StampReplicatorOwner(std::string_view docid, json::Value* doc, json::Allocator& a, const UserContext& user,
+                            bool db_admin, bool* changed) {
+  if (changed != nullptr) *changed = false;
+  // before_doc_update skips design documents only: fabric_doc_update runs it
+  // over every document of the request, _local ones too.
+  if (docid.starts_with("_design/") || !doc->IsObject() || HasRole(user, "_replicator")) return Status::OK();
+  auto owner = doc->FindMember("owner");
+  json::Value name = user.name.empty() ? json::Value() : json::StringValue(user.name, a);
+  if (owner == doc->MemberEnd()) {
+    doc->AddMember("owner", name, a);
+    if (changed != nullptr) *changed = true;
+    return Status::OK();
+  }
+  if (IsWritersName(&owner->value, user)) return Status::OK();
+  if (!db_admin) return Refuse("Can't update replication documents from other users.");
+  if (owner->value.IsNull() && !name.IsNull()) {
+    owner->value = name;
+    if (changed != nullptr) *changed = true;
+  }
+  return Status::OK();
+}
+
 Status CheckReplicatorDoc(std::string_view docid, const json::Value& doc, const UserContext& user,
                           const json::Value* old) {
   if (IsExemptId(docid)) return Status::OK();

@@ -41,4 +41,17 @@ Status CheckReplicatorDoc(std::string_view docid, const json::Value& doc, const 
 // validate_doc_update).
 bool ReplicatorCheckNeedsOld(const json::Value& doc);
 
+// CouchDB's before_doc_update for _replicator (couch_replicator_docs), run
+// before the check above: a document without an "owner" member gets one,
+// the writer's name (null for an anonymous writer); one whose "owner" is not
+// the writer's name is refused with kForbidden "Can't update replication
+// documents from other users." unless `db_admin` (a server admin or one of
+// the database's _security admins), whose null "owner" becomes their name
+// and any other is kept. Design documents and writers with the "_replicator"
+// role pass untouched (_local documents do not: CouchDB's fabric runs it
+// over them too). `a` allocates the added member;
+// *changed (when given) is set when `doc` was changed.
+Status StampReplicatorOwner(std::string_view docid, json::Value* doc, json::Allocator& a, const UserContext& user,
+                            bool db_admin, bool* changed = nullptr);
+
 }  // namespace settee::replication

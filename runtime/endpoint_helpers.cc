@@ -17,6 +17,16 @@ Status CheckReplicatorWrite(const RequestContext& ctx, Database& db, std::string
   return replication::CheckReplicatorDoc(docid, doc, ctx.user, old.IsObject() ? &old : nullptr);
 }
 
+Status PrepareReplicatorWrite(RequestContext& ctx, Database& db, std::string_view docid, json::Document* doc,
+                              std::string* text) {
+  bool changed = false;
+  Status s = replication::StampReplicatorOwner(docid, doc, doc->GetAllocator(), ctx.user,
+                                               ctx.CheckAccess(db, true).ok(), &changed);
+  if (!s.ok()) return s;
+  if (changed) *text = json::Serialize(*doc);
+  return CheckReplicatorWrite(ctx, db, docid, *doc);
+}
+
 std::string AbsoluteUrl(const RequestContext& ctx, std::string_view path) {
   const std::string* host = ctx.req.Header("host");
   std::string out = "http://";

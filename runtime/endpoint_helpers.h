@@ -20,6 +20,14 @@ using couch_json::AppendUpdateResult;
 // reason, kConflict for a deletion naming no stored revision.
 Status CheckReplicatorWrite(const RequestContext& ctx, Database& db, std::string_view docid, const json::Value& doc);
 
+// A write of one document to _replicator: CouchDB's before_doc_update
+// (replication::StampReplicatorOwner: the writer's "owner" stamped, another
+// user's refused with kForbidden) then CheckReplicatorWrite. *text, the
+// document's JSON to write, is `doc` serialized again when the stamp changed
+// it.
+Status PrepareReplicatorWrite(RequestContext& ctx, Database& db, std::string_view docid, json::Document* doc,
+                              std::string* text);
+
 // "http://host/db/doc" for Location headers, from the Host header.
 std::string AbsoluteUrl(const RequestContext& ctx, std::string_view path);
 

@@ -115,7 +115,7 @@ Status PostDb(RequestContext& ctx) {
   }
   if (ctx.params[0] == replication::kReplicatorDbName) {
     std::string docid = id != doc.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
-    s = CheckReplicatorWrite(ctx, **db, docid, doc);
+    s = PrepareReplicatorWrite(ctx, **db, docid, &doc, &text);
     if (!s.ok()) return s;
   }
   UpdateOptions opts;
@@ -278,7 +278,7 @@ struct CheckedBulkDocs {
   json::Document body;
   // Each document (an object: the engine has checked that) with its _id, or
   // "" when it has none.
-  std::vector<std::pair<std::string, const json::Value*>> docs;
+  std::vector<std::pair<std::string, json::Value*>> docs;
 };
 Status ParseCheckedBulkDocs(RequestContext& ctx, Database& db, CheckedBulkDocs* out) {
   Status s = ctx.CheckJsonBody();
@@ -297,7 +297,7 @@ Status ParseCheckedBulkDocs(RequestContext& ctx, Database& db, CheckedBulkDocs* 
   if (docs == out->body.MemberEnd() || !docs->value.IsArray()) {
     return Status::Internal("_bulk_docs body parsed differently twice");
   }
-  for (const auto& d : docs->value.GetArray()) {
+  for (auto& d : docs->value.GetArray()) {
     if (!d.IsObject()) return Status::Internal("_bulk_docs body parsed differently twice");
     auto id = d.FindMember("_id");
     out->docs.emplace_back(id != d.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "", &d);
@@ -365,13 +365,19 @@ Status BulkDocsToUsers(RequestContext& ctx, Database& db) {
   });
 }
 
-// _bulk_docs into _replicator: each document is checked as CouchDB's
-// _replicator validate_doc_update checks it (replication/
-// replicator_doc_check.h).
+// _bulk_docs into _replicator: each document is stamped with its owner as
+// CouchDB's before_doc_update does, which fails the whole request for
+// another user's document, then checked as CouchDB's _replicator
+// validate_doc_update checks it (replication/replicator_doc_check.h).
 Status BulkDocsToReplicator(RequestContext& ctx, Database& db) {
   CheckedBulkDocs checked;
   Status s = ParseCheckedBulkDocs(ctx, db, &checked);
   if (!s.ok()) return s;
+  const bool db_admin = ctx.CheckAccess(db, true).ok();
+  for (auto& [docid, d] : checked.docs) {
+    s = replication::StampReplicatorOwner(docid, d, checked.body.GetAllocator(), ctx.user, db_admin);
+    if (!s.ok()) return s;
+  }
   return WriteCheckedBulkDocs(ctx, db, checked, [&](const std::string& docid, const json::Value& doc, std::string*) {
     return CheckReplicatorWrite(ctx, db, docid, doc);
   });

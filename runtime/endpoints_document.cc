@@ -216,7 +216,7 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
     // Not an object: the write refuses it with its own error.
     json::Document doc;
     if (json::Parse(body, &doc).ok() && doc.IsObject()) {
-      Status s = CheckReplicatorWrite(ctx, **db, docid, doc);
+      Status s = PrepareReplicatorWrite(ctx, **db, docid, &doc, &body);
       if (!s.ok()) return s;
     }
   }
@@ -316,7 +316,7 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
     if (!s.ok()) return s;
   }
   if (ctx.params[0] == replication::kReplicatorDbName) {
-    s = CheckReplicatorWrite(ctx, **db, dest, doc);
+    s = PrepareReplicatorWrite(ctx, **db, dest, &doc, &body);
     if (!s.ok()) return s;
   }
   UpdateOptions opts;

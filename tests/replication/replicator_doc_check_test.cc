@@ -161,5 +161,49 @@ TEST(ReplicatorDocCheck, OnlyAdminsOrTheOwnerDelete) {
   EXPECT_TRUE(Check(del, kBob, "_design/x", joes).ok());
 }
 
+// before_doc_update's "owner": stamped with the writer's name, another
+// user's refused unless a database admin writes.
+TEST(ReplicatorDocCheck, StampsTheOwner) {
+  auto stamp = [](std::string_view json, const UserContext& user, bool db_admin, std::string* out,
+                  std::string_view docid = "r") {
+    json::Document doc;
+    EXPECT_TRUE(json::Parse(json, &doc).ok());
+    bool changed = true;
+    Status s = StampReplicatorOwner(docid, &doc, doc.GetAllocator(), user, db_admin, &changed);
+    *out = json::Serialize(doc);
+    if (!changed) *out += " (unchanged)";
+    return s;
+  };
+  const std::string other = "Can't update replication documents from other users.";
+  std::string out;
+  EXPECT_TRUE(stamp(R"({"source":"a"})", kBob, false, &out).ok());
+  EXPECT_EQ(out, R"({"source":"a","owner":"bob"})");
+  EXPECT_TRUE(stamp(R"({"owner":"bob"})", kBob, false, &out).ok());
+  EXPECT_EQ(out, R"({"owner":"bob"} (unchanged))");
+  EXPECT_EQ(stamp(R"({"owner":"carol"})", kBob, false, &out).reason(), other);
+  EXPECT_EQ(stamp(R"({"owner":null})", kBob, false, &out).reason(), other);
+  EXPECT_EQ(stamp(R"({"owner":7})", kBob, false, &out).code(), Status::Code::kForbidden);
+  // An anonymous writer's name is null.
+  EXPECT_TRUE(stamp("{}", kAnonymous, false, &out).ok());
+  EXPECT_EQ(out, R"({"owner":null})");
+  EXPECT_TRUE(stamp(R"({"owner":null})", kAnonymous, false, &out).ok());
+  EXPECT_EQ(stamp(R"({"owner":"bob"})", kAnonymous, false, &out).reason(), other);
+  // A database admin keeps another owner and replaces a null one.
+  const UserContext admin{"admin", {"_admin"}};
+  EXPECT_TRUE(stamp(R"({"owner":"carol"})", admin, true, &out).ok());
+  EXPECT_EQ(out, R"({"owner":"carol"} (unchanged))");
+  EXPECT_TRUE(stamp(R"({"owner":null})", admin, true, &out).ok());
+  EXPECT_EQ(out, R"({"owner":"admin"})");
+  EXPECT_TRUE(stamp("{}", admin, true, &out).ok());
+  EXPECT_EQ(out, R"({"owner":"admin"})");
+  // Design documents and the replicator's own writes pass untouched;
+  // _local documents are stamped (CouchDB's fabric runs it over them).
+  EXPECT_TRUE(stamp(R"({"owner":"carol"})", kBob, false, &out, "_design/x").ok());
+  EXPECT_EQ(out, R"({"owner":"carol"} (unchanged))");
+  EXPECT_TRUE(stamp(R"({"owner":"carol"})", UserContext{"", {"_replicator"}}, false, &out).ok());
+  EXPECT_TRUE(stamp("{}", kBob, false, &out, "_local/x").ok());
+  EXPECT_EQ(out, R"({"owner":"bob"})");
+}
+
 }  // namespace
 }  // namespace settee::replication

@@ -318,6 +318,32 @@ TEST_F(ReplicationEndpointsTest, NonAdminReplicatorDocumentsRunAsTheirWriter) {
   EXPECT_EQ(r.status, 201) << r.body;
   // An admin may leave user_ctx out.
   EXPECT_EQ(Req("PUT", "/_replicator/r5", "{" + ends + "}", admin).status, 201);
+  // before_doc_update stamps each document with its writer as "owner"; a
+  // non-admin may not write another's (the whole _bulk_docs request fails).
+  EXPECT_EQ(Str(ParseJson(Req("GET", "/_replicator/r4", "", admin).body), "owner"), "bob");
+  EXPECT_EQ(Str(ParseJson(Req("GET", "/_replicator/r5", "", admin).body), "owner"), "admin");
+  const std::string other = "Can't update replication documents from other users.";
+  const std::string bobs_ctx = R"(,"user_ctx":{"name":"bob"})";
+  r = Req("PUT", "/_replicator/r7", "{" + ends + bobs_ctx + R"(,"owner":"admin"})", bob);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), other);
+  r = Req("POST", "/_replicator/_bulk_docs",
+          R"({"docs":[{"_id":"r8",)" + ends + bobs_ctx + R"(},{"_id":"r7",)" + ends + bobs_ctx + R"(,"owner":null}]})",
+          bob);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), other);
+  EXPECT_EQ(Req("GET", "/_replicator/r8", "", admin).status, 404);
+  // An admin keeps the owner given.
+  r = Req("PUT", "/_replicator/r9", "{" + ends + R"(,"owner":"carol"})", admin);
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(ParseJson(Req("GET", "/_replicator/r9", "", admin).body), "owner"), "carol");
+  // A multipart/related PUT's JSON part is stamped too.
+  Headers multipart = bob;
+  multipart.emplace_back("Content-Type", "multipart/related; boundary=B");
+  r = client_->Request("PUT", "/_replicator/r10",
+                       "--B\r\nContent-Type: application/json\r\n\r\n{" + ends + bobs_ctx + "}\r\n--B--", multipart);
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(ParseJson(Req("GET", "/_replicator/r10", "", admin).body), "owner"), "bob");
   EXPECT_EQ(Req("PUT", "/_replicator/r6", "{" + ends + R"(,"user_ctx":{"name":"carol"}})", admin).status, 201);
 
   // Deletions: only an admin or the user a document runs as (its stored
