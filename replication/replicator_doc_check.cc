@@ -55,6 +55,19 @@ Status CheckEndpoint(const json::Value* endpoint, const std::string& field) {
   return Status::OK();
 }
 
+// user_ctx.name === userCtx.name, an anonymous writer's name being null.
+bool IsWritersName(const json::Value* name, const UserContext& user) {
+  if (name == nullptr) return false;  // undefined
+  return user.name.empty() ? name->IsNull() : name->IsString() && json::View(*name) == user.name;
+}
+
+bool IsDeletion(const json::Value& doc) {
+  const json::Value* deleted = Member(doc, "_deleted");
+  return deleted != nullptr && Truthy(*deleted);
+}
+
+bool IsExemptId(std::string_view docid) { return docid.starts_with("_design/") || docid.starts_with("_local/"); }
+
 // The "user_ctx" rules: what a non-admin may claim to run as.
 Status CheckUserCtx(const json::Value* user_ctx, const UserContext& user, bool is_admin) {
   if (user_ctx == nullptr || !Truthy(*user_ctx)) {
@@ -66,12 +79,7 @@ Status CheckUserCtx(const json::Value* user_ctx, const UserContext& user, bool i
   if (name != nullptr && !name->IsNull() && !(name->IsString() && name->GetStringLength() != 0)) {
     return Refuse("The `user_ctx.name' property must be a non-empty string or null.");
   }
-  if (!is_admin) {
-    // user_ctx.name !== userCtx.name, an anonymous writer's name being null.
-    const bool same = name != nullptr && (user.name.empty() ? name->IsNull()
-                                                             : name->IsString() && json::View(*name) == user.name);
-    if (!same) return Refuse("The given `user_ctx.name' is not valid");
-  }
+  if (!is_admin && !IsWritersName(name, user)) return Refuse("The given `user_ctx.name' is not valid");
   const json::Value* roles = Member(*user_ctx, "roles");
   if (roles == nullptr || !Truthy(*roles)) return Status::OK();
   if (!roles->IsArray()) return Refuse("The `user_ctx.roles' property must be an array of strings.");
@@ -87,15 +95,50 @@ Status CheckUserCtx(const json::Value* user_ctx, const UserContext& user, bool i
 
 }  // namespace
 
-Status CheckReplicatorDoc(std::string_view docid, const json::Value& doc, const UserContext& user) {
-  if (docid.starts_with("_design/") || docid.starts_with("_local/")) return Status::OK();
+bool ReplicatorCheckNeedsOld(const json::Value& doc) {
+  const json::Value* rev = Member(doc, "_rev");
+  return IsDeletion(doc) && rev != nullptr && rev->IsString();
+}
+
+Status StampReplicatorOwner(std::string_view docid, json::Value* doc, json::Allocator& a, const UserContext& user,
+                            bool db_admin, bool* changed) {
+  if (changed != nullptr) *changed = false;
+  // before_doc_update skips design documents only: fabric_doc_update runs it
+  // over every document of the request, _local ones too.
+  if (docid.starts_with("_design/") || !doc->IsObject() || HasRole(user, "_replicator")) return Status::OK();
+  auto owner = doc->FindMember("owner");
+  json::Value name = user.name.empty() ? json::Value() : json::StringValue(user.name, a);
+  if (owner == doc->MemberEnd()) {
+    doc->AddMember("owner", name, a);
+    if (changed != nullptr) *changed = true;
+    return Status::OK();
+  }
+  if (IsWritersName(&owner->value, user)) return Status::OK();
+  if (!db_admin) return Refuse("Can't update replication documents from other users.");
+  if (owner->value.IsNull() && !name.IsNull()) {
+    owner->value = name;
+    if (changed != nullptr) *changed = true;
+  }
+  return Status::OK();
+}
+
+Status CheckReplicatorDoc(std::string_view docid, const json::Value& doc, const UserContext& user,
+                          const json::Value* old) {
+  if (IsExemptId(docid)) return Status::OK();
   if (!doc.IsObject() || HasRole(user, "_replicator")) return Status::OK();
   const json::Value* state = Member(doc, "_replication_state");
   if (state != nullptr && state->IsString() && json::View(*state) == "failed") return Status::OK();
-  // CouchDB refuses a non-admin's deletion of another user's document; that
-  // needs the stored document, which this check is not given.
-  const json::Value* deleted = Member(doc, "_deleted");
-  if (deleted != nullptr && Truthy(*deleted)) return Status::OK();
+  if (IsDeletion(doc)) {
+    // Only the user the stored document runs as, or an admin, deletes it:
+    // !oldDoc.user_ctx || oldDoc.user_ctx.name !== userCtx.name. A rev-less
+    // deletion (no oldDoc here) is left to the write's own conflict check.
+    if (HasRole(user, "_admin") || !ReplicatorCheckNeedsOld(doc)) return Status::OK();
+    const json::Value* user_ctx = old != nullptr ? Member(*old, "user_ctx") : nullptr;
+    if (user_ctx == nullptr || !Truthy(*user_ctx) || !IsWritersName(Member(*user_ctx, "name"), user)) {
+      return Refuse("Replication documents can only be deleted by admins or by the users who created them.");
+    }
+    return Status::OK();
+  }
 
   Status s = CheckEndpoint(Member(doc, "source"), "source");
   if (s.ok()) s = CheckEndpoint(Member(doc, "target"), "target");
@@ -126,11 +169,5 @@ Status CheckReplicatorDoc(std::string_view docid, const json::Value& doc, const 
   return CheckUserCtx(Member(doc, "user_ctx"), user, HasRole(user, "_admin"));
 }
 
-Status CheckReplicatorDoc(std::string_view docid, std::string_view doc_json, const UserContext& user) {
-  if (docid.starts_with("_design/") || docid.starts_with("_local/")) return Status::OK();
-  json::Document doc;
-  if (!json::Parse(doc_json, &doc).ok() || !doc.IsObject()) return Status::OK();
-  return CheckReplicatorDoc(docid, doc, user);
-}
 
 }  // namespace settee::replication

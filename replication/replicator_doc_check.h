@@ -6,11 +6,12 @@
 // the watcher, replication/replicator_db.h).
 //
 // Exempt, as in CouchDB: design and _local documents (validate_doc_update
-// does not run on them), writers with the "_replicator" role, documents whose
-// "_replication_state" is "failed" (the replicator pays them no attention),
-// and deletions. Server admins (role "_admin") may leave out "user_ctx" and
+// does not run on them), writers with the "_replicator" role and documents
+// whose "_replication_state" is "failed" (the replicator pays them no
+// attention). Server admins (role "_admin") may leave out "user_ctx" and
 // give any name and roles in it; anyone else must give a "user_ctx" whose
-// name is their own and whose roles they hold.
+// name is their own and whose roles they hold, and may delete only a
+// document whose stored "user_ctx.name" is their own.
 //
 // Thread safety: free functions.
 #pragma once
@@ -27,12 +28,30 @@ namespace settee::replication {
 constexpr std::string_view kReplicatorDbName = "_replicator";
 
 // Checks `doc` (a JSON object, the document as sent) about to be written to
-// _replicator as `docid` by `user`. OK, or kForbidden with CouchDB's reason
-// for the first rule it breaks, in CouchDB's order.
-Status CheckReplicatorDoc(std::string_view docid, const json::Value& doc, const UserContext& user);
+// _replicator as `docid` by `user`. `old` is the stored revision the write
+// edits (validate_doc_update's oldDoc: the one its _rev names), or nullptr
+// when it names none; only a deletion reads it. OK, or kForbidden with
+// CouchDB's reason for the first rule it breaks, in CouchDB's order.
+Status CheckReplicatorDoc(std::string_view docid, const json::Value& doc, const UserContext& user,
+                          const json::Value* old);
 
-// The same over the document's JSON text. Text that is not a JSON object
-// passes: the write itself refuses it with its own error.
-Status CheckReplicatorDoc(std::string_view docid, std::string_view doc_json, const UserContext& user);
+// Whether CheckReplicatorDoc reads `old` for `doc`: a deletion ("_deleted"
+// true) naming a revision ("_rev"). A rev-less deletion is left to the write
+// (a conflict for a live document, as in CouchDB, where it fails before
+// validate_doc_update).
+bool ReplicatorCheckNeedsOld(const json::Value& doc);
+
+// CouchDB's before_doc_update for _replicator (couch_replicator_docs), run
+// before the check above: a document without an "owner" member gets one,
+// the writer's name (null for an anonymous writer); one whose "owner" is not
+// the writer's name is refused with kForbidden "Can't update replication
+// documents from other users." unless `db_admin` (a server admin or one of
+// the database's _security admins), whose null "owner" becomes their name
+// and any other is kept. Design documents and writers with the "_replicator"
+// role pass untouched (_local documents do not: CouchDB's fabric runs it
+// over them too). `a` allocates the added member;
+// *changed (when given) is set when `doc` was changed.
+Status StampReplicatorOwner(std::string_view docid, json::Value* doc, json::Allocator& a, const UserContext& user,
+                            bool db_admin, bool* changed = nullptr);
 
 }  // namespace settee::replication

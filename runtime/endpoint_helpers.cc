@@ -1,10 +1,31 @@
 #include "runtime/endpoint_helpers.h"
 
+#include "replication/replicator_doc_check.h"
 #include "runtime/http_message.h"
+#include "runtime/users_db.h"
 #include "util/couch_json.h"
 #include "util/json.h"
 
 namespace settee {
+
+Status CheckReplicatorWrite(const RequestContext& ctx, Database& db, std::string_view docid, const json::Value& doc) {
+  json::Document old;
+  if (replication::ReplicatorCheckNeedsOld(doc)) {
+    Status s = ReadEditedRevision(db, docid, doc, &old);
+    if (!s.ok()) return s;
+  }
+  return replication::CheckReplicatorDoc(docid, doc, ctx.user, old.IsObject() ? &old : nullptr);
+}
+
+Status PrepareReplicatorWrite(RequestContext& ctx, Database& db, std::string_view docid, json::Document* doc,
+                              std::string* text) {
+  bool changed = false;
+  Status s = replication::StampReplicatorOwner(docid, doc, doc->GetAllocator(), ctx.user,
+                                               ctx.CheckAccess(db, true).ok(), &changed);
+  if (!s.ok()) return s;
+  if (changed) *text = json::Serialize(*doc);
+  return CheckReplicatorWrite(ctx, db, docid, *doc);
+}
 
 std::string AbsoluteUrl(const RequestContext& ctx, std::string_view path) {
   const std::string* host = ctx.req.Header("host");

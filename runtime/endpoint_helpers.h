@@ -14,6 +14,20 @@ namespace settee {
 
 using couch_json::AppendUpdateResult;
 
+// The _replicator database's checks of a write of `doc` (a JSON object) as
+// `docid` by the requester (replication/replicator_doc_check.h), with the
+// stored revision a deletion edits read from `db`. kForbidden with CouchDB's
+// reason, kConflict for a deletion naming no stored revision.
+Status CheckReplicatorWrite(const RequestContext& ctx, Database& db, std::string_view docid, const json::Value& doc);
+
+// A write of one document to _replicator: CouchDB's before_doc_update
+// (replication::StampReplicatorOwner: the writer's "owner" stamped, another
+// user's refused with kForbidden) then CheckReplicatorWrite. *text, the
+// document's JSON to write, is `doc` serialized again when the stamp changed
+// it.
+Status PrepareReplicatorWrite(RequestContext& ctx, Database& db, std::string_view docid, json::Document* doc,
+                              std::string* text);
+
 // "http://host/db/doc" for Location headers, from the Host header.
 std::string AbsoluteUrl(const RequestContext& ctx, std::string_view path);
 

@@ -487,9 +487,10 @@ class DocPartsHandler final : public MultipartPartHandler {
   // The JSON part is held whole: at most what a body read whole may be.
   static constexpr size_t kMaxDocPartBytes = 64u << 20;
 
-  // `check`, when set, may refuse the document part before it is written.
+  // `check`, when set, may refuse the document part before it is written,
+  // or change its JSON.
   DocPartsHandler(Database& db, const std::string& docid, const UpdateOptions& opts,
-                  std::function<Status(std::string_view doc_json)> check = {})
+                  std::function<Status(std::string* doc_json)> check = {})
       : db_(db), docid_(docid), opts_(opts), check_(std::move(check)) {}
 
   Status PartBegin(const MultipartPart&) override {
@@ -506,7 +507,7 @@ class DocPartsHandler final : public MultipartPartHandler {
   Status PartEnd() override {
     if (writer_) return writer_->EndBody();
     if (check_) {
-      Status s = check_(doc_json_);
+      Status s = check_(&doc_json_);
       if (!s.ok()) return s;
     }
     auto w = db_.NewDocBodiesWriter(docid_, doc_json_, opts_);
@@ -523,7 +524,7 @@ class DocPartsHandler final : public MultipartPartHandler {
   Database& db_;
   const std::string& docid_;
   const UpdateOptions& opts_;
-  std::function<Status(std::string_view)> check_;
+  std::function<Status(std::string*)> check_;
   std::string doc_json_;
   std::unique_ptr<DocBodiesWriter> writer_;
 };
@@ -539,9 +540,14 @@ Status PutDocMultipart(RequestContext& ctx, Database& db, const std::string& doc
   }
   UpdateOptions with_user = opts;
   with_user.user = &ctx.user;
-  std::function<Status(std::string_view)> check;
+  std::function<Status(std::string*)> check;
   if (ctx.params[0] == replication::kReplicatorDbName) {
-    check = [&](std::string_view doc_json) { return replication::CheckReplicatorDoc(docid, doc_json, ctx.user); };
+    check = [&](std::string* doc_json) {
+      // Not an object: the write refuses it with its own error.
+      json::Document doc;
+      if (!json::Parse(*doc_json, &doc).ok() || !doc.IsObject()) return Status::OK();
+      return PrepareReplicatorWrite(ctx, db, docid, &doc, doc_json);
+    };
   }
   DocPartsHandler parts(db, docid, with_user, std::move(check));
   MultipartStreamParser parser(boundary, &parts);

@@ -2,6 +2,7 @@
 // _design_docs / _local_docs siblings, _bulk_docs, _bulk_get, _revs_diff, _missing_revs,
 // _compact, _ensure_full_commit, _revs_limit, _security.
 #include <ctime>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -114,7 +115,7 @@ Status PostDb(RequestContext& ctx) {
   }
   if (ctx.params[0] == replication::kReplicatorDbName) {
     std::string docid = id != doc.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
-    s = replication::CheckReplicatorDoc(docid, doc, ctx.user);
+    s = PrepareReplicatorWrite(ctx, **db, docid, &doc, &text);
     if (!s.ok()) return s;
   }
   UpdateOptions opts;
@@ -277,7 +278,7 @@ struct CheckedBulkDocs {
   json::Document body;
   // Each document (an object: the engine has checked that) with its _id, or
   // "" when it has none.
-  std::vector<std::pair<std::string, const json::Value*>> docs;
+  std::vector<std::pair<std::string, json::Value*>> docs;
 };
 Status ParseCheckedBulkDocs(RequestContext& ctx, Database& db, CheckedBulkDocs* out) {
   Status s = ctx.CheckJsonBody();
@@ -296,7 +297,7 @@ Status ParseCheckedBulkDocs(RequestContext& ctx, Database& db, CheckedBulkDocs* 
   if (docs == out->body.MemberEnd() || !docs->value.IsArray()) {
     return Status::Internal("_bulk_docs body parsed differently twice");
   }
-  for (const auto& d : docs->value.GetArray()) {
+  for (auto& d : docs->value.GetArray()) {
     if (!d.IsObject()) return Status::Internal("_bulk_docs body parsed differently twice");
     auto id = d.FindMember("_id");
     out->docs.emplace_back(id != d.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "", &d);
@@ -304,45 +305,18 @@ Status ParseCheckedBulkDocs(RequestContext& ctx, Database& db, CheckedBulkDocs* 
   return Status::OK();
 }
 
-// _bulk_docs into _users: each document is checked and its password hashed
-// (PrepareUserDoc) before the write.
-Status BulkDocsToUsers(RequestContext& ctx, Database& db) {
-  CheckedBulkDocs checked;
-  Status s = ParseCheckedBulkDocs(ctx, db, &checked);
-  if (!s.ok()) return s;
-  UpdateOptions& opts = checked.opts;
-  // CouchDB's per-document rules for _users writers who are not its admins.
-  const NonAdminUserWrite non_admin{&ctx.user, &db};
-  const bool admin = ctx.CheckAccess(db, true).ok();
-  std::vector<std::string> texts;
-  for (const auto& [docid, d] : checked.docs) {
-    texts.push_back(json::Serialize(*d));
-    s = PrepareUserDoc(docid, &texts.back(), admin ? nullptr : &non_admin);
-    if (!s.ok()) return s;
-  }
-  if (checked.has_design_docs) {
-    s = ctx.CheckAccess(db, true);
-    if (!s.ok()) return s;
-  }
-  std::vector<DocUpdateResult> results;
-  std::vector<std::string_view> views(texts.begin(), texts.end());
-  opts.user = &ctx.user;
-  s = ctx.server.RunWrite([&] { return db.BulkDocs(views, opts, &results); });
-  if (!s.ok()) return s;
-  return SendBulkDocsResults(ctx, results, opts);
-}
-
-// _bulk_docs into _replicator: each document is checked as CouchDB's
-// _replicator validate_doc_update checks it (replication/
-// replicator_doc_check.h). A refused one is answered in its place with its
-// forbidden error and the others are written, as CouchDB does.
-Status BulkDocsToReplicator(RequestContext& ctx, Database& db) {
-  CheckedBulkDocs checked;
-  Status s = ParseCheckedBulkDocs(ctx, db, &checked);
-  if (!s.ok()) return s;
+// Writes a checked _bulk_docs body whose documents `check` passes one by one
+// (the system databases' rules): `check` gets each document with its _id
+// and the text to write, its serialization, which it may change. A refusal
+// CouchDB's validate_doc_update would give (kForbidden) or a conflict is
+// answered in the document's place ({"id","error","reason"}) and the others
+// are written, as CouchDB does; any other error fails the whole request, as
+// a before_doc_update error does there.
+using BulkDocCheck = std::function<Status(const std::string& docid, const json::Value& doc, std::string* text)>;
+Status WriteCheckedBulkDocs(RequestContext& ctx, Database& db, CheckedBulkDocs& checked, const BulkDocCheck& check) {
   UpdateOptions& opts = checked.opts;
   if (checked.has_design_docs) {
-    s = ctx.CheckAccess(db, true);
+    Status s = ctx.CheckAccess(db, true);
     if (!s.ok()) return s;
   }
   std::vector<DocUpdateResult> results;
@@ -350,27 +324,63 @@ Status BulkDocsToReplicator(RequestContext& ctx, Database& db) {
   std::vector<size_t> written;  // the index in `results` of each of `texts`
   for (auto& [docid, d] : checked.docs) {
     DocUpdateResult& r = results.emplace_back();
-    r.status = replication::CheckReplicatorDoc(docid, *d, ctx.user);
-    if (!r.status.ok()) {
-      r.id = std::move(docid);
-      // A replicated revision's refusal names it, as the engine's do.
-      auto rev = d->FindMember("_rev");
-      if (!opts.new_edits && rev != d->MemberEnd() && rev->value.IsString()) r.rev = json::View(rev->value);
+    std::string text = json::Serialize(*d);
+    r.status = check(docid, *d, &text);
+    if (r.status.ok()) {
+      texts.push_back(std::move(text));
+      written.push_back(results.size() - 1);
       continue;
     }
-    texts.push_back(json::Serialize(*d));
-    written.push_back(results.size() - 1);
+    if (r.status.code() != Status::Code::kForbidden && !r.status.IsConflict()) return r.status;
+    r.id = std::move(docid);
+    // A replicated revision's refusal names it, as the engine's do.
+    auto rev = d->FindMember("_rev");
+    if (!opts.new_edits && rev != d->MemberEnd() && rev->value.IsString()) r.rev = json::View(rev->value);
   }
   if (!texts.empty()) {
     std::vector<DocUpdateResult> out;
     std::vector<std::string_view> views(texts.begin(), texts.end());
     opts.user = &ctx.user;
-    s = ctx.server.RunWrite([&] { return db.BulkDocs(views, opts, &out); });
+    Status s = ctx.server.RunWrite([&] { return db.BulkDocs(views, opts, &out); });
     if (!s.ok()) return s;
     if (out.size() != written.size()) return Status::Internal("_bulk_docs gave no result for a document");
     for (size_t k = 0; k < out.size(); ++k) results[written[k]] = std::move(out[k]);
   }
   return SendBulkDocsResults(ctx, results, opts);
+}
+
+// _bulk_docs into _users: each document is checked and its password hashed
+// (PrepareUserDoc) before the write. A non-admin's write to another user's
+// document fails the request with not_found, as couch_users_db's
+// before_doc_update throws it for the whole request.
+Status BulkDocsToUsers(RequestContext& ctx, Database& db) {
+  CheckedBulkDocs checked;
+  Status s = ParseCheckedBulkDocs(ctx, db, &checked);
+  if (!s.ok()) return s;
+  // CouchDB's per-document rules for _users writers who are not its admins.
+  const NonAdminUserWrite non_admin{&ctx.user, &db};
+  const bool admin = ctx.CheckAccess(db, true).ok();
+  return WriteCheckedBulkDocs(ctx, db, checked, [&](const std::string& docid, const json::Value&, std::string* text) {
+    return PrepareUserDoc(docid, text, admin ? nullptr : &non_admin);
+  });
+}
+
+// _bulk_docs into _replicator: each document is stamped with its owner as
+// CouchDB's before_doc_update does, which fails the whole request for
+// another user's document, then checked as CouchDB's _replicator
+// validate_doc_update checks it (replication/replicator_doc_check.h).
+Status BulkDocsToReplicator(RequestContext& ctx, Database& db) {
+  CheckedBulkDocs checked;
+  Status s = ParseCheckedBulkDocs(ctx, db, &checked);
+  if (!s.ok()) return s;
+  const bool db_admin = ctx.CheckAccess(db, true).ok();
+  for (auto& [docid, d] : checked.docs) {
+    s = replication::StampReplicatorOwner(docid, d, checked.body.GetAllocator(), ctx.user, db_admin);
+    if (!s.ok()) return s;
+  }
+  return WriteCheckedBulkDocs(ctx, db, checked, [&](const std::string& docid, const json::Value& doc, std::string*) {
+    return CheckReplicatorWrite(ctx, db, docid, doc);
+  });
 }
 
 Status BulkDocs(RequestContext& ctx) {

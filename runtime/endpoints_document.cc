@@ -213,8 +213,12 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
     if (!s.ok()) return s;
   }
   if (ctx.params[0] == replication::kReplicatorDbName) {
-    Status s = replication::CheckReplicatorDoc(docid, body, ctx.user);
-    if (!s.ok()) return s;
+    // Not an object: the write refuses it with its own error.
+    json::Document doc;
+    if (json::Parse(body, &doc).ok() && doc.IsObject()) {
+      Status s = PrepareReplicatorWrite(ctx, **db, docid, &doc, &body);
+      if (!s.ok()) return s;
+    }
   }
   UpdateOptions opts;
   bool new_edits = true;
@@ -239,6 +243,17 @@ Status DeleteDoc(RequestContext& ctx, std::string_view prefix) {
     std::string body = R"({"_deleted":true,"_rev":)" + json::Quote(rev) + "}";
     const NonAdminUserWrite non_admin{&ctx.user, db->get()};
     Status s = rev.empty() ? Status::Conflict() : PrepareUserDoc(docid, &body, &non_admin);
+    if (!s.ok()) return s;
+  }
+  if (ctx.params[0] == replication::kReplicatorDbName && !rev.empty()) {
+    // The rules a PUT of {"_deleted":true} meets (only an admin or the user
+    // the document runs as deletes it); a rev-less DELETE is the write's
+    // conflict, as in CouchDB.
+    json::Document doc;
+    doc.SetObject();
+    doc.AddMember("_deleted", true, doc.GetAllocator());
+    doc.AddMember("_rev", json::StringValue(rev, doc.GetAllocator()), doc.GetAllocator());
+    Status s = CheckReplicatorWrite(ctx, **db, docid, doc);
     if (!s.ok()) return s;
   }
   UpdateOptions opts;
@@ -301,7 +316,7 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
     if (!s.ok()) return s;
   }
   if (ctx.params[0] == replication::kReplicatorDbName) {
-    s = replication::CheckReplicatorDoc(dest, doc, ctx.user);
+    s = PrepareReplicatorWrite(ctx, **db, dest, &doc, &body);
     if (!s.ok()) return s;
   }
   UpdateOptions opts;

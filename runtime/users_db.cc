@@ -86,22 +86,6 @@ Status CheckUserDocRead(const UserCtx& user, std::string_view docid) {
 
 namespace {
 
-// The revision a write to _users edits: the one its _rev names, into *old
-// (left null when the write has no _rev: a creation). The rules compare
-// against exactly that revision, as validate_doc_update's oldDoc.
-Status ReadEditedRevision(Database& db, std::string_view docid, const json::Value& doc,
-                          json::Document* old) {
-  auto rev = doc.FindMember("_rev");
-  if (rev == doc.MemberEnd() || !rev->value.IsString()) return Status::OK();
-  GetOptions opts;
-  opts.rev = std::string(json::View(rev->value));
-  auto text = db.Get(docid, opts);
-  // A revision not stored cannot be edited: the write would fail so too.
-  if (!text.ok()) return text.status().IsNotFound() ? Status::Conflict() : text.status();
-  if (!json::Parse(*text, old).ok() || !old->IsObject()) return Status::Internal("stored user doc is not a JSON object");
-  return Status::OK();
-}
-
 // The roles array's strings, sorted (validate_doc_update compares them so).
 std::vector<std::string> SortedRoles(const json::Value& doc) {
   std::vector<std::string> out;
@@ -116,6 +100,19 @@ std::vector<std::string> SortedRoles(const json::Value& doc) {
 }
 
 }  // namespace
+
+Status ReadEditedRevision(Database& db, std::string_view docid, const json::Value& doc,
+                          json::Document* old) {
+  auto rev = doc.FindMember("_rev");
+  if (rev == doc.MemberEnd() || !rev->value.IsString()) return Status::OK();
+  GetOptions opts;
+  opts.rev = std::string(json::View(rev->value));
+  auto text = db.Get(docid, opts);
+  // A revision not stored cannot be edited: the write would fail so too.
+  if (!text.ok()) return text.status().IsNotFound() ? Status::Conflict() : text.status();
+  if (!json::Parse(*text, old).ok() || !old->IsObject()) return Status::Internal("stored document is not a JSON object");
+  return Status::OK();
+}
 
 Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminUserWrite* non_admin) {
   if (docid.substr(0, 8) == "_design/" || docid.substr(0, 7) == "_local/") return Status::OK();

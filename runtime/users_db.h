@@ -18,6 +18,7 @@
 #include "runtime/auth.h"
 #include "settee/database.h"
 #include "settee/store.h"
+#include "util/json.h"
 
 namespace settee {
 
@@ -61,6 +62,13 @@ struct NonAdminUserWrite {
   // _users, to read the revision the write edits (its _rev) for those rules.
   Database* db;
 };
+
+// The revision a write of `doc` to `docid` edits: the one its _rev names,
+// into *old (left null when the write has no _rev: a creation). The system
+// databases' rules compare against exactly that revision, as
+// validate_doc_update's oldDoc. kConflict when no stored revision has that
+// _rev (the write would fail so too).
+Status ReadEditedRevision(Database& db, std::string_view docid, const json::Value& doc, json::Document* old);
 
 // Validates a user document about to be written to _users and hashes its
 // "password" member if present. `docid` is the target id. kForbidden with

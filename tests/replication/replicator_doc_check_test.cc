@@ -13,8 +13,14 @@ const UserContext kAdmin{"", {"_admin"}};
 const UserContext kBob{"bob", {"ops", "dev"}};
 const UserContext kAnonymous{"", {}};
 
-Status Check(std::string_view json, const UserContext& user = kAdmin, std::string_view docid = "r") {
-  return CheckReplicatorDoc(docid, json, user);
+// `old_json`, when given, is the stored revision the write edits.
+Status Check(std::string_view json, const UserContext& user = kAdmin, std::string_view docid = "r",
+             std::string_view old_json = {}) {
+  json::Document doc, old;
+  // Not an object: the write refuses it itself (the endpoints skip the check).
+  if (!json::Parse(json, &doc).ok() || !doc.IsObject()) return Status::OK();
+  if (!old_json.empty() && !json::Parse(old_json, &old).ok()) return Status::Internal("bad old_json");
+  return CheckReplicatorDoc(docid, doc, user, old.IsObject() ? &old : nullptr);
 }
 
 // The reason a forbidden check gives, or "OK" / the unexpected status.
@@ -116,6 +122,8 @@ TEST(ReplicatorDocCheck, ExemptsWhatCouchDBDoesNotCheck) {
   EXPECT_TRUE(Check(bad, kAdmin, "_design/x").ok());
   EXPECT_TRUE(Check(bad, kAdmin, "_local/x").ok());
   EXPECT_TRUE(Check(R"({"_deleted":true})").ok());
+  // A deletion is not checked as a replication; a rev-less one is the
+  // write's conflict to answer.
   EXPECT_TRUE(Check(R"({"_deleted":true,"source":1})", kBob).ok());
   // The replicator's own writes, and documents it has marked failed.
   EXPECT_TRUE(Check(bad, UserContext{"", {"_admin", "_replicator"}}).ok());
@@ -125,6 +133,76 @@ TEST(ReplicatorDocCheck, ExemptsWhatCouchDBDoesNotCheck) {
   // Not an object: the write refuses it itself.
   EXPECT_TRUE(Check("[1]").ok());
   EXPECT_TRUE(Check("not json").ok());
+}
+
+// validate_doc_update's rule for deletions: a non-admin deletes only a
+// document whose stored user_ctx.name is their own.
+TEST(ReplicatorDocCheck, OnlyAdminsOrTheOwnerDelete) {
+  const char* del = R"({"_deleted":true,"_rev":"1-a"})";
+  const char* bobs = R"({"source":"a","target":"b","user_ctx":{"name":"bob","roles":["ops"]}})";
+  const char* joes = R"({"source":"a","target":"b","user_ctx":{"name":"joe"}})";
+  const std::string reason =
+      "Replication documents can only be deleted by admins or by the users who created them.";
+  EXPECT_EQ(Check(del, kBob, "r", bobs).ToString(), Status::OK().ToString());
+  EXPECT_EQ(Check(del, kBob, "r", joes).reason(), reason);
+  EXPECT_EQ(Check(del, kBob, "r", joes).code(), Status::Code::kForbidden);
+  // No user_ctx stored (an admin's document), or a name that is not a string.
+  EXPECT_EQ(Check(del, kBob, "r", R"({"source":"a","target":"b"})").reason(), reason);
+  EXPECT_EQ(Check(del, kBob, "r", R"({"user_ctx":{"name":["bob"]}})").reason(), reason);
+  // The revision edited is not known: refused, never taken as the owner's.
+  EXPECT_EQ(Check(del, kBob).reason(), reason);
+  // An anonymous writer deletes a document that runs as nobody (name null).
+  EXPECT_TRUE(Check(del, kAnonymous, "r", R"({"user_ctx":{"name":null}})").ok());
+  EXPECT_EQ(Check(del, kAnonymous, "r", R"({"user_ctx":{}})").reason(), reason);
+  // Admins, the replicator, failed documents and design documents are exempt.
+  EXPECT_TRUE(Check(del, kAdmin, "r", joes).ok());
+  EXPECT_TRUE(Check(del, UserContext{"", {"_replicator"}}, "r", joes).ok());
+  EXPECT_TRUE(Check(R"({"_deleted":true,"_rev":"1-a","_replication_state":"failed"})", kBob, "r", joes).ok());
+  EXPECT_TRUE(Check(del, kBob, "_design/x", joes).ok());
+}
+
+// before_doc_update's "owner": stamped with the writer's name, another
+// user's refused unless a database admin writes.
+TEST(ReplicatorDocCheck, StampsTheOwner) {
+  auto stamp = [](std::string_view json, const UserContext& user, bool db_admin, std::string* out,
+                  std::string_view docid = "r") {
+    json::Document doc;
+    EXPECT_TRUE(json::Parse(json, &doc).ok());
+    bool changed = true;
+    Status s = StampReplicatorOwner(docid, &doc, doc.GetAllocator(), user, db_admin, &changed);
+    *out = json::Serialize(doc);
+    if (!changed) *out += " (unchanged)";
+    return s;
+  };
+  const std::string other = "Can't update replication documents from other users.";
+  std::string out;
+  EXPECT_TRUE(stamp(R"({"source":"a"})", kBob, false, &out).ok());
+  EXPECT_EQ(out, R"({"source":"a","owner":"bob"})");
+  EXPECT_TRUE(stamp(R"({"owner":"bob"})", kBob, false, &out).ok());
+  EXPECT_EQ(out, R"({"owner":"bob"} (unchanged))");
+  EXPECT_EQ(stamp(R"({"owner":"carol"})", kBob, false, &out).reason(), other);
+  EXPECT_EQ(stamp(R"({"owner":null})", kBob, false, &out).reason(), other);
+  EXPECT_EQ(stamp(R"({"owner":7})", kBob, false, &out).code(), Status::Code::kForbidden);
+  // An anonymous writer's name is null.
+  EXPECT_TRUE(stamp("{}", kAnonymous, false, &out).ok());
+  EXPECT_EQ(out, R"({"owner":null})");
+  EXPECT_TRUE(stamp(R"({"owner":null})", kAnonymous, false, &out).ok());
+  EXPECT_EQ(stamp(R"({"owner":"bob"})", kAnonymous, false, &out).reason(), other);
+  // A database admin keeps another owner and replaces a null one.
+  const UserContext admin{"admin", {"_admin"}};
+  EXPECT_TRUE(stamp(R"({"owner":"carol"})", admin, true, &out).ok());
+  EXPECT_EQ(out, R"({"owner":"carol"} (unchanged))");
+  EXPECT_TRUE(stamp(R"({"owner":null})", admin, true, &out).ok());
+  EXPECT_EQ(out, R"({"owner":"admin"})");
+  EXPECT_TRUE(stamp("{}", admin, true, &out).ok());
+  EXPECT_EQ(out, R"({"owner":"admin"})");
+  // Design documents and the replicator's own writes pass untouched;
+  // _local documents are stamped (CouchDB's fabric runs it over them).
+  EXPECT_TRUE(stamp(R"({"owner":"carol"})", kBob, false, &out, "_design/x").ok());
+  EXPECT_EQ(out, R"({"owner":"carol"} (unchanged))");
+  EXPECT_TRUE(stamp(R"({"owner":"carol"})", UserContext{"", {"_replicator"}}, false, &out).ok());
+  EXPECT_TRUE(stamp("{}", kBob, false, &out, "_local/x").ok());
+  EXPECT_EQ(out, R"({"owner":"bob"})");
 }
 
 }  // namespace

@@ -285,9 +285,21 @@ TEST_F(OpenUsersTest, AnyoneSignsUpWithoutRolesAndLogsIn) {
   EXPECT_EQ(r.status, 403);
   EXPECT_EQ(Str(ParseJson(r.body), "error"), "forbidden");
   EXPECT_EQ(Reason(r), "Only _admin may set roles");
+  // _bulk_docs answers a refused document in its place and writes the rest.
   r = Req("POST", "/_users/_bulk_docs",
-          R"({"docs":[{"_id":"org.couchdb.user:mal","name":"mal","password":"m","roles":["ops"],"type":"user"}]})");
-  EXPECT_EQ(r.status, 403);
+          R"({"docs":[{"_id":"org.couchdb.user:mal","name":"mal","password":"m","roles":["ops"],"type":"user"},)"
+          R"({"_id":"org.couchdb.user:val","name":"val","password":"v","roles":[],"type":"user"}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  {
+    json::Document rows = ParseJson(r.body);
+    ASSERT_TRUE(rows.IsArray() && rows.Size() == 2) << r.body;
+    EXPECT_EQ(Str(rows[0], "id"), "org.couchdb.user:mal");
+    EXPECT_EQ(Str(rows[0], "error"), "forbidden");
+    EXPECT_EQ(Str(rows[0], "reason"), "Only _admin may set roles");
+    EXPECT_TRUE(rows[1].HasMember("ok")) << r.body;
+  }
+  EXPECT_EQ(Req("POST", "/_session", R"({"name":"val","password":"v"})").status, 200);
+  EXPECT_EQ(Req("POST", "/_session", R"({"name":"mal","password":"m"})").status, 401);
   // An existing name: a conflict, not a takeover; and no edits of it.
   r = Req("PUT", "/_users/org.couchdb.user:bob", R"({"name":"bob","password":"mine","roles":[],"type":"user"})");
   EXPECT_EQ(r.status, 409) << r.body;
@@ -380,9 +392,24 @@ TEST_F(UsersTest, BulkDocsIntoUsersHashesAndValidates) {
   EXPECT_EQ(Str(ParseJson(r.body), "derived_key").size(), 64u);
   EXPECT_EQ(As("dan", "danpw", "GET", "/_session").status, 200);
 
+  // A refused document is answered in its place ({"id","error","reason"}, as
+  // CouchDB's validate_doc_update refusals), the others are written, and a
+  // stale _rev is that document's conflict.
   r = Admin("POST", "/_users/_bulk_docs",
-            R"({"docs":[{"_id":"org.couchdb.user:x","name":"y","password":"x","roles":[],"type":"user"}]})");
-  EXPECT_EQ(r.status, 403) << r.body;
+            R"({"docs":[{"_id":"org.couchdb.user:x","name":"y","password":"x","roles":[],"type":"user"},)"
+            R"({"_id":"org.couchdb.user:eve","name":"eve","password":"evepw","roles":[],"type":"user"},)"
+            R"({"_id":"org.couchdb.user:dan","name":"dan","roles":[],"type":"user"}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  json::Document rows = ParseJson(r.body);
+  ASSERT_TRUE(rows.IsArray() && rows.Size() == 3) << r.body;
+  EXPECT_EQ(Str(rows[0], "id"), "org.couchdb.user:x");
+  EXPECT_EQ(Str(rows[0], "error"), "forbidden");
+  EXPECT_EQ(Str(rows[0], "reason"), "Doc ID must be of the form org.couchdb.user:name");
+  EXPECT_EQ(Str(rows[1], "id"), "org.couchdb.user:eve");
+  EXPECT_TRUE(rows[1].HasMember("ok")) << r.body;
+  EXPECT_EQ(Str(rows[2], "error"), "conflict");
+  EXPECT_EQ(Admin("GET", "/_users/org.couchdb.user:x").status, 404);
+  EXPECT_EQ(As("eve", "evepw", "GET", "/_session").status, 200);
   r = Admin("POST", "/_users/_bulk_docs", R"({"docs":[{"_id":"org.couchdb.user:z"},7]})");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(Str(ParseJson(r.body), "reason"), "Document must be a JSON object");

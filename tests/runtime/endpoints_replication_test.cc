@@ -318,6 +318,79 @@ TEST_F(ReplicationEndpointsTest, NonAdminReplicatorDocumentsRunAsTheirWriter) {
   EXPECT_EQ(r.status, 201) << r.body;
   // An admin may leave user_ctx out.
   EXPECT_EQ(Req("PUT", "/_replicator/r5", "{" + ends + "}", admin).status, 201);
+  // before_doc_update stamps each document with its writer as "owner"; a
+  // non-admin may not write another's (the whole _bulk_docs request fails).
+  EXPECT_EQ(Str(ParseJson(Req("GET", "/_replicator/r4", "", admin).body), "owner"), "bob");
+  EXPECT_EQ(Str(ParseJson(Req("GET", "/_replicator/r5", "", admin).body), "owner"), "admin");
+  const std::string other = "Can't update replication documents from other users.";
+  const std::string bobs_ctx = R"(,"user_ctx":{"name":"bob"})";
+  r = Req("PUT", "/_replicator/r7", "{" + ends + bobs_ctx + R"(,"owner":"admin"})", bob);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), other);
+  r = Req("POST", "/_replicator/_bulk_docs",
+          R"({"docs":[{"_id":"r8",)" + ends + bobs_ctx + R"(},{"_id":"r7",)" + ends + bobs_ctx + R"(,"owner":null}]})",
+          bob);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), other);
+  EXPECT_EQ(Req("GET", "/_replicator/r8", "", admin).status, 404);
+  // An admin keeps the owner given.
+  r = Req("PUT", "/_replicator/r9", "{" + ends + R"(,"owner":"carol"})", admin);
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(ParseJson(Req("GET", "/_replicator/r9", "", admin).body), "owner"), "carol");
+  // A multipart/related PUT's JSON part is stamped too.
+  Headers multipart = bob;
+  multipart.emplace_back("Content-Type", "multipart/related; boundary=B");
+  r = client_->Request("PUT", "/_replicator/r10",
+                       "--B\r\nContent-Type: application/json\r\n\r\n{" + ends + bobs_ctx + "}\r\n--B--", multipart);
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(ParseJson(Req("GET", "/_replicator/r10", "", admin).body), "owner"), "bob");
+  EXPECT_EQ(Req("PUT", "/_replicator/r6", "{" + ends + R"(,"user_ctx":{"name":"carol"}})", admin).status, 201);
+
+  // Deletions: only an admin or the user a document runs as (its stored
+  // user_ctx.name), by DELETE, a PUT of _deleted and _bulk_docs. The
+  // replicator records outcomes in these documents meanwhile, so each try
+  // takes the current revision and a conflict tries again.
+  const std::string reason =
+      "Replication documents can only be deleted by admins or by the users who created them.";
+  auto current_rev = [&](const std::string& id) {
+    return Str(ParseJson(Req("GET", "/_replicator/" + id, "", admin).body), "_rev");
+  };
+  auto retried = [&](auto write) {
+    ClientResponse res;
+    for (int i = 0; i < 20; ++i) {
+      res = write();
+      if (res.status != 409 && res.body.find("conflict") == std::string::npos) break;
+    }
+    return res;
+  };
+  for (const char* id : {"r5", "r6"}) {
+    r = retried([&] { return Req("DELETE", std::string("/_replicator/") + id + "?rev=" + current_rev(id), "", bob); });
+    EXPECT_EQ(r.status, 403) << id << r.body;
+    EXPECT_EQ(Str(ParseJson(r.body), "reason"), reason) << id;
+    r = retried([&] {
+      return Req("PUT", std::string("/_replicator/") + id, R"({"_deleted":true,"_rev":")" + current_rev(id) + "\"}", bob);
+    });
+    EXPECT_EQ(r.status, 403) << id << r.body;
+    EXPECT_EQ(Str(ParseJson(r.body), "reason"), reason) << id;
+  }
+  // _bulk_docs answers the refusal in its place and deletes bob's own.
+  r = retried([&] {
+    return Req("POST", "/_replicator/_bulk_docs",
+               R"({"docs":[{"_id":"r6","_deleted":true,"_rev":")" + current_rev("r6") +
+                   R"("},{"_id":"r4","_deleted":true,"_rev":")" + current_rev("r4") + "\"}]}",
+               bob);
+  });
+  ASSERT_EQ(r.status, 201) << r.body;
+  auto rows = ParseJson(r.body);
+  ASSERT_TRUE(rows.IsArray() && rows.Size() == 2) << r.body;
+  EXPECT_EQ(Str(rows[0], "error"), "forbidden");
+  EXPECT_EQ(Str(rows[0], "reason"), reason);
+  EXPECT_TRUE(rows[1].HasMember("ok")) << r.body;
+  EXPECT_EQ(Req("GET", "/_replicator/r4", "", admin).status, 404);
+  EXPECT_EQ(Req("GET", "/_replicator/r6", "", admin).status, 200);
+  // An admin deletes anyone's.
+  r = retried([&] { return Req("DELETE", "/_replicator/r6?rev=" + current_rev("r6"), "", admin); });
+  EXPECT_EQ(r.status, 200) << r.body;
 }
 
 }  // namespace
