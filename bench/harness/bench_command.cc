@@ -20,6 +20,7 @@
 #include "bench/harness/progress.h"
 #include "bench/harness/registry.h"
 #include "bench/harness/report.h"
+#include "bench/harness/stats.h"
 #include "bench/harness/workload_suite.h"
 #include "js/isolate_pool.h"
 
@@ -155,10 +156,17 @@ int Run(Args& a) {
   report.machine = DescribeMachine();
   auto start = std::chrono::steady_clock::now();
   ProgressPrinter printer(stderr);
-  for (const auto& s : o.suites) {
-    auto results = (*FindSuite(s))(o, printer.Fn());
-    report.results.insert(report.results.end(), results.begin(), results.end());
+  std::vector<std::vector<CaseResult>> rounds;
+  for (int round = 1; round <= o.rounds; ++round) {
+    printer.SetRound(round, o.rounds);
+    std::vector<CaseResult> results;
+    for (const auto& s : o.suites) {
+      auto part = (*FindSuite(s))(o, printer.Fn());
+      results.insert(results.end(), part.begin(), part.end());
+    }
+    rounds.push_back(std::move(results));
   }
+  report.results = MergeRounds(rounds);
   printer.Finish();
   report.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::error_code ec;
@@ -219,6 +227,11 @@ void RegisterBenchCommand(CLI::App& app) {
                   "Runs of each workload case, each on fresh databases; the table gives the median run's throughput "
                   "(default 1, and 5 with several --threads)")
       ->check(CLI::Range(1, BenchOptions::kMaxRepeats));
+  cmd->add_option("--rounds", o.rounds,
+                  "Run the whole selection this many times, settee then the baseline each time; a case's median is "
+                  "the median of its rounds' medians, so a slow stretch of a shared machine moves one round, not the "
+                  "figure (default 1)")
+      ->check(CLI::Range(1, BenchOptions::kMaxRounds));
   cmd->add_option("--min-time", o.min_time_s,
                   "Repeat each workload case until its timed loops add up to this many seconds "
                   "(default 0, and 1 with several --threads)")
@@ -240,7 +253,7 @@ void RegisterBenchCommand(CLI::App& app) {
   cmd->add_option("--compare", args->compare, "Print the per-case factors between two JSON reports")
       ->expected(2)
       ->excludes("--threads", "--backend", "--suite", "--grep", "--iterations", "--json", "--baseline", "--remote",
-                  "--jitless", "--repeats", "--min-time");
+                  "--jitless", "--repeats", "--min-time", "--rounds");
   cmd->callback([args, cmd] {
     BenchOptions& o = args->options;
     if (o.thread_counts.empty()) o.thread_counts = {1};

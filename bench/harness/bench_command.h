@@ -3,7 +3,7 @@
 //
 //   settee bench [--threads N] [--backend memory|leveldb]
 //                [--suite basics,views,find,attachments,eval,http] [--grep RE]
-//                [--iterations K] [--json FILE] [--baseline pouchdb|none] [--remote URL]
+//                [--iterations K] [--rounds N] [--json FILE] [--baseline pouchdb|none] [--remote URL]
 //   settee bench --compare A.json B.json
 //
 // It prints a progress line while it runs (stderr), a table at the end

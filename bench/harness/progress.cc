@@ -10,7 +10,7 @@ ProgressPrinter::ProgressPrinter(FILE* out)
 void ProgressPrinter::Report(const Progress& p) {
   std::lock_guard<std::mutex> lock(mu_);
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::string runtime = p.runtime.empty() ? "" : "[" + p.runtime + "] ";
+  std::string runtime = round_ + (p.runtime.empty() ? "" : "[" + p.runtime + "] ");
   std::string key = runtime + p.suite + "/" + p.name;
   char iter[48];
   if (p.iterations > 0) std::snprintf(iter, sizeof iter, "iteration %d/%d", p.iteration, p.iterations);
@@ -25,6 +25,11 @@ void ProgressPrinter::Report(const Progress& p) {
   }
   last_case_ = key;
   std::fflush(out_);
+}
+
+void ProgressPrinter::SetRound(int round, int rounds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  round_ = rounds > 1 ? "round " + std::to_string(round) + "/" + std::to_string(rounds) + " " : "";
 }
 
 void ProgressPrinter::Finish() {

@@ -17,6 +17,9 @@ class ProgressPrinter {
  public:
   explicit ProgressPrinter(FILE* out);
   void Report(const Progress& p);
+  // Round `round` of `rounds` (--rounds) from now on: named on the line when
+  // there is more than one.
+  void SetRound(int round, int rounds);
   // Clears the line (terminal) before other output.
   void Finish();
   ProgressFn Fn() { return [this](const Progress& p) { Report(p); }; }
@@ -28,6 +31,7 @@ class ProgressPrinter {
   std::chrono::steady_clock::time_point start_;
   std::string last_case_;
   bool dirty_ = false;
+  std::string round_;  // "round 2/3 " or empty
 };
 
 }  // namespace settee::bench

@@ -104,8 +104,8 @@ std::vector<CasePair> PairCases(const Report& r) {
       }
     }
     if (p.baseline && s.outcome == Outcome::kOk && p.baseline->outcome == Outcome::kOk) {
-      double sm = Summarize(s.samples_ms).median;
-      double bm = Summarize(p.baseline->samples_ms).median;
+      double sm = CaseMedian(s);
+      double bm = CaseMedian(*p.baseline);
       if (sm > 0 && bm > 0) p.factor = bm / sm;
     }
     pairs.push_back(p);
@@ -159,6 +159,8 @@ std::string ToJson(const Report& r) {
   w.EndArray();
   w.Key("repeats");
   w.Int(r.options.repeats);
+  w.Key("rounds");
+  w.Int(r.options.rounds);
   Num(w, "min_time_s", r.options.min_time_s);
   Str(w, "backend", r.options.backend);
   w.Key("suites");
@@ -186,7 +188,7 @@ std::string ToJson(const Report& r) {
   w.Key("cases");
   w.StartArray();
   for (const auto& c : r.results) {
-    Summary s = Summarize(c.samples_ms);
+    Summary s = SummarizeCase(c);
     w.StartObject();
     Str(w, "suite", c.suite);
     Str(w, "name", c.name);
@@ -262,6 +264,7 @@ Result<Report> ParseReport(const std::string& text) {
       for (const auto& n : o["thread_counts"].GetArray()) if (n.IsInt()) r.options.thread_counts.push_back(n.GetInt());
     }
     if (o.HasMember("repeats") && o["repeats"].IsInt()) r.options.repeats = o["repeats"].GetInt();
+    if (o.HasMember("rounds") && o["rounds"].IsInt()) r.options.rounds = o["rounds"].GetInt();
     r.options.min_time_s = GetNum(o, "min_time_s");
     if (o.HasMember("suites") && o["suites"].IsArray()) {
       for (const auto& s : o["suites"].GetArray()) if (s.IsString()) r.options.suites.push_back(s.GetString());
@@ -450,7 +453,7 @@ std::string FormatEvalTable(const Report& r) {
     if (c.runtime == "settee") settee = &c;
   }
   if (rows.empty()) return {};
-  double settee_median = settee && settee->outcome == Outcome::kOk ? Summarize(settee->samples_ms).median : 0;
+  double settee_median = settee && settee->outcome == Outcome::kOk ? CaseMedian(*settee) : 0;
   std::string out = Line("\n[eval] db.eval string loop, %d thread%s at once (settee: isolates; node: processes); "
                          "factor = runtime median / settee median\n",
                          rows[0]->threads, rows[0]->threads == 1 ? "" : "s");
@@ -462,7 +465,7 @@ std::string FormatEvalTable(const Report& r) {
       out += NotRun(*c, 80) + "\n";
       continue;
     }
-    Summary s = Summarize(c->samples_ms);
+    Summary s = SummarizeCase(*c);
     double factor = c == settee || settee_median <= 0 ? 0 : s.median / settee_median;
     out += Line("%6d %9s %9s %9s %9s %10.1f %8s\n", s.count, Ms(s.median).c_str(), Ms(s.min).c_str(),
                 Ms(s.max).c_str(), Ms(s.mean).c_str(), Throughput(*c), Factor(factor).c_str());
@@ -544,6 +547,9 @@ std::string FormatTable(const Report& r) {
     threads += Line(", each case run %d+ times%s", o.repeats,
                     o.min_time_s > 0 ? Line(" and for %.1f s of loops", o.min_time_s).c_str() : "");
   }
+  if (o.rounds > 1) {
+    threads += Line(", %d rounds (each case's median: the median of its rounds' medians)", o.rounds);
+  }
   out += Line("settee bench: %s backend, %s, on %s (%d cores)\n", o.backend.c_str(), threads.c_str(),
               r.machine.cpu_model.c_str(), r.machine.cores);
   if (!r.machine.emulation.empty()) out += "emulated: " + r.machine.emulation + "\n";
@@ -577,7 +583,7 @@ std::string FormatTable(const Report& r) {
       std::string name = p.settee ? c->name : c->name + " (" + c->runtime + ")";
       out += Line("%-34s ", Shorten(name, 34).c_str());
       if (c->outcome == Outcome::kOk) {
-        Summary s = Summarize(c->samples_ms);
+        Summary s = SummarizeCase(*c);
         out += Line("%6d %9s %9s %9s %9s %10.0f", s.count, Ms(s.median).c_str(), Ms(s.min).c_str(),
                     Ms(s.max).c_str(), Ms(s.mean).c_str(), Throughput(*c));
       } else {
@@ -588,7 +594,7 @@ std::string FormatTable(const Report& r) {
         if (!b) {
           out += Line(" | %9s", "-");
         } else if (b->outcome == Outcome::kOk) {
-          Summary s = Summarize(b->samples_ms);
+          Summary s = SummarizeCase(*b);
           out += Line(" | %9s %9s %8s", Ms(s.median).c_str(), Ms(s.mean).c_str(), Factor(p.factor).c_str());
         } else {
           out += " | " + Shorten(std::string(OutcomeName(b->outcome)) + ": " + b->error, 60);
@@ -624,8 +630,8 @@ std::vector<CompareRow> CompareReports(const Report& a, const Report& b) {
     if (ca.outcome != Outcome::kOk) continue;
     for (const auto& cb : b.results) {
       if (cb.outcome != Outcome::kOk || cb.runtime != ca.runtime || Key(cb) != Key(ca)) continue;
-      CompareRow row{ca.suite, ca.name, ca.runtime, Summarize(ca.samples_ms).median,
-                     Summarize(cb.samples_ms).median, 0};
+      CompareRow row{ca.suite, ca.name, ca.runtime, CaseMedian(ca),
+                     CaseMedian(cb), 0};
       if (row.a_median > 0 && row.b_median > 0) row.ratio = row.b_median / row.a_median;
       // http rows carry wrk's ops/s; workload rows are counted here.
       row.a_ops = ca.metrics.count("ops_per_sec") ? ca.metrics.at("ops_per_sec") : Throughput(ca);

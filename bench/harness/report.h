@@ -6,7 +6,7 @@
 //   {"settee_bench": 1, "started": "2026-12-01T08:00:00Z", "elapsed_s": 61.2,
 //    "machine": {"hostname", "os", "cpu_model", "cores", "emulation"},  (emulation: "" when native)
 //    "versions": {"settee", "v8", "pouchdb", "node", ...},
-//    "options": {"threads", "thread_counts": [...], "repeats", "min_time_s", "backend", "suites": [...],
+//    "options": {"threads", "thread_counts": [...], "repeats", "rounds", "min_time_s", "backend", "suites": [...],
 //                "grep", "iterations", "baseline", "remote"},
 //    "seconds": {"settee": 15.2, "pouchdb": 70.1, "starting servers": 1.5, ...},
 //    "peak_rss_mb": {"settee": 180.5, "pouchdb": 1020.1},
@@ -15,7 +15,8 @@
 //               "threads", "operations", "wall_ms", "median_ms", "min_ms", "max_ms", "mean_ms",
 //               "ops_per_sec", "samples_ms": [...], "metrics": {...}}],
 //               (a case run several times: one row per thread count, metrics "repeats",
-//                "ops_per_sec" (the median run's), "ops_per_sec_min", "ops_per_sec_max")
+//                "ops_per_sec" (the median run's), "ops_per_sec_min", "ops_per_sec_max";
+//                run in --rounds: also "rounds" and "median_of_rounds_ms", which is then "median_ms")
 //    "summary": {"geomean_factor": 14.2, "cases_compared": 10}}
 #pragma once
 

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 #include <string>
+#include <tuple>
 
 namespace settee::bench {
 
@@ -44,25 +46,28 @@ CaseResult MergeRepeats(const std::vector<CaseResult>& repeats) {
   out.samples_ms.clear();
   out.operations = 0;
   out.wall_ms = 0;
-  out.metrics.erase("ops_per_sec");
-  out.metrics.erase("ops_per_cpu_s");
-  out.metrics.erase("cpu_ms");
-  out.metrics.erase("cores_used");
-  std::vector<double> ops, per_cpu, cores;
-  double cpu_ms = 0;
-  static const char* const kSummed[] = {"loop_thread_ms", "loop_cpu_ms", "loop_runq_ms", "remote_cpu_ms"};
+  out.metrics.clear();
+  static const char* const kSummed[] = {"loop_thread_ms", "loop_cpu_ms", "loop_runq_ms", "remote_cpu_ms", "cpu_ms"};
+  // Figures of their own below; any other metric is the median of the runs
+  // that have it (a run may itself be a merge: a scaling round's ratios).
+  static const std::set<std::string> kOwn = {"loop_thread_ms", "loop_cpu_ms",     "loop_runq_ms",
+                                             "remote_cpu_ms",  "cpu_ms",          "repeats",
+                                             "ops_per_sec",    "ops_per_sec_min", "ops_per_sec_max",
+                                             "ops_per_cpu_s",  "cores_used"};
+  std::vector<double> ops;
   std::map<std::string, double> summed;
-  for (const char* m : kSummed) out.metrics.erase(m);
+  std::map<std::string, std::vector<double>> medians;
+  double runs = 0;
   for (const CaseResult& r : repeats) {
-    if (auto it = r.metrics.find("cpu_ms"); it != r.metrics.end()) cpu_ms += it->second;
+    auto reps = r.metrics.find("repeats");
+    runs += reps == r.metrics.end() ? 1 : reps->second;
     for (const char* m : kSummed) {
       if (auto it = r.metrics.find(m); it != r.metrics.end()) summed[m] += it->second;
     }
-    if (auto it = r.metrics.find("ops_per_cpu_s"); it != r.metrics.end() && r.outcome == Outcome::kOk) {
-      per_cpu.push_back(it->second);
-    }
-    if (auto it = r.metrics.find("cores_used"); it != r.metrics.end() && r.outcome == Outcome::kOk) {
-      cores.push_back(it->second);
+    for (const auto& [m, v] : r.metrics) {
+      if (kOwn.count(m) == 0 || ((m == "ops_per_cpu_s" || m == "cores_used") && r.outcome == Outcome::kOk)) {
+        medians[m].push_back(v);
+      }
     }
     if (out.outcome == Outcome::kOk && r.outcome != Outcome::kOk) {
       out.outcome = r.outcome;
@@ -73,17 +78,54 @@ CaseResult MergeRepeats(const std::vector<CaseResult>& repeats) {
     out.wall_ms += r.wall_ms;
     if (r.outcome == Outcome::kOk) ops.push_back(Throughput(r));
   }
-  out.metrics["repeats"] = static_cast<double>(repeats.size());
+  out.metrics["repeats"] = runs;
   for (const auto& [m, v] : summed) out.metrics[m] = v;
-  if (cpu_ms > 0) out.metrics["cpu_ms"] = cpu_ms;
-  if (!per_cpu.empty()) out.metrics["ops_per_cpu_s"] = Median(per_cpu);
-  if (!cores.empty()) out.metrics["cores_used"] = Median(cores);
+  for (const auto& [m, v] : medians) out.metrics[m] = Median(v);
   if (!ops.empty()) {
     out.metrics["ops_per_sec"] = Median(ops);
     out.metrics["ops_per_sec_min"] = *std::min_element(ops.begin(), ops.end());
     out.metrics["ops_per_sec_max"] = *std::max_element(ops.begin(), ops.end());
   }
   return out;
+}
+
+std::vector<CaseResult> MergeRounds(const std::vector<std::vector<CaseResult>>& rounds) {
+  if (rounds.size() == 1) return rounds.front();
+  using Key = std::tuple<std::string, std::string, std::string, int>;
+  std::vector<Key> order;
+  std::map<Key, std::vector<CaseResult>> rows;
+  for (const auto& round : rounds) {
+    for (const CaseResult& r : round) {
+      Key key{r.suite, r.name, r.runtime, r.threads};
+      auto& runs = rows[key];
+      if (runs.empty()) order.push_back(key);
+      runs.push_back(r);
+    }
+  }
+  std::vector<CaseResult> out;
+  for (const Key& key : order) {
+    const auto& runs = rows[key];
+    std::vector<double> medians;
+    for (const CaseResult& r : runs) {
+      if (r.outcome == Outcome::kOk && !r.samples_ms.empty()) medians.push_back(CaseMedian(r));
+    }
+    CaseResult merged = MergeRepeats(runs);
+    merged.metrics["rounds"] = static_cast<double>(runs.size());
+    if (!medians.empty()) merged.metrics["median_of_rounds_ms"] = Median(medians);
+    out.push_back(std::move(merged));
+  }
+  return out;
+}
+
+double CaseMedian(const CaseResult& r) {
+  if (auto it = r.metrics.find("median_of_rounds_ms"); it != r.metrics.end()) return it->second;
+  return Summarize(r.samples_ms).median;
+}
+
+Summary SummarizeCase(const CaseResult& r) {
+  Summary s = Summarize(r.samples_ms);
+  if (auto it = r.metrics.find("median_of_rounds_ms"); it != r.metrics.end() && s.count > 0) s.median = it->second;
+  return s;
 }
 
 void NoteRoundRatios(const std::vector<std::vector<CaseResult>>& runs, std::vector<CaseResult>* merged) {

@@ -31,14 +31,16 @@ double Median(std::vector<double> values);
 
 // One row for a case run `repeats.size()` times over fresh databases (all
 // rows of one suite, name, runtime and thread count): every run's samples,
-// operations and wall time together, and the metrics "repeats",
+// operations and wall time together, and the metrics "repeats" (the runs
+// behind it, counting a run that is itself a merge as its own "repeats"),
 // "ops_per_sec" (the median of the runs' throughputs: a run that lost the
 // CPU for a while does not move it), "ops_per_sec_min" and
 // "ops_per_sec_max"; "cpu_ms" summed and "ops_per_cpu_s" the median run's
 // when the runs have them, "cores_used" the median run's; "loop_thread_ms",
 // "loop_cpu_ms", "loop_runq_ms" (where the isolate threads' loops went) and
-// "remote_cpu_ms" (the replication server's CPU) summed. The first run that did not pass gives the row its
-// outcome and error. Empty: an empty kFailed row.
+// "remote_cpu_ms" (the replication server's CPU) summed; any other metric
+// the median of the runs that have it. The first run that did not pass
+// gives the row its outcome and error. Empty: an empty kFailed row.
 CaseResult MergeRepeats(const std::vector<CaseResult>& repeats);
 
 // For a case run at several thread counts in rounds (runs[k][i]: count k's
@@ -53,6 +55,21 @@ CaseResult MergeRepeats(const std::vector<CaseResult>& repeats);
 // a metric with no round left is not set.
 void NoteRoundRatios(const std::vector<std::vector<CaseResult>>& runs, std::vector<CaseResult>* merged);
 
+// The rows of a run made in rounds (`settee bench --rounds N`: every
+// selected suite, settee's part then the baseline's, N times over), one per
+// suite, name, runtime and thread count in the order they first came:
+// MergeRepeats of that case's rows, with the metrics "rounds" and
+// "median_of_rounds_ms", the median over the rounds of each round's median
+// (rounds that passed), which CaseMedian and SummarizeCase give as the
+// case's median. A median per round, rather than one over the pooled
+// samples, leaves a round that met a slow stretch of a shared machine out
+// of the figure instead of shifting it. One round: its rows unchanged.
+std::vector<CaseResult> MergeRounds(const std::vector<std::vector<CaseResult>>& rounds);
+// The case's median per iteration: "median_of_rounds_ms" when it was run in
+// rounds, else the median of its samples.
+double CaseMedian(const CaseResult& r);
+// Summarize(r.samples_ms) with CaseMedian's median.
+Summary SummarizeCase(const CaseResult& r);
 // The geometric mean of the positive values of `factors` (0 when none).
 double GeometricMean(const std::vector<double>& factors);
 

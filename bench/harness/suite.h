@@ -92,6 +92,11 @@ struct BenchOptions {
   int repeats = 1;                  // runs of each case (fresh databases each), at least
   double min_time_s = 0;            // ... and until its timed loops add up to this (capped at kMaxRepeats runs)
   static constexpr int kMaxRepeats = 50;
+  // --rounds N: the whole selection N times over, settee's part then the
+  // baseline's each time, merged by MergeRounds (stats.h), so each runtime's
+  // runs of a case are spread over the run instead of back to back.
+  int rounds = 1;
+  static constexpr int kMaxRounds = 20;
   std::string backend = "memory";   // "memory" or "leveldb"
   std::vector<std::string> suites;  // selected suites, in run order
   std::string grep;                 // ECMAScript regex over "suite/case"; empty: all

@@ -225,6 +225,27 @@ void RunScalingWithRemotes(const std::string& backend) {
 TEST(BenchCommand, ScalingRunsGiveEachCountARemoteOfItsOwnSizeOnMemory) { RunScalingWithRemotes("memory"); }
 TEST(BenchCommand, ScalingRunsGiveEachCountARemoteOfItsOwnSizeOnLevelDb) { RunScalingWithRemotes("leveldb"); }
 
+// --rounds 2: the selection twice over, settee then the baseline each time,
+// merged into one row per case and runtime with both rounds' iterations.
+TEST(BenchCommand, RoundsRunTheSelectionAgainAndMergeIt) {
+  std::string json = Temp("rounds.json");
+  Ran r = Bench("--iterations 3 --grep 'basic-gets|bulk-inserts$' --baseline none --rounds 2 --json " + json);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  auto report = ParseReport(Slurp(json));
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->options.rounds, 2);
+  ASSERT_EQ(report->results.size(), 2u);
+  for (const auto& c : report->results) {
+    EXPECT_EQ(c.outcome, Outcome::kOk) << c.name << ": " << c.error;
+    EXPECT_EQ(c.samples_ms.size(), 6u) << c.name;
+    EXPECT_DOUBLE_EQ(c.metrics.at("rounds"), 2) << c.name;
+    EXPECT_GT(c.metrics.at("median_of_rounds_ms"), 0) << c.name;
+  }
+  EXPECT_THAT(r.out, HasSubstr("2 rounds"));
+  EXPECT_THAT(r.err, HasSubstr("round 2/2"));
+  EXPECT_NE(Bench("--rounds 0 --baseline none").code, 0);
+}
+
 TEST(BenchCommand, UnknownSuitesAndCasesAreNamed) {
   Ran r = Bench("--suite basics,nosuch --baseline none");
   EXPECT_EQ(r.code, 2);

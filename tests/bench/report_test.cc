@@ -201,6 +201,24 @@ TEST(Report, PairsEachSetteeCaseWithItsBaselineAndFactor) {
   EXPECT_EQ(compared, 2);
 }
 
+// A run in --rounds: each side's median is the median of its rounds'
+// medians, in the factor, the table and the JSON alike.
+TEST(Report, RoundsGiveTheMedianOfTheRoundsMedians) {
+  Report r = Sample();
+  r.options.rounds = 3;
+  r.results[0].metrics["median_of_rounds_ms"] = 0.001;  // settee basic-gets; its samples' median is 0.002
+  r.results[3].metrics["median_of_rounds_ms"] = 0.05;   // pouchdb basic-gets; its samples' median is 0.04
+  EXPECT_DOUBLE_EQ(PairCases(r)[0].factor, 50);
+  std::string t = FormatTable(r);
+  EXPECT_THAT(t, HasSubstr("3 rounds"));
+  EXPECT_THAT(t, HasSubstr("50.0x"));
+  auto back = ParseReport(ToJson(r));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->options.rounds, 3);
+  EXPECT_DOUBLE_EQ(PairCases(*back)[0].factor, 50);
+  EXPECT_THAT(ToJson(r), HasSubstr("\"median_ms\": 0.001,"));
+}
+
 TEST(Report, TableShowsBothMediansFactorsRssAndUnsupported) {
   std::string t = FormatTable(Sample());
   EXPECT_THAT(t, HasSubstr("leveldb backend, 2 threads"));

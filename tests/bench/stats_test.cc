@@ -109,6 +109,76 @@ TEST(MergeRepeats, SumsWhereTheLoopsTimeWent) {
   EXPECT_EQ(MergeRepeats({OneRun(100, 100)}).metrics.count("loop_cpu_ms"), 0u);  // not measured
 }
 
+// A merge of merges (a round of a scaling run merged over --rounds): the
+// runs behind it add up, and a metric of no figure of its own, such as a
+// scaling round's ratio, is the median of the runs that have it.
+TEST(MergeRepeats, MergesOfMergesCountEveryRunAndTakeTheMedianOfOtherMetrics) {
+  std::vector<CaseResult> runs = {OneRun(100, 100), OneRun(100, 100), OneRun(100, 100)};
+  runs[0].metrics = {{"repeats", 5}, {"scaling_vs_first", 1.9}};
+  runs[1].metrics = {{"repeats", 5}, {"scaling_vs_first", 1.2}};
+  runs[2].metrics = {{"scaling_vs_first", 1.7}};
+  CaseResult m = MergeRepeats(runs);
+  EXPECT_DOUBLE_EQ(m.metrics.at("repeats"), 11);
+  EXPECT_DOUBLE_EQ(m.metrics.at("scaling_vs_first"), 1.7);
+}
+
+CaseResult Timed(const std::string& runtime, const std::string& name, std::vector<double> samples) {
+  CaseResult r;
+  r.suite = "basics";
+  r.name = name;
+  r.runtime = runtime;
+  r.samples_ms = std::move(samples);
+  r.operations = static_cast<double>(r.samples_ms.size());
+  r.wall_ms = 10;
+  return r;
+}
+
+// Three rounds of two cases on two runtimes: one row per case and runtime,
+// in the order they first came, with every round's samples, and a median
+// that leaves out the round that met a slow stretch (round 2 for settee's
+// basic-gets: the pooled samples' median would be 2, between the fast
+// rounds' 1 and the slow one's 5).
+TEST(MergeRounds, OneRowPerCaseWithTheMedianOfTheRoundsMedians) {
+  std::vector<std::vector<CaseResult>> rounds;
+  const double slow[] = {1, 5, 1};
+  for (int i = 0; i < 3; ++i) {
+    rounds.push_back({Timed("settee", "basic-gets", {slow[i], slow[i], 2 * slow[i]}),
+                      Timed("settee", "bulk-inserts", {10, 20 + i, 30}),
+                      Timed("pouchdb", "basic-gets", {10 + i, 12, 14})});
+  }
+  std::vector<CaseResult> rows = MergeRounds(rounds);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].runtime, "settee");
+  EXPECT_EQ(rows[0].name, "basic-gets");
+  EXPECT_EQ(rows[1].name, "bulk-inserts");
+  EXPECT_EQ(rows[2].runtime, "pouchdb");
+  EXPECT_EQ(rows[0].samples_ms.size(), 9u);
+  EXPECT_DOUBLE_EQ(rows[0].operations, 9);
+  EXPECT_DOUBLE_EQ(rows[0].metrics.at("rounds"), 3);
+  EXPECT_DOUBLE_EQ(Summarize(rows[0].samples_ms).median, 2);
+  EXPECT_DOUBLE_EQ(rows[0].metrics.at("median_of_rounds_ms"), 1);
+  EXPECT_DOUBLE_EQ(CaseMedian(rows[0]), 1);
+  Summary s = SummarizeCase(rows[0]);
+  EXPECT_DOUBLE_EQ(s.median, 1);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 10);
+  EXPECT_DOUBLE_EQ(CaseMedian(rows[1]), 21);
+  EXPECT_DOUBLE_EQ(CaseMedian(rows[2]), 12);
+  // A round that failed gives the row its outcome and no median.
+  rounds[1][2].outcome = Outcome::kFailed;
+  rounds[1][2].error = "boom";
+  rounds[1][2].samples_ms.clear();
+  rows = MergeRounds(rounds);
+  EXPECT_EQ(rows[2].outcome, Outcome::kFailed);
+  EXPECT_EQ(rows[2].error, "boom");
+  EXPECT_DOUBLE_EQ(rows[2].metrics.at("median_of_rounds_ms"), 12);  // of the two that passed
+  // One round: its rows as they are.
+  rows = MergeRounds({rounds[0]});
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].metrics.count("rounds"), 0u);
+  EXPECT_DOUBLE_EQ(CaseMedian(rows[0]), 1);
+}
+
 // Rounds of a 1-thread and a 2-thread run: the ratio is the median of the
 // rounds' own ratios. A round whose 2-thread run lost a core (round 1) or
 // whose 1-thread run did (round 3) moves the ratio of the medians of each
