@@ -82,6 +82,10 @@ Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
   Status s =
       all || !revs.empty() ? db.GetOpenRevs(docid, revs, read_opts, &results) : Status::OK();
   if (!s.ok()) return s;
+  ReplicatorReadFilter filter(ctx, db);
+  for (OpenRevResult& r : results) {
+    if (r.found) filter.Apply(docid, &r.doc);
+  }
   if (multipart) {
     std::string boundary = RandomUuidHex();
     ctx.res.AddHeader("Cache-Control", "must-revalidate");
@@ -130,6 +134,7 @@ Status GetDoc(RequestContext& ctx, std::string_view prefix) {
   }
   auto doc = (*db)->Get(docid, opts);
   if (!doc.ok()) return doc.status();
+  ReplicatorReadFilter(ctx, **db).Apply(docid, &*doc);
   std::string rev = ExtractRev(*doc);
   if (!rev.empty()) {
     std::string etag = RevETag(rev);
@@ -302,6 +307,8 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   gopts.attachments = true;
   auto src = (*db)->Get(source, gopts);
   if (!src.ok()) return src.status();
+  // CouchDB copies the source as the requester opens it.
+  ReplicatorReadFilter(ctx, **db).Apply(source, &*src);
   json::Document doc;
   Status s = json::Parse(*src, &doc);
   if (!s.ok()) return Status::Internal("stored document is not valid JSON");

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "runtime/endpoints_views.h"
 #include "storage/view_functions.h"
 #include "tests/runtime/couch_test_util.h"
 
@@ -391,6 +392,120 @@ TEST_F(ReplicationEndpointsTest, NonAdminReplicatorDocumentsRunAsTheirWriter) {
   // An admin deletes anyone's.
   r = retried([&] { return Req("DELETE", "/_replicator/r6?rev=" + current_rev("r6"), "", admin); });
   EXPECT_EQ(r.status, 200) << r.body;
+}
+
+// CouchDB's after_doc_read (couch_replicator_docs): a reader who is neither an
+// admin of _replicator nor the document's owner gets it without the
+// credentials in its endpoints, under a revision id of its own, on every
+// read path.
+TEST_F(ReplicationEndpointsTest, OthersReplicatorDocumentsAreReadWithoutCredentials) {
+  TestServerConfig cfg;
+  cfg.couch.admins = {{"admin", "pw"}};
+  cfg.setup = [](CouchServer& server) { RegisterViewEndpoints(server, nullptr); };
+  Start(cfg);
+  Headers admin = {{"Authorization", BasicAuth("admin", "pw")}};
+  Headers bob = {{"Authorization", BasicAuth("bob", "bobpw")}};
+  Headers dave = {{"Authorization", BasicAuth("dave", "davepw")}};
+  ASSERT_EQ(Req("PUT", "/_replicator", "", admin).status, 201);
+  ASSERT_EQ(Req("PUT", "/_replicator/_security",
+                R"({"members":{"names":["bob"]},"admins":{"names":["dave"]}})", admin)
+                .status,
+            200);
+  for (const char* name : {"bob", "dave"}) {
+    const std::string n = name;
+    ASSERT_EQ(Req("PUT", "/_users/org.couchdb.user:" + n,
+                  R"({"name":")" + n + R"(","password":")" + n + R"(pw","roles":[],"type":"user"})", admin)
+                  .status,
+              201);
+  }
+  // Marked failed, so the replicator leaves them (and their revisions) alone.
+  // Carol's secret is "secret" (c2VjcmV0 in base64), bob's "bobsown".
+  auto body = [](const std::string& secret, const std::string& encoded) {
+    return R"("source":"http://u:)" + secret + R"(@127.0.0.1:1/a","target":{"url":"http://127.0.0.1:1/b",)"
+           R"("headers":{"Authorization":"Basic )" + encoded + R"("},"auth":{"basic":{"password":")" + secret +
+           R"("}}},"_replication_state":"failed")";
+  };
+  auto r = Req("PUT", "/_replicator/carols", "{" + body("secret", "c2VjcmV0") + R"(,"owner":"carol"})", admin);
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::string carols_rev = Str(ParseJson(r.body), "rev");
+  r = Req("PUT", "/_replicator/bobs", "{" + body("bobsown", "Ym9ic293bg==") + R"(,"user_ctx":{"name":"bob"}})", bob);
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::string bobs_rev = Str(ParseJson(r.body), "rev");
+  auto has_secret = [](const std::string& text) {
+    return text.find("secret") != std::string::npos || text.find("c2VjcmV0") != std::string::npos;
+  };
+
+  // GET: stripped for bob; whole for the owner, a server admin, a db admin.
+  r = Req("GET", "/_replicator/carols", "", bob);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(has_secret(r.body)) << r.body;
+  auto doc = ParseJson(r.body);
+  EXPECT_EQ(Str(doc, "source"), "http://127.0.0.1:1/a");
+  EXPECT_EQ(json::Serialize(doc["target"]), R"({"url":"http://127.0.0.1:1/b"})");
+  EXPECT_EQ(Str(doc, "owner"), "carol");
+  const std::string stripped_rev = Str(doc, "_rev");
+  EXPECT_EQ(stripped_rev.substr(0, 2), "1-");
+  EXPECT_NE(stripped_rev, carols_rev);
+  EXPECT_EQ(r.HeaderOr("etag"), "\"" + stripped_rev + "\"");
+  // The same stripped revision id every time.
+  EXPECT_EQ(Str(ParseJson(Req("GET", "/_replicator/carols?revs=true", "", bob).body), "_rev"), stripped_rev);
+  r = Req("GET", "/_replicator/bobs", "", bob);
+  EXPECT_NE(r.body.find("bobsown"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("Ym9ic293bg=="), std::string::npos) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "_rev"), bobs_rev);
+  for (const Headers* whole : {&admin, &dave}) {
+    r = Req("GET", "/_replicator/carols", "", *whole);
+    EXPECT_TRUE(has_secret(r.body)) << r.body;
+    EXPECT_EQ(Str(ParseJson(r.body), "_rev"), carols_rev);
+  }
+
+  // An index (a db admin's design document): _find reads through it, and
+  // its view answers include_docs.
+  r = Req("POST", "/_replicator/_index",
+          R"({"index":{"fields":["owner"]},"ddoc":"idx","name":"by_owner","type":"json"})", dave);
+  ASSERT_EQ(r.status, 200) << r.body;
+
+  // Every other way bob reads carol's document.
+  for (const auto& [method, path, req_body] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"GET", "/_replicator/carols?open_revs=all", ""},
+           {"GET", "/_replicator/carols?open_revs=[\"" + carols_rev + "\"]", ""},
+           {"GET", "/_replicator/_all_docs?include_docs=true", ""},
+           {"POST", "/_replicator/_all_docs?include_docs=true", R"({"keys":["carols"]})"},
+           {"GET", "/_replicator/_changes?include_docs=true", ""},
+           {"POST", "/_replicator/_bulk_get", R"({"docs":[{"id":"carols"}]})"},
+           {"POST", "/_replicator/_find", R"({"selector":{"owner":"carol"}})"},
+           {"GET", "/_replicator/_design/idx/_view/by_owner?include_docs=true&reduce=false", ""},
+       }) {
+    r = Req(method, path, req_body, bob);
+    EXPECT_EQ(r.status, 200) << path << r.body;
+    EXPECT_NE(r.body.find("carols"), std::string::npos) << path << r.body;
+    EXPECT_FALSE(has_secret(r.body)) << path << r.body;
+    EXPECT_NE(r.body.find(stripped_rev), std::string::npos) << path << r.body;
+  }
+  // A selector on the credentials finds nothing: _find matches the stripped
+  // document, as CouchDB's does.
+  r = Req("POST", "/_replicator/_find", R"({"selector":{"_id":"carols","target.headers":{"$exists":true}}})", bob);
+  EXPECT_EQ(ParseJson(r.body)["docs"].Size(), 0u) << r.body;
+  r = Req("POST", "/_replicator/_find", R"({"selector":{"_id":"carols","target.headers":{"$exists":true}}})", admin);
+  EXPECT_EQ(ParseJson(r.body)["docs"].Size(), 1u) << r.body;
+  // The admin's _all_docs is whole.
+  r = Req("GET", "/_replicator/_all_docs?include_docs=true", "", admin);
+  EXPECT_TRUE(has_secret(r.body)) << r.body;
+
+  // A later revision's stripped id is of its generation, on its parent;
+  // _revisions names it at the head and the stored history below it.
+  r = Req("PUT", "/_replicator/carols",
+          "{" + body("secret", "c2VjcmV0") + R"(,"owner":"carol","_rev":")" + carols_rev + "\"}", admin);
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::string second = Str(ParseJson(r.body), "rev");
+  doc = ParseJson(Req("GET", "/_replicator/carols?revs=true", "", bob).body);
+  const std::string stripped_second = Str(doc, "_rev");
+  EXPECT_EQ(stripped_second.substr(0, 2), "2-");
+  EXPECT_NE(stripped_second, second);
+  EXPECT_NE(stripped_second.substr(2), stripped_rev.substr(2));
+  ASSERT_TRUE(doc.HasMember("_revisions"));
+  EXPECT_EQ(json::Serialize(doc["_revisions"]),
+            R"({"start":2,"ids":[")" + stripped_second.substr(2) + R"(",")" + carols_rev.substr(2) + "\"]}");
 }
 
 }  // namespace
