@@ -250,20 +250,25 @@ Status DeleteDoc(RequestContext& ctx, std::string_view prefix) {
     Status s = rev.empty() ? Status::Conflict() : PrepareUserDoc(docid, &body, &non_admin);
     if (!s.ok()) return s;
   }
+  // A _replicator deletion is the PUT of {"_deleted":true} it stands for
+  // in CouchDB (chttpd_db's DELETE), so it meets the same rules: the
+  // before_doc_update stamp ({"owner": name} in the tombstone) and only an
+  // admin or the user the document runs as deleting it. A rev-less DELETE
+  // is the write's conflict, as in CouchDB.
+  std::string tombstone;
   if (ctx.params[0] == replication::kReplicatorDbName && !rev.empty()) {
-    // The rules a PUT of {"_deleted":true} meets (only an admin or the user
-    // the document runs as deletes it); a rev-less DELETE is the write's
-    // conflict, as in CouchDB.
     json::Document doc;
     doc.SetObject();
     doc.AddMember("_deleted", true, doc.GetAllocator());
     doc.AddMember("_rev", json::StringValue(rev, doc.GetAllocator()), doc.GetAllocator());
-    Status s = CheckReplicatorWrite(ctx, **db, docid, doc);
+    Status s = PrepareReplicatorWrite(ctx, **db, docid, &doc, &tombstone);
     if (!s.ok()) return s;
   }
   UpdateOptions opts;
   opts.user = &ctx.user;
-  auto r = ctx.server.RunWrite([&] { return (*db)->Delete(docid, rev, opts); });
+  auto r = ctx.server.RunWrite([&] {
+    return tombstone.empty() ? (*db)->Delete(docid, rev, opts) : (*db)->Put(docid, tombstone, opts);
+  });
   if (!r.ok()) return r.status();
   if (!r->status.ok()) return r->status;
   std::string out;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "runtime/endpoints_views.h"
@@ -506,6 +507,58 @@ TEST_F(ReplicationEndpointsTest, OthersReplicatorDocumentsAreReadWithoutCredenti
   ASSERT_TRUE(doc.HasMember("_revisions"));
   EXPECT_EQ(json::Serialize(doc["_revisions"]),
             R"({"start":2,"ids":[")" + stripped_second.substr(2) + R"(",")" + carols_rev.substr(2) + "\"]}");
+}
+
+// CouchDB's before_doc_update stamps a deletion too: its tombstone keeps
+// {"owner": the deleter's name}, whichever way it is written (chttpd_db's
+// DELETE writes {"_deleted":true} through the same hook).
+TEST_F(ReplicationEndpointsTest, DeletionsKeepTheirOwnerInTheTombstone) {
+  TestServerConfig cfg;
+  cfg.couch.admins = {{"admin", "pw"}};
+  Start(cfg);
+  Headers admin = {{"Authorization", BasicAuth("admin", "pw")}};
+  Headers bob = {{"Authorization", BasicAuth("bob", "bobpw")}};
+  ASSERT_EQ(Req("PUT", "/_replicator", "", admin).status, 201);
+  ASSERT_EQ(Req("PUT", "/_replicator/_security", R"({"members":{"names":["bob"]}})", admin).status, 200);
+  ASSERT_EQ(Req("PUT", "/_users/org.couchdb.user:bob",
+                R"({"name":"bob","password":"bobpw","roles":[],"type":"user"})", admin)
+                .status,
+            201);
+  // Marked failed, so the replicator leaves their revisions alone.
+  const std::string doc =
+      R"({"source":"http://127.0.0.1:1/a","target":"http://127.0.0.1:1/b","user_ctx":{"name":"bob"},)"
+      R"("_replication_state":"failed"})";
+  std::map<std::string, std::string> revs;
+  for (const char* id : {"d1", "d2", "d3", "d4", "d5"}) {
+    auto r = Req("PUT", std::string("/_replicator/") + id, doc, bob);
+    ASSERT_EQ(r.status, 201) << r.body;
+    revs[id] = Str(ParseJson(r.body), "rev");
+  }
+  // The tombstone's body as stored, read by an admin at its revision.
+  auto tombstone = [&](const std::string& id, const ClientResponse& r) {
+    EXPECT_TRUE(r.status == 200 || r.status == 201) << id << r.body;
+    auto answer = ParseJson(r.body);
+    auto rows = answer.IsArray() ? ParseJson(json::Serialize(answer[0])) : ParseJson(r.body);
+    auto got = ParseJson(Req("GET", "/_replicator/" + id + "?rev=" + Str(rows, "rev"), "", admin).body);
+    got.RemoveMember("_rev");
+    return json::Serialize(got);
+  };
+  EXPECT_EQ(tombstone("d1", Req("DELETE", "/_replicator/d1?rev=" + revs["d1"], "", bob)),
+            R"({"_id":"d1","owner":"bob","_deleted":true})");
+  EXPECT_EQ(tombstone("d2", Req("PUT", "/_replicator/d2", R"({"_deleted":true,"_rev":")" + revs["d2"] + "\"}", bob)),
+            R"({"_id":"d2","owner":"bob","_deleted":true})");
+  EXPECT_EQ(tombstone("d3", Req("POST", "/_replicator/_bulk_docs",
+                                R"({"docs":[{"_id":"d3","_deleted":true,"_rev":")" + revs["d3"] + "\"}]}", bob)),
+            R"({"_id":"d3","owner":"bob","_deleted":true})");
+  // An admin's deletion is stamped with the admin's name.
+  EXPECT_EQ(tombstone("d4", Req("DELETE", "/_replicator/d4?rev=" + revs["d4"], "", admin)),
+            R"({"_id":"d4","owner":"admin","_deleted":true})");
+  // A deletion naming another owner is another user's write.
+  auto r = Req("PUT", "/_replicator/d5", R"({"_deleted":true,"owner":"carol","_rev":")" + revs["d5"] + "\"}", bob);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), "Can't update replication documents from other users.");
+  // A rev-less DELETE is still the write's conflict.
+  EXPECT_EQ(Req("DELETE", "/_replicator/d5", "", bob).status, 409);
 }
 
 }  // namespace
