@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 
+#include "replication/replicator_doc_check.h"
 #include "runtime/attachment_http.h"
 #include "runtime/couch_error.h"
 #include "runtime/log.h"
@@ -431,6 +432,13 @@ Status CouchServer::Dispatch(RequestContext& ctx) {
   if (!segments.empty() && segments[0] == kUsersDbName && !ctx.user.IsAdmin()) {
     Status s = CheckUsersDbRequest(ctx, segments);
     if (!s.ok()) return s;
+  }
+  // chttpd_auth_request keeps _replicator's _all_docs and _changes for
+  // server admins too (require_admin: 401 even for a logged-in user); its
+  // documents are read one by one, through after_doc_read.
+  if (segments.size() >= 2 && segments[0] == replication::kReplicatorDbName && !ctx.user.IsAdmin() &&
+      (segments[1] == "_all_docs" || segments[1] == "_changes")) {
+    return Status::Unauthorized("You are not a server admin.");
   }
   // Attachment uploads (the streamed routes) decode their own body, however
   // it was read: one path, so Content-MD5 (of the bytes sent), the limit (on

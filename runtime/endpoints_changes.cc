@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
-#include <optional>
 
 #include "runtime/couch_error.h"
 #include "runtime/endpoint_helpers.h"
@@ -274,9 +273,6 @@ Status Changes(RequestContext& ctx) {
   } unregister{db.get(), listener, live};
 
   if (p.since_now) p.opts.since = db->UpdateSeq();
-  // Documents reach the filters as the requester reads them, stripped by
-  // _replicator's after_doc_read as CouchDB's open_doc does before either.
-  ReplicatorReadFilter read_filter(ctx, *db);
   bool stream = p.feed == Feed::kContinuous || p.feed == Feed::kEventSource ||
                 (p.feed == Feed::kLongpoll && p.heartbeat.has_value());
   FeedWriter writer(ctx, p.feed, stream);
@@ -321,7 +317,6 @@ Status Changes(RequestContext& ctx) {
           opts,
           [&](const ChangeRow& row) {
             chunk.push_back(row);
-            if (!row.doc.empty()) read_filter.Apply(row.id, &chunk.back().doc);
             return true;
           },
           &last_seq);
@@ -342,14 +337,8 @@ Status Changes(RequestContext& ctx) {
     } else {
       s = db->Changes(
           opts,
-          [&](const ChangeRow& stored) {
-            if (p.design_only && stored.id.compare(0, 8, "_design/") != 0) return true;
-            std::optional<ChangeRow> stripped;
-            if (read_filter.active() && !stored.doc.empty()) {
-              stripped = stored;
-              read_filter.Apply(stripped->id, &stripped->doc);
-            }
-            const ChangeRow& row = stripped ? *stripped : stored;
+          [&](const ChangeRow& row) {
+            if (p.design_only && row.id.compare(0, 8, "_design/") != 0) return true;
             if (custom.accept && !custom.accept(row)) return true;
             return write_row(row);
           },

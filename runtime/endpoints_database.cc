@@ -137,16 +137,6 @@ Status PostDb(RequestContext& ctx) {
 
 enum class DocsKind { kAll, kDesign, kLocal };
 
-// The documents of an _all_docs answer as the requester may read them
-// (ReplicatorReadFilter: include_docs in _replicator).
-void FilterReplicatorRows(RequestContext& ctx, Database& db, AllDocsResult* result) {
-  ReplicatorReadFilter filter(ctx, db);
-  if (!filter.active()) return;
-  for (AllDocsRow& row : result->rows) {
-    if (!row.doc.empty()) filter.Apply(row.id, &row.doc);
-  }
-}
-
 Status AllDocsCommon(RequestContext& ctx, DocsKind kind) {
   auto db = ctx.OpenDb();
   if (!db.ok()) return db.status();
@@ -180,7 +170,6 @@ Status AllDocsCommon(RequestContext& ctx, DocsKind kind) {
   AllDocsResult result;
   s = kind == DocsKind::kLocal ? (*db)->LocalDocs(opts, &result) : (*db)->AllDocs(opts, &result);
   if (!s.ok()) return s;
-  FilterReplicatorRows(ctx, **db, &result);
   if (kind == DocsKind::kDesign && !opts.keys) {
     // total_rows counts the design documents (couch_mrview's
     // get_total_rows for the _design namespace), not every document; a keys
@@ -245,7 +234,6 @@ Status AllDocsQueries(RequestContext& ctx) {
     AllDocsResult result;
     s = (*db)->AllDocs(opts, &result);
     if (!s.ok()) return s;
-    FilterReplicatorRows(ctx, **db, &result);
     if (!first) out += ",\n";
     first = false;
     out += AllDocsJson(result, want_update_seq, opts.keys ? AllDocsMeta::kKeys : AllDocsMeta::kRange);

@@ -470,9 +470,6 @@ TEST_F(ReplicationEndpointsTest, OthersReplicatorDocumentsAreReadWithoutCredenti
   for (const auto& [method, path, req_body] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"GET", "/_replicator/carols?open_revs=all", ""},
            {"GET", "/_replicator/carols?open_revs=[\"" + carols_rev + "\"]", ""},
-           {"GET", "/_replicator/_all_docs?include_docs=true", ""},
-           {"POST", "/_replicator/_all_docs?include_docs=true", R"({"keys":["carols"]})"},
-           {"GET", "/_replicator/_changes?include_docs=true", ""},
            {"POST", "/_replicator/_bulk_get", R"({"docs":[{"id":"carols"}]})"},
            {"POST", "/_replicator/_find", R"({"selector":{"owner":"carol"}})"},
            {"GET", "/_replicator/_design/idx/_view/by_owner?include_docs=true&reduce=false", ""},
@@ -489,9 +486,18 @@ TEST_F(ReplicationEndpointsTest, OthersReplicatorDocumentsAreReadWithoutCredenti
   EXPECT_EQ(ParseJson(r.body)["docs"].Size(), 0u) << r.body;
   r = Req("POST", "/_replicator/_find", R"({"selector":{"_id":"carols","target.headers":{"$exists":true}}})", admin);
   EXPECT_EQ(ParseJson(r.body)["docs"].Size(), 1u) << r.body;
-  // The admin's _all_docs is whole.
-  r = Req("GET", "/_replicator/_all_docs?include_docs=true", "", admin);
-  EXPECT_TRUE(has_secret(r.body)) << r.body;
+  // _all_docs and _changes are the server admins' (chttpd_auth_request),
+  // whose documents are whole.
+  for (const char* path : {"/_replicator/_all_docs?include_docs=true", "/_replicator/_changes?include_docs=true"}) {
+    r = Req("GET", path, "", bob);
+    EXPECT_EQ(r.status, 401) << path << r.body;
+    EXPECT_EQ(Str(ParseJson(r.body), "reason"), "You are not a server admin.") << path;
+    EXPECT_EQ(Req("GET", path, "", dave).status, 401) << path;
+    r = Req("GET", path, "", admin);
+    EXPECT_EQ(r.status, 200) << path << r.body;
+    EXPECT_TRUE(has_secret(r.body)) << path << r.body;
+  }
+  EXPECT_EQ(Req("POST", "/_replicator/_all_docs", R"({"keys":["carols"]})", bob).status, 401);
 
   // A later revision's stripped id is of its generation, on its parent;
   // _revisions names it at the head and the stored history below it.
