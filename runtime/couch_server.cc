@@ -229,8 +229,19 @@ void CouchServer::DefineConfig() {
   for (const std::string& o : options_.cors_origins) origins += (origins.empty() ? "" : ",") + o;
   config_.Define("httpd", "enable_cors", options_.cors_origins.empty() ? "false" : "true");
   config_.Define("cors", "origins", origins);
-  config_.Define("chttpd_auth", "timeout", std::to_string(options_.session_timeout_s));
-  config_.Define("chttpd_auth", "require_valid_user", "false");
+  // [chttpd_auth]: the startup options', read-only, and public_fields
+  // (couch_users_db: which fields of a user doc others may read; unset by
+  // default, as in CouchDB), live and read per request.
+  config_.DefineSection("chttpd_auth",
+                        {{"timeout", std::to_string(options_.session_timeout_s)}, {"require_valid_user", "false"}},
+                        [](const std::string& key, const std::string* value, std::string* shown) {
+    if (key != "public_fields") {
+      return Status::BadRequest("settee cannot change [chttpd_auth] " + key +
+                                " while running: set it with `settee serve` options and restart");
+    }
+    if (value != nullptr) *shown = *value;
+    return Status::OK();
+  });
   config_.Define("couchdb", "uuid", store_->uuid());
   config_.Define("couchdb", "max_document_size", std::to_string(store_->options().max_document_size));
   config_.Define("couchdb", "single_node", "true");
