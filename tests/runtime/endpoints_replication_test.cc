@@ -480,6 +480,20 @@ TEST_F(ReplicationEndpointsTest, OthersReplicatorDocumentsAreReadWithoutCredenti
     EXPECT_FALSE(has_secret(r.body)) << path << r.body;
     EXPECT_NE(r.body.find(stripped_rev), std::string::npos) << path << r.body;
   }
+  // The multipart answers: open_revs as multipart/mixed, a document with
+  // its attachments as multipart/related.
+  for (const auto& [path, accept] : std::vector<std::pair<std::string, std::string>>{
+           {"/_replicator/carols?open_revs=all", "multipart/mixed"},
+           {"/_replicator/carols?attachments=true", "multipart/related"},
+       }) {
+    Headers h = bob;
+    h.emplace_back("Accept", accept);
+    r = client_->Request("GET", path, "", h);
+    EXPECT_EQ(r.status, 200) << path << r.body;
+    EXPECT_NE(r.HeaderOr("content-type").find(accept), std::string::npos) << path;
+    EXPECT_FALSE(has_secret(r.body)) << path << r.body;
+    EXPECT_NE(r.body.find(stripped_rev), std::string::npos) << path << r.body;
+  }
   // A selector on the credentials finds nothing: _find matches the stripped
   // document, as CouchDB's does.
   r = Req("POST", "/_replicator/_find", R"({"selector":{"_id":"carols","target.headers":{"$exists":true}}})", bob);
