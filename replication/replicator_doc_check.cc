@@ -169,5 +169,69 @@ Status CheckReplicatorDoc(std::string_view docid, const json::Value& doc, const 
   return CheckUserCtx(Member(doc, "user_ctx"), user, HasRole(user, "_admin"));
 }
 
+bool ReplicatorReadIsStripped(std::string_view docid, const json::Value& doc, const UserContext& user,
+                              bool db_admin) {
+  if (db_admin || IsExemptId(docid) || !doc.IsObject()) return false;
+  return !IsWritersName(Member(doc, "owner"), user);
+}
+
+std::string StripUrlCredentials(std::string_view url) {
+  // CouchDB's re:replace(Url, "http(s)?://(?:[^:]+):[^@]+@(.*)$",
+  // "http\\1://\\2"): unanchored, so the first place the pattern matches.
+  // [^:]+ can only run to the first ':', [^@]+ to the first '@' after it,
+  // and (.*)$ needs the rest free of newlines but a final one.
+  for (size_t at = url.find("http"); at != std::string_view::npos; at = url.find("http", at + 1)) {
+    size_t p = at + 4;
+    bool s_used;
+    if (url.substr(p, 4) == "s://") {
+      s_used = true;
+      p += 4;
+    } else if (url.substr(p, 3) == "://") {
+      s_used = false;
+      p += 3;
+    } else {
+      continue;
+    }
+    const size_t colon = url.find(':', p);
+    if (colon == std::string_view::npos || colon == p) continue;
+    const size_t ampersat = url.find('@', colon + 1);
+    if (ampersat == std::string_view::npos || ampersat == colon + 1) continue;
+    std::string_view rest = url.substr(ampersat + 1);
+    size_t newline = rest.find('\n');
+    std::string_view tail;
+    if (newline != std::string_view::npos) {
+      if (newline != rest.size() - 1) continue;
+      tail = rest.substr(newline);
+      rest = rest.substr(0, newline);
+    }
+    std::string out(url.substr(0, at));
+    out += s_used ? "https://" : "http://";
+    out += rest;
+    out += tail;
+    return out;
+  }
+  return std::string(url);
+}
+
+bool StripReplicatorCredentials(json::Value* doc, json::Allocator& a) {
+  if (!doc->IsObject()) return false;
+  bool changed = false;
+  for (const char* field : {"source", "target"}) {
+    auto it = doc->FindMember(field);
+    if (it == doc->MemberEnd()) continue;
+    json::Value& endpoint = it->value;
+    if (endpoint.IsString()) {
+      std::string stripped = StripUrlCredentials(json::View(endpoint));
+      if (stripped.size() != endpoint.GetStringLength()) {
+        endpoint = json::StringValue(stripped, a);
+        changed = true;
+      }
+    } else if (endpoint.IsObject()) {
+      changed |= endpoint.RemoveMember("headers");
+      changed |= endpoint.RemoveMember("auth");
+    }
+  }
+  return changed;
+}
 
 }  // namespace settee::replication

@@ -16,6 +16,7 @@
 // Thread safety: free functions.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "settee/database.h"
@@ -53,5 +54,25 @@ bool ReplicatorCheckNeedsOld(const json::Value& doc);
 // *changed (when given) is set when `doc` was changed.
 Status StampReplicatorOwner(std::string_view docid, json::Value* doc, json::Allocator& a, const UserContext& user,
                             bool db_admin, bool* changed = nullptr);
+
+// CouchDB's after_doc_read for _replicator (couch_replicator_docs), which
+// couch_db runs on every document it opens for a reader: whether `user`
+// reading `doc` (a document as stored, docid `docid`) sees it stripped of
+// credentials. Not when `db_admin` (a server admin or one of the database's
+// _security admins), nor for a design or _local document (those are not
+// opened through the hook), nor when the document's "owner" is the reader's
+// name (null for an anonymous reader; a document without one is stripped).
+bool ReplicatorReadIsStripped(std::string_view docid, const json::Value& doc, const UserContext& user,
+                              bool db_admin);
+
+// CouchDB's strip_credentials over the "source" and "target" members of
+// `doc`: a URL string loses its "user:password@" (the first match of
+// http(s)://[^:]+:[^@]+@, as CouchDB's regex finds it), an endpoint object
+// its "headers" and "auth" members. `a` allocates the shortened strings.
+// Whether anything changed.
+bool StripReplicatorCredentials(json::Value* doc, json::Allocator& a);
+
+// The URL rule of StripReplicatorCredentials, on one string.
+std::string StripUrlCredentials(std::string_view url);
 
 }  // namespace settee::replication

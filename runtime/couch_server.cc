@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 
+#include "replication/replicator_doc_check.h"
 #include "runtime/attachment_http.h"
 #include "runtime/couch_error.h"
 #include "runtime/log.h"
@@ -228,8 +229,19 @@ void CouchServer::DefineConfig() {
   for (const std::string& o : options_.cors_origins) origins += (origins.empty() ? "" : ",") + o;
   config_.Define("httpd", "enable_cors", options_.cors_origins.empty() ? "false" : "true");
   config_.Define("cors", "origins", origins);
-  config_.Define("chttpd_auth", "timeout", std::to_string(options_.session_timeout_s));
-  config_.Define("chttpd_auth", "require_valid_user", "false");
+  // [chttpd_auth]: the startup options', read-only, and public_fields
+  // (couch_users_db: which fields of a user doc others may read; unset by
+  // default, as in CouchDB), live and read per request.
+  config_.DefineSection("chttpd_auth",
+                        {{"timeout", std::to_string(options_.session_timeout_s)}, {"require_valid_user", "false"}},
+                        [](const std::string& key, const std::string* value, std::string* shown) {
+    if (key != "public_fields") {
+      return Status::BadRequest("settee cannot change [chttpd_auth] " + key +
+                                " while running: set it with `settee serve` options and restart");
+    }
+    if (value != nullptr) *shown = *value;
+    return Status::OK();
+  });
   config_.Define("couchdb", "uuid", store_->uuid());
   config_.Define("couchdb", "max_document_size", std::to_string(store_->options().max_document_size));
   config_.Define("couchdb", "single_node", "true");
@@ -431,6 +443,13 @@ Status CouchServer::Dispatch(RequestContext& ctx) {
   if (!segments.empty() && segments[0] == kUsersDbName && !ctx.user.IsAdmin()) {
     Status s = CheckUsersDbRequest(ctx, segments);
     if (!s.ok()) return s;
+  }
+  // chttpd_auth_request keeps _replicator's _all_docs and _changes for
+  // server admins too (require_admin: 401 even for a logged-in user); its
+  // documents are read one by one, through after_doc_read.
+  if (segments.size() >= 2 && segments[0] == replication::kReplicatorDbName && !ctx.user.IsAdmin() &&
+      (segments[1] == "_all_docs" || segments[1] == "_changes")) {
+    return Status::Unauthorized("You are not a server admin.");
   }
   // Attachment uploads (the streamed routes) decode their own body, however
   // it was read: one path, so Content-MD5 (of the bytes sent), the limit (on

@@ -3,6 +3,7 @@
 #include "replication/replicator_doc_check.h"
 #include "runtime/http_message.h"
 #include "runtime/users_db.h"
+#include "storage/document.h"
 #include "util/couch_json.h"
 #include "util/json.h"
 
@@ -25,6 +26,80 @@ Status PrepareReplicatorWrite(RequestContext& ctx, Database& db, std::string_vie
   if (!s.ok()) return s;
   if (changed) *text = json::Serialize(*doc);
   return CheckReplicatorWrite(ctx, db, docid, *doc);
+}
+
+ReplicatorReadFilter::ReplicatorReadFilter(RequestContext& ctx, Database& db) : db_(db), user_(ctx.user) {
+  active_ = db.name() == replication::kReplicatorDbName && !ctx.CheckAccess(db, true).ok();
+}
+
+namespace {
+
+// The parent of revision `rev` of `docid` ("" for a first revision or one
+// whose history is not kept), from `doc`'s _revisions or else the stored
+// revision's.
+std::string ParentRev(Database& db, std::string_view docid, const json::Value& doc, std::string_view rev) {
+  json::Document stored;
+  const json::Value* revisions = nullptr;
+  if (auto it = doc.FindMember("_revisions"); it != doc.MemberEnd()) {
+    revisions = &it->value;
+  } else {
+    GetOptions opts;
+    opts.rev = std::string(rev);
+    opts.revs = true;
+    auto text = db.Get(docid, opts);
+    if (text.ok() && json::Parse(*text, &stored).ok() && stored.IsObject()) {
+      if (auto r = stored.FindMember("_revisions"); r != stored.MemberEnd()) revisions = &r->value;
+    }
+  }
+  if (revisions == nullptr || !revisions->IsObject()) return {};
+  auto start = revisions->FindMember("start");
+  auto ids = revisions->FindMember("ids");
+  if (start == revisions->MemberEnd() || ids == revisions->MemberEnd() || !start->value.IsUint64() ||
+      !ids->value.IsArray() || ids->value.Size() < 2 || !ids->value[1].IsString()) {
+    return {};
+  }
+  return std::to_string(start->value.GetUint64() - 1) + "-" + std::string(json::View(ids->value[1]));
+}
+
+}  // namespace
+
+void ReplicatorReadFilter::Apply(std::string_view docid, std::string* doc_json) const {
+  if (!active_) return;
+  json::Document doc;
+  if (!json::Parse(*doc_json, &doc).ok() || !doc.IsObject()) return;
+  if (!replication::ReplicatorReadIsStripped(docid, doc, user_, false)) return;
+  if (!replication::StripReplicatorCredentials(&doc, doc.GetAllocator())) return;
+  auto rev = doc.FindMember("_rev");
+  if (rev != doc.MemberEnd() && rev->value.IsString()) {
+    std::string_view text = json::View(rev->value);
+    const size_t dash = text.find('-');
+    if (dash != std::string_view::npos) {
+      // The revision id a write of the stripped body on the parent would
+      // get, as CouchDB's new_revid over the stripped #doc.
+      json::Document body;
+      body.SetObject();
+      bool deleted = false;
+      for (auto& m : doc.GetObject()) {
+        std::string_view name = json::View(m.name);
+        if (name == "_deleted") deleted = m.value.IsBool() && m.value.GetBool();
+        if (name.starts_with("_")) continue;
+        body.AddMember(json::Value(m.name, body.GetAllocator()), json::Value(m.value, body.GetAllocator()),
+                       body.GetAllocator());
+      }
+      std::string parent = ParentRev(db_, docid, doc, text);
+      std::string fresh = std::string(text.substr(0, dash + 1)) + ComputeRevHash(parent, deleted, json::Serialize(body));
+      rev->value = json::StringValue(fresh, doc.GetAllocator());
+      // _revisions, when asked for, names the new id at its head.
+      auto revisions = doc.FindMember("_revisions");
+      if (revisions != doc.MemberEnd() && revisions->value.IsObject()) {
+        auto ids = revisions->value.FindMember("ids");
+        if (ids != revisions->value.MemberEnd() && ids->value.IsArray() && !ids->value.Empty()) {
+          ids->value[0] = json::StringValue(fresh.substr(dash + 1), doc.GetAllocator());
+        }
+      }
+    }
+  }
+  *doc_json = json::Serialize(doc);
 }
 
 std::string AbsoluteUrl(const RequestContext& ctx, std::string_view path) {

@@ -28,6 +28,31 @@ Status CheckReplicatorWrite(const RequestContext& ctx, Database& db, std::string
 Status PrepareReplicatorWrite(RequestContext& ctx, Database& db, std::string_view docid, json::Document* doc,
                               std::string* text);
 
+// CouchDB's after_doc_read for _replicator, for one request's reads
+// (replication::ReplicatorReadIsStripped, StripReplicatorCredentials):
+// another user's replication document reaches a reader who is not an admin
+// of the database without the credentials in its source and target. As in
+// CouchDB (couch_replicator_docs), a stripped document gets a new revision
+// id at the same generation, computed over the stripped body on the
+// revision's parent, so a client cannot take it for the stored revision.
+// Every endpoint that gives documents of _replicator runs what it gives
+// through Apply().
+class ReplicatorReadFilter {
+ public:
+  // Inactive unless `db` is _replicator and the requester is not its admin.
+  ReplicatorReadFilter(RequestContext& ctx, Database& db);
+
+  bool active() const { return active_; }
+  // Rewrites *doc_json, a document of `docid` as read (with its _rev), as
+  // the requester may see it. Anything not a JSON object passes unchanged.
+  void Apply(std::string_view docid, std::string* doc_json) const;
+
+ private:
+  Database& db_;
+  const UserContext& user_;
+  bool active_ = false;
+};
+
 // "http://host/db/doc" for Location headers, from the Host header.
 std::string AbsoluteUrl(const RequestContext& ctx, std::string_view path);
 

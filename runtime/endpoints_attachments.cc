@@ -451,6 +451,7 @@ Status SendDocMultipartRelated(RequestContext& ctx, Database& db, const std::str
   opts.attachments_follow = true;
   auto doc = db.Get(docid, opts);
   if (!doc.ok()) return doc.status();
+  ReplicatorReadFilter(ctx, db).Apply(docid, &*doc);
   const std::vector<Follows> follows = FollowsOf(*doc);
   const std::string boundary = RandomUuidHex();
   const std::string rev = RevOf(*doc);

@@ -476,6 +476,12 @@ Status BulkGet(RequestContext& ctx) {
   std::vector<BulkGetResult> results;
   s = (*db)->BulkGet(request, opts, &results);
   if (!s.ok()) return s;
+  ReplicatorReadFilter filter(ctx, **db);
+  for (BulkGetResult& r : results) {
+    for (BulkGetItem& item : r.docs) {
+      if (item.status.ok()) filter.Apply(r.id, &item.doc);
+    }
+  }
   std::string out = R"({"results":[)";
   size_t next = 0;
   for (size_t i = 0; i < refused.size(); ++i) {

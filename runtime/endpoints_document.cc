@@ -3,6 +3,7 @@
 // DELETE and COPY.
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include "replication/replicator_doc_check.h"
 #include "runtime/attachment_http.h"
@@ -58,8 +59,11 @@ Status ParseGetOptions(RequestContext& ctx, GetOptions* opts) {
   return ParseAttachmentOptions(ctx, opts);
 }
 
+// `public_fields`, when given, strips each revision to those fields (another
+// user's document in _users); a revision left empty fails the request with
+// not_found, as CouchDB's after_doc_read throws it.
 Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
-                    const GetOptions& opts) {
+                    const GetOptions& opts, const std::optional<std::vector<std::string>>& public_fields) {
   const std::string& spec = *ctx.Param("open_revs");
   std::vector<std::string> revs;
   const bool all = spec == "all";
@@ -82,6 +86,15 @@ Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
   Status s =
       all || !revs.empty() ? db.GetOpenRevs(docid, revs, read_opts, &results) : Status::OK();
   if (!s.ok()) return s;
+  ReplicatorReadFilter filter(ctx, db);
+  for (OpenRevResult& r : results) {
+    if (!r.found) continue;
+    filter.Apply(docid, &r.doc);
+    if (public_fields) {
+      s = StripToPublicFields(*public_fields, &r.doc);
+      if (!s.ok()) return s;
+    }
+  }
   if (multipart) {
     std::string boundary = RandomUuidHex();
     ctx.res.AddHeader("Cache-Control", "must-revalidate");
@@ -117,19 +130,34 @@ Status GetDoc(RequestContext& ctx, std::string_view prefix) {
   auto db = ctx.OpenDb();
   if (!db.ok()) return db.status();
   std::string docid = DocIdFor(ctx, prefix);
+  // Another's document in _users: only its public fields, when some are
+  // configured (couch_users_db:after_doc_read), else not found.
+  std::optional<std::vector<std::string>> public_fields;
   if (ctx.params[0] == kUsersDbName && !ctx.CheckAccess(**db, true).ok()) {
     Status s = CheckUserDocRead(ctx.user, docid);
-    if (!s.ok()) return s;
+    if (s.IsNotFound()) {
+      public_fields = ParsePublicFields(ctx.server.config().Get("chttpd_auth", "public_fields").value_or(""));
+      if (public_fields->empty()) return s;
+    } else if (!s.ok()) {
+      return s;
+    }
   }
   GetOptions opts;
   Status s = ParseGetOptions(ctx, &opts);
   if (!s.ok()) return s;
-  if (ctx.Param("open_revs") != nullptr) return SendOpenRevs(ctx, **db, docid, opts);
+  if (ctx.Param("open_revs") != nullptr) return SendOpenRevs(ctx, **db, docid, opts, public_fields);
   if (opts.attachments && Accepts(ctx, "multipart/related")) {
+    // Its parts are written as read; stripped documents go as JSON only.
+    if (public_fields) return Status::NotFound("missing");
     return SendDocMultipartRelated(ctx, **db, docid, opts);
   }
   auto doc = (*db)->Get(docid, opts);
   if (!doc.ok()) return doc.status();
+  ReplicatorReadFilter(ctx, **db).Apply(docid, &*doc);
+  if (public_fields) {
+    s = StripToPublicFields(*public_fields, &*doc);
+    if (!s.ok()) return s;
+  }
   std::string rev = ExtractRev(*doc);
   if (!rev.empty()) {
     std::string etag = RevETag(rev);
@@ -245,20 +273,25 @@ Status DeleteDoc(RequestContext& ctx, std::string_view prefix) {
     Status s = rev.empty() ? Status::Conflict() : PrepareUserDoc(docid, &body, &non_admin);
     if (!s.ok()) return s;
   }
+  // A _replicator deletion is the PUT of {"_deleted":true} it stands for
+  // in CouchDB (chttpd_db's DELETE), so it meets the same rules: the
+  // before_doc_update stamp ({"owner": name} in the tombstone) and only an
+  // admin or the user the document runs as deleting it. A rev-less DELETE
+  // is the write's conflict, as in CouchDB.
+  std::string tombstone;
   if (ctx.params[0] == replication::kReplicatorDbName && !rev.empty()) {
-    // The rules a PUT of {"_deleted":true} meets (only an admin or the user
-    // the document runs as deletes it); a rev-less DELETE is the write's
-    // conflict, as in CouchDB.
     json::Document doc;
     doc.SetObject();
     doc.AddMember("_deleted", true, doc.GetAllocator());
     doc.AddMember("_rev", json::StringValue(rev, doc.GetAllocator()), doc.GetAllocator());
-    Status s = CheckReplicatorWrite(ctx, **db, docid, doc);
+    Status s = PrepareReplicatorWrite(ctx, **db, docid, &doc, &tombstone);
     if (!s.ok()) return s;
   }
   UpdateOptions opts;
   opts.user = &ctx.user;
-  auto r = ctx.server.RunWrite([&] { return (*db)->Delete(docid, rev, opts); });
+  auto r = ctx.server.RunWrite([&] {
+    return tombstone.empty() ? (*db)->Delete(docid, rev, opts) : (*db)->Put(docid, tombstone, opts);
+  });
   if (!r.ok()) return r.status();
   if (!r->status.ok()) return r->status;
   std::string out;
@@ -302,6 +335,8 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   gopts.attachments = true;
   auto src = (*db)->Get(source, gopts);
   if (!src.ok()) return src.status();
+  // CouchDB copies the source as the requester opens it.
+  ReplicatorReadFilter(ctx, **db).Apply(source, &*src);
   json::Document doc;
   Status s = json::Parse(*src, &doc);
   if (!s.ok()) return Status::Internal("stored document is not valid JSON");

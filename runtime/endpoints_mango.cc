@@ -7,6 +7,7 @@
 //   GET|POST /db/_changes?filter=_selector     (the selector in the POST body)
 // Finds run on the worker pool: building an index maps every document.
 #include "runtime/couch_server.h"
+#include "runtime/endpoint_helpers.h"
 #include "storage/mango.h"
 #include "storage/mango_selector.h"
 
@@ -52,9 +53,14 @@ Status Find(RequestContext& ctx, bool explain) {
   if (!s.ok()) return s;
   std::string out;
   Store* store = ctx.server.store();
+  ReplicatorReadFilter filter(ctx, **db);
+  views::AfterDocRead after_read;
+  if (filter.active()) {
+    after_read = [&filter](std::string_view docid, std::string* doc) { filter.Apply(docid, doc); };
+  }
   s = ctx.server.workers().Run([&] {
     return explain ? mango::Explain(*store, **db, ctx.req.body, &out)
-                   : mango::Find(*store, **db, ctx.req.body, &out);
+                   : mango::Find(*store, **db, ctx.req.body, &out, after_read);
   });
   if (!s.ok()) return s;
   return ctx.SendJson(200, out);

@@ -1,5 +1,6 @@
 #include "runtime/endpoints_views.h"
 
+#include "runtime/endpoint_helpers.h"
 #include "storage/views.h"
 #include "util/json.h"
 
@@ -30,6 +31,10 @@ Status RunQuery(RequestContext& ctx, Database& db, const Functions& fns, const s
                 const std::string& view, const json::Value& options, std::string* out) {
   auto q = views::ParseViewQuery(options);
   if (!q.ok()) return q.status();
+  ReplicatorReadFilter filter(ctx, db);
+  if (filter.active()) {
+    q->after_read = [&filter](std::string_view docid, std::string* doc) { filter.Apply(docid, doc); };
+  }
   Store* store = ctx.server.store();
   return ctx.server.workers().Run(
       [&] { return views::Query(*store, db, fns.get(), ddoc, view, *q, out); });

@@ -84,6 +84,50 @@ Status CheckUserDocRead(const UserCtx& user, std::string_view docid) {
   return Status::NotFound("missing");
 }
 
+std::vector<std::string> ParsePublicFields(std::string_view config) {
+  std::vector<std::string> out;
+  if (config.empty()) return out;
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  size_t start = 0;
+  for (;;) {
+    size_t comma = config.find(',', start);
+    std::string_view piece = config.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    // Spaces next to a comma belong to the separator.
+    if (start > 0) {
+      while (!piece.empty() && is_space(piece.front())) piece.remove_prefix(1);
+    }
+    if (comma != std::string_view::npos) {
+      while (!piece.empty() && is_space(piece.back())) piece.remove_suffix(1);
+    }
+    out.emplace_back(piece);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Status StripToPublicFields(const std::vector<std::string>& public_fields, std::string* doc_json) {
+  json::Document doc;
+  if (!json::Parse(*doc_json, &doc).ok() || !doc.IsObject()) return Status::NotFound("missing");
+  bool body_left = false;
+  for (auto m = doc.MemberBegin(); m != doc.MemberEnd();) {
+    std::string_view name = json::View(m->name);
+    if (name.starts_with("_")) {
+      ++m;
+      continue;
+    }
+    if (std::find(public_fields.begin(), public_fields.end(), name) != public_fields.end()) {
+      body_left = true;
+      ++m;
+      continue;
+    }
+    m = doc.EraseMember(m);
+  }
+  if (!body_left) return Status::NotFound("missing");
+  *doc_json = json::Serialize(doc);
+  return Status::OK();
+}
+
 namespace {
 
 // The roles array's strings, sorted (validate_doc_update compares them so).

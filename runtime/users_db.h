@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "runtime/auth.h"
 #include "settee/database.h"
@@ -86,6 +87,18 @@ Status PrepareUserDoc(std::string_view docid, std::string* body,
 // own user doc and _local docs only. kForbidden for design docs,
 // kNotFound "missing" for anything else, as CouchDB.
 Status CheckUserDocRead(const UserCtx& user, std::string_view docid);
+
+// CouchDB's [chttpd_auth] public_fields, split as couch_users_db does
+// (re:split on \s*,\s*: spaces around commas go, those at either end stay).
+// Empty for an empty value: no field is public.
+std::vector<std::string> ParsePublicFields(std::string_view config);
+
+// couch_users_db:after_doc_read for a reader who may read `docid` only
+// stripped (CheckUserDocRead's kNotFound: another's doc): *doc_json keeps
+// the special members (_id, _rev, _attachments, ...) and, of the body, the
+// members named in `public_fields`. kNotFound "missing" when no body member
+// is left, as CouchDB answers an empty body.
+Status StripToPublicFields(const std::vector<std::string>& public_fields, std::string* doc_json);
 
 // Looks up and verifies _users accounts.
 class UserStore {

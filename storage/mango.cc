@@ -609,6 +609,11 @@ Status DeleteIndex(Database& db, std::string_view ddoc, std::string_view name, s
 }
 
 Status Find(Store& store, Database& db, std::string_view body, std::string* out) {
+  return Find(store, db, body, out, views::AfterDocRead());
+}
+
+Status Find(Store& store, Database& db, std::string_view body, std::string* out,
+            const views::AfterDocRead& after_read) {
   const auto started = std::chrono::steady_clock::now();
   FindRequest r;
   std::vector<IndexDef> indexes;
@@ -658,6 +663,7 @@ Status Find(Store& store, Database& db, std::string_view body, std::string* out)
                              ++keys_examined;
                              auto d = db.Get(row.id, go);
                              if (!d.ok()) return true;  // deleted since indexed
+                             if (after_read) after_read(row.id, &*d);
                              const size_t kept = docs.size();
                              bool more = consider(*d);
                              if (docs.size() > kept) {
@@ -687,10 +693,11 @@ Status Find(Store& store, Database& db, std::string_view body, std::string* out)
         s = db.AllDocs(ao, &page);
         if (!s.ok()) return s;
         if (page.rows.empty()) break;
-        for (const AllDocsRow& row : page.rows) {
+        for (AllDocsRow& row : page.rows) {
           if (r.has_bookmark && row.id == r.bookmark_id) continue;
           ++keys_examined;
           if (row.id.rfind("_design/", 0) == 0) continue;
+          if (after_read) after_read(row.id, &row.doc);
           const size_t kept = docs.size();
           const bool go_on = consider(row.doc);
           if (docs.size() > kept) last_id = row.id;

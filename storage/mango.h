@@ -25,6 +25,7 @@
 #include "settee/database.h"
 #include "settee/store.h"
 #include "storage/view_functions.h"
+#include "storage/view_query.h"
 
 namespace settee::mango {
 
@@ -46,6 +47,10 @@ Status DeleteIndex(Database& db, std::string_view ddoc, std::string_view name, s
 
 // POST /db/_find -> {"docs":[..],"bookmark":".."[,"warning"][,"execution_stats"]}.
 Status Find(Store& store, Database& db, std::string_view body, std::string* out);
+// The same, with `after_read` (when set) rewriting each candidate document
+// before the selector sees it.
+Status Find(Store& store, Database& db, std::string_view body, std::string* out,
+            const views::AfterDocRead& after_read);
 
 // POST /db/_explain -> the plan Find would follow.
 Status Explain(Store& store, Database& db, std::string_view body, std::string* out);

@@ -8,10 +8,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "settee/status.h"
 #include "util/json.h"
@@ -19,6 +21,11 @@
 namespace settee::views {
 
 enum class UpdateMode { kTrue, kFalse, kLazy };
+
+// A database's rewrite of every document a reader opens (CouchDB's
+// after_doc_read hook, which its couch_db:open_doc runs): called with the
+// id and the document's JSON as read, before anything else sees it.
+using AfterDocRead = std::function<void(std::string_view docid, std::string* doc_json)>;
 
 struct ViewQuery {
   // Owns the JSON values below (key, keys, start/end keys).
@@ -40,6 +47,8 @@ struct ViewQuery {
   bool conflicts = false;
   bool update_seq = false;
   UpdateMode update = UpdateMode::kTrue;
+  // Set by the caller, not parsed: applied to each include_docs document.
+  AfterDocRead after_read;
 };
 
 // Parses `options` (a JSON object; unknown members are ignored, as CouchDB

@@ -766,6 +766,7 @@ void AppendIncludedDoc(Database& db, const ViewQuery& q, std::string_view row_id
     }
   }
   auto doc = db.Get(id, go);
+  if (doc.ok() && q.after_read) q.after_read(id, &*doc);
   out->append(",\"doc\":");
   out->append(doc.ok() ? *doc : std::string("null"));
 }

@@ -205,5 +205,66 @@ TEST(ReplicatorDocCheck, StampsTheOwner) {
   EXPECT_EQ(out, R"({"owner":"bob"})");
 }
 
+// couch_replicator_docs's check_strip_credentials_test cases, and the
+// regex's own edges: only "user:password@" goes, the first match anywhere.
+TEST(ReplicatorDocCheck, StripsUrlCredentialsAsCouchDBsRegex) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"https://foo:bar@remote_server/database", "https://remote_server/database"},
+      {"http://u:p@h:5984/db", "http://h:5984/db"},
+      {"http://u@h/db", "http://u@h/db"},                // no password: kept
+      {"http://h:5984/db", "http://h:5984/db"},          // no '@'
+      {"http://:p@h/db", "http://:p@h/db"},              // [^:]+ needs a character
+      {"http://u:@h/db", "http://u:@h/db"},              // [^@]+ too
+      {"http://u:p@q@h/db", "http://q@h/db"},            // to the first '@'
+      {"HTTP://u:p@h/db", "HTTP://u:p@h/db"},            // case-sensitive
+      {"db", "db"},
+      {"x http://u:p@h/db", "x http://h/db"},            // unanchored
+      {"http://u:p@h/a\nb", "http://u:p@h/a\nb"},      // (.*)$ stops at a newline
+      {"http://u:p@h/db\n", "http://h/db\n"},          // but $ matches before a final one
+      {"httpx http://u:p@h/db", "httpx http://h/db"},
+  };
+  for (const auto& [url, expected] : cases) EXPECT_EQ(StripUrlCredentials(url), expected) << url;
+}
+
+bool Strip(std::string_view json, std::string* out) {
+  json::Document doc;
+  EXPECT_TRUE(json::Parse(json, &doc).ok());
+  bool changed = StripReplicatorCredentials(&doc, doc.GetAllocator());
+  *out = json::Serialize(doc);
+  return changed;
+}
+
+TEST(ReplicatorDocCheck, StripsEndpointsHeadersAuthAndUserinfo) {
+  std::string out;
+  EXPECT_TRUE(Strip(R"({"source":{"url":"http://u:p@h/a","headers":{"Authorization":"Basic eDp5"},"x":1},)"
+                    R"("target":{"url":"http://h/b","auth":{"basic":{"username":"x","password":"y"}}},"owner":"al"})",
+                    &out));
+  // An object keeps its url as given: CouchDB strips only headers and auth.
+  EXPECT_EQ(out, R"({"source":{"url":"http://u:p@h/a","x":1},"target":{"url":"http://h/b"},"owner":"al"})");
+  EXPECT_TRUE(Strip(R"({"source":"http://u:p@h/a","target":"https://v:q@h/b"})", &out));
+  EXPECT_EQ(out, R"({"source":"http://h/a","target":"https://h/b"})");
+  EXPECT_FALSE(Strip(R"({"source":"a","target":{"url":"http://h/b"},"headers":{"k":"v"}})", &out));
+  EXPECT_EQ(out, R"({"source":"a","target":{"url":"http://h/b"},"headers":{"k":"v"}})");
+}
+
+TEST(ReplicatorDocCheck, StripsForReadersOtherThanAdminsAndTheOwner) {
+  json::Document doc;
+  ASSERT_TRUE(json::Parse(R"({"source":"a","target":"b","owner":"bob"})", &doc).ok());
+  EXPECT_FALSE(ReplicatorReadIsStripped("r", doc, kBob, false));
+  EXPECT_TRUE(ReplicatorReadIsStripped("r", doc, UserContext{"al", {}}, false));
+  EXPECT_TRUE(ReplicatorReadIsStripped("r", doc, kAnonymous, false));
+  EXPECT_FALSE(ReplicatorReadIsStripped("r", doc, UserContext{"al", {}}, true));  // a db admin
+  EXPECT_FALSE(ReplicatorReadIsStripped("_design/r", doc, kAnonymous, false));
+  EXPECT_FALSE(ReplicatorReadIsStripped("_local/r", doc, kAnonymous, false));
+  // An anonymous writer's documents (owner null) are an anonymous reader's.
+  ASSERT_TRUE(json::Parse(R"({"source":"a","target":"b","owner":null})", &doc).ok());
+  EXPECT_FALSE(ReplicatorReadIsStripped("r", doc, kAnonymous, false));
+  EXPECT_TRUE(ReplicatorReadIsStripped("r", doc, kBob, false));
+  // No owner (written before the stamp, or replicated in): nobody's.
+  ASSERT_TRUE(json::Parse(R"({"source":"a","target":"b"})", &doc).ok());
+  EXPECT_TRUE(ReplicatorReadIsStripped("r", doc, kAnonymous, false));
+  EXPECT_TRUE(ReplicatorReadIsStripped("r", doc, kBob, false));
+}
+
 }  // namespace
 }  // namespace settee::replication

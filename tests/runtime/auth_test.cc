@@ -380,6 +380,48 @@ TEST_F(OpenUsersTest, OthersDocsAndListingsStayHidden) {
   EXPECT_EQ(As("carol", "c2", "PUT", "/team/_design/x", "{}").status, 201);
 }
 
+// couch_users_db:after_doc_read with [chttpd_auth] public_fields set: a
+// user reads another's document stripped to those fields (the special
+// members kept), and one with none of them stays not found. Listings stay
+// the server admins' (chttpd_auth_request), design docs the admins'.
+TEST_F(OpenUsersTest, PublicFieldsShowOthersDocsStripped) {
+  EXPECT_EQ(Admin("GET", "/_node/_local/_config/chttpd_auth/public_fields").status, 404);
+  auto r = Admin("PUT", "/_users/org.couchdb.user:carol?rev=" + Rev("carol"),
+                 R"({"name":"carol","password":"carolpw","roles":[],"type":"user","city":"Lyon"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Admin("PUT", "/_node/_local/_config/chttpd_auth/public_fields", R"("name, city")");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, "\"\"\n");
+  const std::string carol = "/_users/org.couchdb.user:carol";
+  r = As("bob", "bobpw", "GET", carol);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, R"({"_id":"org.couchdb.user:carol","_rev":")" + Rev("carol") + R"(","name":"carol","city":"Lyon"})" "\n");
+  r = As("bob", "bobpw", "GET", carol + "?open_revs=all");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body.find("derived_key"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("Lyon"), std::string::npos) << r.body;
+  // One's own document and an admin's read stay whole.
+  EXPECT_NE(As("carol", "carolpw", "GET", carol).body.find("derived_key"), std::string::npos);
+  EXPECT_NE(Admin("GET", carol).body.find("derived_key"), std::string::npos);
+  // Anonymous readers too get the public fields.
+  EXPECT_EQ(Str(ParseJson(Req("GET", carol).body), "city"), "Lyon");
+  // None of the fields: not found, as before.
+  ASSERT_EQ(Admin("PUT", "/_node/_local/_config/chttpd_auth/public_fields", R"("nickname")").status, 200);
+  r = As("bob", "bobpw", "GET", carol);
+  EXPECT_EQ(r.status, 404) << r.body;
+  EXPECT_EQ(Reason(r), "missing");
+  EXPECT_EQ(As("bob", "bobpw", "GET", carol + "?open_revs=all").status, 404);
+  // Unset again: nothing is public.
+  ASSERT_EQ(Admin("DELETE", "/_node/_local/_config/chttpd_auth/public_fields").status, 200);
+  ASSERT_EQ(Admin("PUT", "/_node/_local/_config/chttpd_auth/public_fields", R"("name")").status, 200);
+  EXPECT_EQ(As("bob", "bobpw", "GET", carol).status, 200);
+  ASSERT_EQ(Admin("DELETE", "/_node/_local/_config/chttpd_auth/public_fields").status, 200);
+  EXPECT_EQ(As("bob", "bobpw", "GET", carol).status, 404);
+  EXPECT_EQ(As("bob", "bobpw", "GET", "/_users/_all_docs").status, 401);
+  // The startup settings of the section stay read-only.
+  EXPECT_EQ(Admin("PUT", "/_node/_local/_config/chttpd_auth/timeout", R"("5")").status, 400);
+}
+
 // _bulk_docs into _users hashes each password and validates each user
 // document like a PUT, and its body errors are those of any _bulk_docs.
 TEST_F(UsersTest, BulkDocsIntoUsersHashesAndValidates) {
@@ -416,6 +458,27 @@ TEST_F(UsersTest, BulkDocsIntoUsersHashesAndValidates) {
   r = Admin("POST", "/_users/_bulk_docs", R"({"docs":[],"new_edits":"no"})");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(Str(ParseJson(r.body), "reason"), "`new_edits` parameter must be a boolean.");
+}
+
+TEST(AuthUnitTest, PublicFieldsSplitAsCouchDBsRegex) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(ParsePublicFields(""), V{});
+  EXPECT_EQ(ParsePublicFields("name"), V{"name"});
+  EXPECT_EQ(ParsePublicFields("name , type,\tcity"), (V{"name", "type", "city"}));
+  // \s*,\s* eats spaces next to commas only.
+  EXPECT_EQ(ParsePublicFields(" name,type "), (V{" name", "type "}));
+  EXPECT_EQ(ParsePublicFields("a,,b"), (V{"a", "", "b"}));
+}
+
+TEST(AuthUnitTest, StripToPublicFieldsKeepsSpecialMembers) {
+  std::string doc = R"({"_id":"org.couchdb.user:c","_rev":"1-a","name":"c","salt":"s","type":"user",)"
+                    R"("_attachments":{"p":{"stub":true}}})";
+  ASSERT_TRUE(StripToPublicFields({"name", "type"}, &doc).ok());
+  EXPECT_EQ(doc, R"({"_id":"org.couchdb.user:c","_rev":"1-a","name":"c","type":"user","_attachments":{"p":{"stub":true}}})");
+  doc = R"({"_id":"org.couchdb.user:c","_rev":"1-a","name":"c"})";
+  Status s = StripToPublicFields({"city"}, &doc);
+  EXPECT_TRUE(s.IsNotFound());
+  EXPECT_EQ(s.reason(), "missing");
 }
 
 TEST(AuthUnitTest, SecurityObjectRules) {

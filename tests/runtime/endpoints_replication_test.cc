@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <thread>
 
+#include "runtime/endpoints_views.h"
 #include "storage/view_functions.h"
 #include "tests/runtime/couch_test_util.h"
 
@@ -391,6 +393,192 @@ TEST_F(ReplicationEndpointsTest, NonAdminReplicatorDocumentsRunAsTheirWriter) {
   // An admin deletes anyone's.
   r = retried([&] { return Req("DELETE", "/_replicator/r6?rev=" + current_rev("r6"), "", admin); });
   EXPECT_EQ(r.status, 200) << r.body;
+}
+
+// CouchDB's after_doc_read (couch_replicator_docs): a reader who is neither an
+// admin of _replicator nor the document's owner gets it without the
+// credentials in its endpoints, under a revision id of its own, on every
+// read path.
+TEST_F(ReplicationEndpointsTest, OthersReplicatorDocumentsAreReadWithoutCredentials) {
+  TestServerConfig cfg;
+  cfg.couch.admins = {{"admin", "pw"}};
+  cfg.setup = [](CouchServer& server) { RegisterViewEndpoints(server, nullptr); };
+  Start(cfg);
+  Headers admin = {{"Authorization", BasicAuth("admin", "pw")}};
+  Headers bob = {{"Authorization", BasicAuth("bob", "bobpw")}};
+  Headers dave = {{"Authorization", BasicAuth("dave", "davepw")}};
+  ASSERT_EQ(Req("PUT", "/_replicator", "", admin).status, 201);
+  ASSERT_EQ(Req("PUT", "/_replicator/_security",
+                R"({"members":{"names":["bob"]},"admins":{"names":["dave"]}})", admin)
+                .status,
+            200);
+  for (const char* name : {"bob", "dave"}) {
+    const std::string n = name;
+    ASSERT_EQ(Req("PUT", "/_users/org.couchdb.user:" + n,
+                  R"({"name":")" + n + R"(","password":")" + n + R"(pw","roles":[],"type":"user"})", admin)
+                  .status,
+              201);
+  }
+  // Marked failed, so the replicator leaves them (and their revisions) alone.
+  // Carol's secret is "secret" (c2VjcmV0 in base64), bob's "bobsown".
+  auto body = [](const std::string& secret, const std::string& encoded) {
+    return R"("source":"http://u:)" + secret + R"(@127.0.0.1:1/a","target":{"url":"http://127.0.0.1:1/b",)"
+           R"("headers":{"Authorization":"Basic )" + encoded + R"("},"auth":{"basic":{"password":")" + secret +
+           R"("}}},"_replication_state":"failed")";
+  };
+  auto r = Req("PUT", "/_replicator/carols", "{" + body("secret", "c2VjcmV0") + R"(,"owner":"carol"})", admin);
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::string carols_rev = Str(ParseJson(r.body), "rev");
+  r = Req("PUT", "/_replicator/bobs", "{" + body("bobsown", "Ym9ic293bg==") + R"(,"user_ctx":{"name":"bob"}})", bob);
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::string bobs_rev = Str(ParseJson(r.body), "rev");
+  auto has_secret = [](const std::string& text) {
+    return text.find("secret") != std::string::npos || text.find("c2VjcmV0") != std::string::npos;
+  };
+
+  // GET: stripped for bob; whole for the owner, a server admin, a db admin.
+  r = Req("GET", "/_replicator/carols", "", bob);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(has_secret(r.body)) << r.body;
+  auto doc = ParseJson(r.body);
+  EXPECT_EQ(Str(doc, "source"), "http://127.0.0.1:1/a");
+  EXPECT_EQ(json::Serialize(doc["target"]), R"({"url":"http://127.0.0.1:1/b"})");
+  EXPECT_EQ(Str(doc, "owner"), "carol");
+  const std::string stripped_rev = Str(doc, "_rev");
+  EXPECT_EQ(stripped_rev.substr(0, 2), "1-");
+  EXPECT_NE(stripped_rev, carols_rev);
+  EXPECT_EQ(r.HeaderOr("etag"), "\"" + stripped_rev + "\"");
+  // The same stripped revision id every time.
+  EXPECT_EQ(Str(ParseJson(Req("GET", "/_replicator/carols?revs=true", "", bob).body), "_rev"), stripped_rev);
+  r = Req("GET", "/_replicator/bobs", "", bob);
+  EXPECT_NE(r.body.find("bobsown"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("Ym9ic293bg=="), std::string::npos) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "_rev"), bobs_rev);
+  for (const Headers* whole : {&admin, &dave}) {
+    r = Req("GET", "/_replicator/carols", "", *whole);
+    EXPECT_TRUE(has_secret(r.body)) << r.body;
+    EXPECT_EQ(Str(ParseJson(r.body), "_rev"), carols_rev);
+  }
+
+  // An index (a db admin's design document): _find reads through it, and
+  // its view answers include_docs.
+  r = Req("POST", "/_replicator/_index",
+          R"({"index":{"fields":["owner"]},"ddoc":"idx","name":"by_owner","type":"json"})", dave);
+  ASSERT_EQ(r.status, 200) << r.body;
+
+  // Every other way bob reads carol's document.
+  for (const auto& [method, path, req_body] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"GET", "/_replicator/carols?open_revs=all", ""},
+           {"GET", "/_replicator/carols?open_revs=[\"" + carols_rev + "\"]", ""},
+           {"POST", "/_replicator/_bulk_get", R"({"docs":[{"id":"carols"}]})"},
+           {"POST", "/_replicator/_find", R"({"selector":{"owner":"carol"}})"},
+           {"GET", "/_replicator/_design/idx/_view/by_owner?include_docs=true&reduce=false", ""},
+       }) {
+    r = Req(method, path, req_body, bob);
+    EXPECT_EQ(r.status, 200) << path << r.body;
+    EXPECT_NE(r.body.find("carols"), std::string::npos) << path << r.body;
+    EXPECT_FALSE(has_secret(r.body)) << path << r.body;
+    EXPECT_NE(r.body.find(stripped_rev), std::string::npos) << path << r.body;
+  }
+  // The multipart answers: open_revs as multipart/mixed, a document with
+  // its attachments as multipart/related.
+  for (const auto& [path, accept] : std::vector<std::pair<std::string, std::string>>{
+           {"/_replicator/carols?open_revs=all", "multipart/mixed"},
+           {"/_replicator/carols?attachments=true", "multipart/related"},
+       }) {
+    Headers h = bob;
+    h.emplace_back("Accept", accept);
+    r = client_->Request("GET", path, "", h);
+    EXPECT_EQ(r.status, 200) << path << r.body;
+    EXPECT_NE(r.HeaderOr("content-type").find(accept), std::string::npos) << path;
+    EXPECT_FALSE(has_secret(r.body)) << path << r.body;
+    EXPECT_NE(r.body.find(stripped_rev), std::string::npos) << path << r.body;
+  }
+  // A selector on the credentials finds nothing: _find matches the stripped
+  // document, as CouchDB's does.
+  r = Req("POST", "/_replicator/_find", R"({"selector":{"_id":"carols","target.headers":{"$exists":true}}})", bob);
+  EXPECT_EQ(ParseJson(r.body)["docs"].Size(), 0u) << r.body;
+  r = Req("POST", "/_replicator/_find", R"({"selector":{"_id":"carols","target.headers":{"$exists":true}}})", admin);
+  EXPECT_EQ(ParseJson(r.body)["docs"].Size(), 1u) << r.body;
+  // _all_docs and _changes are the server admins' (chttpd_auth_request),
+  // whose documents are whole.
+  for (const char* path : {"/_replicator/_all_docs?include_docs=true", "/_replicator/_changes?include_docs=true"}) {
+    r = Req("GET", path, "", bob);
+    EXPECT_EQ(r.status, 401) << path << r.body;
+    EXPECT_EQ(Str(ParseJson(r.body), "reason"), "You are not a server admin.") << path;
+    EXPECT_EQ(Req("GET", path, "", dave).status, 401) << path;
+    r = Req("GET", path, "", admin);
+    EXPECT_EQ(r.status, 200) << path << r.body;
+    EXPECT_TRUE(has_secret(r.body)) << path << r.body;
+  }
+  EXPECT_EQ(Req("POST", "/_replicator/_all_docs", R"({"keys":["carols"]})", bob).status, 401);
+
+  // A later revision's stripped id is of its generation, on its parent;
+  // _revisions names it at the head and the stored history below it.
+  r = Req("PUT", "/_replicator/carols",
+          "{" + body("secret", "c2VjcmV0") + R"(,"owner":"carol","_rev":")" + carols_rev + "\"}", admin);
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::string second = Str(ParseJson(r.body), "rev");
+  doc = ParseJson(Req("GET", "/_replicator/carols?revs=true", "", bob).body);
+  const std::string stripped_second = Str(doc, "_rev");
+  EXPECT_EQ(stripped_second.substr(0, 2), "2-");
+  EXPECT_NE(stripped_second, second);
+  EXPECT_NE(stripped_second.substr(2), stripped_rev.substr(2));
+  ASSERT_TRUE(doc.HasMember("_revisions"));
+  EXPECT_EQ(json::Serialize(doc["_revisions"]),
+            R"({"start":2,"ids":[")" + stripped_second.substr(2) + R"(",")" + carols_rev.substr(2) + "\"]}");
+}
+
+// CouchDB's before_doc_update stamps a deletion too: its tombstone keeps
+// {"owner": the deleter's name}, whichever way it is written (chttpd_db's
+// DELETE writes {"_deleted":true} through the same hook).
+TEST_F(ReplicationEndpointsTest, DeletionsKeepTheirOwnerInTheTombstone) {
+  TestServerConfig cfg;
+  cfg.couch.admins = {{"admin", "pw"}};
+  Start(cfg);
+  Headers admin = {{"Authorization", BasicAuth("admin", "pw")}};
+  Headers bob = {{"Authorization", BasicAuth("bob", "bobpw")}};
+  ASSERT_EQ(Req("PUT", "/_replicator", "", admin).status, 201);
+  ASSERT_EQ(Req("PUT", "/_replicator/_security", R"({"members":{"names":["bob"]}})", admin).status, 200);
+  ASSERT_EQ(Req("PUT", "/_users/org.couchdb.user:bob",
+                R"({"name":"bob","password":"bobpw","roles":[],"type":"user"})", admin)
+                .status,
+            201);
+  // Marked failed, so the replicator leaves their revisions alone.
+  const std::string doc =
+      R"({"source":"http://127.0.0.1:1/a","target":"http://127.0.0.1:1/b","user_ctx":{"name":"bob"},)"
+      R"("_replication_state":"failed"})";
+  std::map<std::string, std::string> revs;
+  for (const char* id : {"d1", "d2", "d3", "d4", "d5"}) {
+    auto r = Req("PUT", std::string("/_replicator/") + id, doc, bob);
+    ASSERT_EQ(r.status, 201) << r.body;
+    revs[id] = Str(ParseJson(r.body), "rev");
+  }
+  // The tombstone's body as stored, read by an admin at its revision.
+  auto tombstone = [&](const std::string& id, const ClientResponse& r) {
+    EXPECT_TRUE(r.status == 200 || r.status == 201) << id << r.body;
+    auto answer = ParseJson(r.body);
+    auto rows = answer.IsArray() ? ParseJson(json::Serialize(answer[0])) : ParseJson(r.body);
+    auto got = ParseJson(Req("GET", "/_replicator/" + id + "?rev=" + Str(rows, "rev"), "", admin).body);
+    got.RemoveMember("_rev");
+    return json::Serialize(got);
+  };
+  EXPECT_EQ(tombstone("d1", Req("DELETE", "/_replicator/d1?rev=" + revs["d1"], "", bob)),
+            R"({"_id":"d1","owner":"bob","_deleted":true})");
+  EXPECT_EQ(tombstone("d2", Req("PUT", "/_replicator/d2", R"({"_deleted":true,"_rev":")" + revs["d2"] + "\"}", bob)),
+            R"({"_id":"d2","owner":"bob","_deleted":true})");
+  EXPECT_EQ(tombstone("d3", Req("POST", "/_replicator/_bulk_docs",
+                                R"({"docs":[{"_id":"d3","_deleted":true,"_rev":")" + revs["d3"] + "\"}]}", bob)),
+            R"({"_id":"d3","owner":"bob","_deleted":true})");
+  // An admin's deletion is stamped with the admin's name.
+  EXPECT_EQ(tombstone("d4", Req("DELETE", "/_replicator/d4?rev=" + revs["d4"], "", admin)),
+            R"({"_id":"d4","owner":"admin","_deleted":true})");
+  // A deletion naming another owner is another user's write.
+  auto r = Req("PUT", "/_replicator/d5", R"({"_deleted":true,"owner":"carol","_rev":")" + revs["d5"] + "\"}", bob);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), "Can't update replication documents from other users.");
+  // A rev-less DELETE is still the write's conflict.
+  EXPECT_EQ(Req("DELETE", "/_replicator/d5", "", bob).status, 409);
 }
 
 }  // namespace
