@@ -418,6 +418,8 @@ TEST(RunCommand, AnEsModulesUncaughtErrorFailsTheRunWithItsLocation) {
 
 TEST(JsScripts, ZlibAsInNode) { ExpectScriptPasses("zlib.js", 3); }
 
+TEST(JsScripts, StreamAsInNode) { ExpectScriptPasses("stream.js", 6); }
+
 TEST(JsScripts, ChildProcessAsInNode) { ExpectScriptPasses("child_process.js", 3); }
 
 TEST(JsScripts, CryptoAsInNode) { ExpectScriptPasses("crypto.js", 4); }

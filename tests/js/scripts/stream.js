@@ -1,0 +1,138 @@
+// node's stream module in settee run (node-readable-stream underneath):
+// the classes, pipe, pipeline and finished in callback and promise forms,
+// Readable.from, async iteration, piping into process.stdout, and fs's read
+// and write streams. Runs unchanged in node.
+'use strict';
+const assert = require('assert');
+const fs = require('fs');
+const path = require('path');
+const stream = require('stream');
+const { Readable, Writable, Duplex, Transform, PassThrough } = stream;
+const { check, done } = require('./lib/harness');
+
+const root = path.join(process.env.TMPDIR || '/tmp', 'settee-stream-' + process.pid + '-' + Date.now());
+
+// A Writable that keeps what it is given, as strings.
+function collector() {
+  const got = [];
+  const w = new Writable({ write(chunk, encoding, cb) { got.push(String(chunk)); cb(); } });
+  w.got = got;
+  return w;
+}
+const upper = () => new Transform({ transform(chunk, encoding, cb) { cb(null, String(chunk).toUpperCase()); } });
+const onceEvent = (emitter, name) => new Promise((resolve) => emitter.once(name, resolve));
+
+check('the module is the legacy Stream with the classes on it', () => {
+  assert.strictEqual(typeof stream, 'function');
+  assert.strictEqual(require('node:stream'), stream);
+  assert.strictEqual(stream.Stream, stream);
+  for (const C of [Readable, Writable, Duplex, Transform, PassThrough]) assert.ok(new C() instanceof stream, C.name);
+  assert.ok(new Transform() instanceof Duplex);
+  assert.ok(new PassThrough() instanceof Transform);
+  assert.ok(new Duplex() instanceof Readable);
+  assert.ok(new Readable() instanceof require('events'));
+  assert.strictEqual(typeof stream.pipeline, 'function');
+  assert.strictEqual(typeof stream.finished, 'function');
+  assert.strictEqual(require('stream/promises'), stream.promises);
+  assert.strictEqual(require('node:stream/promises'), stream.promises);
+});
+
+check('a Readable pushes, pauses and ends; objectMode and encoding', async () => {
+  const chunks = ['one', 'two', 'three'];
+  const r = new Readable({ read() { this.push(chunks.length ? chunks.shift() : null); } });
+  r.setEncoding('utf8');
+  const seen = [];
+  r.on('data', (s) => seen.push(s));
+  await onceEvent(r, 'end');
+  assert.deepStrictEqual(seen, ['one', 'two', 'three']);
+
+  const objects = new Readable({ objectMode: true, read() {} });
+  objects.push({ a: 1 });
+  objects.push(null);
+  assert.deepStrictEqual(objects.read(), { a: 1 });
+  // The old style: inheriting with util.inherits and calling the constructor.
+  function Counter() { Readable.call(this, { objectMode: true }); this.n = 0; }
+  require('util').inherits(Counter, Readable);
+  Counter.prototype._read = function () { this.push(this.n < 3 ? this.n++ : null); };
+  const counted = [];
+  for await (const n of new Counter()) counted.push(n);
+  assert.deepStrictEqual(counted, [0, 1, 2]);
+});
+
+check('pipe, Transform and Duplex', async () => {
+  const w = collector();
+  Readable.from(['a', 'b']).pipe(upper()).pipe(w);
+  await onceEvent(w, 'finish');
+  assert.deepStrictEqual(w.got, ['A', 'B']);
+
+  const d = new Duplex({
+    read() {},
+    write(chunk, encoding, cb) { this.push('<' + chunk + '>'); cb(); },
+    final(cb) { this.push(null); cb(); },
+  });
+  const w2 = collector();
+  d.pipe(w2);
+  d.write('x');
+  d.end('y');
+  await onceEvent(w2, 'finish');
+  assert.deepStrictEqual(w2.got, ['<x>', '<y>']);
+});
+
+check('pipeline and finished, with callbacks and with promises', async () => {
+  const w = collector();
+  const err = await new Promise((resolve) => stream.pipeline(Readable.from(['p', 'q']), upper(), new PassThrough(), w, resolve));
+  assert.ok(err === undefined || err === null);
+  assert.deepStrictEqual(w.got, ['P', 'Q']);
+
+  const failing = new Transform({ transform(chunk, encoding, cb) { cb(new Error('bad chunk')); } });
+  const failed = await new Promise((resolve) => stream.pipeline(Readable.from(['z']), failing, collector(), resolve));
+  assert.strictEqual(failed.message, 'bad chunk');
+
+  const promises = require('stream/promises');
+  const w2 = collector();
+  await promises.pipeline(Readable.from(['m']), upper(), w2);
+  assert.deepStrictEqual(w2.got, ['M']);
+  await assert.rejects(promises.pipeline(Readable.from(['z']), new Transform({ transform(c, e, cb) { cb(new Error('no')); } }), collector()), /no/);
+
+  const r = Readable.from(['f']);
+  r.resume();
+  await new Promise((resolve, reject) => stream.finished(r, (e) => (e ? reject(e) : resolve())));
+  const r2 = Readable.from(['g']);
+  r2.resume();
+  await promises.finished(r2);
+  const r3 = new Readable({ read() {} });
+  const premature = promises.finished(r3);
+  r3.destroy();
+  await assert.rejects(premature, { code: 'ERR_STREAM_PREMATURE_CLOSE' });
+});
+
+check('Readable.from and for await over strings, buffers, generators', async () => {
+  const from = async (source) => { const out = []; for await (const x of Readable.from(source)) out.push(x); return out; };
+  assert.deepStrictEqual(await from(['a', 'b']), ['a', 'b']);
+  assert.deepStrictEqual(await from((function* () { yield 1; yield 2; })()), [1, 2]);
+  assert.deepStrictEqual(await from((async function* () { yield 'x'; })()), ['x']);
+  const r = new PassThrough();
+  r.end(Buffer.from('bytes'));
+  const chunks = [];
+  for await (const c of r) chunks.push(c);
+  assert.ok(Buffer.isBuffer(chunks[0]));
+  assert.strictEqual(Buffer.concat(chunks).toString(), 'bytes');
+});
+
+check('a Readable pipes into process.stdout, bytes as they are', async () => {
+  assert.ok(process.stdout instanceof stream);
+  const written = [];
+  const write = process.stdout.write;
+  process.stdout.write = (chunk) => { written.push(Buffer.from(chunk)); return true; };
+  try {
+    const r = Readable.from([Buffer.from([0xff, 0x41]), Buffer.from('\n')]);
+    r.pipe(process.stdout);
+    await onceEvent(r, 'end');
+  } finally {
+    process.stdout.write = write;
+  }
+  assert.deepStrictEqual(Buffer.concat(written), Buffer.from([0xff, 0x41, 0x0a]));
+  assert.strictEqual(process.stdout.write(''), true);
+});
+
+done();
