@@ -135,4 +135,62 @@ check('a Readable pipes into process.stdout, bytes as they are', async () => {
   assert.strictEqual(process.stdout.write(''), true);
 });
 
+check('fs.createReadStream and fs.createWriteStream, with node\'s events and options', async () => {
+  fs.mkdirSync(root, { recursive: true });
+  const file = path.join(root, 'in.txt');
+  fs.writeFileSync(file, 'hello world, streams\n');
+  const r = fs.createReadStream(file, { start: 6, end: 10, encoding: 'utf8', highWaterMark: 2 });
+  assert.ok(r instanceof fs.ReadStream && r instanceof Readable);
+  assert.deepStrictEqual([r.path, r.start, r.end, r.flags, r.bytesRead, r.pending, r.fd, r.readableHighWaterMark],
+    [file, 6, 10, 'r', 0, true, null, 2]);
+  const events = [];
+  for (const name of ['open', 'ready', 'end', 'close']) r.on(name, (x) => events.push(name + (typeof x === 'number' ? ':fd' : '')));
+  r.on('data', (s) => events.push(s));
+  await onceEvent(r, 'close');
+  assert.deepStrictEqual(events, ['open:fd', 'ready', 'wo', 'rl', 'd', 'end', 'close']);
+  assert.strictEqual(r.bytesRead, 5);
+  assert.strictEqual(r.fd, null);
+
+  // Chunks of highWaterMark (64 KiB by default) through a pipeline to a file.
+  const big = Buffer.alloc(200000, 'ab');
+  fs.writeFileSync(file, big);
+  const sizes = [];
+  for await (const c of fs.createReadStream(file)) sizes.push(c.length);
+  assert.deepStrictEqual(sizes, [65536, 65536, 65536, 3392]);
+  const out = path.join(root, 'out.txt');
+  await require('stream/promises').pipeline(fs.createReadStream(file, { highWaterMark: 1000 }), upper(), fs.createWriteStream(out));
+  assert.deepStrictEqual(fs.readFileSync(out), Buffer.from(big.toString().toUpperCase()));
+
+  const w = fs.createWriteStream(out);
+  assert.ok(w instanceof fs.WriteStream && w instanceof Writable);
+  assert.deepStrictEqual([w.path, w.flags, w.bytesWritten, w.pending], [out, 'w', 0, true]);
+  const wEvents = [];
+  for (const name of ['open', 'ready', 'finish', 'close']) w.on(name, () => wEvents.push(name));
+  w.write('abc');
+  w.end(Buffer.from('d\u00e9f'));
+  await onceEvent(w, 'close');
+  assert.deepStrictEqual(wEvents, ['open', 'ready', 'finish', 'close']);
+  assert.strictEqual(w.bytesWritten, 7);
+  const a = fs.createWriteStream(out, { flags: 'a' });
+  a.end('!');
+  await onceEvent(a, 'close');
+  assert.strictEqual(fs.readFileSync(out, 'utf8'), 'abcd\u00e9f!');
+  // Ended without a write, it still creates (and truncates) its file.
+  const empty = fs.createWriteStream(out);
+  empty.end();
+  await onceEvent(empty, 'close');
+  assert.strictEqual(fs.readFileSync(out, 'utf8'), '');
+
+  const missing = fs.createReadStream(path.join(root, 'nope'));
+  const errors = [];
+  missing.on('error', (e) => errors.push([e.code, e.syscall, e.message]));
+  await onceEvent(missing, 'close');
+  assert.deepStrictEqual(errors, [['ENOENT', 'open', "ENOENT: no such file or directory, open '" + path.join(root, 'nope') + "'"]]);
+  const exclusive = fs.createWriteStream(out, { flags: 'wx' });
+  const [exists] = await onceEvent(exclusive, 'error').then((e) => [e]);
+  assert.strictEqual(exists.code, 'EEXIST');
+  assert.throws(() => fs.createReadStream(file, { start: 5, end: 2 }), { code: 'ERR_OUT_OF_RANGE' });
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
 done();
