@@ -49,13 +49,64 @@ function loadVendor(name) {
 // node's legacy Stream, the base of Readable and Writable and what
 // require('stream') returns. A function, not a class: the library (and old
 // npm packages) call it on an existing object, Stream.call(this, opts).
-// EventEmitter here is a class, which cannot be called so: its listeners
-// table is made on first use instead.
 function Stream(opts) {
-  if (!this._events) this._events = Object.create(null);
+  EventEmitter.call(this, opts);
 }
 Object.setPrototypeOf(Stream.prototype, EventEmitter.prototype);
 Object.setPrototypeOf(Stream, EventEmitter);
+
+// The pipe of a bare Stream (node's lib/internal/streams/legacy.js, which the
+// library leaves to node): an old-style source (through, event-stream) that
+// emits 'data' and 'end' itself. Readable replaces it with its own.
+Stream.prototype.pipe = function (dest, options) {
+  const source = this;
+  const ondata = (chunk) => {
+    if (dest.writable && dest.write(chunk) === false && source.pause) source.pause();
+  };
+  const ondrain = () => {
+    if (source.readable && source.resume) source.resume();
+  };
+  let didOnEnd = false;
+  const onend = () => {
+    if (didOnEnd) return;
+    didOnEnd = true;
+    dest.end();
+  };
+  const onclose = () => {
+    if (didOnEnd) return;
+    didOnEnd = true;
+    if (typeof dest.destroy === 'function') dest.destroy();
+  };
+  function onerror(er) {
+    cleanup();
+    if (this.listenerCount('error') === 0) this.emit('error', er);
+  }
+  function cleanup() {
+    source.removeListener('data', ondata);
+    dest.removeListener('drain', ondrain);
+    source.removeListener('end', onend);
+    source.removeListener('close', onclose);
+    source.removeListener('error', onerror);
+    dest.removeListener('error', onerror);
+    source.removeListener('end', cleanup);
+    source.removeListener('close', cleanup);
+    dest.removeListener('close', cleanup);
+  }
+  source.on('data', ondata);
+  dest.on('drain', ondrain);
+  // process.stdout and process.stderr are never ended by a pipe.
+  if (!dest._isStdio && (!options || options.end !== false)) {
+    source.on('end', onend);
+    source.on('close', onclose);
+  }
+  source.prependListener('error', onerror);
+  dest.prependListener('error', onerror);
+  source.on('end', cleanup);
+  source.on('close', cleanup);
+  dest.on('close', cleanup);
+  dest.emit('pipe', source);
+  return dest;
+};
 
 let streamLoaded = false;
 // Fills in the module on first use: Readable, Writable, ... from the library.
@@ -109,6 +160,7 @@ class StdioWriter extends Stream {
     this.fd = fd;
     this.isTTY = false;
     this.writable = true;
+    this._isStdio = true;
   }
   write(chunk, encoding, callback) {
     if (typeof encoding === 'function') [callback, encoding] = [encoding, undefined];

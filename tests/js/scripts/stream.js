@@ -37,6 +37,36 @@ check('the module is the legacy Stream with the classes on it', () => {
   assert.strictEqual(require('node:stream/promises'), stream.promises);
 });
 
+check('old-style code calls EventEmitter and Stream on its own objects; a bare Stream pipes', async () => {
+  const EventEmitter = require('events');
+  const util = require('util');
+  function Emitter() { EventEmitter.call(this); }
+  util.inherits(Emitter, EventEmitter);
+  const e = new Emitter();
+  let got;
+  e.on('x', (v) => { got = v; });
+  e.emit('x', 1);
+  assert.strictEqual(got, 1);
+  EventEmitter.call(e);  // keeps the listeners it has, as node's does
+  assert.strictEqual(e.listenerCount('x'), 1);
+  assert.strictEqual(new EventEmitter().constructor, EventEmitter);
+
+  // through's shape: a Stream that emits 'data' and 'end' itself.
+  function Source() { stream.call(this); this.readable = true; }
+  util.inherits(Source, stream);
+  const src = new Source();
+  const w = collector();
+  const events = [];
+  w.on('pipe', (s) => events.push(s === src));
+  assert.strictEqual(src.pipe(w), w);
+  src.emit('data', 'a');
+  src.emit('data', 'b');
+  src.emit('end');
+  await onceEvent(w, 'finish');
+  assert.deepStrictEqual(w.got, ['a', 'b']);
+  assert.deepStrictEqual(events, [true]);
+});
+
 check('a Readable pushes, pauses and ends; objectMode and encoding', async () => {
   const chunks = ['one', 'two', 'three'];
   const r = new Readable({ read() { this.push(chunks.length ? chunks.shift() : null); } });
