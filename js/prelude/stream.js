@@ -121,9 +121,23 @@ function streamModule() {
   Stream.Transform = lib('_stream_transform.js');
   Stream.PassThrough = lib('_stream_passthrough.js');
   Stream.finished = lib('internal/streams/end-of-stream.js');
-  Stream.pipeline = lib('internal/streams/pipeline.js');
+  Stream.pipeline = pipelineEndingStdio(lib('internal/streams/pipeline.js'));
   Stream.promises = streamPromises();
   return Stream;
+}
+
+// node 20's pipeline ends a process.stdout or process.stderr it writes into
+// and then calls back; the library's pipes never end them (as pipe() does
+// not) and so never called back. Ending ours only says 'finish': the
+// descriptor stays open for later writes.
+function pipelineEndingStdio(pipeline) {
+  return function (...args) {
+    const streams = Array.isArray(args[0]) ? args[0] : args.filter((a) => typeof a !== 'function');
+    const last = streams[streams.length - 1];
+    const source = streams[streams.length - 2];
+    if (last instanceof StdioWriter && source && typeof source.once === 'function') source.once('end', () => last.end());
+    return pipeline(...args);
+  };
 }
 
 // stream/promises (node 15+; the library predates it): pipeline and finished
