@@ -121,6 +121,14 @@ function streamModule() {
   Stream.Transform = lib('_stream_transform.js');
   Stream.PassThrough = lib('_stream_passthrough.js');
   Stream.finished = lib('internal/streams/end-of-stream.js');
+  // node 12.9's state getters, which the library predates. Duplex copies
+  // Writable's methods but not its accessors, so it gets them too.
+  const getter = (proto, name, get) => Object.defineProperty(proto, name, { get, enumerable: false, configurable: true });
+  getter(Stream.Readable.prototype, 'readableEnded', function () { return this._readableState ? this._readableState.endEmitted : false; });
+  for (const proto of [Stream.Writable.prototype, Stream.Duplex.prototype]) {
+    getter(proto, 'writableEnded', function () { return this._writableState ? this._writableState.ending : false; });
+    getter(proto, 'writableFinished', function () { return this._writableState ? this._writableState.finished : false; });
+  }
   Stream.pipeline = pipelineEndingStdio(lib('internal/streams/pipeline.js'));
   Stream.promises = streamPromises();
   return Stream;

@@ -92,8 +92,18 @@ check('a Readable pushes, pauses and ends; objectMode and encoding', async () =>
 check('pipe, Transform and Duplex', async () => {
   const w = collector();
   Readable.from(['a', 'b']).pipe(upper()).pipe(w);
+  assert.deepStrictEqual([w.writableEnded, w.writableFinished], [false, false]);
   await onceEvent(w, 'finish');
   assert.deepStrictEqual(w.got, ['A', 'B']);
+  assert.deepStrictEqual([w.writableEnded, w.writableFinished], [true, true]);
+  const ended = Readable.from(['e']);
+  assert.strictEqual(ended.readableEnded, false);
+  ended.resume();
+  await onceEvent(ended, 'end');
+  assert.strictEqual(ended.readableEnded, true);
+  const duplex = new PassThrough();
+  duplex.end();
+  assert.strictEqual(duplex.writableEnded, true);
 
   const d = new Duplex({
     read() {},
