@@ -42,13 +42,14 @@ void Set(v8::Isolate* isolate, v8::Local<v8::Object> obj, const char* key, v8::L
 void ThrowErrno(v8::Isolate* isolate, int err, const char* syscall, const std::string& path,
                 const std::string& dest = {}) {
   std::string code = uv_err_name(-err);
-  std::string message = code + ": " + uv_strerror(-err) + ", " + syscall + " '" + path + "'";
+  // A call on a descriptor names no path: "EISDIR: ..., read".
+  std::string message = code + ": " + uv_strerror(-err) + ", " + syscall + (path.empty() ? "" : " '" + path + "'");
   if (!dest.empty()) message += " -> '" + dest + "'";
   v8::Local<v8::Object> e = v8::Exception::Error(Str(isolate, message)).As<v8::Object>();
   Set(isolate, e, "errno", v8::Integer::New(isolate, -err));
   Set(isolate, e, "code", Str(isolate, code));
   Set(isolate, e, "syscall", Str(isolate, syscall));
-  Set(isolate, e, "path", Str(isolate, path));
+  if (!path.empty()) Set(isolate, e, "path", Str(isolate, path));
   if (!dest.empty()) Set(isolate, e, "dest", Str(isolate, dest));
   isolate->ThrowException(e);
 }
@@ -259,6 +260,108 @@ void Realpath(const Args& args) {
   args.GetReturnValue().Set(Str(isolate, buf));
 }
 
+//////// descriptors (fs.ReadStream and fs.WriteStream)
+
+// node's open flags ("r", "w", "wx", "a+", ...) as open(2)'s, or -1.
+int OpenFlags(const std::string& f) {
+  static const struct { const char* names[2]; int flags; } kFlags[] = {
+      {{"r", nullptr}, O_RDONLY},
+      {{"rs", "sr"}, O_RDONLY | O_SYNC},
+      {{"r+", nullptr}, O_RDWR},
+      {{"rs+", "sr+"}, O_RDWR | O_SYNC},
+      {{"w", nullptr}, O_TRUNC | O_CREAT | O_WRONLY},
+      {{"wx", "xw"}, O_TRUNC | O_CREAT | O_WRONLY | O_EXCL},
+      {{"w+", nullptr}, O_TRUNC | O_CREAT | O_RDWR},
+      {{"wx+", "xw+"}, O_TRUNC | O_CREAT | O_RDWR | O_EXCL},
+      {{"a", nullptr}, O_APPEND | O_CREAT | O_WRONLY},
+      {{"ax", "xa"}, O_APPEND | O_CREAT | O_WRONLY | O_EXCL},
+      {{"as", "sa"}, O_APPEND | O_CREAT | O_WRONLY | O_SYNC},
+      {{"a+", nullptr}, O_APPEND | O_CREAT | O_RDWR},
+      {{"ax+", "xa+"}, O_APPEND | O_CREAT | O_RDWR | O_EXCL},
+      {{"as+", "sa+"}, O_APPEND | O_CREAT | O_RDWR | O_SYNC},
+  };
+  for (const auto& e : kFlags) {
+    for (const char* name : e.names) {
+      if (name != nullptr && f == name) return e.flags;
+    }
+  }
+  return -1;
+}
+
+// fsOpen(path, flags: node's string, mode) -> descriptor.
+void Open(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  std::string path = ToUtf8(isolate, args[0]);
+  std::string flag = ToUtf8(isolate, args[1]);
+  int flags = OpenFlags(flag);
+  if (flags < 0) {
+    isolate->ThrowException(v8::Exception::TypeError(
+        Str(isolate, "The argument 'flags' is invalid. Received '" + flag + "'")));
+    return;
+  }
+  int mode = args[2]->IsNumber() ? args[2]->Int32Value(isolate->GetCurrentContext()).FromMaybe(0666) : 0666;
+  int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+  if (fd < 0) return ThrowErrno(isolate, errno, "open", path);
+  args.GetReturnValue().Set(fd);
+}
+
+int32_t IntArg(const Args& args, int i) { return args[i]->Int32Value(args.GetIsolate()->GetCurrentContext()).FromMaybe(-1); }
+double NumberArg(const Args& args, int i) {
+  return args[i]->IsNumber() ? args[i].As<v8::Number>()->Value() : -1;
+}
+
+char* ViewData(v8::Local<v8::ArrayBufferView> view) {
+  return static_cast<char*>(view->Buffer()->GetBackingStore()->Data()) + view->ByteOffset();
+}
+
+// fsRead(fd, bytes: Uint8Array, position) -> bytes read into `bytes` (0 at
+// the end); position < 0 reads from the descriptor's offset.
+void Read(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  if (!args[1]->IsArrayBufferView()) {
+    isolate->ThrowException(v8::Exception::TypeError(Str(isolate, "buffer must be bytes")));
+    return;
+  }
+  auto view = args[1].As<v8::ArrayBufferView>();
+  int fd = IntArg(args, 0);
+  double position = NumberArg(args, 2);
+  ssize_t n;
+  do {
+    n = position < 0 ? ::read(fd, ViewData(view), view->ByteLength())
+                     : ::pread(fd, ViewData(view), view->ByteLength(), static_cast<off_t>(position));
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return ThrowErrno(isolate, errno, "read", "");
+  args.GetReturnValue().Set(static_cast<double>(n));
+}
+
+// fsWrite(fd, bytes: Uint8Array, position): writes all of `bytes`, at
+// `position` when it is >= 0.
+void Write(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  if (!args[1]->IsArrayBufferView()) {
+    isolate->ThrowException(v8::Exception::TypeError(Str(isolate, "data must be bytes")));
+    return;
+  }
+  auto view = args[1].As<v8::ArrayBufferView>();
+  int fd = IntArg(args, 0);
+  double position = NumberArg(args, 2);
+  const char* data = ViewData(view);
+  size_t len = view->ByteLength();
+  while (len > 0) {
+    ssize_t n = position < 0 ? ::write(fd, data, len) : ::pwrite(fd, data, len, static_cast<off_t>(position));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ThrowErrno(isolate, errno, "write", "");
+    data += n;
+    len -= static_cast<size_t>(n);
+    if (position >= 0) position += static_cast<double>(n);
+  }
+}
+
+// fsClose(fd)
+void Close(const Args& args) {
+  if (::close(IntArg(args, 0)) != 0) ThrowErrno(args.GetIsolate(), errno, "close", "");
+}
+
 }  // namespace
 
 void InstallFsBindings(IsolateThread* t, v8::Local<v8::Object> native) {
@@ -273,6 +376,10 @@ void InstallFsBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "fsRm", Rm);
   SetFn(ctx, native, "fsRename", Rename);
   SetFn(ctx, native, "fsRealpath", Realpath);
+  SetFn(ctx, native, "fsOpen", Open);
+  SetFn(ctx, native, "fsRead", Read);
+  SetFn(ctx, native, "fsWrite", Write);
+  SetFn(ctx, native, "fsClose", Close);
 }
 
 }  // namespace settee::js

@@ -29,6 +29,7 @@
 
 #include "js/convert.h"
 #include "js/isolate_thread.h"
+#include "js/vendor_sources.h"
 
 extern char** environ;
 
@@ -54,7 +55,7 @@ void SetValue(v8::Local<v8::Context> ctx, v8::Local<v8::Object> obj, const char*
   obj->Set(ctx, Str(ctx->GetIsolate(), name), v).Check();
 }
 
-void WriteAll(int fd, const std::string& s) {
+void WriteAll(int fd, std::string_view s) {
   std::lock_guard<std::mutex> lock(g_output_mu);
   const char* p = s.data();
   size_t n = s.size();
@@ -99,6 +100,14 @@ bool ValidUtf8(const unsigned char* s, size_t n) {
 
 void Print(const Args& args) {
   int fd = args[0]->Int32Value(args.GetIsolate()->GetCurrentContext()).FromMaybe(1) == 2 ? 2 : 1;
+  // Bytes go out as they are (a Buffer piped to process.stdout), not
+  // decoded as UTF-8 text.
+  if (args[1]->IsArrayBufferView()) {
+    auto view = args[1].As<v8::ArrayBufferView>();
+    const char* data = static_cast<const char*>(view->Buffer()->GetBackingStore()->Data()) + view->ByteOffset();
+    WriteAll(fd, std::string_view(data, view->ByteLength()));
+    return;
+  }
   WriteAll(fd, ToUtf8(args.GetIsolate(), args[1]));
 }
 
@@ -340,6 +349,15 @@ void CompileModule(const Args& args) {
   }
 }
 
+// vendorSource(name) -> the embedded library file `name` (vendor_sources.h),
+// or undefined.
+void VendorSource(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  if (const char* source = FindVendorSource(ToUtf8(isolate, args[0]))) {
+    args.GetReturnValue().Set(Str(isolate, source));
+  }
+}
+
 void RunScript(const Args& args) {
   v8::Isolate* isolate = args.GetIsolate();
   v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
@@ -517,6 +535,7 @@ void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "statKind", StatKind);
   SetFn(ctx, native, "readFile", ReadFile);
   SetFn(ctx, native, "compileModule", CompileModule);
+  SetFn(ctx, native, "vendorSource", VendorSource);
   SetFn(ctx, native, "runScript", RunScript);
   SetFn(ctx, native, "utf8Encode", Utf8Encode);
   SetFn(ctx, native, "utf8Decode", Utf8Decode);

@@ -22,6 +22,8 @@ packages=(
   libbrotli1 libc-ares2 libnghttp2-14 libicu72 libuv1
   # for the compatibility tests and benchmarks
   nodejs curl wrk
+  # node's stream module: embedded into the binary by js/CMakeLists.txt
+  node-readable-stream
 )
 
 sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

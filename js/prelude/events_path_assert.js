@@ -5,8 +5,15 @@
 // EventEmitter
 
 const kErrorMonitor = Symbol('events.errorMonitor');
-class EventEmitter {
-  constructor() { this._events = Object.create(null); this._maxListeners = undefined; }
+// A function, not a class, so that pre-class code can call it on an object
+// it is building (EventEmitter.call(this), util.inherits), as node's allows:
+// readable-stream, through and many older npm packages do. It keeps the
+// listeners an object already has, as node's init does.
+function EventEmitter(opts) {
+  if (!this._events || this._events === Object.getPrototypeOf(this)._events) this._events = Object.create(null);
+  this._maxListeners = this._maxListeners || undefined;
+}
+class EventEmitterMethods {
   _add(ev, fn, prepend) {
     if (typeof fn !== 'function') throw new TypeError('The "listener" argument must be of type function');
     if (!this._events) this._events = Object.create(null);
@@ -75,6 +82,8 @@ class EventEmitter {
   }
   getMaxListeners() { return this._maxListeners === undefined ? EventEmitter.defaultMaxListeners : this._maxListeners; }
 }
+EventEmitter.prototype = EventEmitterMethods.prototype;
+Object.defineProperty(EventEmitter.prototype, 'constructor', { value: EventEmitter, writable: true, configurable: true });
 EventEmitter.EventEmitter = EventEmitter;
 EventEmitter.defaultMaxListeners = 10;
 EventEmitter.errorMonitor = kErrorMonitor;
