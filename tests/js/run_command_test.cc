@@ -70,6 +70,28 @@ Outcome Settee(const std::vector<std::string>& args, const std::string& input = 
   return o;
 }
 
+// Runs `before` settee-js `args` (shell-quoted here) `after` as one shell
+// line, for a stdin other than Settee's file: `before` may pipe into it
+// ("printf x | "), `after` may redirect it (" <&-").
+Outcome SetteeShell(const std::string& before, const std::vector<std::string>& args,
+                    const std::string& after = "") {
+  std::string dir = testing::TempDir();
+  std::string out = dir + "/settee_out_" + std::to_string(getpid());
+  std::string err = dir + "/settee_err_" + std::to_string(getpid());
+  std::string cmd = before + Quote(kBinary);
+  for (auto& a : args) cmd += " " + Quote(a);
+  cmd += after + " >" + out + " 2>" + err;
+  int status = std::system(cmd.c_str());
+  Outcome o;
+  if (WIFEXITED(status)) o.code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) o.code = 128 + WTERMSIG(status);
+  o.out = Slurp(out);
+  o.err = Slurp(err);
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  return o;
+}
+
 // The scripts Script() wrote, removed when the test program ends.
 struct ScriptFiles {
   std::vector<std::string> paths;
@@ -417,6 +439,37 @@ TEST(RunCommand, AnEsModulesUncaughtErrorFailsTheRunWithItsLocation) {
 }
 
 TEST(JsScripts, ZlibAsInNode) { ExpectScriptPasses("zlib.js", 3); }
+
+// readline.js's last check reads stdin through readline: a pipe (CRLF, a
+// blank line, a last line without newline), a file, an empty pipe, and a
+// closed stdin, which reads as empty.
+TEST(JsScripts, ReadlineOverStdin) {
+  const std::string script = kScripts + "/readline.js";
+  auto o = SetteeShell("printf 'one\\r\\ntwo\\n\\nlast' | ", {"run", script, R"(["one","two","","last"])"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 6 passed"));
+  // Many 64 KB reads from a file; seq's lines.
+  std::string many;
+  for (int i = 1; i <= 100000; ++i) many += std::to_string(i) + "\n";
+  o = Settee({"run", script, "seq:100000"}, many);
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 6 passed"));
+  o = SetteeShell("true | ", {"run", script, "[]"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 6 passed"));
+  o = SetteeShell("", {"run", script, "[]"}, " <&-");
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 6 passed"));
+}
+
+// A script that stops reading a stdin that has not ended still ends: the
+// paused pipe keeps nothing alive (timeout's 124 if it waited for the pipe).
+TEST(JsScripts, ReadlineStopsReadingAnEndlessStdin) {
+  auto o = SetteeShell("(echo first; sleep 3) | timeout 2 ",
+                       {"run", kScripts + "/readline.js", R"(["first"])", "first"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 6 passed"));
+}
 
 TEST(JsScripts, ChildProcessAsInNode) { ExpectScriptPasses("child_process.js", 3); }
 
