@@ -60,13 +60,25 @@ function runCall(cb, fn, a, b, c) {
   try { p = Promise.resolve(fn(a, b, c)); } catch (e) { p = Promise.reject(e); }
   return cb === undefined ? p : settle(p, cb);
 }
-// remove()'s overloads, PouchDB's: (doc, opts?, cb?) or (id, rev, opts?, cb?).
-function removeArgs(docOrId, revOrOpts, opts, cb) {
-  if (typeof docOrId === 'string') {
-    if (typeof revOrOpts === 'string') return { id: docOrId, rev: revOrOpts, opts, cb };
-    return { id: docOrId, rev: undefined, opts: revOrOpts, cb: opts };
+// remove()'s overloads, read as PouchDB 9 reads them: (id, rev, opts?, cb?)
+// when the second argument is a string, else (doc, opts?, cb?), the doc's
+// rev being doc._rev or opts.rev. A string id without a rev string is thus
+// a "doc" with no _id (see remove()).
+function removeArgs(docOrId, optsOrRev, opts, cb) {
+  if (typeof optsOrRev === 'string') {
+    if (typeof opts === 'function') { cb = opts; opts = {}; }
+    return { doc: { _id: docOrId, _rev: optsOrRev }, opts: opts || {}, cb };
   }
-  return { id: docOrId && docOrId._id, rev: docOrId && docOrId._rev, opts: revOrOpts, cb: opts };
+  if (typeof optsOrRev === 'function') return { doc: docOrId, opts: {}, cb: optsOrRev };
+  return { doc: docOrId, opts: optsOrRev || {}, cb: opts };
+}
+// PouchDB's error for a removal: its bulkDocs answer carries the id
+// (pouchdb-core's yankError), a never-written document is "deleted" (its
+// was_delete refusal) and a deleted one a conflict.
+function removeError(e, id) {
+  if (e && e.status === 404 && e.reason === 'missing') e.reason = 'deleted';
+  if (e && typeof e === 'object') e.docId = id;
+  return e;
 }
 
 // Every call naming a document: PouchDB's error for a missing id.
@@ -618,25 +630,49 @@ class PouchDB extends EventEmitter {
       return { ok: true, id: r[0], rev: r[1] };
     });
   }
-  remove(docOrId, revOrOpts, opts, cb) {
-    let id, rev;
-    ({ id, rev, opts, cb } = removeArgs(docOrId, revOrOpts, opts, cb));
-    if (typeof opts === 'function') { cb = opts; opts = {}; }
+  remove(docOrId, optsOrRev, opts, cb) {
+    let doc;
+    ({ doc, opts, cb } = removeArgs(docOrId, optsOrRev, opts, cb));
     return run(cb, () => {
+      const id = doc === null || doc === undefined ? doc : doc._id;
+      // remove(id) and remove(id, {rev}): PouchDB deletes a new document
+      // with a generated id, which answers 404 "deleted" and writes nothing,
+      // whether or not a document `id` exists.
+      if (id === undefined && doc !== undefined) throw removeError(pouchShaped(new PouchError(404, 'not_found', 'deleted')), undefined);
       checkDocId(id);
       const h = this._handle();
-      // Without a rev PouchDB writes {_id, _deleted: true} as a delete
-      // (was_delete): a missing or deleted document is its 404, a live one
-      // a conflict; it never writes.
-      if (rev === undefined || rev === null || rev === '') {
-        native.dbGet(h, id);  // its 404 for a missing or deleted document
-        throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+      if (id.startsWith('_local/')) return this._removeLocal(h, id, doc._rev);
+      const rev = doc._rev || opts.rev;
+      try {
+        // Without a rev PouchDB writes {_id, _deleted: true}: a live or
+        // deleted document is a conflict, a never-written one its 404.
+        if (rev === undefined || rev === null || rev === '') {
+          try {
+            native.dbGet(h, id);
+          } catch (e) {
+            if (!e || e.status !== 404 || e.reason !== 'deleted') throw e;
+          }
+          throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+        }
+        if (typeof rev !== 'string') throw new PouchError(400, 'bad_request', 'Invalid rev format');
+        const r = native.dbRemove(h, id, rev);
+        if (this.auto_compaction) native.dbCompactDocs(h, [r[0]]);
+        return { ok: true, id: r[0], rev: r[1] };
+      } catch (e) {
+        throw removeError(e, id);
       }
-      if (typeof rev !== 'string') throw new PouchError(400, 'bad_request', 'Invalid rev format');
-      const r = native.dbRemove(h, id, rev);
-      if (this.auto_compaction) native.dbCompactDocs(h, [r[0]]);
-      return { ok: true, id: r[0], rev: r[1] };
     });
+  }
+  // A local document's removal, PouchDB's _removeLocal: by doc._rev only
+  // (not opts.rev), its errors without a docId.
+  _removeLocal(h, id, rev) {
+    if (rev === undefined || rev === null || rev === '') {
+      native.dbGet(h, id);  // its 404 for a missing document
+      throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+    }
+    if (typeof rev !== 'string') throw new PouchError(400, 'bad_request', 'Invalid rev format');
+    const r = native.dbRemove(h, id, rev);
+    return { ok: true, id: r[0], rev: r[1] };
   }
   bulkDocs(req, opts, cb) {
     [opts, cb] = argsOf(opts, cb);
