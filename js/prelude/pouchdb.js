@@ -288,9 +288,6 @@ function binaryAtts(doc) {
   }
 }
 
-// A PouchDB object that is garbage collected without close() gives its
-// handle reference back.
-const dbHandles = new FinalizationRegistry((h) => native.dbClose(h));
 const feeds = new Map();
 let nextFeedId = 1;
 
@@ -302,19 +299,27 @@ let nextFeedId = 1;
 // (in PouchDB 9 their calls never settle). Handles in other isolate
 // threads are not told.
 const openHandles = new Map();  // name -> Set of WeakRef
-const openHandleRefs = new FinalizationRegistry((held) => forgetHandle(held.name, held.ref));
+// A PouchDB object that is garbage collected without close() or destroy()
+// gives its native handle back and leaves openHandles. One registration
+// per object, the object its own unregister token: close() and destroy()
+// (its own, or another handle's through tellDestroyed) unregister it.
+const dbHandles = new FinalizationRegistry((held) => {
+  native.dbClose(held.h);
+  forgetHandle(held.name, held.ref);
+});
+// Tracks `db`, whose native handle is open, from now until it is closed,
+// destroyed or collected.
 function rememberHandle(db) {
   const ref = new WeakRef(db);
   db._ref = ref;
   let set = openHandles.get(db.name);
   if (set === undefined) openHandles.set(db.name, set = new Set());
   set.add(ref);
-  openHandleRefs.register(db, { name: db.name, ref }, ref);
+  dbHandles.register(db, { h: db._h, name: db.name, ref }, db);
 }
 function forgetHandle(name, ref) {
   const set = openHandles.get(name);
   if (set === undefined || !set.delete(ref)) return;
-  openHandleRefs.unregister(ref);
   if (set.size === 0) openHandles.delete(name);
 }
 function tellDestroyed(db) {
@@ -322,7 +327,8 @@ function tellDestroyed(db) {
   if (set === undefined) return;
   openHandles.delete(db.name);
   for (const ref of set) {
-    openHandleRefs.unregister(ref);
+    // A collected handle's finalizer still closes its native handle (its
+    // forgetHandle finds the set gone).
     const other = ref.deref();
     if (other === undefined) continue;
     if (other !== db) {
@@ -502,18 +508,14 @@ class PouchDB extends EventEmitter {
     }
     try {
       this._h = native.dbOpen(storeDbName(name));
-      dbHandles.register(this, this._h, this);
       // PouchDB's revs_limit option; settee keeps it as the database's
       // _revs_limit, so it outlives this handle.
       if (this.__opts.revs_limit !== undefined) native.dbSetRevsLimit(this._h, this.__opts.revs_limit);
       rememberHandle(this);
     } catch (e) {
-      // A handle opened before the error (a bad revs_limit) is let go now,
-      // not at garbage collection.
-      if (this._h >= 0) {
-        dbHandles.unregister(this);
-        native.dbClose(this._h);
-      }
+      // A handle opened before the error (a bad revs_limit), not yet
+      // remembered, is let go now.
+      if (this._h >= 0) native.dbClose(this._h);
       this._h = -1;
       this._openError = e;
     }
