@@ -471,17 +471,16 @@ function postDoc(db, doc) {
 // two names never meet, and a CouchDB name that starts with 'js$' is
 // escaped too, so it cannot meet the stored form of another.
 const kEscapedDbPrefix = 'js$';
-const kMaxDbNameLength = 238;  // storage/store_impl.cc's
+// The engine's rule (storage's IsValidDatabaseName: CouchDB's characters
+// and length) decides which names are stored as they are.
 function storeDbName(name) {
-  if ((name === '_users' || name === '_replicator' || /^[a-z][a-z0-9_$()+/-]*$/.test(name)) &&
-      !name.startsWith(kEscapedDbPrefix) && name.length <= kMaxDbNameLength) {
-    return name;
-  }
+  if (native.dbNameValid(name) && !name.startsWith(kEscapedDbPrefix)) return name;
   let out = kEscapedDbPrefix;
   for (const ch of name) out += /^[a-z0-9_$+/-]$/.test(ch) ? ch : '(' + ch.codePointAt(0).toString(16) + ')';
-  if (out.length > kMaxDbNameLength) {
+  // Only its length can make the escaped form illegal.
+  if (!native.dbNameValid(out)) {
     throw new PouchError(400, 'illegal_database_name',
-      `Name: '${name}'. Too long: settee stores it as '${out.slice(0, 40)}...', over ${kMaxDbNameLength} characters.`);
+      `Name: '${name}'. Too long: settee stores it as '${out.slice(0, 40)}...' (${out.length} characters), longer than a database name may be.`);
   }
   return out;
 }

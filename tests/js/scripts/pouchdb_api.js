@@ -46,6 +46,13 @@ check('any name PouchDB takes opens a database of its own', async () => {
   // Too long once escaped: PouchDB's error shape, at the first call.
   const long = new PouchDB('X'.repeat(100));
   await assert.rejects(long.info(), { status: 400, name: 'illegal_database_name' });
+  // CouchDB's longest name (238) is stored as it is, one more is escaped
+  // and then too long; _users is a CouchDB name.
+  const longest = new PouchDB('a'.repeat(237) + t);
+  await longest.put({ _id: 'x' });
+  assert.strictEqual((await settee.db('a'.repeat(237) + t).get('x'))._id, 'x');
+  await longest.destroy();
+  await assert.rejects(new PouchDB('a'.repeat(238) + t).info(), { status: 400, name: 'illegal_database_name' });
   for (const db of [...dbs, escapedForm, new PouchDB('Copy Of ' + t)]) await db.destroy();
 });
 
