@@ -228,13 +228,13 @@ void StdinStop(const Args&) {
 }
 
 // native.stdinTake() -> [chunks (Uint8Array[]), ended (bool), error name or
-// undefined]: what was read since the last take.
+// undefined, read as a file (bool)]: what was read since the last take.
 void StdinTake(const Args& args) {
   v8::Isolate* isolate = args.GetIsolate();
   v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
   StdinReader* r = g_reader;
   v8::Local<v8::Array> chunks = v8::Array::New(isolate);
-  bool ended = false;
+  bool ended = false, file = false;
   std::string error;
   if (r && r->thread == IsolateThread::From(isolate)) {
     uint32_t i = 0;
@@ -245,12 +245,14 @@ void StdinTake(const Args& args) {
     }
     r->chunks.clear();
     ended = r->ended && !r->req_pending;
+    file = !r->is_stream;
     error.swap(r->error);
   }
   v8::Local<v8::Value> out[] = {chunks, v8::Boolean::New(isolate, ended),
                                 error.empty() ? v8::Undefined(isolate).As<v8::Value>()
-                                              : ToV8String(isolate, error).As<v8::Value>()};
-  args.GetReturnValue().Set(v8::Array::New(isolate, out, 3));
+                                              : ToV8String(isolate, error).As<v8::Value>(),
+                                v8::Boolean::New(isolate, file)};
+  args.GetReturnValue().Set(v8::Array::New(isolate, out, 4));
 }
 
 }  // namespace

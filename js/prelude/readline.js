@@ -7,7 +7,9 @@
 // process.stdin: fd 0 read on this thread's loop (js/bindings_stdin.cc),
 // offered as node's readable stream is used: 'data' / 'end' / 'close' /
 // 'error' events, pause/resume (flowing starts with the first 'data'
-// listener, as node's), setEncoding, pipe and for await. It is made at its
+// listener, as node's), 'readable' with read() (paused mode; no
+// highWaterMark: what comes is kept until read), setEncoding, pipe and
+// for await. It is made at its
 // first use, as node's, so a script that never touches it does not read.
 
 class StdinStream extends EventEmitter {
@@ -23,11 +25,20 @@ class StdinStream extends EventEmitter {
     this._pending = [];   // chunks read while paused
     this._ended = false;  // the native side has told the end
     this._feedId = 0;
+    this._readableListening = false;
+    this._file = false;   // fd 0 is read as a file
   }
   _add(ev, fn, prepend) {
     super._add(ev, fn, prepend);
-    // node: a 'data' listener switches a stream that was never paused on.
+    // node: a 'data' listener switches a stream that was never paused on;
+    // a 'readable' one reads in paused mode, read() taking what came.
     if (ev === 'data' && this.readableFlowing !== false) this.resume();
+    if (ev === 'readable' && !this.destroyed) {
+      this._readableListening = true;
+      this.readableFlowing = false;
+      this._startReading();
+      if (this._pending.length) nextTick(() => this.emit('readable'));
+    }
     return this;
   }
   setEncoding(enc) {
@@ -42,14 +53,62 @@ class StdinStream extends EventEmitter {
     if (wasFlowing) return this;
     // Chunks kept while paused go out after this call, as node's resume().
     nextTick(() => this._flush());
-    if (!this._ended) {
-      if (!this._feedId) {
-        this._feedId = nextFeedId++;
-        feeds.set(this._feedId, this);
-      }
-      if (native.stdinStart(this._feedId)) nextTick(() => this._poll());
-    }
+    this._startReading();
     return this;
+  }
+  _startReading() {
+    if (this._ended) return;
+    if (!this._feedId) {
+      this._feedId = nextFeedId++;
+      feeds.set(this._feedId, this);
+    }
+    if (native.stdinStart(this._feedId)) nextTick(() => this._poll());
+  }
+  // Paused mode: what has been read (at most n bytes), or null when nothing
+  // is; the end is emitted once read() has taken everything.
+  read(n) {
+    const parts = [];
+    let size = 0;
+    while (this._pending.length && Buffer.isBuffer(this._pending[0]) && (n === undefined || size < n)) {
+      const c = this._pending.shift();
+      if (n !== undefined && size + c.length > n) {
+        parts.push(c.subarray(0, n - size));
+        this._pending.unshift(c.subarray(n - size));
+        size = n;
+        break;
+      }
+      parts.push(c);
+      size += c.length;
+    }
+    if (this._pending.length && !Buffer.isBuffer(this._pending[0])) {
+      // The end (null) or an error, with nothing left before it.
+      const last = this._pending.shift();
+      if (last === null) {
+        nextTick(() => this._emitEnd());
+      } else {
+        this.destroy(last);
+      }
+    }
+    if (parts.length === 0) return null;
+    const buf = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+    return this._decoder ? this._decoder.write(buf) : buf;
+  }
+  _emitEnd() {
+    if (this._decoder) {
+      const rest = this._decoder.end();
+      if (rest) this.emit('data', rest);
+    }
+    this.readable = false;
+    this.readableEnded = true;
+    this.emit('end');
+    // node reads a file on fd 0 as an fs.ReadStream without autoClose: no
+    // 'close' after its end; a pipe or terminal is a socket, closed then.
+    if (this._file) {
+      native.stdinStop();
+      feeds.delete(this._feedId);
+    } else {
+      this.destroy();
+    }
   }
   pause() {
     if (this.readableFlowing !== false) {
@@ -61,7 +120,8 @@ class StdinStream extends EventEmitter {
   // hooks.onFeed: what the native side read (js/prelude/pouchdb.js dispatches).
   _poll() {
     if (this._ended) return;
-    const [chunks, ended, error] = native.stdinTake();
+    const [chunks, ended, error, file] = native.stdinTake();
+    this._file = file;
     for (const c of chunks) this._pending.push(asBuffer(c));
     if (ended) {
       this._ended = true;
@@ -75,20 +135,14 @@ class StdinStream extends EventEmitter {
         this._pending.push(null);
       }
     }
-    this._flush();
+    if (this.readableFlowing === true) this._flush();
+    else if (this._readableListening && this._pending.length) this.emit('readable');
   }
   _flush() {
     while (this.readableFlowing === true && this._pending.length && !this.destroyed) {
       const c = this._pending.shift();
       if (c === null) {
-        if (this._decoder) {
-          const rest = this._decoder.end();
-          if (rest) this.emit('data', rest);
-        }
-        this.readable = false;
-        this.readableEnded = true;
-        this.emit('end');
-        this.destroy();
+        this._emitEnd();
       } else if (c instanceof Error) {
         this.destroy(c);
       } else {

@@ -462,6 +462,31 @@ TEST(JsScripts, ReadlineOverStdin) {
   EXPECT_THAT(o.out, HasSubstr("all 6 passed"));
 }
 
+// process.stdin as node's: 'readable' and read() (paused mode), 'data'
+// with setEncoding, and 'close' after 'end' for a pipe but not for a file
+// (node's fs.ReadStream without autoClose); node 20 prints the same.
+TEST(RunCommand, ProcessStdinReadsAsNodes) {
+  std::string paused = Script("stdin_readable.js",
+      "let total = 0;\n"
+      "process.stdin.on('readable', () => { let c; while ((c = process.stdin.read()) !== null) total += c.length; });\n"
+      "process.stdin.on('end', () => console.log('end', total));\n"
+      "process.stdin.on('close', () => console.log('close'));\n");
+  auto o = SetteeShell("printf 'abc\\ndef' | ", {"run", paused});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "end 7\nclose\n");
+  o = Settee({"run", paused}, std::string(200000, 'x'));
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "end 200000\n");
+  std::string flowing = Script("stdin_data.js",
+      "process.stdin.setEncoding('utf8');\n"
+      "let s = '';\n"
+      "process.stdin.on('data', (c) => { s += c; });\n"
+      "process.stdin.on('end', () => console.log(JSON.stringify(s)));\n");
+  o = SetteeShell("printf '\\342\\202\\254 x' | ", {"run", flowing});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "\"\u20ac x\"\n");
+}
+
 // A script that stops reading a stdin that has not ended still ends: the
 // paused pipe keeps nothing alive (timeout's 124 if it waited for the pipe).
 TEST(JsScripts, ReadlineStopsReadingAnEndlessStdin) {
