@@ -1086,11 +1086,20 @@ void DbUnlisten(const Args& args) {
   Self(args)->Unlisten(feed);
 }
 
+// native.dbNameValid(name) -> whether the engine takes `name` as a database
+// name as it is (IsValidDatabaseName): pouchdb.js stores other PouchDB
+// names escaped, and asks here rather than repeating the rule.
+void DbNameValid(const Args& args) {
+  args.GetReturnValue().Set(args[0]->IsString() && IsValidDatabaseName(ToUtf8(args.GetIsolate(), args[0])));
+}
+
 }  // namespace
+
 
 void InstallDbBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   v8::Local<v8::Context> ctx = t->isolate()->GetCurrentContext();
   SetFn(ctx, native, "dbOpen", DbOpen);
+  SetFn(ctx, native, "dbNameValid", DbNameValid);
   SetFn(ctx, native, "dbClose", DbClose);
   SetFn(ctx, native, "dbDestroy", DbDestroy);
   SetFn(ctx, native, "dbInfo", DbInfo);

@@ -233,6 +233,7 @@ bool IsolateThread::CreateIsolate() {
   InstallZlibBindings(this, native);
   InstallChildProcessBindings(this, native);
   InstallViewBindings(this, native);
+  InstallStdinBindings(this, native);
 
   v8::ScriptOrigin origin(isolate, Str(isolate, "settee:prelude.js"));
   v8::Local<v8::Script> script;

@@ -346,6 +346,7 @@ void InstallEsmBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bin
 void InstallZlibBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_zlib.cc
 void InstallChildProcessBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_child_process.cc
 void InstallViewBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_views.cc
+void InstallStdinBindings(IsolateThread* t, v8::Local<v8::Object> native);  // bindings_stdin.cc
 
 // The prelude source (generated from js/prelude/*.js at build time).
 extern const char kPreludeSource[];

@@ -25,4 +25,11 @@ namespace settee {
 // app.exit()) turns into main's return value.
 void RegisterRunCommands(CLI::App& app);
 
+// Opens /dev/null in place of a closed standard stream (`settee run x.js
+// <&-`), as node's PlatformInit does: the next file opened would take its
+// number, and libuv aborts when asked to close a descriptor below 3. A
+// closed stdin then reads as an empty one. Call first in main(), before
+// anything opens a file. Returns false if a descriptor could not be opened.
+bool OpenClosedStandardStreams();
+
 }  // namespace settee

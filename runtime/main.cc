@@ -22,6 +22,9 @@
 #endif
 
 int main(int argc, char** argv) {
+#if SETTEE_WITH_JS
+  if (!settee::OpenClosedStandardStreams()) return 1;  // runtime/commands_js.h
+#endif
   CLI::App app{"settee: a CouchDB-compatible document database"};
   app.require_subcommand(1);
   // Options of any subcommand may come from a TOML/INI file, one section per

@@ -1,3 +1,5 @@
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
@@ -177,6 +179,16 @@ int Eval(const JsCommandArgs& a) {
 }
 
 }  // namespace
+
+bool OpenClosedStandardStreams() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    struct stat st;
+    if (fstat(fd, &st) == 0) continue;
+    // open() takes the lowest free number: this one.
+    if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd) return false;
+  }
+  return true;
+}
 
 void RegisterRunCommands(CLI::App& app) {
   auto run_args = std::make_shared<JsCommandArgs>();

@@ -187,10 +187,13 @@ class RemotePouchDB extends PouchDB {
     }
     return settle(this._call('POST', '', withBase64Atts(doc)), cb);
   }
-  remove(docOrId, revOrOpts, opts, cb) {
-    let id, rev;
-    ({ id, rev, opts, cb } = removeArgs(docOrId, revOrOpts, opts, cb));
-    if (typeof opts === 'function') cb = opts;
+  remove(docOrId, optsOrRev, opts, cb) {
+    let doc;
+    ({ doc, opts, cb } = removeArgs(docOrId, optsOrRev, opts, cb));
+    // A bare id names its document here (a DELETE without a rev: the
+    // server's 409), not PouchDB core's id-less one of the local adapter.
+    const id = typeof doc === 'string' ? doc : doc && doc._id;
+    const rev = typeof doc === 'string' ? undefined : doc && doc._rev;
     return run(cb, () => {
       checkDocId(id);
       return this._call('DELETE', encodeDocId(id) + queryString({ rev }));

@@ -10,6 +10,7 @@ const builtins = {
   string_decoder: { StringDecoder }, zlib, child_process: childProcess, 'timers/promises': timersPromises, perf_hooks: { performance },
   module: { createRequire: (from) => makeRequire(new Module(from instanceof URL || String(from).startsWith('file:') ? fileURLToPath(from) : String(from), null)) },
   pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: bufferModule, tty,
+  readline: readlineModule, 'readline/promises': readlinePromises,
   timers: null, process: null, console: null,
 };
 const moduleCache = Object.create(null);

@@ -60,13 +60,25 @@ function runCall(cb, fn, a, b, c) {
   try { p = Promise.resolve(fn(a, b, c)); } catch (e) { p = Promise.reject(e); }
   return cb === undefined ? p : settle(p, cb);
 }
-// remove()'s overloads, PouchDB's: (doc, opts?, cb?) or (id, rev, opts?, cb?).
-function removeArgs(docOrId, revOrOpts, opts, cb) {
-  if (typeof docOrId === 'string') {
-    if (typeof revOrOpts === 'string') return { id: docOrId, rev: revOrOpts, opts, cb };
-    return { id: docOrId, rev: undefined, opts: revOrOpts, cb: opts };
+// remove()'s overloads, read as PouchDB 9 reads them: (id, rev, opts?, cb?)
+// when the second argument is a string, else (doc, opts?, cb?), the doc's
+// rev being doc._rev or opts.rev. A string id without a rev string is thus
+// a "doc" with no _id (see remove()).
+function removeArgs(docOrId, optsOrRev, opts, cb) {
+  if (typeof optsOrRev === 'string') {
+    if (typeof opts === 'function') { cb = opts; opts = {}; }
+    return { doc: { _id: docOrId, _rev: optsOrRev }, opts: opts || {}, cb };
   }
-  return { id: docOrId && docOrId._id, rev: docOrId && docOrId._rev, opts: revOrOpts, cb: opts };
+  if (typeof optsOrRev === 'function') return { doc: docOrId, opts: {}, cb: optsOrRev };
+  return { doc: docOrId, opts: optsOrRev || {}, cb: opts };
+}
+// PouchDB's error for a removal: its bulkDocs answer carries the id
+// (pouchdb-core's yankError), a never-written document is "deleted" (its
+// was_delete refusal) and a deleted one a conflict.
+function removeError(e, id) {
+  if (e && e.status === 404 && e.reason === 'missing') e.reason = 'deleted';
+  if (e && typeof e === 'object') e.docId = id;
+  return e;
 }
 
 // Every call naming a document: PouchDB's error for a missing id.
@@ -276,9 +288,6 @@ function binaryAtts(doc) {
   }
 }
 
-// A PouchDB object that is garbage collected without close() gives its
-// handle reference back.
-const dbHandles = new FinalizationRegistry((h) => native.dbClose(h));
 const feeds = new Map();
 let nextFeedId = 1;
 
@@ -290,19 +299,27 @@ let nextFeedId = 1;
 // (in PouchDB 9 their calls never settle). Handles in other isolate
 // threads are not told.
 const openHandles = new Map();  // name -> Set of WeakRef
-const openHandleRefs = new FinalizationRegistry((held) => forgetHandle(held.name, held.ref));
+// A PouchDB object that is garbage collected without close() or destroy()
+// gives its native handle back and leaves openHandles. One registration
+// per object, the object its own unregister token: close() and destroy()
+// (its own, or another handle's through tellDestroyed) unregister it.
+const dbHandles = new FinalizationRegistry((held) => {
+  native.dbClose(held.h);
+  forgetHandle(held.name, held.ref);
+});
+// Tracks `db`, whose native handle is open, from now until it is closed,
+// destroyed or collected.
 function rememberHandle(db) {
   const ref = new WeakRef(db);
   db._ref = ref;
   let set = openHandles.get(db.name);
   if (set === undefined) openHandles.set(db.name, set = new Set());
   set.add(ref);
-  openHandleRefs.register(db, { name: db.name, ref }, ref);
+  dbHandles.register(db, { h: db._h, name: db.name, ref }, db);
 }
 function forgetHandle(name, ref) {
   const set = openHandles.get(name);
   if (set === undefined || !set.delete(ref)) return;
-  openHandleRefs.unregister(ref);
   if (set.size === 0) openHandles.delete(name);
 }
 function tellDestroyed(db) {
@@ -310,7 +327,8 @@ function tellDestroyed(db) {
   if (set === undefined) return;
   openHandles.delete(db.name);
   for (const ref of set) {
-    openHandleRefs.unregister(ref);
+    // A collected handle's finalizer still closes its native handle (its
+    // forgetHandle finds the set gone).
     const other = ref.deref();
     if (other === undefined) continue;
     if (other !== db) {
@@ -453,17 +471,16 @@ function postDoc(db, doc) {
 // two names never meet, and a CouchDB name that starts with 'js$' is
 // escaped too, so it cannot meet the stored form of another.
 const kEscapedDbPrefix = 'js$';
-const kMaxDbNameLength = 238;  // storage/store_impl.cc's
+// The engine's rule (storage's IsValidDatabaseName: CouchDB's characters
+// and length) decides which names are stored as they are.
 function storeDbName(name) {
-  if ((name === '_users' || name === '_replicator' || /^[a-z][a-z0-9_$()+/-]*$/.test(name)) &&
-      !name.startsWith(kEscapedDbPrefix) && name.length <= kMaxDbNameLength) {
-    return name;
-  }
+  if (native.dbNameValid(name) && !name.startsWith(kEscapedDbPrefix)) return name;
   let out = kEscapedDbPrefix;
   for (const ch of name) out += /^[a-z0-9_$+/-]$/.test(ch) ? ch : '(' + ch.codePointAt(0).toString(16) + ')';
-  if (out.length > kMaxDbNameLength) {
+  // Only its length can make the escaped form illegal.
+  if (!native.dbNameValid(out)) {
     throw new PouchError(400, 'illegal_database_name',
-      `Name: '${name}'. Too long: settee stores it as '${out.slice(0, 40)}...', over ${kMaxDbNameLength} characters.`);
+      `Name: '${name}'. Too long: settee stores it as '${out.slice(0, 40)}...' (${out.length} characters), longer than a database name may be.`);
   }
   return out;
 }
@@ -490,18 +507,14 @@ class PouchDB extends EventEmitter {
     }
     try {
       this._h = native.dbOpen(storeDbName(name));
-      dbHandles.register(this, this._h, this);
       // PouchDB's revs_limit option; settee keeps it as the database's
       // _revs_limit, so it outlives this handle.
       if (this.__opts.revs_limit !== undefined) native.dbSetRevsLimit(this._h, this.__opts.revs_limit);
       rememberHandle(this);
     } catch (e) {
-      // A handle opened before the error (a bad revs_limit) is let go now,
-      // not at garbage collection.
-      if (this._h >= 0) {
-        dbHandles.unregister(this);
-        native.dbClose(this._h);
-      }
+      // A handle opened before the error (a bad revs_limit), not yet
+      // remembered, is let go now.
+      if (this._h >= 0) native.dbClose(this._h);
       this._h = -1;
       this._openError = e;
     }
@@ -618,25 +631,49 @@ class PouchDB extends EventEmitter {
       return { ok: true, id: r[0], rev: r[1] };
     });
   }
-  remove(docOrId, revOrOpts, opts, cb) {
-    let id, rev;
-    ({ id, rev, opts, cb } = removeArgs(docOrId, revOrOpts, opts, cb));
-    if (typeof opts === 'function') { cb = opts; opts = {}; }
+  remove(docOrId, optsOrRev, opts, cb) {
+    let doc;
+    ({ doc, opts, cb } = removeArgs(docOrId, optsOrRev, opts, cb));
     return run(cb, () => {
+      const id = doc === null || doc === undefined ? doc : doc._id;
+      // remove(id) and remove(id, {rev}): PouchDB deletes a new document
+      // with a generated id, which answers 404 "deleted" and writes nothing,
+      // whether or not a document `id` exists.
+      if (id === undefined && doc !== undefined) throw removeError(pouchShaped(new PouchError(404, 'not_found', 'deleted')), undefined);
       checkDocId(id);
       const h = this._handle();
-      // Without a rev PouchDB writes {_id, _deleted: true} as a delete
-      // (was_delete): a missing or deleted document is its 404, a live one
-      // a conflict; it never writes.
-      if (rev === undefined || rev === null || rev === '') {
-        native.dbGet(h, id);  // its 404 for a missing or deleted document
-        throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+      if (id.startsWith('_local/')) return this._removeLocal(h, id, doc._rev);
+      const rev = doc._rev || opts.rev;
+      try {
+        // Without a rev PouchDB writes {_id, _deleted: true}: a live or
+        // deleted document is a conflict, a never-written one its 404.
+        if (rev === undefined || rev === null || rev === '') {
+          try {
+            native.dbGet(h, id);
+          } catch (e) {
+            if (!e || e.status !== 404 || e.reason !== 'deleted') throw e;
+          }
+          throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+        }
+        if (typeof rev !== 'string') throw new PouchError(400, 'bad_request', 'Invalid rev format');
+        const r = native.dbRemove(h, id, rev);
+        if (this.auto_compaction) native.dbCompactDocs(h, [r[0]]);
+        return { ok: true, id: r[0], rev: r[1] };
+      } catch (e) {
+        throw removeError(e, id);
       }
-      if (typeof rev !== 'string') throw new PouchError(400, 'bad_request', 'Invalid rev format');
-      const r = native.dbRemove(h, id, rev);
-      if (this.auto_compaction) native.dbCompactDocs(h, [r[0]]);
-      return { ok: true, id: r[0], rev: r[1] };
     });
+  }
+  // A local document's removal, PouchDB's _removeLocal: by doc._rev only
+  // (not opts.rev), its errors without a docId.
+  _removeLocal(h, id, rev) {
+    if (rev === undefined || rev === null || rev === '') {
+      native.dbGet(h, id);  // its 404 for a missing document
+      throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+    }
+    if (typeof rev !== 'string') throw new PouchError(400, 'bad_request', 'Invalid rev format');
+    const r = native.dbRemove(h, id, rev);
+    return { ok: true, id: r[0], rev: r[1] };
   }
   bulkDocs(req, opts, cb) {
     [opts, cb] = argsOf(opts, cb);

@@ -70,6 +70,28 @@ Outcome Settee(const std::vector<std::string>& args, const std::string& input = 
   return o;
 }
 
+// Runs `before` settee-js `args` (shell-quoted here) `after` as one shell
+// line, for a stdin other than Settee's file: `before` may pipe into it
+// ("printf x | "), `after` may redirect it (" <&-").
+Outcome SetteeShell(const std::string& before, const std::vector<std::string>& args,
+                    const std::string& after = "") {
+  std::string dir = testing::TempDir();
+  std::string out = dir + "/settee_out_" + std::to_string(getpid());
+  std::string err = dir + "/settee_err_" + std::to_string(getpid());
+  std::string cmd = before + Quote(kBinary);
+  for (auto& a : args) cmd += " " + Quote(a);
+  cmd += after + " >" + out + " 2>" + err;
+  int status = std::system(cmd.c_str());
+  Outcome o;
+  if (WIFEXITED(status)) o.code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) o.code = 128 + WTERMSIG(status);
+  o.out = Slurp(out);
+  o.err = Slurp(err);
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  return o;
+}
+
 // The scripts Script() wrote, removed when the test program ends.
 struct ScriptFiles {
   std::vector<std::string> paths;
@@ -433,6 +455,62 @@ TEST(RunCommand, StreamPipelineIntoStdoutCallsBack) {
   EXPECT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(o.out, "a\nb\ncalled back undefined\nresolved\n");
   EXPECT_EQ(o.err, "c\n");
+}
+
+// readline.js's last check reads stdin through readline: a pipe (CRLF, a
+// blank line, a last line without newline), a file, an empty pipe, and a
+// closed stdin, which reads as empty.
+TEST(JsScripts, ReadlineOverStdin) {
+  const std::string script = kScripts + "/readline.js";
+  auto o = SetteeShell("printf 'one\\r\\ntwo\\n\\nlast' | ", {"run", script, R"(["one","two","","last"])"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 6 passed"));
+  // Many 64 KB reads from a file; seq's lines.
+  std::string many;
+  for (int i = 1; i <= 100000; ++i) many += std::to_string(i) + "\n";
+  o = Settee({"run", script, "seq:100000"}, many);
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 6 passed"));
+  o = SetteeShell("true | ", {"run", script, "[]"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 6 passed"));
+  o = SetteeShell("", {"run", script, "[]"}, " <&-");
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 6 passed"));
+}
+
+// process.stdin as node's: 'readable' and read() (paused mode), 'data'
+// with setEncoding, and 'close' after 'end' for a pipe but not for a file
+// (node's fs.ReadStream without autoClose); node 20 prints the same.
+TEST(RunCommand, ProcessStdinReadsAsNodes) {
+  std::string paused = Script("stdin_readable.js",
+      "let total = 0;\n"
+      "process.stdin.on('readable', () => { let c; while ((c = process.stdin.read()) !== null) total += c.length; });\n"
+      "process.stdin.on('end', () => console.log('end', total));\n"
+      "process.stdin.on('close', () => console.log('close'));\n");
+  auto o = SetteeShell("printf 'abc\\ndef' | ", {"run", paused});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "end 7\nclose\n");
+  o = Settee({"run", paused}, std::string(200000, 'x'));
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "end 200000\n");
+  std::string flowing = Script("stdin_data.js",
+      "process.stdin.setEncoding('utf8');\n"
+      "let s = '';\n"
+      "process.stdin.on('data', (c) => { s += c; });\n"
+      "process.stdin.on('end', () => console.log(JSON.stringify(s)));\n");
+  o = SetteeShell("printf '\\342\\202\\254 x' | ", {"run", flowing});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "\"\u20ac x\"\n");
+}
+
+// A script that stops reading a stdin that has not ended still ends: the
+// paused pipe keeps nothing alive (timeout's 124 if it waited for the pipe).
+TEST(JsScripts, ReadlineStopsReadingAnEndlessStdin) {
+  auto o = SetteeShell("(echo first; sleep 3) | timeout 2 ",
+                       {"run", kScripts + "/readline.js", R"(["first"])", "first"});
+  EXPECT_EQ(o.code, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("all 6 passed"));
 }
 
 TEST(JsScripts, ChildProcessAsInNode) { ExpectScriptPasses("child_process.js", 3); }

@@ -6,6 +6,7 @@
 #include "runtime/commands_js.h"
 
 int main(int argc, char** argv) {
+  if (!settee::OpenClosedStandardStreams()) return 1;
   CLI::App app{"settee (JS commands only)"};
   app.require_subcommand(1);
   settee::RegisterRunCommands(app);

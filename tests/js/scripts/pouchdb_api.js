@@ -46,6 +46,13 @@ check('any name PouchDB takes opens a database of its own', async () => {
   // Too long once escaped: PouchDB's error shape, at the first call.
   const long = new PouchDB('X'.repeat(100));
   await assert.rejects(long.info(), { status: 400, name: 'illegal_database_name' });
+  // CouchDB's longest name (238) is stored as it is, one more is escaped
+  // and then too long; _users is a CouchDB name.
+  const longest = new PouchDB('a'.repeat(237) + t);
+  await longest.put({ _id: 'x' });
+  assert.strictEqual((await settee.db('a'.repeat(237) + t).get('x'))._id, 'x');
+  await longest.destroy();
+  await assert.rejects(new PouchDB('a'.repeat(238) + t).info(), { status: 400, name: 'illegal_database_name' });
   for (const db of [...dbs, escapedForm, new PouchDB('Copy Of ' + t)]) await db.destroy();
 });
 
@@ -85,16 +92,28 @@ check('put / get / update / remove with promises', async () => {
   assert.deepStrictEqual(withRevs._revs_info.map((r) => r.rev), [r2.rev, r1.rev]);
   assert.strictEqual(withRevs._revs_info[0].status, 'available');
 
-  // remove() without a rev, as pouchdb-core: a live document is a conflict,
-  // a missing one 404; nothing is written.
-  await assert.rejects(db.remove('doc1'), { status: 409, name: 'conflict' });
-  await assert.rejects(db.remove('no-such-doc'), { status: 404, name: 'not_found' });
+  // remove() without a rev, as PouchDB 9 reads its arguments: a bare id
+  // (or an id with {rev}) is a document without an _id, 404 "deleted"
+  // whatever `id` names; {_id} of a live document is a conflict, of a
+  // never-written one 404 "deleted"; the errors carry docId (yankError).
+  // Nothing is written.
+  const bareId = { status: 404, name: 'not_found', message: 'missing', reason: 'deleted', docId: undefined };
+  await assert.rejects(db.remove('doc1'), bareId);
+  await assert.rejects(db.remove('doc1', { rev: r2.rev }), bareId);
+  await assert.rejects(db.remove('no-such-doc'), bareId);
+  await assert.rejects(db.remove({ _id: 'doc1' }), { status: 409, name: 'conflict', docId: 'doc1' });
+  await assert.rejects(db.remove({ _id: 'no-such-doc' }), { status: 404, reason: 'deleted', docId: 'no-such-doc' });
+  await assert.rejects(db.remove('no-such-doc', '1-abc'), { status: 404, reason: 'deleted', docId: 'no-such-doc' });
+  await assert.rejects(db.remove('doc1', '1-abc'), { status: 409, docId: 'doc1' });
   assert.strictEqual((await db.get('doc1'))._rev, r2.rev);
+  await new Promise((resolve) => db.remove('doc1', (err) => { assert.strictEqual(err.status, 404); resolve(); }));
 
   const del = await db.remove('doc1', r2.rev);
   assert.strictEqual(del.ok, true);
   assert.match(del.rev, /^3-/);
-  await assert.rejects(db.remove('doc1'), { status: 404 });  // deleted
+  // A deleted document: {_id} without a rev, or a stale rev, is a conflict.
+  await assert.rejects(db.remove({ _id: 'doc1' }), { status: 409, name: 'conflict', docId: 'doc1' });
+  await assert.rejects(db.remove('doc1', r2.rev), { status: 409, docId: 'doc1' });
   // PouchDB's messages (pouchdb-errors), not CouchDB's reasons.
   await assert.rejects(db.get('doc1'), { status: 404, name: 'not_found', message: 'missing', reason: 'deleted' });
   await assert.rejects(db.get('nope'), { status: 404, name: 'not_found', message: 'missing', reason: 'missing' });
@@ -109,10 +128,12 @@ check('put / get / update / remove with promises', async () => {
   const tomb = await db.get('doc1', { rev: del.rev });
   assert.strictEqual(tomb._deleted, true);
 
-  // remove(doc) form.
+  // remove(doc) form, and remove({_id}, {rev}) (PouchDB takes opts.rev).
   const r = await db.put({ _id: 'doc2' });
   const d2 = await db.get('doc2');
   assert.strictEqual((await db.remove(d2)).ok, true);
+  const r3 = await db.put({ _id: 'doc3' });
+  assert.strictEqual((await db.remove({ _id: 'doc3' }, { rev: r3.rev })).ok, true);
   assert.ok(r.ok);
 });
 
