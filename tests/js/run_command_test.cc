@@ -48,28 +48,6 @@ std::string Quote(const std::string& s) {
   return q + "'";
 }
 
-// Runs settee-js with `args` (shell-quoted here), feeding `input` on stdin.
-Outcome Settee(const std::vector<std::string>& args, const std::string& input = "") {
-  std::string dir = testing::TempDir();
-  std::string in = dir + "/settee_in_" + std::to_string(getpid());
-  std::string out = dir + "/settee_out_" + std::to_string(getpid());
-  std::string err = dir + "/settee_err_" + std::to_string(getpid());
-  std::ofstream(in) << input;
-  std::string cmd = "timeout 120 " + Quote(kBinary);
-  for (auto& a : args) cmd += " " + Quote(a);
-  cmd += " <" + in + " >" + out + " 2>" + err;
-  int status = std::system(cmd.c_str());
-  Outcome o;
-  if (WIFEXITED(status)) o.code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) o.code = 128 + WTERMSIG(status);
-  o.out = Slurp(out);
-  o.err = Slurp(err);
-  std::remove(in.c_str());
-  std::remove(out.c_str());
-  std::remove(err.c_str());
-  return o;
-}
-
 // Runs `before` settee-js `args` (shell-quoted here) `after` as one shell
 // line, for a stdin other than Settee's file: `before` may pipe into it
 // ("printf x | "), `after` may redirect it (" <&-").
@@ -89,6 +67,15 @@ Outcome SetteeShell(const std::string& before, const std::vector<std::string>& a
   o.err = Slurp(err);
   std::remove(out.c_str());
   std::remove(err.c_str());
+  return o;
+}
+
+// Runs settee-js with `args` (shell-quoted here), feeding `input` on stdin.
+Outcome Settee(const std::vector<std::string>& args, const std::string& input = "") {
+  std::string in = testing::TempDir() + "/settee_in_" + std::to_string(getpid());
+  std::ofstream(in) << input;
+  Outcome o = SetteeShell("timeout 120 ", args, " <" + in);
+  std::remove(in.c_str());
   return o;
 }
 

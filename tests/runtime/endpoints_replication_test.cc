@@ -38,6 +38,23 @@ class ReplicationEndpointsTest : public ::testing::Test {
     if (r.status != 200) return -1;
     return ParseJson(r.body)["doc_count"].GetInt();
   }
+  // A server with the admin admin:pw whose _replicator has the user bob
+  // (password bobpw, roles `roles_json`) as a member; admin_ and bob_ are
+  // their credentials.
+  void StartWithMemberBob(const std::string& roles_json) {
+    TestServerConfig cfg;
+    cfg.couch.admins = {{"admin", "pw"}};
+    Start(cfg);
+    ASSERT_EQ(Req("PUT", "/_replicator", "", admin_).status, 201);
+    ASSERT_EQ(Req("PUT", "/_replicator/_security", R"({"members":{"names":["bob"]}})", admin_).status, 200);
+    ASSERT_EQ(Req("PUT", "/_users/org.couchdb.user:bob",
+                  R"({"name":"bob","password":"bobpw","roles":)" + roles_json + R"(,"type":"user"})", admin_)
+                  .status,
+              201);
+  }
+  const Headers admin_ = {{"Authorization", BasicAuth("admin", "pw")}};
+  const Headers bob_ = {{"Authorization", BasicAuth("bob", "bobpw")}};
+
   // Polls `pred` for up to two seconds.
   bool Eventually(const std::function<bool()>& pred) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
@@ -294,17 +311,10 @@ TEST_F(ReplicationEndpointsTest, MalformedReplicatorDocumentsAreRefused) {
 
 // A non-admin must name itself in user_ctx and claim only roles it holds.
 TEST_F(ReplicationEndpointsTest, NonAdminReplicatorDocumentsRunAsTheirWriter) {
-  TestServerConfig cfg;
-  cfg.couch.admins = {{"admin", "pw"}};
-  Start(cfg);
-  Headers admin = {{"Authorization", BasicAuth("admin", "pw")}};
-  Headers bob = {{"Authorization", BasicAuth("bob", "bobpw")}};
-  ASSERT_EQ(Req("PUT", "/_replicator", "", admin).status, 201);
-  ASSERT_EQ(Req("PUT", "/_replicator/_security", R"({"members":{"names":["bob"]}})", admin).status, 200);
-  ASSERT_EQ(Req("PUT", "/_users/org.couchdb.user:bob",
-                R"({"name":"bob","password":"bobpw","roles":["ops"],"type":"user"})", admin)
-                .status,
-            201);
+  StartWithMemberBob(R"(["ops"])");
+  ASSERT_FALSE(HasFatalFailure());
+  const Headers& admin = admin_;
+  const Headers& bob = bob_;
   const std::string ends = R"("source":"http://127.0.0.1:1/a","target":"http://127.0.0.1:1/b")";
   auto r = Req("PUT", "/_replicator/r1", "{" + ends + "}", bob);
   EXPECT_EQ(r.status, 403) << r.body;
@@ -533,17 +543,10 @@ TEST_F(ReplicationEndpointsTest, OthersReplicatorDocumentsAreReadWithoutCredenti
 // {"owner": the deleter's name}, whichever way it is written (chttpd_db's
 // DELETE writes {"_deleted":true} through the same hook).
 TEST_F(ReplicationEndpointsTest, DeletionsKeepTheirOwnerInTheTombstone) {
-  TestServerConfig cfg;
-  cfg.couch.admins = {{"admin", "pw"}};
-  Start(cfg);
-  Headers admin = {{"Authorization", BasicAuth("admin", "pw")}};
-  Headers bob = {{"Authorization", BasicAuth("bob", "bobpw")}};
-  ASSERT_EQ(Req("PUT", "/_replicator", "", admin).status, 201);
-  ASSERT_EQ(Req("PUT", "/_replicator/_security", R"({"members":{"names":["bob"]}})", admin).status, 200);
-  ASSERT_EQ(Req("PUT", "/_users/org.couchdb.user:bob",
-                R"({"name":"bob","password":"bobpw","roles":[],"type":"user"})", admin)
-                .status,
-            201);
+  StartWithMemberBob("[]");
+  ASSERT_FALSE(HasFatalFailure());
+  const Headers& admin = admin_;
+  const Headers& bob = bob_;
   // Marked failed, so the replicator leaves their revisions alone.
   const std::string doc =
       R"({"source":"http://127.0.0.1:1/a","target":"http://127.0.0.1:1/b","user_ctx":{"name":"bob"},)"
