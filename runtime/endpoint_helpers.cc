@@ -1,5 +1,9 @@
 #include "runtime/endpoint_helpers.h"
 
+#include <algorithm>
+#include <cctype>
+#include <iterator>
+
 #include "replication/replicator_doc_check.h"
 #include "runtime/http_message.h"
 #include "runtime/users_db.h"
@@ -181,7 +185,9 @@ Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_bo
     }
   }
 
-  const json::Value* keys = keys_body != nullptr ? keys_body : (has_keys_query ? &keys_query : nullptr);
+  // The query string is read after the body (couch_mrview_http's
+  // parse_body_and_query), so its `keys` wins.
+  const json::Value* keys = has_keys_query ? &keys_query : keys_body;
   if (keys != nullptr) {
     if (!keys->IsArray()) return Status(Status::Code::kQueryParseError, "`keys` member must be an array.");
     // CouchDB's validate_args: an empty `keys` list goes with anything.
@@ -219,6 +225,71 @@ Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_bo
   if (has_end) bound(end, false);
   if (empty_range) out->limit = 0;
   return Status::OK();
+}
+
+namespace {
+
+bool IsKeyParam(std::string_view name) {
+  return name == "key" || name == "keys" || name == "startkey" || name == "start_key" || name == "endkey" ||
+         name == "end_key";
+}
+
+// Erlang's ~p of a decoded JSON value, as CouchDB's reasons show it: a
+// string as <<"...">>, anything else as its JSON.
+std::string ErlangShown(const json::Value& v) {
+  return v.IsString() ? "<<" + json::Serialize(v) + ">>" : json::Serialize(v);
+}
+
+}  // namespace
+
+Status ObjectOptionsToParams(const json::Value& object, QueryParams* out) {
+  static constexpr std::string_view kBooleans[] = {"descending", "inclusive_end", "include_docs", "conflicts",
+                                                   "attachments", "att_encoding_info", "update_seq", "reduce",
+                                                   "group", "sorted"};
+  static constexpr std::string_view kCounts[] = {"skip", "limit", "group_level"};
+  for (const auto& m : object.GetObject()) {
+    std::string name(json::View(m.name));
+    const json::Value& v = m.value;
+    if (name == "keys") continue;
+    if (IsKeyParam(name)) {
+      out->emplace_back(std::move(name), json::Serialize(v));
+    } else if (std::find(std::begin(kBooleans), std::end(kBooleans), name) != std::end(kBooleans)) {
+      std::string text;
+      if (v.IsBool()) {
+        text = v.GetBool() ? "true" : "false";
+      } else if (v.IsString()) {
+        text = std::string(json::View(v));
+        std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+      }
+      if (text != "true" && text != "false") {
+        // couch_mrview_http:parse_boolean formats the value as a charlist.
+        return Status(Status::Code::kQueryParseError, "Invalid boolean parameter: " + json::Serialize(v));
+      }
+      out->emplace_back(std::move(name), std::move(text));
+    } else if (std::find(std::begin(kCounts), std::end(kCounts), name) != std::end(kCounts)) {
+      if (v.IsUint64()) {
+        out->emplace_back(std::move(name), std::to_string(v.GetUint64()));
+      } else if (v.IsInt64()) {
+        return Status(Status::Code::kQueryParseError, "Invalid value for positive integer: " + ErlangShown(v));
+      } else {
+        return Status(Status::Code::kQueryParseError, "Invalid value for integer: " + ErlangShown(v));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+QueryParams LayerParams(const QueryParams& lower, const QueryParams& upper) {
+  QueryParams out;
+  out.reserve(lower.size() + upper.size());
+  for (const auto& p : lower) {
+    const bool overridden =
+        !IsKeyParam(p.first) &&
+        std::any_of(upper.begin(), upper.end(), [&](const auto& u) { return u.first == p.first; });
+    if (!overridden) out.push_back(p);
+  }
+  out.insert(out.end(), upper.begin(), upper.end());
+  return out;
 }
 
 std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq, AllDocsMeta meta) {

@@ -5,6 +5,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "runtime/couch_server.h"
 #include "settee/database.h"
@@ -60,10 +62,27 @@ std::string AbsoluteUrl(const RequestContext& ctx, std::string_view path);
 // slash, everything else is percent-encoded.
 std::string EncodeDocIdForPath(std::string_view docid);
 
-// Parses the _all_docs family's options from the query (and, for POST, the
-// body's "keys"). `keys_body` is the POST body's keys array or nullptr.
+// Parses the _all_docs family's options from ctx.req.params, where a later
+// key parameter replaces an earlier one, and from `keys_body`, a POST
+// body's "keys" (or nullptr), which a "keys" parameter overrides.
 Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_body,
                            AllDocsOptions* out, bool* want_update_seq);
+
+using QueryParams = std::vector<std::pair<std::string, std::string>>;
+
+// The view options in `object` (a POST body of the _all_docs family, or one
+// object of its /queries) as the query-string parameters they stand for:
+// key parameters as JSON text, booleans as "true"/"false", counts as
+// digits. CouchDB's parse_params([decoded]) takes true/false or the strings
+// "true"/"false" (any case) for a boolean and only a JSON integer >= 0 for a
+// count; anything else is kQueryParseError with its reason. "keys" and
+// members that are no view option are left out.
+Status ObjectOptionsToParams(const json::Value& object, QueryParams* out);
+
+// `lower` then `upper`, as CouchDB folds one set of options over another:
+// a key parameter of either stays in order (a later one replaces an earlier
+// end of the range), any other option `upper` gives drops `lower`'s.
+QueryParams LayerParams(const QueryParams& lower, const QueryParams& upper);
 
 // Which of an _all_docs answer's counts CouchDB 3 gives as null
 // (fabric_view_all_docs, couch_mrview's get_total_rows): a `keys` query

@@ -1,6 +1,6 @@
 // GET|POST /db/_changes: feed=normal, longpoll, continuous and eventsource,
 // with heartbeat, timeout, since=now, limit, descending, include_docs,
-// style=all_docs, conflicts, filter=_doc_ids (doc_ids in the query or POST
+// style=all_docs, conflicts, filter=_doc_ids (doc_ids in a GET's query or a POST's
 // body), filter=_design, and filters other modules register with
 // CouchServer::SetChangesFilter (_selector, _view, ddoc/name).
 //
@@ -108,13 +108,19 @@ Status ParseFeedParams(RequestContext& ctx, const json::Value* body, FeedParams*
     if (*filter == "_doc_ids") {
       std::vector<std::string> ids;
       json::Document q;
-      bool present = false;
-      s = ctx.JsonParam("doc_ids", &q, &present);
-      if (!s.ok()) return s;
-      const json::Value* list = present ? &q : nullptr;
-      if (body != nullptr && body->IsObject()) {
-        auto m = body->FindMember("doc_ids");
-        if (m != body->MemberEnd()) list = &m->value;
+      const json::Value* list = nullptr;
+      if (ctx.req.method == "POST") {
+        // A POST's ids are its body's only (couch_changes:get_doc_ids);
+        // every other option comes from the query string alone.
+        if (body != nullptr && body->IsObject()) {
+          auto m = body->FindMember("doc_ids");
+          if (m != body->MemberEnd()) list = &m->value;
+        }
+      } else {
+        bool present = false;
+        s = ctx.JsonParam("doc_ids", &q, &present);
+        if (!s.ok()) return s;
+        if (present) list = &q;
       }
       if (list == nullptr || !list->IsArray()) {
         return Status::BadRequest("`doc_ids` filter parameter is not a list of doc ids.");

@@ -137,20 +137,17 @@ Status PostDb(RequestContext& ctx) {
 
 enum class DocsKind { kAll, kDesign, kLocal };
 
-Status AllDocsCommon(RequestContext& ctx, DocsKind kind) {
-  auto db = ctx.OpenDb();
-  if (!db.ok()) return db.status();
-  json::Document body;
-  const json::Value* keys_body = nullptr;
-  if (ctx.req.method == "POST") {
-    Status s = ctx.ParseObjectBody(&body);
-    if (!s.ok()) return s;
-    auto k = body.FindMember("keys");
-    if (k != body.MemberEnd()) keys_body = &k->value;
-  }
+// One query of the family: `params` stands for its query string, `keys_body`
+// for a body's "keys" array (or nullptr). Appends the answer to *out.
+Status RunAllDocs(RequestContext& ctx, Database& db, DocsKind kind, QueryParams params,
+                  const json::Value* keys_body, std::string* out) {
+  http::HttpRequest synthetic;
+  synthetic.method = "GET";
+  synthetic.params = std::move(params);
+  RequestContext sub(ctx.server, synthetic, ctx.res);
   AllDocsOptions opts;
   bool want_update_seq = false;
-  Status s = ParseAllDocsOptions(ctx, keys_body, &opts, &want_update_seq);
+  Status s = ParseAllDocsOptions(sub, keys_body, &opts, &want_update_seq);
   if (!s.ok()) return s;
   // A design-docs query over the whole namespace already returns every
   // design document: its total_rows needs no second scan.
@@ -168,7 +165,7 @@ Status AllDocsCommon(RequestContext& ctx, DocsKind kind) {
     }
   }
   AllDocsResult result;
-  s = kind == DocsKind::kLocal ? (*db)->LocalDocs(opts, &result) : (*db)->AllDocs(opts, &result);
+  s = kind == DocsKind::kLocal ? db.LocalDocs(opts, &result) : db.AllDocs(opts, &result);
   if (!s.ok()) return s;
   if (kind == DocsKind::kDesign && !opts.keys) {
     // total_rows counts the design documents (couch_mrview's
@@ -182,7 +179,7 @@ Status AllDocsCommon(RequestContext& ctx, DocsKind kind) {
       all.end_key = "_design0";
       all.inclusive_end = false;
       AllDocsResult designs;
-      s = (*db)->AllDocs(all, &designs);
+      s = db.AllDocs(all, &designs);
       if (!s.ok()) return s;
       result.total_rows = designs.rows.size();
     }
@@ -190,12 +187,47 @@ Status AllDocsCommon(RequestContext& ctx, DocsKind kind) {
   AllDocsMeta meta = kind == DocsKind::kLocal ? AllDocsMeta::kLocal
                      : opts.keys               ? AllDocsMeta::kKeys
                                                : AllDocsMeta::kRange;
-  return ctx.SendJson(200, AllDocsJson(result, want_update_seq, meta));
+  *out += AllDocsJson(result, want_update_seq, meta);
+  return Status::OK();
 }
 
-// POST /db/_all_docs/queries {"queries":[{options}...]}: each object holds
-// the options _all_docs takes in its query string.
-Status AllDocsQueries(RequestContext& ctx) {
+// GET|POST /db/_all_docs (_design_docs, _local_docs). A POST body's members
+// are options as the query string's are, and the query string wins
+// (couch_mrview_http:parse_body_and_query parses the body, then the query
+// string over it): PouchDB-style {"keys":[..]} and {"include_docs":true,
+// "limit":2} alike.
+Status AllDocsCommon(RequestContext& ctx, DocsKind kind) {
+  auto db = ctx.OpenDb();
+  if (!db.ok()) return db.status();
+  if (ctx.req.method != "POST") {
+    std::string out;
+    Status s = RunAllDocs(ctx, **db, kind, ctx.req.params, nullptr, &out);
+    if (!s.ok()) return s;
+    return ctx.SendJson(200, out);
+  }
+  json::Document body;
+  Status s = ctx.ParseObjectBody(&body);
+  if (!s.ok()) return s;
+  const json::Value* keys_body = nullptr;
+  if (auto k = body.FindMember("keys"); k != body.MemberEnd()) {
+    // chttpd_db's db_req checks this before it reads any option.
+    if (!k->value.IsArray()) return Status::BadRequest("`keys` body member must be an array.");
+    keys_body = &k->value;
+  }
+  QueryParams body_params;
+  s = ObjectOptionsToParams(body, &body_params);
+  if (!s.ok()) return s;
+  std::string out;
+  s = RunAllDocs(ctx, **db, kind, LayerParams(body_params, ctx.req.params), keys_body, &out);
+  if (!s.ok()) return s;
+  return ctx.SendJson(200, out);
+}
+
+// POST /db/_all_docs/queries {"queries":[{options}...]} (and _design_docs,
+// _local_docs): each object's options over the query string's, as
+// chttpd_db:multi_all_docs_view parses them; the query string's `keys` is
+// not carried into the objects (parse_params resets keys).
+Status AllDocsQueries(RequestContext& ctx, DocsKind kind) {
   auto db = ctx.OpenDb();
   if (!db.ok()) return db.status();
   json::Document body;
@@ -205,38 +237,23 @@ Status AllDocsQueries(RequestContext& ctx) {
   if (queries == body.MemberEnd() || !queries->value.IsArray()) {
     return Status::BadRequest("`queries` member must be an array.");
   }
+  QueryParams outer;
+  for (const auto& p : ctx.req.params) {
+    if (p.first != "keys") outer.push_back(p);
+  }
   std::string out = R"({"results":[)";
   bool first = true;
   for (const auto& q : queries->value.GetArray()) {
     if (!q.IsObject()) return Status::BadRequest("Each query must be a JSON object");
-    // Re-express the object as query parameters: strings and structures as
-    // JSON (as key parameters are sent), scalars as their text.
-    http::HttpRequest synthetic;
-    synthetic.method = "GET";
     const json::Value* keys = nullptr;
-    for (const auto& m : q.GetObject()) {
-      std::string name(json::View(m.name));
-      if (name == "keys") {
-        keys = &m.value;
-        continue;
-      }
-      std::string value;
-      if (m.value.IsBool()) value = m.value.GetBool() ? "true" : "false";
-      else if (m.value.IsUint64()) value = std::to_string(m.value.GetUint64());
-      else value = json::Serialize(m.value);
-      synthetic.params.emplace_back(std::move(name), std::move(value));
-    }
-    RequestContext sub(ctx.server, synthetic, ctx.res);
-    AllDocsOptions opts;
-    bool want_update_seq = false;
-    s = ParseAllDocsOptions(sub, keys, &opts, &want_update_seq);
-    if (!s.ok()) return s;
-    AllDocsResult result;
-    s = (*db)->AllDocs(opts, &result);
+    if (auto k = q.FindMember("keys"); k != q.MemberEnd()) keys = &k->value;
+    QueryParams own;
+    s = ObjectOptionsToParams(q, &own);
     if (!s.ok()) return s;
     if (!first) out += ",\n";
     first = false;
-    out += AllDocsJson(result, want_update_seq, opts.keys ? AllDocsMeta::kKeys : AllDocsMeta::kRange);
+    s = RunAllDocs(ctx, **db, kind, LayerParams(outer, own), keys, &out);
+    if (!s.ok()) return s;
   }
   out += "]}";
   return ctx.SendJson(200, out);
@@ -629,7 +646,11 @@ void RegisterDatabaseEndpoints(CouchServer& server) {
   r.Add("POST", "/{db}", PostDb);
   r.Add("GET,HEAD,POST", "/{db}/_all_docs",
         [](RequestContext& c) { return AllDocsCommon(c, DocsKind::kAll); });
-  r.Add("POST", "/{db}/_all_docs/queries", AllDocsQueries);
+  r.Add("POST", "/{db}/_all_docs/queries", [](RequestContext& c) { return AllDocsQueries(c, DocsKind::kAll); });
+  r.Add("POST", "/{db}/_design_docs/queries",
+        [](RequestContext& c) { return AllDocsQueries(c, DocsKind::kDesign); });
+  r.Add("POST", "/{db}/_local_docs/queries",
+        [](RequestContext& c) { return AllDocsQueries(c, DocsKind::kLocal); });
   r.Add("GET,HEAD,POST", "/{db}/_design_docs",
         [](RequestContext& c) { return AllDocsCommon(c, DocsKind::kDesign); });
   r.Add("GET,HEAD,POST", "/{db}/_local_docs",

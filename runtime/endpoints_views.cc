@@ -10,20 +10,38 @@ namespace {
 
 using Functions = std::shared_ptr<views::ViewFunctions>;
 
-// The query string's options, then the members of a POST body over them.
-Status OptionsOf(RequestContext& ctx, const json::Value* body, json::Document* out) {
-  Status s = views::QueryStringToOptions(ctx.req.params, out);
-  if (!s.ok()) return s;
-  if (body != nullptr) {
-    auto& a = out->GetAllocator();
-    for (auto& m : body->GetObject()) {
-      if (auto it = out->FindMember(m.name); it != out->MemberEnd()) {
-        it->value.CopyFrom(m.value, a);
-      } else {
-        out->AddMember(json::Value(m.name, a), json::Value(m.value, a), a);
-      }
+// Folds two sets of options into *out: `upper`'s members replace `lower`'s.
+void Overlay(const json::Value& upper, json::Document* out) {
+  auto& a = out->GetAllocator();
+  for (auto& m : upper.GetObject()) {
+    if (auto it = out->FindMember(m.name); it != out->MemberEnd()) {
+      it->value.CopyFrom(m.value, a);
+    } else {
+      out->AddMember(json::Value(m.name, a), json::Value(m.value, a), a);
     }
   }
+}
+
+// A POST's options: the body's members, then the query string's over them
+// (couch_mrview_http:parse_body_and_query parses the body first).
+Status BodyThenQuery(RequestContext& ctx, const json::Value& body, json::Document* out) {
+  json::Document query;
+  Status s = views::QueryStringToOptions(ctx.req.params, &query);
+  if (!s.ok()) return s;
+  out->SetObject();
+  Overlay(body, out);
+  Overlay(query, out);
+  return Status::OK();
+}
+
+// One object of /queries: its members over the query string's
+// (couch_mrview_http:multi_query_view parses each over the query string's
+// args, which lose their `keys`).
+Status QueryThenObject(RequestContext& ctx, const json::Value& object, json::Document* out) {
+  Status s = views::QueryStringToOptions(ctx.req.params, out);
+  if (!s.ok()) return s;
+  out->RemoveMember("keys");
+  Overlay(object, out);
   return Status::OK();
 }
 
@@ -43,14 +61,23 @@ Status RunQuery(RequestContext& ctx, Database& db, const Functions& fns, const s
 Status QueryView(RequestContext& ctx, const Functions& fns) {
   auto db = ctx.OpenDb();
   if (!db.ok()) return db.status();
-  json::Document body;
-  const bool post = ctx.req.method == "POST";
-  if (post) {
-    Status s = ctx.ParseObjectBody(&body);
-    if (!s.ok()) return s;
-  }
   json::Document options;
-  Status s = OptionsOf(ctx, post ? &body : nullptr, &options);
+  Status s;
+  if (ctx.req.method == "POST") {
+    json::Document body;
+    s = ctx.ParseObjectBody(&body);
+    if (!s.ok()) return s;
+    // chttpd_view:handle_view_req's checks of the body, before any option.
+    if (body.HasMember("queries")) {
+      return Status::BadRequest("The `queries` parameter is no longer supported at this endpoint");
+    }
+    if (auto k = body.FindMember("keys"); k != body.MemberEnd() && !k->value.IsArray()) {
+      return Status::BadRequest("`keys` member must be an array.");
+    }
+    s = BodyThenQuery(ctx, body, &options);
+  } else {
+    s = views::QueryStringToOptions(ctx.req.params, &options);
+  }
   if (!s.ok()) return s;
   std::string out;
   s = RunQuery(ctx, **db, fns, ctx.params[1], ctx.params[2], options, &out);
@@ -74,7 +101,7 @@ Status QueryViewMulti(RequestContext& ctx, const Functions& fns) {
   for (auto& q : queries->value.GetArray()) {
     if (!q.IsObject()) return Status(Status::Code::kQueryParseError, "Each query must be a JSON object");
     json::Document options;
-    s = OptionsOf(ctx, &q, &options);
+    s = QueryThenObject(ctx, q, &options);
     if (!s.ok()) return s;
     std::string one;
     s = RunQuery(ctx, **db, fns, ctx.params[1], ctx.params[2], options, &one);

@@ -1,6 +1,7 @@
 // The views endpoints (storage/views.h over HTTP):
-//   GET|POST /db/_design/{ddoc}/_view/{view}      (POST: "keys" and options in the body)
-//   POST     /db/_design/{ddoc}/_view/{view}/queries
+//   GET|POST /db/_design/{ddoc}/_view/{view}      (POST: "keys" and options in the body;
+//                                                  the query string's options win)
+//   POST     /db/_design/{ddoc}/_view/{view}/queries (each object's options win)
 //   GET      /db/_design/{ddoc}/_info
 //   POST     /db/_view_cleanup                     (db admins)
 //   POST     /db/_temp_view                        (db admins; PouchDB's ad hoc queries)

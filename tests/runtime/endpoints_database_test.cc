@@ -1,0 +1,169 @@
+// The _all_docs family (runtime/endpoints_database.cc) over real sockets, on
+// both backends: a POST body's view options as CouchDB 3 reads them
+// (couch_mrview_http:parse_body_and_query: the body, then the query string
+// over it), the /queries forms parsed alike, and bad values answered with
+// CouchDB's 400 shapes.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/runtime/couch_test_util.h"
+
+namespace settee::testing {
+namespace {
+
+using Backend = StoreOptions::Backend;
+
+class DatabaseEndpointsTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    TestServerConfig cfg;
+    cfg.backend = GetParam();
+    server_ = std::make_unique<TestServer>(cfg);
+    client_ = std::make_unique<TestClient>(server_->port());
+    ASSERT_EQ(Req("PUT", "/db").status, 201);
+    for (const char* id : {"a", "b", "c", "d", "_design/x", "_design/y", "_local/l1", "_local/l2"}) {
+      auto r = Req("PUT", std::string("/db/") + id, R"({"v":1})");
+      ASSERT_EQ(r.status, 201) << id << " " << r.body;
+    }
+  }
+  ClientResponse Req(const std::string& method, const std::string& path, const std::string& body = {}) {
+    return client_->JsonRequest(method, path, body, {});
+  }
+  static json::Document J(const ClientResponse& r) { return ParseJson(r.body); }
+  // The ids of an answer's rows, "<status>: <body>" when it is not 200.
+  static std::string Ids(const json::Value& answer) {
+    std::string out;
+    for (const auto& row : answer["rows"].GetArray()) {
+      if (!out.empty()) out += ",";
+      out += row.HasMember("id") ? Str(row, "id") : "<" + Str(row, "error") + ">";
+    }
+    return out;
+  }
+  std::string Ids(const ClientResponse& r) {
+    if (r.status != 200) return std::to_string(r.status) + ": " + r.body;
+    return Ids(J(r));
+  }
+
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<TestClient> client_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, DatabaseEndpointsTest, ::testing::Values(Backend::kMemory, Backend::kLevelDB),
+                         [](const auto& info) { return info.param == Backend::kMemory ? "memory" : "leveldb"; });
+
+// PouchDB-style and hand-written bodies alike: every view option in a POST
+// body counts, not only "keys".
+TEST_P(DatabaseEndpointsTest, PostBodyOptionsAreRead) {
+  auto r = Req("POST", "/db/_all_docs", R"({"include_docs":true,"limit":2,"skip":1})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = J(r);
+  EXPECT_EQ(Ids(d), "_design/y,a");
+  ASSERT_TRUE(d["rows"][0].HasMember("doc")) << r.body;
+  EXPECT_EQ(d["rows"][0]["doc"]["v"].GetInt(), 1);
+  EXPECT_EQ(d["offset"].GetInt(), 1);
+
+  EXPECT_EQ(Ids(Req("POST", "/db/_all_docs", R"({"descending":true,"startkey":"c","endkey":"b"})")), "c,b");
+  EXPECT_EQ(Ids(Req("POST", "/db/_all_docs", R"({"start_key":"b","end_key":"d","inclusive_end":false})")),
+            "b,c");
+  EXPECT_EQ(Ids(Req("POST", "/db/_all_docs", R"({"key":"c"})")), "c");
+  // Booleans may be strings, in any case (couch_mrview_http:parse_boolean).
+  d = J(Req("POST", "/db/_all_docs", R"({"keys":["a","zz"],"include_docs":"TRUE"})"));
+  EXPECT_EQ(Ids(d), "a,<not_found>");
+  EXPECT_TRUE(d["rows"][0].HasMember("doc"));
+  d = J(Req("POST", "/db/_all_docs", R"({"update_seq":true,"limit":0})"));
+  EXPECT_TRUE(d.HasMember("update_seq"));
+  // Members that are no view option are ignored, as CouchDB keeps them as
+  // "extra" arguments.
+  EXPECT_EQ(Ids(Req("POST", "/db/_all_docs", R"({"limit":1,"whatever":{"x":[1]},"queries":7})")), "_design/x");
+
+  // _design_docs and _local_docs read the same body.
+  EXPECT_EQ(Ids(Req("POST", "/db/_design_docs", R"({"descending":true})")), "_design/y,_design/x");
+  d = J(Req("POST", "/db/_local_docs", R"({"include_docs":true,"limit":1})"));
+  EXPECT_EQ(Ids(d), "_local/l1");
+  EXPECT_TRUE(d["rows"][0].HasMember("doc"));
+}
+
+// The query string is parsed after the body, so it wins; key parameters
+// fold in that order, so a body `key` with a query `startkey` is a range.
+TEST_P(DatabaseEndpointsTest, QueryStringWinsOverTheBody) {
+  EXPECT_EQ(Ids(Req("POST", "/db/_all_docs?limit=1", R"({"limit":3,"startkey":"a"})")), "a");
+  EXPECT_EQ(Ids(Req("POST", "/db/_all_docs?descending=false", R"({"descending":true,"limit":1})")), "_design/x");
+  auto d = J(Req("POST", "/db/_all_docs?include_docs=false&key=%22a%22", R"({"include_docs":true})"));
+  EXPECT_FALSE(d["rows"][0].HasMember("doc"));
+  EXPECT_EQ(Ids(Req("POST", "/db/_all_docs?startkey=%22a%22", R"({"key":"b"})")), "a,b");
+  EXPECT_EQ(Ids(Req("POST", "/db/_all_docs?keys=%5B%22d%22%5D", R"({"keys":["a"]})")), "d");
+  // A body `keys` with a query `key` is the usual conflict.
+  auto r = Req("POST", "/db/_all_docs?key=%22a%22", R"({"keys":["a"]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(J(r), "error"), "query_parse_error");
+}
+
+// A bad value in the body is a 400, never a crash: parse_boolean and
+// parse_pos_int's query_parse_error with their reasons, and db_req's
+// bad_request for a `keys` that is no array.
+TEST_P(DatabaseEndpointsTest, BadBodyValuesAreCouchErrors) {
+  struct Case {
+    const char* body;
+    const char* error;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {R"({"include_docs":"yes"})", "query_parse_error", R"(Invalid boolean parameter: "yes")"},
+      {R"({"descending":1})", "query_parse_error", "Invalid boolean parameter: 1"},
+      {R"({"conflicts":null})", "query_parse_error", "Invalid boolean parameter: null"},
+      {R"({"limit":-1})", "query_parse_error", "Invalid value for positive integer: -1"},
+      {R"({"limit":"10"})", "query_parse_error", R"(Invalid value for integer: <<"10">>)"},
+      {R"({"skip":1.5})", "query_parse_error", "Invalid value for integer: 1.5"},
+      {R"({"skip":{}})", "query_parse_error", "Invalid value for integer: {}"},
+      {R"({"keys":"a"})", "bad_request", "`keys` body member must be an array."},
+      {R"({"keys":{"a":1}})", "bad_request", "`keys` body member must be an array."},
+  };
+  for (const char* path : {"/db/_all_docs", "/db/_design_docs", "/db/_local_docs"}) {
+    for (const Case& c : cases) {
+      auto r = Req("POST", path, c.body);
+      ASSERT_EQ(r.status, 400) << path << " " << c.body << " " << r.body;
+      auto d = J(r);
+      EXPECT_EQ(Str(d, "error"), c.error) << path << " " << c.body;
+      EXPECT_EQ(Str(d, "reason"), c.reason) << path << " " << c.body;
+    }
+  }
+  EXPECT_EQ(Req("GET", "/db").status, 200);
+}
+
+// POST .../queries: each object's options over the query string's
+// (chttpd_db:multi_all_docs_view), checked by the same parser as a body's;
+// _design_docs and _local_docs have the form too.
+TEST_P(DatabaseEndpointsTest, QueriesReadEachObjectOverTheQueryString) {
+  auto r = Req("POST", "/db/_all_docs/queries?limit=1&include_docs=true",
+               R"({"queries":[{},{"limit":2,"startkey":"b"},{"include_docs":"false","keys":["c"]}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = J(r);
+  ASSERT_EQ(d["results"].Size(), 3u);
+  EXPECT_EQ(Ids(d["results"][0]), "_design/x");
+  EXPECT_TRUE(d["results"][0]["rows"][0].HasMember("doc"));
+  EXPECT_EQ(Ids(d["results"][1]), "b,c");
+  EXPECT_TRUE(d["results"][1]["rows"][0].HasMember("doc"));
+  EXPECT_EQ(Ids(d["results"][2]), "c");
+  EXPECT_FALSE(d["results"][2]["rows"][0].HasMember("doc"));
+  // The query string's `keys` is not carried into the objects.
+  d = J(Req("POST", "/db/_all_docs/queries?keys=%5B%22a%22%5D", R"({"queries":[{"limit":1}]})"));
+  EXPECT_EQ(Ids(d["results"][0]), "_design/x");
+
+  r = Req("POST", "/db/_all_docs/queries", R"({"queries":[{"include_docs":"yes"}]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(J(r), "reason"), R"(Invalid boolean parameter: "yes")");
+  r = Req("POST", "/db/_all_docs/queries", R"({"queries":[{"limit":"2"}]})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(Str(J(r), "error"), "query_parse_error");
+
+  d = J(Req("POST", "/db/_design_docs/queries", R"({"queries":[{"descending":true},{"key":"_design/x"}]})"));
+  ASSERT_EQ(d["results"].Size(), 2u);
+  EXPECT_EQ(Ids(d["results"][0]), "_design/y,_design/x");
+  EXPECT_EQ(Ids(d["results"][1]), "_design/x");
+  d = J(Req("POST", "/db/_local_docs/queries", R"({"queries":[{"limit":1,"descending":true}]})"));
+  EXPECT_EQ(Ids(d["results"][0]), "_local/l2");
+}
+
+}  // namespace
+}  // namespace settee::testing
