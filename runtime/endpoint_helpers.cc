@@ -274,6 +274,16 @@ Status ObjectOptionsToParams(const json::Value& object, QueryParams* out) {
       } else {
         return Status(Status::Code::kQueryParseError, "Invalid value for integer: " + ErlangShown(v));
       }
+    } else if (name == "stale" || name == "stable" || name == "update") {
+      // parse_param compares these with strings only: a decoded true is no
+      // "true", so anything but a JSON string is refused here; the string
+      // is checked as the query string's is.
+      if (!v.IsString()) return Status(Status::Code::kQueryParseError, "Invalid value for `" + name + "`.");
+      out->emplace_back(std::move(name), std::string(json::View(v)));
+    } else if (name == "startkey_docid" || name == "start_key_doc_id" || name == "endkey_docid" ||
+               name == "end_key_doc_id") {
+      // couch_util:to_binary: a string as it is, anything else as its text.
+      out->emplace_back(std::move(name), v.IsString() ? std::string(json::View(v)) : json::Serialize(v));
     }
   }
   return Status::OK();
