@@ -8,6 +8,7 @@
 #include "runtime/http_message.h"
 #include "runtime/users_db.h"
 #include "storage/document.h"
+#include "storage/view_query.h"
 #include "util/couch_json.h"
 #include "util/json.h"
 
@@ -151,6 +152,14 @@ Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_bo
   if (s.ok()) s = ctx.UIntParam("skip", &out->skip);
   if (s.ok()) s = ctx.UIntParam("limit", &out->limit);
   if (!s.ok()) return s;
+  // _all_docs reads no index, so these change nothing here, but CouchDB
+  // parses them for it as for a view (all_docs_view runs parse_params) and
+  // refuses a value it does not know.
+  for (const auto& [name, value] : ctx.req.params) {
+    views::UpdateMode unused = views::UpdateMode::kTrue;
+    s = views::ParseFreshness(name, value, &unused);
+    if (!s.ok()) return s;
+  }
 
   // The key parameters are folded in the order given, as CouchDB's
   // couch_mrview_http:parse_params does: `key` sets both ends, a later

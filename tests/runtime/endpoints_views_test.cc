@@ -255,6 +255,23 @@ TEST_P(ViewEndpointsTest, PostBodyValuesAreCheckedByTheirJsonType) {
   EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn?limit=0").status, 200);
 }
 
+// couch_mrview_http:parse_param's reasons for stale, stable and update name
+// no value, and an unknown `stable` is refused as the others are.
+TEST_P(ViewEndpointsTest, StaleStableAndUpdateReasons) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"stale=no", "Invalid value for `stale`."},
+      {"stable=maybe", "Invalid value for `stable`."},
+      {"update=soon", "Invalid value for `update`."},
+  };
+  for (const auto& [query, reason] : cases) {
+    auto r = Req("GET", std::string("/db/_design/d/_view/byn?") + query);
+    ASSERT_EQ(r.status, 400) << query << " " << r.body;
+    EXPECT_EQ(Str(ParseJson(r.body), "error"), "query_parse_error") << query;
+    EXPECT_EQ(Str(ParseJson(r.body), "reason"), reason) << query;
+  }
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn?stable=true&update=false").status, 200);
+}
+
 TEST_P(ViewEndpointsTest, ChangesFilters) {
   ASSERT_EQ(Req("PUT", "/db/_design/f", R"({"filters":{"mod":"function (doc, req) { return doc.n === Number(req.query.n); }"}})").status, 201);
   auto ids = [&](const std::string& path, const std::string& body = {}) {
