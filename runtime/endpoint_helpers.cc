@@ -8,6 +8,7 @@
 #include "runtime/http_message.h"
 #include "runtime/users_db.h"
 #include "storage/document.h"
+#include "storage/view_query.h"
 #include "util/couch_json.h"
 #include "util/json.h"
 
@@ -151,6 +152,14 @@ Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_bo
   if (s.ok()) s = ctx.UIntParam("skip", &out->skip);
   if (s.ok()) s = ctx.UIntParam("limit", &out->limit);
   if (!s.ok()) return s;
+  // _all_docs reads no index, so these change nothing here, but CouchDB
+  // parses them for it as for a view (all_docs_view runs parse_params) and
+  // refuses a value it does not know.
+  for (const auto& [name, value] : ctx.req.params) {
+    views::UpdateMode unused = views::UpdateMode::kTrue;
+    s = views::ParseFreshness(name, value, &unused);
+    if (!s.ok()) return s;
+  }
 
   // The key parameters are folded in the order given, as CouchDB's
   // couch_mrview_http:parse_params does: `key` sets both ends, a later
@@ -274,6 +283,16 @@ Status ObjectOptionsToParams(const json::Value& object, QueryParams* out) {
       } else {
         return Status(Status::Code::kQueryParseError, "Invalid value for integer: " + ErlangShown(v));
       }
+    } else if (name == "stale" || name == "stable" || name == "update") {
+      // parse_param compares these with strings only: a decoded true is no
+      // "true", so anything but a JSON string is refused here; the string
+      // is checked as the query string's is.
+      if (!v.IsString()) return Status(Status::Code::kQueryParseError, "Invalid value for `" + name + "`.");
+      out->emplace_back(std::move(name), std::string(json::View(v)));
+    } else if (name == "startkey_docid" || name == "start_key_doc_id" || name == "endkey_docid" ||
+               name == "end_key_doc_id") {
+      // couch_util:to_binary: a string as it is, anything else as its text.
+      out->emplace_back(std::move(name), v.IsString() ? std::string(json::View(v)) : json::Serialize(v));
     }
   }
   return Status::OK();

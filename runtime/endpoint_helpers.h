@@ -75,8 +75,10 @@ using QueryParams = std::vector<std::pair<std::string, std::string>>;
 // key parameters as JSON text, booleans as "true"/"false", counts as
 // digits. CouchDB's parse_params([decoded]) takes true/false or the strings
 // "true"/"false" (any case) for a boolean and only a JSON integer >= 0 for a
-// count; anything else is kQueryParseError with its reason. "keys" and
-// members that are no view option are left out.
+// count, and only a JSON string for stale/stable/update (whose values the
+// query string's parser checks); a doc id bound is its string or JSON text.
+// Anything else is kQueryParseError with its reason. "keys" and members
+// that are no view option are left out.
 Status ObjectOptionsToParams(const json::Value& object, QueryParams* out);
 
 // `lower` then `upper`, as CouchDB folds one set of options over another:

@@ -10,39 +10,40 @@ namespace {
 
 using Functions = std::shared_ptr<views::ViewFunctions>;
 
-// Folds two sets of options into *out: `upper`'s members replace `lower`'s.
-void Overlay(const json::Value& upper, json::Document* out) {
-  auto& a = out->GetAllocator();
-  for (auto& m : upper.GetObject()) {
-    if (auto it = out->FindMember(m.name); it != out->MemberEnd()) {
-      it->value.CopyFrom(m.value, a);
-    } else {
-      out->AddMember(json::Value(m.name, a), json::Value(m.value, a), a);
-    }
-  }
-}
-
-// A POST's options: the body's members, then the query string's over them
-// (couch_mrview_http:parse_body_and_query parses the body first).
-Status BodyThenQuery(RequestContext& ctx, const json::Value& body, json::Document* out) {
-  json::Document query;
-  Status s = views::QueryStringToOptions(ctx.req.params, &query);
+// The options of a POST body or of one /queries object as query-string
+// parameters: CouchDB parses a decoded body with parse_params(.., [decoded]),
+// which checks JSON values by their JSON type (a "10" is no integer), so the
+// _all_docs family's reading of a body is used; its `keys` is carried as JSON.
+Status ObjectToParams(const json::Value& object, QueryParams* out) {
+  Status s = ObjectOptionsToParams(object, out);
   if (!s.ok()) return s;
-  out->SetObject();
-  Overlay(body, out);
-  Overlay(query, out);
+  if (auto k = object.FindMember("keys"); k != object.MemberEnd()) {
+    out->emplace_back("keys", json::Serialize(k->value));
+  }
   return Status::OK();
 }
 
-// One object of /queries: its members over the query string's
+// A POST's options: the body's, then the query string's over them
+// (couch_mrview_http:parse_body_and_query parses the body first).
+Status BodyThenQuery(RequestContext& ctx, const json::Value& body, json::Document* out) {
+  QueryParams own;
+  Status s = ObjectToParams(body, &own);
+  if (!s.ok()) return s;
+  return views::QueryStringToOptions(LayerParams(own, ctx.req.params), out);
+}
+
+// One object of /queries: its options over the query string's
 // (couch_mrview_http:multi_query_view parses each over the query string's
 // args, which lose their `keys`).
 Status QueryThenObject(RequestContext& ctx, const json::Value& object, json::Document* out) {
-  Status s = views::QueryStringToOptions(ctx.req.params, out);
+  QueryParams outer;
+  for (const auto& p : ctx.req.params) {
+    if (p.first != "keys") outer.push_back(p);
+  }
+  QueryParams own;
+  Status s = ObjectToParams(object, &own);
   if (!s.ok()) return s;
-  out->RemoveMember("keys");
-  Overlay(object, out);
-  return Status::OK();
+  return views::QueryStringToOptions(LayerParams(outer, own), out);
 }
 
 Status RunQuery(RequestContext& ctx, Database& db, const Functions& fns, const std::string& ddoc,

@@ -50,6 +50,34 @@ Status Uint(const json::Value& v, std::string_view name, uint64_t* out) {
 
 }  // namespace
 
+Status ParseFreshness(std::string_view name, std::string_view value, UpdateMode* update) {
+  // couch_mrview_http:parse_param; its reasons name no value.
+  if (name == "stale") {
+    if (value == "ok") {
+      *update = UpdateMode::kFalse;
+    } else if (value == "update_after") {
+      *update = UpdateMode::kLazy;
+    } else {
+      return ParseError("Invalid value for `stale`.");
+    }
+  } else if (name == "stable") {
+    // Only checked: with no replicas to choose among, settee has nothing
+    // for `stable` to change.
+    if (value != "true" && value != "false") return ParseError("Invalid value for `stable`.");
+  } else if (name == "update") {
+    if (value == "true") {
+      *update = UpdateMode::kTrue;
+    } else if (value == "false") {
+      *update = UpdateMode::kFalse;
+    } else if (value == "lazy") {
+      *update = UpdateMode::kLazy;
+    } else {
+      return ParseError("Invalid value for `update`.");
+    }
+  }
+  return Status::OK();
+}
+
 Result<ViewQuery> ParseViewQuery(const json::Value& options) {
   ViewQuery q;
   if (!options.IsObject()) return ParseError("query options must be an object");
@@ -100,27 +128,13 @@ Result<ViewQuery> ParseViewQuery(const json::Value& options) {
       s = Bool(v, &q.conflicts);
     } else if (name == "update_seq") {
       s = Bool(v, &q.update_seq);
-    } else if (name == "stale") {
-      std::string_view sv = v.IsString() ? json::View(v) : std::string_view();
-      if (sv == "ok") {
-        q.update = UpdateMode::kFalse;
-      } else if (sv == "update_after") {
-        q.update = UpdateMode::kLazy;
-      } else {
-        return ParseError("Invalid value for `stale`: \"" + Shown(v) + "\"");
-      }
-    } else if (name == "update") {
+    } else if (name == "stale" || name == "stable" || name == "update") {
+      // A JSON boolean is taken as its text here, for callers that pass
+      // options as JSON (PouchDB's query()); a view's POST body is checked
+      // for strings before it gets here.
       std::string_view sv = v.IsString() ? json::View(v) : std::string_view();
       if (v.IsBool()) sv = v.GetBool() ? "true" : "false";
-      if (sv == "true") {
-        q.update = UpdateMode::kTrue;
-      } else if (sv == "false") {
-        q.update = UpdateMode::kFalse;
-      } else if (sv == "lazy") {
-        q.update = UpdateMode::kLazy;
-      } else {
-        return ParseError("Invalid value for `update`: \"" + Shown(v) + "\"");
-      }
+      s = ParseFreshness(name, sv, &q.update);
     }
     if (!s.ok()) return s;
   }

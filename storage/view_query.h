@@ -55,8 +55,14 @@ struct ViewQuery {
 // does). kQueryParseError with CouchDB's reason for a value of the wrong
 // type ("Invalid value for boolean: ...", "Invalid value for integer: ..."),
 // a non-array "keys", keys together with key/startkey/endkey, group with
-// group_level conflicts, an unknown stale/update value.
+// group_level conflicts, an unknown stale/stable/update value.
 Result<ViewQuery> ParseViewQuery(const json::Value& options);
+
+// One stale, stable or update parameter's text, as CouchDB 3 takes it
+// (stale=ok|update_after, stable=true|false, update=true|false|lazy),
+// setting *update for stale and update; anything else is kQueryParseError
+// "Invalid value for `<name>`.". Any other name is OK and changes nothing.
+Status ParseFreshness(std::string_view name, std::string_view value, UpdateMode* update);
 
 // Builds the options object from query-string parameters (name, raw text):
 // key, keys, startkey, endkey and their start_key/end_key spellings are

@@ -131,6 +131,44 @@ TEST_P(DatabaseEndpointsTest, BadBodyValuesAreCouchErrors) {
   EXPECT_EQ(Req("GET", "/db").status, 200);
 }
 
+// stale, stable and update change nothing for _all_docs, but CouchDB
+// parses them (all_docs_view runs couch_mrview_http:parse_params) and
+// refuses values it does not know, in the query string or a POST body.
+TEST_P(DatabaseEndpointsTest, StaleStableAndUpdateAreChecked) {
+  struct Case {
+    const char* query;
+    const char* body;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {"stale=false", R"({"stale":"false"})", "Invalid value for `stale`."},
+      {"stale=OK", R"({"stale":true})", "Invalid value for `stale`."},
+      {"stable=yes", R"({"stable":"yes"})", "Invalid value for `stable`."},
+      {"stable=", R"({"stable":true})", "Invalid value for `stable`."},
+      {"update=never", R"({"update":"never"})", "Invalid value for `update`."},
+      {"update=TRUE", R"({"update":false})", "Invalid value for `update`."},
+  };
+  for (const char* path : {"/db/_all_docs", "/db/_design_docs", "/db/_local_docs"}) {
+    for (const Case& c : cases) {
+      for (const bool post : {false, true}) {
+        auto r = post ? Req("POST", path, c.body) : Req("GET", std::string(path) + "?" + c.query);
+        const std::string what = std::string(path) + " " + (post ? c.body : c.query);
+        ASSERT_EQ(r.status, 400) << what << " " << r.body;
+        auto d = J(r);
+        EXPECT_EQ(Str(d, "error"), "query_parse_error") << what;
+        EXPECT_EQ(Str(d, "reason"), c.reason) << what;
+      }
+    }
+    auto ok = Req("GET", std::string(path) + "?stale=update_after&stable=false&update=lazy");
+    EXPECT_EQ(ok.status, 200) << path << " " << ok.body;
+    ok = Req("POST", path, R"({"stale":"ok","stable":"true","update":"false"})");
+    EXPECT_EQ(ok.status, 200) << path << " " << ok.body;
+  }
+  auto r = Req("POST", "/db/_all_docs/queries", R"({"queries":[{"stable":"no"}]})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Str(J(r), "reason"), "Invalid value for `stable`.") << r.body;
+}
+
 // POST .../queries: each object's options over the query string's
 // (chttpd_db:multi_all_docs_view), checked by the same parser as a body's;
 // _design_docs and _local_docs have the form too.

@@ -210,6 +210,68 @@ TEST_P(ViewEndpointsTest, PostBodyOptionsUnderTheQueryString) {
   EXPECT_EQ(d["results"][1]["rows"][0]["key"].GetInt(), 4);
 }
 
+// A POST body's options are decoded JSON, checked by their JSON type as
+// couch_mrview_http:parse_params(.., [decoded]) checks them: "10" is no
+// integer, "TRUE" is a boolean, a JSON true is no `update` value. The same
+// holds in each /queries object. Never a crash.
+TEST_P(ViewEndpointsTest, PostBodyValuesAreCheckedByTheirJsonType) {
+  struct Case {
+    const char* body;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {R"({"limit":"10"})", R"(Invalid value for integer: <<"10">>)"},
+      {R"({"skip":1.5})", "Invalid value for integer: 1.5"},
+      {R"({"limit":-1})", "Invalid value for positive integer: -1"},
+      {R"({"group_level":null})", "Invalid value for integer: null"},
+      {R"({"descending":"maybe"})", R"(Invalid boolean parameter: "maybe")"},
+      {R"({"include_docs":1})", "Invalid boolean parameter: 1"},
+      {R"({"update":true})", "Invalid value for `update`."},
+      {R"({"stale":1})", "Invalid value for `stale`."},
+  };
+  for (const Case& c : cases) {
+    for (const std::string& path : {std::string("/db/_design/d/_view/byn"), std::string("/db/_design/d/_view/byn/queries")}) {
+      const bool multi = path.size() > 8 && path.substr(path.size() - 8) == "/queries";
+      auto r = Req("POST", path, multi ? std::string(R"({"queries":[)") + c.body + "]}" : std::string(c.body));
+      ASSERT_EQ(r.status, 400) << path << " " << c.body << " " << r.body;
+      auto d = ParseJson(r.body);
+      EXPECT_EQ(Str(d, "error"), "query_parse_error") << path << " " << c.body;
+      EXPECT_EQ(Str(d, "reason"), c.reason) << path << " " << c.body;
+    }
+  }
+  // What CouchDB takes: booleans as strings of any case, a stale string,
+  // a doc id bound.
+  auto r = Req("POST", "/db/_design/d/_view/byn", R"({"reduce":"FALSE","descending":"True","limit":1})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = ParseJson(r.body);
+  ASSERT_EQ(d["rows"].Size(), 1u) << r.body;
+  EXPECT_EQ(d["rows"][0]["key"].GetInt(), 6) << r.body;
+  r = Req("POST", "/db/_design/d/_view/byn",
+          R"({"reduce":false,"key":3,"startkey_docid":"d1500","limit":1,"stale":"ok"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  d = ParseJson(r.body);
+  ASSERT_EQ(d["rows"].Size(), 1u) << r.body;
+  EXPECT_EQ(Str(d["rows"][0], "id"), "d1500") << r.body;
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn?limit=0").status, 200);
+}
+
+// couch_mrview_http:parse_param's reasons for stale, stable and update name
+// no value, and an unknown `stable` is refused as the others are.
+TEST_P(ViewEndpointsTest, StaleStableAndUpdateReasons) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"stale=no", "Invalid value for `stale`."},
+      {"stable=maybe", "Invalid value for `stable`."},
+      {"update=soon", "Invalid value for `update`."},
+  };
+  for (const auto& [query, reason] : cases) {
+    auto r = Req("GET", std::string("/db/_design/d/_view/byn?") + query);
+    ASSERT_EQ(r.status, 400) << query << " " << r.body;
+    EXPECT_EQ(Str(ParseJson(r.body), "error"), "query_parse_error") << query;
+    EXPECT_EQ(Str(ParseJson(r.body), "reason"), reason) << query;
+  }
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn?stable=true&update=false").status, 200);
+}
+
 TEST_P(ViewEndpointsTest, ChangesFilters) {
   ASSERT_EQ(Req("PUT", "/db/_design/f", R"({"filters":{"mod":"function (doc, req) { return doc.n === Number(req.query.n); }"}})").status, 201);
   auto ids = [&](const std::string& path, const std::string& body = {}) {
