@@ -8,13 +8,36 @@
 // ---------------------------------------------------------------------------
 // fs
 
+// A path argument as node's fs checks it, as a string: a string, a Buffer
+// (any Uint8Array) or a file: URL; anything else is node's
+// ERR_INVALID_ARG_TYPE, another URL scheme ERR_INVALID_URL_SCHEME and a NUL
+// byte ERR_INVALID_ARG_VALUE, thrown where the call is made (the system
+// call would cut the path at the NUL).
+function fsPathArg(p) {
+  let s;
+  if (typeof p === 'string') {
+    s = p;
+  } else if (typeof URL === 'function' && p instanceof URL) {
+    if (p.protocol !== 'file:') {
+      throw Object.assign(new TypeError('The URL must be of scheme file'), { code: 'ERR_INVALID_URL_SCHEME' });
+    }
+    s = decodeURIComponent(p.pathname);
+  } else if (p instanceof Uint8Array) {
+    s = Buffer.from(p).toString();
+  } else {
+    throw invalidArgType('path', 'of type string or an instance of Buffer or URL', p);
+  }
+  if (s.includes('\0')) {
+    const e = new TypeError("The argument 'path' must be a string, Uint8Array, or URL without null bytes. Received " +
+        inspect(p));
+    e.code = 'ERR_INVALID_ARG_VALUE';
+    throw e;
+  }
+  return s;
+}
+
 const fs = (() => {
-  const toPath = (p) => {
-    if (typeof p === 'string') return p;
-    if (typeof URL === 'function' && p instanceof URL && p.protocol === 'file:') return decodeURIComponent(p.pathname);
-    if (p instanceof Uint8Array) return Buffer.from(p).toString();
-    throw new TypeError('The "path" argument must be of type string, Buffer or URL. Received ' + typeof p);
-  };
+  const toPath = fsPathArg;
   const encodingOf = (options) => (typeof options === 'string' ? options : options && options.encoding) || null;
   const toBytes = (data, options) => {
     if (typeof data === 'string') return Buffer.from(data, encodingOf(options) || 'utf8');

@@ -61,6 +61,7 @@ const fsStreams = (() => {
     class ReadStream extends Readable {
       constructor(p, options) {
         const o = streamOptions(options);
+        if (o.fd === undefined) fsPathArg(p);  // node checks the path at the call, not on open
         if (o.highWaterMark === undefined) o.highWaterMark = 64 * 1024;
         super(o);
         checkPosition('start', o.start);
@@ -115,6 +116,7 @@ const fsStreams = (() => {
     class WriteStream extends Writable {
       constructor(p, options) {
         const o = streamOptions(options);
+        if (o.fd === undefined) fsPathArg(p);  // node checks the path at the call, not on open
         super(o);
         checkPosition('start', o.start);
         this.path = p;

@@ -369,21 +369,27 @@ const { URL, URLSearchParams } = (() => {
 // express middleware). Lenient, not WHATWG: it escapes what it must and keeps
 // the rest as written.
 
+// node's ERR_INVALID_ARG_TYPE for argument `name`, which must be `what`
+// ("of type string"), with node's account of what it got ("Received type
+// number (5)", "Received an instance of Object", "Received null"): scripts
+// and their tests compare code and message. Shared by url and fs.
+function invalidArgType(name, what, value) {
+  let got;
+  if (value === null || value === undefined) got = String(value);
+  else if (typeof value === 'object' || typeof value === 'function') {
+    got = value.constructor && value.constructor.name ? 'an instance of ' + value.constructor.name : inspect(value);
+  } else got = 'type ' + typeof value + ' (' + inspect(value) + ')';
+  const e = new TypeError('The "' + name + '" argument must be ' + what + '. Received ' + got);
+  e.code = 'ERR_INVALID_ARG_TYPE';
+  return e;
+}
+
 const legacyUrl = (() => {
   // Schemes that take '//' and a host even where the string omits them, and
   // the one that never has a host (nor gets escaped).
   const slashed = new Set(['http', 'https', 'ftp', 'gopher', 'file', 'ws', 'wss'].flatMap((p) => [p, p + ':']));
   const hostless = new Set(['javascript', 'javascript:']);
-  const argType = (name, what, value) => {
-    let got;
-    if (value === null || value === undefined) got = String(value);
-    else if (typeof value === 'object' || typeof value === 'function') {
-      got = value.constructor && value.constructor.name ? 'an instance of ' + value.constructor.name : inspect(value);
-    } else got = 'type ' + typeof value + ' (' + inspect(value) + ')';
-    const e = new TypeError('The "' + name + '" argument must be ' + what + '. Received ' + got);
-    e.code = 'ERR_INVALID_ARG_TYPE';
-    return e;
-  };
+  const argType = invalidArgType;
   const invalidUrl = (input) => Object.assign(new TypeError('Invalid URL'), { code: 'ERR_INVALID_URL', input });
   // Whitespace that parse trims from both ends: controls, space, NBSP, BOM.
   const isTrimmed = (c) => c <= 0x20 || c === 0xa0 || c === 0xfeff;

@@ -369,7 +369,7 @@ TEST(JsScripts, ViewsOnBothBackends) {
 
 TEST(JsScripts, Find) { ExpectScriptPasses("find.js", 4); }
 
-TEST(JsScripts, FsModuleAsInNode) { ExpectScriptPasses("fs.js", 5); }
+TEST(JsScripts, FsModuleAsInNode) { ExpectScriptPasses("fs.js", 6); }
 
 TEST(JsScripts, UrlAndUrlSearchParamsAsInNode) { ExpectScriptPasses("url.js", 2); }
 

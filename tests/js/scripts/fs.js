@@ -95,6 +95,23 @@ check('errors have node\'s code, syscall and path', () => {
   assert.throws(() => fs.rmdirSync(root), { code: 'ENOTEMPTY' });
 });
 
+check('a path that is not one throws at the call, as node\'s checks', () => {
+  const typeMsg = 'The "path" argument must be of type string or an instance of Buffer or URL. Received ';
+  for (const [bad, got] of [[42, 'type number (42)'], [null, 'null'], [{}, 'an instance of Object']]) {
+    // (not readFileSync: node reads a number there as a file descriptor)
+    for (const call of [() => fs.statSync(bad), () => fs.mkdirSync(bad), () => fs.createReadStream(bad),
+      () => fs.createWriteStream(bad)]) {
+      assert.throws(call, { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: typeMsg + got });
+    }
+  }
+  const nulMsg = "The argument 'path' must be a string, Uint8Array, or URL without null bytes. Received 'a\\x00b'";
+  assert.throws(() => fs.readFileSync('a\0b'), { code: 'ERR_INVALID_ARG_VALUE', message: nulMsg });
+  assert.throws(() => fs.createReadStream('a\0b'), { code: 'ERR_INVALID_ARG_VALUE', message: nulMsg });
+  assert.throws(() => fs.readFileSync(new URL('http://x/y')), { code: 'ERR_INVALID_URL_SCHEME' });
+  assert.strictEqual(fs.existsSync('a\0b'), false);
+  fs.createReadStream(null, { fd: 0 }).destroy();  // a descriptor needs no path
+});
+
 check('callbacks and fs.promises answer on a later tick', async () => {
   const f = path.join(root, 'p.txt');
   let sameTick = true;
