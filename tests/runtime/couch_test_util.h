@@ -16,6 +16,7 @@
 #include "runtime/log.h"
 #include "settee/store.h"
 #include "tests/runtime/test_client.h"
+#include "tests/storage/store_test_util.h"
 #include "util/digest.h"
 #include "util/json.h"
 
@@ -77,6 +78,33 @@ class TestServer {
   std::unique_ptr<CouchServer> couch_;
   std::unique_ptr<http::HttpServer> http_;
 };
+
+// A test run on each backend (TEST_P over BackendNames' values): a fresh
+// server of the parameter's backend per test, and JSON requests to it.
+class BackendServerTest : public ::testing::TestWithParam<StoreOptions::Backend> {
+ protected:
+  void SetUp() override { Start({}); }
+  // A new server of `cfg` (its backend the test's parameter).
+  void Start(TestServerConfig cfg) {
+    client_.reset();
+    cfg.backend = GetParam();
+    server_ = std::make_unique<TestServer>(cfg);
+    client_ = std::make_unique<TestClient>(server_->port());
+  }
+  ClientResponse Req(const std::string& method, const std::string& path, const std::string& body = {},
+                     Headers headers = {}) {
+    return client_->JsonRequest(method, path, body, std::move(headers));
+  }
+
+  std::unique_ptr<TestServer> server_;
+  std::unique_ptr<TestClient> client_;
+};
+
+// INSTANTIATE_TEST_SUITE_P's values for BackendServerTest suites (their
+// names: store_test_util.h's BackendName).
+inline auto BackendValues() {
+  return ::testing::Values(StoreOptions::Backend::kMemory, StoreOptions::Backend::kLevelDB);
+}
 
 inline json::Document ParseJson(const std::string& text) {
   json::Document d;

@@ -10,20 +10,13 @@
 namespace settee::testing {
 namespace {
 
-using Backend = StoreOptions::Backend;
 
-class ChangesEndpointsTest : public ::testing::TestWithParam<Backend> {
+class ChangesEndpointsTest : public BackendServerTest {
  protected:
   void SetUp() override {
-    TestServerConfig cfg;
-    cfg.backend = GetParam();
-    server_ = std::make_unique<TestServer>(cfg);
-    client_ = std::make_unique<TestClient>(server_->port());
+    BackendServerTest::SetUp();
     ASSERT_EQ(Req("PUT", "/db").status, 201);
     for (const char* id : {"a", "b", "c"}) ASSERT_EQ(Req("PUT", std::string("/db/") + id, "{}").status, 201);
-  }
-  ClientResponse Req(const std::string& method, const std::string& path, const std::string& body = {}) {
-    return client_->JsonRequest(method, path, body, {});
   }
   // The ids of a normal feed's rows, or "<status>: <body>".
   std::string Ids(const ClientResponse& r) {
@@ -36,13 +29,9 @@ class ChangesEndpointsTest : public ::testing::TestWithParam<Backend> {
     }
     return out;
   }
-
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<TestClient> client_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Backends, ChangesEndpointsTest, ::testing::Values(Backend::kMemory, Backend::kLevelDB),
-                         [](const auto& info) { return info.param == Backend::kMemory ? "memory" : "leveldb"; });
+INSTANTIATE_TEST_SUITE_P(Backends, ChangesEndpointsTest, BackendValues(), BackendName);
 
 // A POST's doc_ids are its body's, never the query string's; a GET's are
 // the query string's. No other option is read from the body.

@@ -12,23 +12,16 @@
 namespace settee::testing {
 namespace {
 
-using Backend = StoreOptions::Backend;
 
-class DatabaseEndpointsTest : public ::testing::TestWithParam<Backend> {
+class DatabaseEndpointsTest : public BackendServerTest {
  protected:
   void SetUp() override {
-    TestServerConfig cfg;
-    cfg.backend = GetParam();
-    server_ = std::make_unique<TestServer>(cfg);
-    client_ = std::make_unique<TestClient>(server_->port());
+    BackendServerTest::SetUp();
     ASSERT_EQ(Req("PUT", "/db").status, 201);
     for (const char* id : {"a", "b", "c", "d", "_design/x", "_design/y", "_local/l1", "_local/l2"}) {
       auto r = Req("PUT", std::string("/db/") + id, R"({"v":1})");
       ASSERT_EQ(r.status, 201) << id << " " << r.body;
     }
-  }
-  ClientResponse Req(const std::string& method, const std::string& path, const std::string& body = {}) {
-    return client_->JsonRequest(method, path, body, {});
   }
   static json::Document J(const ClientResponse& r) { return ParseJson(r.body); }
   // The ids of an answer's rows, "<status>: <body>" when it is not 200.
@@ -44,13 +37,9 @@ class DatabaseEndpointsTest : public ::testing::TestWithParam<Backend> {
     if (r.status != 200) return std::to_string(r.status) + ": " + r.body;
     return Ids(J(r));
   }
-
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<TestClient> client_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Backends, DatabaseEndpointsTest, ::testing::Values(Backend::kMemory, Backend::kLevelDB),
-                         [](const auto& info) { return info.param == Backend::kMemory ? "memory" : "leveldb"; });
+INSTANTIATE_TEST_SUITE_P(Backends, DatabaseEndpointsTest, BackendValues(), BackendName);
 
 // PouchDB-style and hand-written bodies alike: every view option in a POST
 // body counts, not only "keys".

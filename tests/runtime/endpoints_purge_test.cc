@@ -9,29 +9,13 @@
 namespace settee::testing {
 namespace {
 
-using Backend = StoreOptions::Backend;
-
-class PurgeEndpointsTest : public ::testing::TestWithParam<Backend> {
+class PurgeEndpointsTest : public BackendServerTest {
  protected:
-  void SetUp() override { Start({}); }
-  void Start(TestServerConfig cfg) {
-    client_.reset();
-    cfg.backend = GetParam();
-    server_ = std::make_unique<TestServer>(cfg);
-    client_ = std::make_unique<TestClient>(server_->port());
-  }
-  ClientResponse Req(const std::string& method, const std::string& path,
-                     const std::string& body = {}, Headers headers = {}) {
-    return client_->JsonRequest(method, path, body, std::move(headers));
-  }
   std::string PutDoc(const std::string& path, const std::string& body) {
     auto r = Req("PUT", path, body);
     EXPECT_EQ(r.status, 201) << r.body;
     return Str(ParseJson(r.body), "rev");
   }
-
-  std::unique_ptr<TestServer> server_;
-  std::unique_ptr<TestClient> client_;
 };
 
 TEST_P(PurgeEndpointsTest, PurgeRemovesTheDocumentEverywhere) {
@@ -130,11 +114,7 @@ TEST_P(PurgeEndpointsTest, OnlyAdminsPurge) {
   EXPECT_EQ(r.status, 201) << r.body;
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, PurgeEndpointsTest,
-                         ::testing::Values(Backend::kMemory, Backend::kLevelDB),
-                         [](const auto& info) {
-                           return info.param == Backend::kMemory ? "memory" : "leveldb";
-                         });
+INSTANTIATE_TEST_SUITE_P(Backends, PurgeEndpointsTest, BackendValues(), BackendName);
 
 }  // namespace
 }  // namespace settee::testing
