@@ -446,6 +446,8 @@ void TimerRef(const Args& args) {
 
 void ImmediateStart(const Args& args) { Self(args)->ImmediateStart(); }
 void ImmediateStop(const Args& args) { Self(args)->ImmediateStop(); }
+void RunMicrotasks(const Args& args) { args.GetReturnValue().Set(Self(args)->RunMicrotasks()); }
+void ProcessRejections(const Args& args) { args.GetReturnValue().Set(Self(args)->ProcessRejections()); }
 
 //////// threads, tasks, messages
 
@@ -546,6 +548,8 @@ void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "timerRef", TimerRef);
   SetFn(ctx, native, "immediateStart", ImmediateStart);
   SetFn(ctx, native, "immediateStop", ImmediateStop);
+  SetFn(ctx, native, "runMicrotasks", RunMicrotasks);
+  SetFn(ctx, native, "processRejections", ProcessRejections);
   SetFn(ctx, native, "postMessage", PostMessage);
   SetFn(ctx, native, "postTask", PostTask);
   SetFn(ctx, native, "taskDone", TaskDone);

@@ -176,7 +176,7 @@ class IsolateThread {
 
   // The JS functions of the prelude (js/prelude/) that C++ calls.
   enum Hook {
-    kRunTicks, kHasTicks, kOnTimer, kOnImmediate, kMakeError, kRunTask, kEvalScript, kOnMessage,
+    kRunTicks, kDrainTicks, kOnTimer, kOnImmediate, kMakeError, kRunTask, kEvalScript, kOnMessage,
     kOnTaskReply, kOnFeed, kRunMain, kErrorText, kEmitProcess, kInspect, kProcessEnd, kEsmImport,
     kEsmMeta, kNumHooks
   };
@@ -196,6 +196,15 @@ class IsolateThread {
   void TimerRef(uint32_t id, bool ref);
   void ImmediateStart();
   void ImmediateStop();
+
+  // The steps of hooks.drainTicks (see AfterCallback), for its bindings.
+  // RunMicrotasks: the microtask checkpoint; false if JS must stop (execution
+  // terminating, the isolate being reset or the script exiting).
+  // ProcessRejections: reports the promises rejected without a handler that
+  // still have none; true if it reported any and JS may go on (a handler may
+  // have queued more work). Call neither from inside a microtask.
+  bool RunMicrotasks();
+  bool ProcessRejections();
 
   // Databases opened by this isolate: small integer handles for JS,
   // reference-counted per database (OpenDb/CloseDb pair up).

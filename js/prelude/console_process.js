@@ -132,7 +132,18 @@ hooks.runTicks = function () {
     fn(...args);
   }
 };
-hooks.hasTicks = () => tickHead < tickQueue.length;
+// After every macrotask (C++: IsolateThread::AfterCallback) and every
+// immediate, as node's processTicksAndRejections: the ticks, then the
+// promise jobs, while ticks remain; then the rejections still unhandled, and
+// from the top again if there were any.
+const runMicrotasks = native.runMicrotasks;
+const processRejections = native.processRejections;
+hooks.drainTicks = function () {
+  do {
+    hooks.runTicks();
+    if (!runMicrotasks()) return;
+  } while (tickHead < tickQueue.length || processRejections());
+};
 
 const processEmitter = {};
 function hrtime(prev) {

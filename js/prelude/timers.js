@@ -73,7 +73,8 @@ hooks.onImmediate = function () {
       immediates.unshift(...batch.slice(i + 1));
       throw e;
     } finally {
-      hooks.runTicks();
+      // node runs the ticks and the promise jobs after each immediate.
+      hooks.drainTicks();
     }
   }
   if (immediates.length === 0) native.immediateStop();

@@ -283,7 +283,7 @@ void ExpectScriptPasses(const std::string& script, int count, std::vector<std::s
   EXPECT_THAT(o.out, HasSubstr("all " + std::to_string(count) + " passed"));
 }
 
-TEST(JsScripts, NodeBasics) { ExpectScriptPasses("node_basics.js", 10, {"--flag", "value"}); }
+TEST(JsScripts, NodeBasics) { ExpectScriptPasses("node_basics.js", 11, {"--flag", "value"}); }
 
 TEST(JsScripts, PouchDbApiOnMemory) { ExpectScriptPasses("pouchdb_api.js", 25); }
 

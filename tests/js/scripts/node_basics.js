@@ -59,6 +59,36 @@ check('timers, immediates, ticks and microtasks run in node order', async () => 
   assert.deepStrictEqual(order.slice(3).sort(), ['immediate', 'timeout']);
 });
 
+check('ticks and promise jobs run after each immediate; unhandled rejections once both queues are empty', async () => {
+  const order = [];
+  await new Promise((resolve) => {
+    setImmediate(() => {
+      order.push('immediate 1');
+      process.nextTick(() => order.push('tick'));
+      Promise.resolve().then(() => order.push('promise'));
+    });
+    setImmediate(() => { order.push('immediate 2'); setTimeout(resolve, 5); });
+  });
+  assert.deepStrictEqual(order, ['immediate 1', 'tick', 'promise', 'immediate 2']);
+  // node's processTicksAndRejections: a loop that awaits a tick per
+  // iteration keeps both queues busy, and the rejection waits for it.
+  const seen = [];
+  const onUnhandled = (e) => seen.push('unhandled ' + e.message);
+  process.on('unhandledRejection', onUnhandled);
+  await new Promise((resolve) => setTimeout(() => {
+    Promise.reject(new Error('r'));
+    (async () => {
+      for (let i = 0; i < 3; i++) {
+        await new Promise((r) => process.nextTick(r));
+        seen.push('loop ' + i);
+      }
+    })();
+    setTimeout(resolve, 5);
+  }, 0));
+  process.removeListener('unhandledRejection', onUnhandled);
+  assert.deepStrictEqual(seen, ['loop 0', 'loop 1', 'loop 2', 'unhandled r']);
+});
+
 check('a timer set after a long synchronous stretch waits its whole delay', async () => {
   // The loop's cached clock is stale after synchronous work; node refreshes
   // it when a timer starts, so the delay counts from the setTimeout call.
