@@ -77,7 +77,7 @@ class HttpCall {
     let body;
     try { body = text === '' ? {} : JSON.parse(text); } catch (e) { body = { error: 'bad_response', reason: text }; }
     if (status >= 400) {
-      this.reject(new PouchError(status, (body && body.error) || 'unknown_error', (body && body.reason) || ('HTTP ' + status)));
+      this.reject(httpError(status, body));
     } else {
       this.resolve(body);
     }
@@ -89,6 +89,59 @@ function httpCall(h, method, rel, body, options) {
     body = JSON.stringify(body, optsReplacer);
   }
   return new Promise((resolve, reject) => new HttpCall(h, method, rel, body, options, resolve, reject));
+}
+
+// A server's error answer as PouchDB's http adapter gives it
+// (pouchdb-errors' generateErrorFromResponse on the JSON body): CouchDB's
+// error (a string) and reason as they are, then status, name (the error)
+// and message (the reason), in that order. PouchDB's is the parsed body
+// itself, a plain object; this one is a PouchError (an Error, with the
+// usual non-enumerable stack), so that String(err) and instanceof Error
+// say what it is.
+function httpError(status, body) {
+  const e = Object.create(PouchError.prototype);
+  e.error = (body && body.error) || 'unknown_error';
+  e.reason = (body && body.reason) || ('HTTP ' + status);
+  e.status = status;
+  e.name = e.error;
+  e.message = e.reason;
+  Error.captureStackTrace(e, httpError);
+  return e;
+}
+// Marks a request's error with the document it was about (PouchDB's http
+// adapter's get and put set docId; post, through bulkDocs, the refused
+// row's id and then docId). Only the server's or PouchDB's errors.
+function withDocId(p, id, row) {
+  return p.catch((e) => {
+    if (e instanceof PouchError) {
+      if (row && e.status === 409) {
+        // The row's id leads, as in the row the server answered.
+        const rowError = Object.setPrototypeOf({ id, error: e.error, reason: e.reason, name: e.name, status: e.status,
+          message: e.message }, PouchError.prototype);
+        Object.defineProperty(rowError, 'stack', { value: e.stack, writable: true, configurable: true });
+        e = rowError;
+      }
+      e.docId = id;
+    }
+    throw e;
+  });
+}
+
+// pouchdb-core's checks of every adapter's put and bulkDocs, made before
+// the request: its rev pattern (a rev that passes and the server refuses
+// is the server's error; an undefined one is none, as PouchDB's clone of
+// the arguments drops it) and its _id checks (invalidIdError).
+const kValidRev = /^\d+-[^-]*$/;
+function isValidRev(rev) { return typeof rev === 'string' && kValidRev.test(rev); }
+function putDocError(doc) {
+  const id = doc._id;
+  if (!id) return new PouchError(412, 'missing_id', '_id is required for puts');
+  if (typeof id !== 'string') return new PouchError(400, 'bad_request', '_id field must contain a string');
+  if (/^_/.test(id) && !/^_(design|local)/.test(id)) {
+    return new PouchError(400, 'bad_request', 'Only reserved document ids may start with underscore.');
+  }
+  if (doc._rev !== undefined && !isValidRev(doc._rev)) return new PouchError(400, 'bad_request', 'Invalid rev format');
+  return null;
 }
 
 // A CouchDB error row ({id, error, reason}) given PouchDB's members as its
@@ -157,8 +210,9 @@ class RemotePouchDB extends PouchDB {
     const q = pick(opts, ['rev', 'revs', 'revs_info', 'open_revs', 'conflicts', 'attachments', 'latest',
       'local_seq', 'deleted_conflicts', 'att_encoding_info', 'atts_since']);
     return run(cb, () => {
-      checkDocId(id);
-      return this._call('GET', encodeDocId(id) + queryString(q)).then((doc) => {
+      // A non-string id fails in encodeDocId with PouchDB's TypeError.
+      if (id === '') checkDocId(id);
+      return withDocId(this._call('GET', encodeDocId(id) + queryString(q)), id).then((doc) => {
         if (opts.binary && opts.attachments && doc && doc._attachments) {
           for (const name in doc._attachments) {
             const a = doc._attachments[name];
@@ -174,29 +228,28 @@ class RemotePouchDB extends PouchDB {
     if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
       return settle(Promise.reject(new PouchError(400, 'bad_request', 'Document must be a JSON object')), cb);
     }
-    if (typeof doc._id !== 'string' || doc._id === '') {
-      return settle(Promise.reject(new PouchError(412, 'missing_id', '_id is required for puts')), cb);
-    }
+    const bad = putDocError(doc);
+    if (bad) return settle(Promise.reject(bad), cb);
     const q = opts.new_edits === false ? '?new_edits=false' : '';
-    return settle(this._call('PUT', encodeDocId(doc._id) + q, withBase64Atts(doc)), cb);
+    return settle(withDocId(this._call('PUT', encodeDocId(doc._id) + q, withBase64Atts(doc)), doc._id), cb);
   }
   post(doc, opts, cb) {
     [opts, cb] = argsOf(opts, cb);
     if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
       return settle(Promise.reject(new PouchError(400, 'bad_request', 'Document must be a JSON object')), cb);
     }
-    return settle(this._call('POST', '', withBase64Atts(doc)), cb);
+    return settle(withDocId(this._call('POST', '', withBase64Atts(doc)), doc._id, true), cb);
   }
+  // PouchDB's http adapter's remove: the doc's (or opts') rev goes to the
+  // server as it is, so a missing or malformed one is the server's 400
+  // "Invalid rev format" (rev=undefined); a null doc or a non-string _id
+  // fails with the TypeError of reading it (doc._rev, id.startsWith).
   remove(docOrId, optsOrRev, opts, cb) {
     let doc;
     ({ doc, opts, cb } = removeArgs(docOrId, optsOrRev, opts, cb));
-    // A bare id names its document here (a DELETE without a rev: the
-    // server's 409), not PouchDB core's id-less one of the local adapter.
-    const id = typeof doc === 'string' ? doc : doc && doc._id;
-    const rev = typeof doc === 'string' ? undefined : doc && doc._rev;
     return run(cb, () => {
-      checkDocId(id);
-      return this._call('DELETE', encodeDocId(id) + queryString({ rev }));
+      const rev = doc._rev || opts.rev;
+      return this._call('DELETE', encodeDocId(doc._id) + '?rev=' + encodeURIComponent(String(rev)));
     });
   }
   // PUT /db/doc/att: the body as bytes with its content type; with no rev
@@ -244,6 +297,11 @@ class RemotePouchDB extends PouchDB {
       }
       docs = req.docs;
       if (req.new_edits !== undefined) newEdits = req.new_edits;
+    }
+    for (const d of docs) {
+      if (d !== null && typeof d === 'object' && !Array.isArray(d) && d._rev !== undefined && !isValidRev(d._rev)) {
+        return settle(Promise.reject(new PouchError(400, 'bad_request', 'Invalid rev format')), cb);
+      }
     }
     const body = { docs: docs.map((d) => (d !== null && typeof d === 'object' && d._attachments ? withBase64Atts(d) : d)) };
     if (newEdits === false) body.new_edits = false;

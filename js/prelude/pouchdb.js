@@ -4,16 +4,28 @@
 // ---------------------------------------------------------------------------
 // PouchDB-compatible database API
 
+// pouchdb-errors' templates that PouchDB's adapters use bare
+// (createError(TEMPLATE), no reason): an error with one of these messages
+// has no `reason` member, as PouchDB's has none. Any other keeps its
+// reason (a missing document's 'missing' or 'deleted', CouchDB's reasons).
+const kBareMessages = new Set(['Document update conflict', 'Missing JSON list of \'docs\'',
+  '_id field must contain a string', '_id is required for puts',
+  'Only reserved document ids may start with underscore.', 'Document must be a JSON object',
+  'Invalid rev format', 'A pre-existing attachment stub wasn\'t found']);
+
 class PouchError extends Error {
   constructor(status, name, reason) {
-    super(reason);
+    // Members assigned in pouchdb-errors' order (status, name, message,
+    // error, reason): Object.keys and JSON.stringify list them so. The
+    // stack stays the usual non-enumerable one (PouchDB's createError
+    // copies it to an enumerable member), so that JSON.stringify(err)
+    // prints no stack trace.
+    super();
     this.status = status;
     this.name = name;
-    // Enumerable, as PouchDB's (pouchdb-errors assigns it after a bare
-    // super()): JSON.stringify(err) carries the message.
-    Object.defineProperty(this, 'message', { value: reason, writable: true, enumerable: true, configurable: true });
+    this.message = reason;
     this.error = true;
-    this.reason = reason;
+    if (!kBareMessages.has(reason)) this.reason = reason;
   }
   // PouchDB's: String(err) is JSON of status, name, message and reason.
   toString() {
@@ -22,13 +34,14 @@ class PouchError extends Error {
 }
 // The engine's errors carry CouchDB's names and reasons (its HTTP API's);
 // where PouchDB's own adapters answer differently (pouchdb-errors), the JS
-// API answers as they do: a conflict's message has no full stop; a missing
-// or deleted document's (or attachment's) message is "missing", its reason
-// saying which; a reserved _id is a bad_request; a missing stub has
-// PouchDB's message.
+// API answers as they do: a conflict's message has no full stop, and it has
+// no reason; a missing or deleted document's (or attachment's) message is
+// "missing", its reason saying which; a reserved _id is a bad_request; a
+// missing stub has PouchDB's message (and no reason).
 function pouchShaped(e) {
   if (e.name === 'conflict' && e.message === 'Document update conflict.') {
-    e.message = e.reason = 'Document update conflict';
+    e.message = 'Document update conflict';
+    delete e.reason;
   } else if (e.name === 'not_found' && (e.reason === 'deleted' || e.reason === 'missing' ||
                                         e.reason === 'Document is missing attachment')) {
     e.message = 'missing';
@@ -36,6 +49,24 @@ function pouchShaped(e) {
     e.name = 'bad_request';
   } else if (e.name === 'missing_stub') {
     e.message = 'A pre-existing attachment stub wasn\'t found';
+    delete e.reason;
+  }
+  return e;
+}
+// PouchDB's put, post and remove write through bulkDocs: a refused row's
+// error (a conflict, a removal's 404) carries the row's `id` and then the
+// document's `docId` (pouchdb-core's yankError); post's and remove's other
+// errors (the whole batch refused: a bad rev or _id) the docId only, put's
+// none (put checks them before it writes). Only PouchErrors: a TypeError
+// stays as it is.
+function yanked(e, id, allErrors) {
+  if (e instanceof PouchError) {
+    if (e.status === 409 || e.status === 404) {
+      e.id = id;
+      e.docId = id;
+    } else if (allErrors) {
+      e.docId = id;
+    }
   }
   return e;
 }
@@ -77,7 +108,25 @@ function removeArgs(docOrId, optsOrRev, opts, cb) {
 // was_delete refusal) and a deleted one a conflict.
 function removeError(e, id) {
   if (e && e.status === 404 && e.reason === 'missing') e.reason = 'deleted';
-  if (e && typeof e === 'object') e.docId = id;
+  return yanked(e, id, true);
+}
+
+// get()'s error for a document it could not read carries the id asked for
+// as `docId`, as pouchdb-core's get gives it; a local document's is
+// localError's.
+function gotError(e, id) {
+  if (e instanceof PouchError) {
+    if (id.startsWith('_local/')) return localError(e);
+    e.docId = id;
+  }
+  return e;
+}
+// PouchDB reads and writes local documents past bulkDocs and get's
+// wrapping (its adapters' _getLocal, _putLocal, _removeLocal): their errors
+// have no id or docId, and a missing one's 404 no reason (MISSING_DOC used
+// bare).
+function localError(e) {
+  if (e instanceof PouchError && e.status === 404) delete e.reason;
   return e;
 }
 
@@ -357,7 +406,7 @@ function bulkErrorRow(row) {
   e.name = row.name;
   e.message = row.message;
   e.error = true;
-  if (row.reason !== row.message) e.reason = row.reason;
+  if (row.reason !== undefined && row.reason !== row.message) e.reason = row.reason;
   e.id = row.id;
   if (row.rev !== undefined) e.rev = row.rev;
   Error.captureStackTrace(e, bulkErrorRow);
@@ -447,7 +496,12 @@ function putDoc(db, doc, opts) {
   if (!doc._id) throw new PouchError(412, 'missing_id', '_id is required for puts');
   if (typeof doc._id !== 'string') throw new PouchError(400, 'bad_request', '_id field must contain a string');
   const h = db._handle();
-  const r = native.dbPut(h, docArg(withBase64Atts(doc)), opts != null && opts.new_edits === false);
+  let r;
+  try {
+    r = native.dbPut(h, docArg(withBase64Atts(doc)), opts != null && opts.new_edits === false);
+  } catch (e) {
+    throw doc._id.startsWith('_local/') ? localError(e) : yanked(e, doc._id, false);
+  }
   if (db.auto_compaction) native.dbCompactDocs(h, [r[0]]);
   return { ok: true, id: r[0], rev: r[1] };
 }
@@ -456,7 +510,12 @@ function postDoc(db, doc) {
     throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
   }
   const h = db._handle();
-  const r = native.dbPut(h, docArg(withBase64Atts(doc)), false);
+  let r;
+  try {
+    r = native.dbPut(h, docArg(withBase64Atts(doc)), false);
+  } catch (e) {
+    throw yanked(e, doc._id, true);
+  }
   if (db.auto_compaction) native.dbCompactDocs(h, [r[0]]);
   return { ok: true, id: r[0], rev: r[1] };
 }
@@ -547,7 +606,7 @@ class PouchDB extends EventEmitter {
       try {
         r = dbGetFlat(this._h, id);
       } catch (e) {
-        return Promise.reject(e);
+        return Promise.reject(gotError(e, id));
       }
       if (Array.isArray(r)) {
         const make = docShapes[r[0]];
@@ -557,13 +616,19 @@ class PouchDB extends EventEmitter {
     }
     if (typeof opts === 'function') { cb = opts; opts = undefined; }
     return run(cb, () => {
+      if (typeof id !== 'string') throw new PouchError(400, 'bad_request', '_id field must contain a string');
       // PouchDB looks '' up, and finds nothing.
-      if (id === '') throw pouchShaped(new PouchError(404, 'not_found', 'missing'));
-      checkDocId(id);
+      if (id === '') throw gotError(pouchShaped(new PouchError(404, 'not_found', 'missing')), id);
+      const h = this._handle();
       if (opts !== undefined && opts !== null && opts.open_revs !== undefined) {
-        return native.dbOpenRevs(this._handle(), id, JSON.stringify(opts, optsReplacer));
+        return native.dbOpenRevs(h, id, JSON.stringify(opts, optsReplacer));
       }
-      const doc = native.dbGet(this._handle(), id, opts == null ? undefined : jsonOpts(opts));
+      let doc;
+      try {
+        doc = native.dbGet(h, id, opts == null ? undefined : jsonOpts(opts));
+      } catch (e) {
+        throw gotError(e, id);
+      }
       if (opts != null && opts.binary && opts.attachments && doc._attachments) {
         for (const name in doc._attachments) {
           const a = doc._attachments[name];
@@ -635,12 +700,17 @@ class PouchDB extends EventEmitter {
     let doc;
     ({ doc, opts, cb } = removeArgs(docOrId, optsOrRev, opts, cb));
     return run(cb, () => {
-      const id = doc === null || doc === undefined ? doc : doc._id;
-      // remove(id) and remove(id, {rev}): PouchDB deletes a new document
-      // with a generated id, which answers 404 "deleted" and writes nothing,
-      // whether or not a document `id` exists.
-      if (id === undefined && doc !== undefined) throw removeError(pouchShaped(new PouchError(404, 'not_found', 'deleted')), undefined);
-      checkDocId(id);
+      // PouchDB reads doc._id as it is: remove(null) and remove(undefined)
+      // reject with that read's TypeError.
+      const id = doc._id;
+      // No id (remove(id) and remove(id, {rev}), remove({}), remove(42),
+      // remove(null, rev), remove('', rev)): PouchDB deletes a new document
+      // with a generated id, which answers 404 "deleted" and writes
+      // nothing, whether or not a document `id` exists.
+      if (id === undefined || id === null || id === '') {
+        throw removeError(pouchShaped(new PouchError(404, 'not_found', 'deleted')), id);
+      }
+      if (typeof id !== 'string') throw removeError(new PouchError(400, 'bad_request', '_id field must contain a string'), id);
       const h = this._handle();
       if (id.startsWith('_local/')) return this._removeLocal(h, id, doc._rev);
       const rev = doc._rev || opts.rev;
@@ -667,8 +737,14 @@ class PouchDB extends EventEmitter {
   // A local document's removal, PouchDB's _removeLocal: by doc._rev only
   // (not opts.rev), its errors without a docId.
   _removeLocal(h, id, rev) {
+    // A missing document is its 404 (PouchDB's bare MISSING_DOC), with a
+    // rev or without.
+    try {
+      native.dbGet(h, id);
+    } catch (e) {
+      throw localError(e);
+    }
     if (rev === undefined || rev === null || rev === '') {
-      native.dbGet(h, id);  // its 404 for a missing document
       throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
     }
     if (typeof rev !== 'string') throw new PouchError(400, 'bad_request', 'Invalid rev format');

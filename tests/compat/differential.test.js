@@ -63,7 +63,7 @@ const known = {
   },
   'reads.js': {
     'get bad rev': 'a malformed rev: PouchDB 404 missing, settee 400 Invalid rev format as CouchDB',
-    'get no id': 'PouchDB 9 throws a TypeError (cb is not a function); settee 412 missing_id',
+    'get no id': 'PouchDB 9 throws a TypeError (cb is not a function); settee 400 bad_request, as its get(undefined)',
     'changes all_docs style': 'seqs within one new_edits=false batch (PouchDB numbers by its own grouping) and leaf order (settee: winner first, as CouchDB)',
     'changes conflicts': 'seqs within one new_edits=false batch',
     'bulkGet': 'PouchDB\'s local bulkGet shim merges requests for one id (a rev-less request beside a rev\'d one is dropped: its TODO) and answers {missing: rev} and Error objects; settee answers as CouchDB\'s _bulk_get, which PouchDB\'s http adapter returns too (one result per request, {error: {id, rev, error, reason}}), so code written for a remote database reads it unchanged',

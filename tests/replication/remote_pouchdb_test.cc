@@ -35,7 +35,7 @@ TEST(RemotePouchDb, HttpAdapterScript) {
   int status = std::system(cmd.c_str());
   std::string text = Slurp(out);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
-  EXPECT_THAT(text, testing::HasSubstr("all 11 passed")) << text;
+  EXPECT_THAT(text, testing::HasSubstr("all 12 passed")) << text;
 }
 
 }  // namespace

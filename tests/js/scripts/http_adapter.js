@@ -46,6 +46,59 @@ check('put, post, get, remove, conflicts and errors', async () => {
   await assert.rejects(new PouchDB(server + '/' + tag + 'b', { skip_setup: true }).info(), (e) => e.status === 404);
 });
 
+// Each error as PouchDB 9's http adapter in node gives it for the same
+// call against a settee server (compared member by member there): the
+// server's answer with error (CouchDB's string) and reason, then status,
+// name and message; docId where its get, put and post set it; pouchdb-core's
+// own checks (bare, without a reason) before a put or bulkDocs is sent.
+// PouchDB's server errors are plain objects; settee's stay Errors.
+check('errors carry the members PouchDB 9\'s http adapter gives them', async () => {
+  const db = new PouchDB(server + '/' + tag + 'errs');
+  const a1 = await db.put({ _id: 'a' });
+  const a2 = await db.put({ _id: 'a', _rev: a1.rev });
+  const shape = async (p) => {
+    const e = await p.then(() => assert.fail('resolved'), (err) => err);
+    if (e instanceof TypeError) return ['TypeError', e.message];
+    return [Object.keys(e), JSON.parse(JSON.stringify(e))];
+  };
+  const served = (status, error, reason, more) => [['error', 'reason', 'status', 'name', 'message', ...Object.keys(more || {})],
+    Object.assign({ error, reason, status, name: error, message: reason }, more)];
+  const conflict = 'Document update conflict.';
+  assert.deepStrictEqual(await shape(db.put({ _id: 'a' })), served(409, 'conflict', conflict, { docId: 'a' }));
+  assert.deepStrictEqual(await shape(db.get('nope')), served(404, 'not_found', 'missing', { docId: 'nope' }));
+  assert.deepStrictEqual(await shape(db.post({ _id: 'a' })), [['id', 'error', 'reason', 'name', 'status', 'message', 'docId'],
+    { id: 'a', error: 'conflict', reason: conflict, name: 'conflict', status: 409, message: conflict, docId: 'a' }]);
+  const bare = (status, name, message) => [['status', 'name', 'message', 'error'], { status, name, message, error: true }];
+  assert.deepStrictEqual(await shape(db.put({ _id: '_foo' })),
+    bare(400, 'bad_request', 'Only reserved document ids may start with underscore.'));
+  assert.deepStrictEqual(await shape(db.put({ _id: 'c', _rev: 'invalid' })), bare(400, 'bad_request', 'Invalid rev format'));
+  assert.deepStrictEqual(await shape(db.put({ _id: 5 })), bare(400, 'bad_request', '_id field must contain a string'));
+  assert.deepStrictEqual(await shape(db.bulkDocs([{ _id: 'b', _rev: 'bad' }])), bare(400, 'bad_request', 'Invalid rev format'));
+
+  // remove() sends DELETE ?rev= with whatever rev it was given (none is
+  // "undefined", the server's 400); a null doc or a doc without a string
+  // _id fails reading it, with that TypeError, callback too.
+  const badRev = served(400, 'bad_request', 'Invalid rev format');
+  assert.deepStrictEqual(await shape(db.remove('a', a1.rev)), served(409, 'conflict', conflict));
+  assert.deepStrictEqual(await shape(db.remove({ _id: 'a' })), badRev);
+  assert.deepStrictEqual(await shape(db.remove({ _id: 'x' })), badRev);
+  assert.deepStrictEqual(await shape(db.remove('a', 'garbage')), badRev);
+  assert.deepStrictEqual(await shape(db.remove({ _id: 'a', _rev: 5 })), badRev);
+  assert.deepStrictEqual(await shape(db.remove(null)), ['TypeError', 'Cannot read properties of null (reading \'_rev\')']);
+  assert.deepStrictEqual(await shape(db.remove(undefined)), ['TypeError', 'Cannot read properties of undefined (reading \'_rev\')']);
+  const noId = ['TypeError', 'Cannot read properties of undefined (reading \'startsWith\')'];
+  assert.deepStrictEqual(await shape(db.remove(42)), noId);
+  assert.deepStrictEqual(await shape(db.remove({})), noId);
+  assert.deepStrictEqual(await shape(db.remove('a')), noId);
+  assert.deepStrictEqual(await shape(db.remove({ _id: 5, _rev: '1-abc' })), ['TypeError', 'id.startsWith is not a function']);
+  const viaCallback = await new Promise((resolve) => db.remove(null, (err) => resolve(err)));
+  assert.ok(viaCallback instanceof TypeError);
+  assert.strictEqual((await db.get('a'))._rev, a2.rev);
+  assert.strictEqual((await db.remove({ _id: 'a' }, { rev: a2.rev })).ok, true);
+  assert.deepStrictEqual(await shape(db.remove('a', a2.rev)), served(409, 'conflict', conflict));
+  await db.destroy();
+});
+
 check('bulkDocs, allDocs (ranges, keys, include_docs) and changes', async () => {
   const db = new PouchDB(server + '/' + tag + 'c');
   const docs = [];

@@ -77,6 +77,31 @@ async function step(label, p) {
   }
 }
 
+// An error's whole shape, where step() compares only status, name and
+// message: its own enumerable members in order (`stack` aside: PouchDB's
+// createError copies it to an enumerable member, settee keeps the usual
+// non-enumerable one) with their values, and String(err) for PouchDB's
+// own errors (error: true); a TypeError or other built-in error as its
+// class and message. Prints a line as step() does.
+function shapeOf(e) {
+  if (e === null || typeof e !== 'object') return { $thrown: canon(e) };
+  if (e instanceof Error && !('status' in e)) return { $class: e.constructor.name, message: e.message };
+  const members = [];
+  for (const k of Object.keys(e)) if (k !== 'stack') members.push([k, canon(e[k], k)]);
+  const out = { members };
+  if (e.error === true) out.string = String(e);
+  return out;
+}
+async function shapeStep(label, p) {
+  try {
+    const v = await (typeof p === 'function' ? p() : p);
+    console.log(label + '\t' + JSON.stringify(Array.isArray(v)
+      ? v.map((r) => (r instanceof Error || (r && r.error) ? shapeOf(r) : canon(r))) : canon(v)));
+  } catch (e) {
+    console.log(label + ' !\t' + JSON.stringify(shapeOf(e)));
+  }
+}
+
 // A fresh database: a previous run's is destroyed first.
 async function fresh(PouchDB, name, opts) {
   await new PouchDB(name, opts).destroy();
@@ -92,4 +117,4 @@ function done(e) {
   }
 }
 
-module.exports = { step, line, canon, fresh, done };
+module.exports = { step, shapeStep, line, canon, fresh, done };
