@@ -128,6 +128,13 @@ TEST_P(CouchServerTest, AllDbsIsSortedAndTakesRangeOptions) {
   EXPECT_EQ(Req("GET", "/_all_dbs?descending=true&limit=2").body, "[\"c\",\"b\"]\n");
   EXPECT_EQ(Req("GET", "/_all_dbs?startkey=%22b%22").body, "[\"b\",\"c\"]\n");
   EXPECT_EQ(Req("GET", "/_all_dbs?skip=1&endkey=%22b%22").body, "[\"a\",\"b\"]\n");
+  // couch_mrview_http:parse_params, as for _all_docs: booleans in any case,
+  // the last of a repeated option, CouchDB's reasons.
+  EXPECT_EQ(Req("GET", "/_all_dbs?descending=TRUE&limit=3&limit=1").body, "[\"c\"]\n");
+  EXPECT_EQ(Req("GET", "/_all_dbs?startkey=%22a%22&startkey=%22b%22").body, "[\"b\",\"c\"]\n");
+  auto r = Req("GET", "/_all_dbs?limit=x");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body, R"({"error":"query_parse_error","reason":"Invalid value for integer: \"x\""})" "\n");
 }
 
 TEST_P(CouchServerTest, DbsInfoListsOrNamesDatabasesWithTheirInfo) {
