@@ -299,6 +299,19 @@ TEST_P(CouchServerTest, DocumentReadOptions) {
   EXPECT_EQ(Str(d["_revs_info"][0], "rev"), rev2);
   d = J(Req("GET", "/db/d?local_seq=true"));
   EXPECT_TRUE(d.HasMember("_local_seq"));
+  // chttpd_db:parse_doc_query folds over the query string: a flag is on
+  // when any value is exactly "true" (a later "false" turns nothing off,
+  // "TRUE" is not "true"), and the last `rev` wins.
+  EXPECT_TRUE(J(Req("GET", "/db/d?revs=false&revs=true")).HasMember("_revisions"));
+  EXPECT_TRUE(J(Req("GET", "/db/d?revs=true&revs=false")).HasMember("_revisions"));
+  EXPECT_FALSE(J(Req("GET", "/db/d?revs=TRUE")).HasMember("_revisions"));
+  EXPECT_TRUE(J(Req("GET", "/db/d?meta=no&meta=true")).HasMember("_revs_info"));
+  EXPECT_EQ(Str(J(Req("GET", "/db/d?rev=" + rev2 + "&rev=" + rev1)), "_rev"), rev1);
+  EXPECT_EQ(Str(J(Req("GET", "/db/d?rev=" + rev1 + "&rev=" + rev2)), "_rev"), rev2);
+  auto open = J(Req("GET", "/db/d?open_revs=%5B%22" + rev1 + "%22%5D&open_revs=%5B%22" + rev2 + "%22%5D",
+                    "", {{"Accept", "application/json"}}));
+  ASSERT_TRUE(open.IsArray() && open.Size() == 1u) << json::Serialize(open);
+  EXPECT_EQ(Str(open[0]["ok"], "_rev"), rev2);
 }
 
 TEST_P(CouchServerTest, PostDbCreatesDocWithGeneratedId) {
@@ -827,6 +840,14 @@ TEST_P(CouchServerTest, BulkGetShapes) {
   EXPECT_EQ(Str(results[2]["docs"][0]["error"], "rev"), "undefined");  // asked without a rev
   EXPECT_EQ(Str(results[2]["docs"][0]["error"], "reason"), "missing");
   EXPECT_EQ(Str(results[3]["docs"][0]["error"], "error"), "bad_request");
+  // bulk_get_parse_doc_query reads flags as a document read does: another
+  // value than "true" is no error and turns nothing off.
+  r = Req("POST", "/db/_bulk_get?revs=yes", R"({"docs":[{"id":"a"}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(J(r)["results"][0]["docs"][0]["ok"].HasMember("_revisions")) << r.body;
+  r = Req("POST", "/db/_bulk_get?revs=true&revs=false", R"({"docs":[{"id":"a"}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(J(r)["results"][0]["docs"][0]["ok"].HasMember("_revisions")) << r.body;
 }
 
 // ---- client strings come back as the same strings
