@@ -102,6 +102,19 @@ Status RequestContext::ParseObjectBody(json::Document* doc) {
   return Status::OK();
 }
 
+const std::string* RequestContext::LastParam(std::string_view name) const {
+  const std::string* last = nullptr;
+  for (const auto& [n, v] : req.params) {
+    if (n == name) last = &v;
+  }
+  return last;
+}
+
+bool RequestContext::FlagParam(std::string_view name) const {
+  return std::any_of(req.params.begin(), req.params.end(),
+                     [&](const auto& p) { return p.first == name && p.second == "true"; });
+}
+
 Status RequestContext::BoolParam(std::string_view name, bool* out, bool strict) const {
   const std::string* v = req.Param(name);
   if (v == nullptr) return Status::OK();

@@ -109,7 +109,15 @@ class RequestContext {
   Status ParseObjectBody(json::Document* doc);
 
   //////// Query parameters:
+  // The first value of a repeated parameter, as chttpd:qs_value reads one.
   const std::string* Param(std::string_view name) const { return req.Param(name); }
+  // The last value, as the parsers that fold over the whole query string
+  // (chttpd_db:parse_doc_query) end with it.
+  const std::string* LastParam(std::string_view name) const;
+  // A document read's flag (revs, conflicts, attachments, ...) as
+  // chttpd_db:parse_doc_query reads it: on when any of its values is exactly
+  // "true"; another value, or a later "false", turns nothing off.
+  bool FlagParam(std::string_view name) const;
   // "true" / "false"; anything else is kQueryParseError when `strict`.
   Status BoolParam(std::string_view name, bool* out, bool strict = true) const;
   Status UIntParam(std::string_view name, uint64_t* out) const;

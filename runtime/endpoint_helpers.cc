@@ -10,6 +10,7 @@
 #include "storage/document.h"
 #include "storage/view_query.h"
 #include "util/couch_json.h"
+#include "util/erlang_text.h"
 #include "util/json.h"
 
 namespace settee {
@@ -141,23 +142,41 @@ KeyClass Classify(const json::Value& v) {
 
 Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_body,
                            AllDocsOptions* out, bool* want_update_seq) {
+  // Every option is parsed in the order given, as CouchDB's
+  // couch_mrview_http:parse_params folds over the query string, so a
+  // repeated one ends as its last value says. _all_docs reads no index and
+  // groups nothing, but CouchDB parses reduce, group, group_level, sorted and
+  // stale/stable/update for it as for a view and refuses a value it does not
+  // know.
   Status s;
-  s = ctx.BoolParam("descending", &out->descending);
-  if (s.ok()) s = ctx.BoolParam("inclusive_end", &out->inclusive_end);
-  if (s.ok()) s = ctx.BoolParam("include_docs", &out->include_docs);
-  if (s.ok()) s = ctx.BoolParam("conflicts", &out->conflicts);
-  if (s.ok()) s = ctx.BoolParam("attachments", &out->attachments);
-  if (s.ok()) s = ctx.BoolParam("att_encoding_info", &out->att_encoding_info);
-  if (s.ok()) s = ctx.BoolParam("update_seq", want_update_seq);
-  if (s.ok()) s = ctx.UIntParam("skip", &out->skip);
-  if (s.ok()) s = ctx.UIntParam("limit", &out->limit);
-  if (!s.ok()) return s;
-  // _all_docs reads no index, so these change nothing here, but CouchDB
-  // parses them for it as for a view (all_docs_view runs parse_params) and
-  // refuses a value it does not know.
   for (const auto& [name, value] : ctx.req.params) {
-    views::UpdateMode unused = views::UpdateMode::kTrue;
-    s = views::ParseFreshness(name, value, &unused);
+    bool* flag = name == "descending"          ? &out->descending
+                 : name == "inclusive_end"     ? &out->inclusive_end
+                 : name == "include_docs"      ? &out->include_docs
+                 : name == "conflicts"         ? &out->conflicts
+                 : name == "attachments"       ? &out->attachments
+                 : name == "att_encoding_info" ? &out->att_encoding_info
+                 : name == "update_seq"        ? want_update_seq
+                                               : nullptr;
+    uint64_t* count = name == "skip" ? &out->skip : name == "limit" ? &out->limit : nullptr;
+    bool unused_flag = false;
+    uint64_t unused_count = 0;
+    views::UpdateMode unused_update = views::UpdateMode::kTrue;
+    if (name == "reduce" || name == "group" || name == "sorted") flag = &unused_flag;
+    if (name == "group_level") count = &unused_count;
+    if (name == "attachments" || name == "att_encoding_info") {
+      // parse_param adds these to the document options on true and leaves
+      // the options as they are on false: once asked for, they stay.
+      bool on = false;
+      s = views::ParseBooleanText(value, &on);
+      if (on) *flag = true;
+    } else if (flag != nullptr) {
+      s = views::ParseBooleanText(value, flag);
+    } else if (count != nullptr) {
+      s = views::ParsePosIntText(value, count);
+    } else {
+      s = views::ParseFreshness(name, value, &unused_update);
+    }
     if (!s.ok()) return s;
   }
 
@@ -246,7 +265,7 @@ bool IsKeyParam(std::string_view name) {
 // Erlang's ~p of a decoded JSON value, as CouchDB's reasons show it: a
 // string as <<"...">>, anything else as its JSON.
 std::string ErlangShown(const json::Value& v) {
-  return v.IsString() ? "<<" + json::Serialize(v) + ">>" : json::Serialize(v);
+  return v.IsString() ? erlang::BinaryText(json::View(v)) : json::Serialize(v);
 }
 
 }  // namespace
@@ -271,7 +290,10 @@ Status ObjectOptionsToParams(const json::Value& object, QueryParams* out) {
         std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
       }
       if (text != "true" && text != "false") {
-        // couch_mrview_http:parse_boolean formats the value as a charlist.
+        // couch_mrview_http:parse_boolean turns a binary into a list first,
+        // and shows it as the query string's parser does.
+        bool unused = false;
+        if (v.IsString()) return views::ParseBooleanText(json::View(v), &unused);
         return Status(Status::Code::kQueryParseError, "Invalid boolean parameter: " + json::Serialize(v));
       }
       out->emplace_back(std::move(name), std::move(text));
@@ -301,12 +323,7 @@ Status ObjectOptionsToParams(const json::Value& object, QueryParams* out) {
 QueryParams LayerParams(const QueryParams& lower, const QueryParams& upper) {
   QueryParams out;
   out.reserve(lower.size() + upper.size());
-  for (const auto& p : lower) {
-    const bool overridden =
-        !IsKeyParam(p.first) &&
-        std::any_of(upper.begin(), upper.end(), [&](const auto& u) { return u.first == p.first; });
-    if (!overridden) out.push_back(p);
-  }
+  out.insert(out.end(), lower.begin(), lower.end());
   out.insert(out.end(), upper.begin(), upper.end());
   return out;
 }

@@ -62,9 +62,12 @@ std::string AbsoluteUrl(const RequestContext& ctx, std::string_view path);
 // slash, everything else is percent-encoded.
 std::string EncodeDocIdForPath(std::string_view docid);
 
-// Parses the _all_docs family's options from ctx.req.params, where a later
-// key parameter replaces an earlier one, and from `keys_body`, a POST
-// body's "keys" (or nullptr), which a "keys" parameter overrides.
+// Parses the _all_docs family's options from ctx.req.params in order, as
+// CouchDB's parse_params folds them: a repeated option ends as its last value
+// says (but attachments and att_encoding_info, once true, stay true), and a
+// later key parameter replaces an earlier end of the range. Booleans and
+// counts are read by views::ParseBooleanText and ParsePosIntText. `keys_body`
+// is a POST body's "keys" (or nullptr), which a "keys" parameter overrides.
 Status ParseAllDocsOptions(const RequestContext& ctx, const json::Value* keys_body,
                            AllDocsOptions* out, bool* want_update_seq);
 
@@ -81,9 +84,9 @@ using QueryParams = std::vector<std::pair<std::string, std::string>>;
 // that are no view option are left out.
 Status ObjectOptionsToParams(const json::Value& object, QueryParams* out);
 
-// `lower` then `upper`, as CouchDB folds one set of options over another:
-// a key parameter of either stays in order (a later one replaces an earlier
-// end of the range), any other option `upper` gives drops `lower`'s.
+// `lower` then `upper`, as CouchDB folds one set of options over another
+// (a body's, then the query string's over them): the parsers fold the
+// parameters in order, so where both give an option, `upper`'s wins.
 QueryParams LayerParams(const QueryParams& lower, const QueryParams& upper);
 
 // Which of an _all_docs answer's counts CouchDB 3 gives as null

@@ -428,14 +428,15 @@ bool Accepts(const RequestContext& ctx, std::string_view type) {
 }
 
 Status ParseAttachmentOptions(RequestContext& ctx, GetOptions* opts) {
-  // Lenient like CouchDB's other document read flags.
-  ctx.BoolParam("attachments", &opts->attachments, false).ok();
-  ctx.BoolParam("att_encoding_info", &opts->att_encoding_info, false).ok();
+  // As CouchDB's other document read flags; the last atts_since wins.
+  opts->attachments = ctx.FlagParam("attachments");
+  opts->att_encoding_info = ctx.FlagParam("att_encoding_info");
   json::Document since;
-  bool present = false;
-  Status s = ctx.JsonParam("atts_since", &since, &present);
-  if (!s.ok()) return s;
-  if (present) {
+  const std::string* since_text = ctx.LastParam("atts_since");
+  if (since_text != nullptr) {
+    if (!json::Parse(*since_text, &since).ok()) {
+      return Status(Status::Code::kQueryParseError, "Invalid JSON in parameter \"atts_since\"");
+    }
     if (!since.IsArray()) return Status::BadRequest("atts_since value must be array of revs.");
     for (const auto& r : since.GetArray()) {
       if (!r.IsString()) return Status::BadRequest("atts_since value must be array of revs.");

@@ -436,12 +436,11 @@ Status BulkGet(RequestContext& ctx) {
     return Status::BadRequest("Missing JSON list of 'docs'.");
   }
   BulkGetOptions opts;
-  s = ctx.BoolParam("revs", &opts.revs);
-  if (s.ok()) s = ctx.BoolParam("latest", &opts.latest);
-  if (!s.ok()) return s;
-  // Attachment flags are lenient, as on document reads.
-  ctx.BoolParam("attachments", &opts.attachments, false).ok();
-  ctx.BoolParam("att_encoding_info", &opts.att_encoding_info, false).ok();
+  // chttpd_db:bulk_get_parse_doc_query reads these as a document read does.
+  opts.revs = ctx.FlagParam("revs");
+  opts.latest = ctx.FlagParam("latest");
+  opts.attachments = ctx.FlagParam("attachments");
+  opts.att_encoding_info = ctx.FlagParam("att_encoding_info");
   for (const char* k : {"revs", "latest"}) {
     auto m = body.FindMember(k);
     if (m != body.MemberEnd() && m->value.IsBool()) {

@@ -45,17 +45,16 @@ bool AcceptsMultipartMixed(const RequestContext& ctx) {
 }
 
 Status ParseGetOptions(RequestContext& ctx, GetOptions* opts) {
-  // Document read flags are lenient like CouchDB's: anything but "true" is false.
-  bool meta = false;
-  ctx.BoolParam("revs", &opts->revs, false).ok();
-  ctx.BoolParam("revs_info", &opts->revs_info, false).ok();
-  ctx.BoolParam("conflicts", &opts->conflicts, false).ok();
-  ctx.BoolParam("deleted_conflicts", &opts->deleted_conflicts, false).ok();
-  ctx.BoolParam("local_seq", &opts->local_seq, false).ok();
-  ctx.BoolParam("latest", &opts->latest, false).ok();
-  ctx.BoolParam("meta", &meta, false).ok();
-  if (meta) opts->conflicts = opts->deleted_conflicts = opts->revs_info = true;
-  if (const std::string* rev = ctx.Param("rev")) opts->rev = *rev;
+  // chttpd_db:parse_doc_query folds over the query string: a flag is on
+  // when any of its values is "true", and the last `rev` wins.
+  opts->revs = ctx.FlagParam("revs");
+  opts->revs_info = ctx.FlagParam("revs_info");
+  opts->conflicts = ctx.FlagParam("conflicts");
+  opts->deleted_conflicts = ctx.FlagParam("deleted_conflicts");
+  opts->local_seq = ctx.FlagParam("local_seq");
+  opts->latest = ctx.FlagParam("latest");
+  if (ctx.FlagParam("meta")) opts->conflicts = opts->deleted_conflicts = opts->revs_info = true;
+  if (const std::string* rev = ctx.LastParam("rev")) opts->rev = *rev;
   return ParseAttachmentOptions(ctx, opts);
 }
 
@@ -64,7 +63,7 @@ Status ParseGetOptions(RequestContext& ctx, GetOptions* opts) {
 // not_found, as CouchDB's after_doc_read throws it.
 Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
                     const GetOptions& opts, const std::optional<std::vector<std::string>>& public_fields) {
-  const std::string& spec = *ctx.Param("open_revs");
+  const std::string& spec = *ctx.LastParam("open_revs");
   std::vector<std::string> revs;
   const bool all = spec == "all";
   if (!all) {

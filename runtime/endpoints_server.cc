@@ -8,6 +8,7 @@
 #include "runtime/couch_error.h"
 #include "runtime/couch_server.h"
 #include "runtime/endpoint_helpers.h"
+#include "storage/view_query.h"
 #include "util/digest.h"
 
 namespace settee {
@@ -37,19 +38,27 @@ Status ListDbNames(RequestContext& ctx, std::vector<std::string>* out) {
   std::vector<std::string> names = ctx.server.store()->ListDatabases();
   bool descending = false;
   uint64_t skip = 0, limit = UINT64_MAX;
-  s = ctx.BoolParam("descending", &descending);
-  if (s.ok()) s = ctx.UIntParam("skip", &skip);
-  if (s.ok()) s = ctx.UIntParam("limit", &limit);
-  if (!s.ok()) return s;
   std::optional<std::string> start, end;
-  for (const char* k : {"startkey", "start_key", "endkey", "end_key"}) {
-    json::Document d;
-    bool present = false;
-    s = ctx.JsonParam(k, &d, &present);
+  // couch_mrview_http:parse_params, which CouchDB runs for these as for
+  // _all_docs: the parameters folded in order, the last value winning.
+  for (const auto& [name, value] : ctx.req.params) {
+    const bool is_start = name == "startkey" || name == "start_key";
+    const bool is_end = name == "endkey" || name == "end_key";
+    if (name == "descending") {
+      s = views::ParseBooleanText(value, &descending);
+    } else if (name == "skip") {
+      s = views::ParsePosIntText(value, &skip);
+    } else if (name == "limit") {
+      s = views::ParsePosIntText(value, &limit);
+    } else if (is_start || is_end) {
+      json::Document d;
+      if (!json::Parse(value, &d).ok()) {
+        return Status(Status::Code::kQueryParseError, "Invalid JSON in parameter \"" + name + "\"");
+      }
+      if (!d.IsString()) return Status(Status::Code::kQueryParseError, name + " must be a string");
+      (is_start ? start : end) = std::string(json::View(d));
+    }
     if (!s.ok()) return s;
-    if (!present) continue;
-    if (!d.IsString()) return Status(Status::Code::kQueryParseError, std::string(k) + " must be a string");
-    (k[0] == 's' ? start : end) = std::string(json::View(d));
   }
   if (descending) std::reverse(names.begin(), names.end());
   out->clear();

@@ -1,7 +1,11 @@
 #include "storage/view_query.h"
 
-#include <cmath>
+#include <algorithm>
+#include <cctype>
 #include <string_view>
+#include <vector>
+
+#include "util/erlang_text.h"
 
 namespace settee::views {
 
@@ -11,44 +15,59 @@ Status ParseError(std::string reason) { return Status(Status::Code::kQueryParseE
 
 std::string Shown(const json::Value& v) { return v.IsString() ? std::string(json::View(v)) : json::Serialize(v); }
 
+// A boolean option: a JSON boolean, or its text as the query string's.
 Status Bool(const json::Value& v, bool* out) {
   if (v.IsBool()) {
     *out = v.GetBool();
     return Status::OK();
   }
-  if (v.IsString() && (json::View(v) == "true" || json::View(v) == "false")) {
-    *out = json::View(v) == "true";
-    return Status::OK();
-  }
-  return ParseError("Invalid value for boolean: \"" + Shown(v) + "\"");
+  return ParseBooleanText(Shown(v), out);
 }
 
-Status Uint(const json::Value& v, std::string_view name, uint64_t* out) {
-  double d = -1;
-  if (v.IsNumber()) {
-    d = v.GetDouble();
-  } else if (v.IsString()) {
-    std::string s(json::View(v));
-    char* end = nullptr;
-    d = s.empty() ? -1 : std::strtod(s.c_str(), &end);
-    if (end == nullptr || *end != '\0') d = -1;
-  }
-  if (!(d >= 0) || d != std::floor(d)) {
-    if (name == "skip" || name == "limit" || name == "group_level") {
-      if (v.IsNumber() || v.IsString()) {
-        // CouchDB: a negative count is its own message.
-        if (d < 0 && d == std::floor(d) && name != "group_level") {
-          return ParseError("Invalid value for positive integer: \"" + Shown(v) + "\"");
-        }
-      }
+// A count option, read as the query string's text (a JSON integer's text is
+// its digits).
+Status Uint(const json::Value& v, uint64_t* out) { return ParsePosIntText(Shown(v), out); }
+
+}  // namespace
+
+Status ParseBooleanText(std::string_view text, bool* out) {
+  // parse_boolean lowers the value with string:to_lower; only ASCII letters
+  // can make "true" or "false".
+  auto lower_is = [&](std::string_view word) {
+    if (text.size() != word.size()) return false;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(text[i])) != word[i]) return false;
     }
-    return ParseError("Invalid value for integer: \"" + Shown(v) + "\"");
+    return true;
+  };
+  if (lower_is("true")) {
+    *out = true;
+  } else if (lower_is("false")) {
+    *out = false;
+  } else {
+    return ParseError("Invalid boolean parameter: " + erlang::ListText(text));
   }
-  *out = d >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(d);
   return Status::OK();
 }
 
-}  // namespace
+Status ParsePosIntText(std::string_view text, uint64_t* out) {
+  const bool negative = !text.empty() && text[0] == '-';
+  std::string_view digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? text.substr(1) : text;
+  const bool integer = !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+  if (!integer) return ParseError("Invalid value for integer: " + erlang::ListText(text));
+  uint64_t value = 0;
+  for (char c : digits) {
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    value = value > (std::numeric_limits<uint64_t>::max() - d) / 10 ? std::numeric_limits<uint64_t>::max()
+                                                                      : value * 10 + d;
+  }
+  // "-0" is 0, which parse_pos_int takes.
+  if (negative && value != 0) return ParseError("Invalid value for positive integer: " + erlang::ListText(text));
+  *out = value;
+  return Status::OK();
+}
 
 Status ParseFreshness(std::string_view name, std::string_view value, UpdateMode* update) {
   // couch_mrview_http:parse_param; its reasons name no value.
@@ -107,9 +126,9 @@ Result<ViewQuery> ParseViewQuery(const json::Value& options) {
     } else if (name == "descending") {
       s = Bool(v, &q.descending);
     } else if (name == "skip") {
-      s = Uint(v, name, &q.skip);
+      s = Uint(v, &q.skip);
     } else if (name == "limit") {
-      s = Uint(v, name, &q.limit);
+      s = Uint(v, &q.limit);
     } else if (name == "reduce") {
       bool b = false;
       s = Bool(v, &b);
@@ -119,7 +138,7 @@ Result<ViewQuery> ParseViewQuery(const json::Value& options) {
     } else if (name == "group_level") {
       if (!v.IsNull()) {
         uint64_t level = 0;
-        s = Uint(v, name, &level);
+        s = Uint(v, &level);
         q.group_level = level;
       }
     } else if (name == "include_docs") {
@@ -128,6 +147,11 @@ Result<ViewQuery> ParseViewQuery(const json::Value& options) {
       s = Bool(v, &q.conflicts);
     } else if (name == "update_seq") {
       s = Bool(v, &q.update_seq);
+    } else if (name == "sorted" || name == "attachments" || name == "att_encoding_info") {
+      // Checked as CouchDB's parse_param checks them; a view's rows are
+      // always sorted here, and its include_docs documents carry stubs.
+      bool unused = false;
+      s = Bool(v, &unused);
     } else if (name == "stale" || name == "stable" || name == "update") {
       // A JSON boolean is taken as its text here, for callers that pass
       // options as JSON (PouchDB's query()); a view's POST body is checked
@@ -162,14 +186,36 @@ Result<ViewQuery> ParseViewQuery(const json::Value& options) {
   return q;
 }
 
+namespace {
+
+// The names that set one option (CouchDB's parse_param takes each spelling
+// alike).
+std::vector<std::string_view> Spellings(std::string_view name) {
+  if (name == "startkey" || name == "start_key") return {"startkey", "start_key"};
+  if (name == "endkey" || name == "end_key") return {"endkey", "end_key"};
+  if (name == "startkey_docid" || name == "start_key_doc_id") return {"startkey_docid", "start_key_doc_id"};
+  if (name == "endkey_docid" || name == "end_key_doc_id") return {"endkey_docid", "end_key_doc_id"};
+  return {name};
+}
+
+void Erase(json::Document* out, std::string_view name) {
+  if (auto it = out->FindMember(json::Value(rapidjson::StringRef(name.data(), static_cast<rapidjson::SizeType>(name.size()))));
+      it != out->MemberEnd()) {
+    out->EraseMember(it);
+  }
+}
+
+}  // namespace
+
 Status QueryStringToOptions(const std::vector<std::pair<std::string, std::string>>& params,
                             json::Document* out) {
   out->SetObject();
   auto& alloc = out->GetAllocator();
   for (const auto& [name, text] : params) {
     json::Value v;
-    if (name == "key" || name == "keys" || name == "startkey" || name == "start_key" ||
-        name == "endkey" || name == "end_key") {
+    const bool is_key = name == "key";
+    const bool is_bound = name == "startkey" || name == "start_key" || name == "endkey" || name == "end_key";
+    if (is_key || is_bound || name == "keys") {
       json::Document parsed;
       if (!json::Parse(text, &parsed).ok()) {
         return Status(Status::Code::kBadRequest, "invalid_json");
@@ -178,11 +224,19 @@ Status QueryStringToOptions(const std::vector<std::pair<std::string, std::string
     } else {
       v = json::StringValue(text, alloc);
     }
-    if (auto it = out->FindMember(name.c_str()); it != out->MemberEnd()) {
-      it->value = v;  // the last one wins
-    } else {
-      out->AddMember(json::StringValue(name, alloc), v, alloc);
+    // CouchDB's parse_params folds the parameters in order: the last value
+    // of an option wins, `key` sets both ends of the range, and a later
+    // start or end key replaces one of the ends `key` set.
+    if (is_key) {
+      for (std::string_view n : {"startkey", "start_key", "endkey", "end_key"}) Erase(out, n);
+    } else if (auto key = out->FindMember("key"); is_bound && key != out->MemberEnd()) {
+      json::Value start(key->value, alloc), end(key->value, alloc);
+      out->EraseMember(key);
+      out->AddMember("startkey", start, alloc);
+      out->AddMember("endkey", end, alloc);
     }
+    for (std::string_view n : Spellings(name)) Erase(out, n);
+    out->AddMember(json::StringValue(name, alloc), v, alloc);
   }
   return Status::OK();
 }

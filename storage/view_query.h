@@ -52,11 +52,27 @@ struct ViewQuery {
 };
 
 // Parses `options` (a JSON object; unknown members are ignored, as CouchDB
-// does). kQueryParseError with CouchDB's reason for a value of the wrong
-// type ("Invalid value for boolean: ...", "Invalid value for integer: ..."),
-// a non-array "keys", keys together with key/startkey/endkey, group with
-// group_level conflicts, an unknown stale/stable/update value.
+// does). A boolean or count option may be given as its JSON value or as the
+// text a query string carries; a value of another JSON type stands for its
+// JSON text, so {"limit":-1} reads as ?limit=-1 does (the wording PouchDB's
+// query() also gives). kQueryParseError with CouchDB's reason for a value
+// ParseBooleanText or ParsePosIntText refuses, a non-array "keys", keys
+// together with key/startkey/endkey, an unknown stale/stable/update value.
 Result<ViewQuery> ParseViewQuery(const json::Value& options);
+
+// CouchDB's couch_mrview_http:parse_boolean of a query-string value: "true"
+// or "false" in any case. Anything else is kQueryParseError "Invalid boolean
+// parameter: <value>", the value as Erlang prints a string
+// (erlang::ListText: "yes" in quotes, [] when empty).
+Status ParseBooleanText(std::string_view text, bool* out);
+
+// couch_mrview_http:parse_pos_int of a query-string value (limit, skip,
+// group_level): an integer as Erlang's list_to_integer reads it (an optional
+// sign, then decimal digits and nothing else) that is not negative; one past
+// uint64's range is taken as the largest. Otherwise kQueryParseError
+// "Invalid value for integer: <value>", or "Invalid value for positive
+// integer: <value>" for a negative integer, the value shown as above.
+Status ParsePosIntText(std::string_view text, uint64_t* out);
 
 // One stale, stable or update parameter's text, as CouchDB 3 takes it
 // (stale=ok|update_after, stable=true|false, update=true|false|lazy),
@@ -67,8 +83,10 @@ Status ParseFreshness(std::string_view name, std::string_view value, UpdateMode*
 // Builds the options object from query-string parameters (name, raw text):
 // key, keys, startkey, endkey and their start_key/end_key spellings are
 // JSON; startkey_docid/endkey_docid, stale and update are strings; the rest
-// booleans or integers as text. Malformed JSON is kQueryParseError
-// ("Invalid JSON: ..."), as CouchDB answers.
+// booleans or integers as text. The parameters are folded in order as
+// CouchDB's parse_params folds them: a repeated option (in either spelling)
+// keeps its last value, and a start or end key after `key` replaces that end
+// of the range `key` set. Malformed JSON is kBadRequest "invalid_json".
 Status QueryStringToOptions(const std::vector<std::pair<std::string, std::string>>& params,
                             json::Document* out);
 

@@ -169,7 +169,10 @@ TEST_P(CViews, QueryRejectsBadInput) {
   Str out;
   EXPECT_EQ(Query("by_type", "{not json"), "bad_request: invalid UTF-8 JSON: Missing a name for object member. at offset 1");
   EXPECT_EQ(Query("by_type", "[1]"), "bad_request: options_json must be a JSON object");
-  EXPECT_EQ(Query("by_type", R"({"limit":"x"})"), "query_parse_error: Invalid value for positive integer: \"x\"");
+  // The options are read as a query string would give them, with CouchDB's reasons.
+  EXPECT_EQ(Query("by_type", R"({"limit":"x"})"), "query_parse_error: Invalid value for integer: \"x\"");
+  EXPECT_EQ(Query("by_type", R"({"limit":-1})"), "query_parse_error: Invalid value for positive integer: \"-1\"");
+  EXPECT_EQ(Query("by_type", R"({"descending":"yes"})"), "query_parse_error: Invalid boolean parameter: \"yes\"");
   EXPECT_THAT(Query("by_type", R"({"keys":[1],"key":1})"), testing::StartsWith("query_parse_error: "));
   EXPECT_EQ(Query("by_type", "{}", "nope"), "not_found: missing");
   EXPECT_EQ(Query("by_type", "{}", "_design/"), "invalid_argument: ddoc is empty");

@@ -128,6 +128,13 @@ TEST_P(CouchServerTest, AllDbsIsSortedAndTakesRangeOptions) {
   EXPECT_EQ(Req("GET", "/_all_dbs?descending=true&limit=2").body, "[\"c\",\"b\"]\n");
   EXPECT_EQ(Req("GET", "/_all_dbs?startkey=%22b%22").body, "[\"b\",\"c\"]\n");
   EXPECT_EQ(Req("GET", "/_all_dbs?skip=1&endkey=%22b%22").body, "[\"a\",\"b\"]\n");
+  // couch_mrview_http:parse_params, as for _all_docs: booleans in any case,
+  // the last of a repeated option, CouchDB's reasons.
+  EXPECT_EQ(Req("GET", "/_all_dbs?descending=TRUE&limit=3&limit=1").body, "[\"c\"]\n");
+  EXPECT_EQ(Req("GET", "/_all_dbs?startkey=%22a%22&startkey=%22b%22").body, "[\"b\",\"c\"]\n");
+  auto r = Req("GET", "/_all_dbs?limit=x");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(r.body, R"({"error":"query_parse_error","reason":"Invalid value for integer: \"x\""})" "\n");
 }
 
 TEST_P(CouchServerTest, DbsInfoListsOrNamesDatabasesWithTheirInfo) {
@@ -292,6 +299,19 @@ TEST_P(CouchServerTest, DocumentReadOptions) {
   EXPECT_EQ(Str(d["_revs_info"][0], "rev"), rev2);
   d = J(Req("GET", "/db/d?local_seq=true"));
   EXPECT_TRUE(d.HasMember("_local_seq"));
+  // chttpd_db:parse_doc_query folds over the query string: a flag is on
+  // when any value is exactly "true" (a later "false" turns nothing off,
+  // "TRUE" is not "true"), and the last `rev` wins.
+  EXPECT_TRUE(J(Req("GET", "/db/d?revs=false&revs=true")).HasMember("_revisions"));
+  EXPECT_TRUE(J(Req("GET", "/db/d?revs=true&revs=false")).HasMember("_revisions"));
+  EXPECT_FALSE(J(Req("GET", "/db/d?revs=TRUE")).HasMember("_revisions"));
+  EXPECT_TRUE(J(Req("GET", "/db/d?meta=no&meta=true")).HasMember("_revs_info"));
+  EXPECT_EQ(Str(J(Req("GET", "/db/d?rev=" + rev2 + "&rev=" + rev1)), "_rev"), rev1);
+  EXPECT_EQ(Str(J(Req("GET", "/db/d?rev=" + rev1 + "&rev=" + rev2)), "_rev"), rev2);
+  auto open = J(Req("GET", "/db/d?open_revs=%5B%22" + rev1 + "%22%5D&open_revs=%5B%22" + rev2 + "%22%5D",
+                    "", {{"Accept", "application/json"}}));
+  ASSERT_TRUE(open.IsArray() && open.Size() == 1u) << json::Serialize(open);
+  EXPECT_EQ(Str(open[0]["ok"], "_rev"), rev2);
 }
 
 TEST_P(CouchServerTest, PostDbCreatesDocWithGeneratedId) {
@@ -820,6 +840,14 @@ TEST_P(CouchServerTest, BulkGetShapes) {
   EXPECT_EQ(Str(results[2]["docs"][0]["error"], "rev"), "undefined");  // asked without a rev
   EXPECT_EQ(Str(results[2]["docs"][0]["error"], "reason"), "missing");
   EXPECT_EQ(Str(results[3]["docs"][0]["error"], "error"), "bad_request");
+  // bulk_get_parse_doc_query reads flags as a document read does: another
+  // value than "true" is no error and turns nothing off.
+  r = Req("POST", "/db/_bulk_get?revs=yes", R"({"docs":[{"id":"a"}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(J(r)["results"][0]["docs"][0]["ok"].HasMember("_revisions")) << r.body;
+  r = Req("POST", "/db/_bulk_get?revs=true&revs=false", R"({"docs":[{"id":"a"}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(J(r)["results"][0]["docs"][0]["ok"].HasMember("_revisions")) << r.body;
 }
 
 // ---- client strings come back as the same strings

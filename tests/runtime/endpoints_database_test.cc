@@ -120,6 +120,57 @@ TEST_P(DatabaseEndpointsTest, BadBodyValuesAreCouchErrors) {
   EXPECT_EQ(Req("GET", "/db").status, 200);
 }
 
+// A GET's query string as CouchDB's couch_mrview_http reads it: booleans
+// in any case (parse_boolean lowers them), counts as Erlang's
+// list_to_integer reads them, and the reasons showing the value as Erlang
+// prints a string. Parameters fold in order, so a repeated one's last value
+// wins.
+TEST_P(DatabaseEndpointsTest, QueryStringValuesAsCouchDBReadsThem) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"limit=x", R"(Invalid value for integer: "x")"},
+      {"skip=x", R"(Invalid value for integer: "x")"},
+      {"limit=1.5", R"(Invalid value for integer: "1.5")"},
+      {"limit=", "Invalid value for integer: []"},
+      {"limit=%01", "Invalid value for integer: [1]"},
+      {"limit=-1", R"(Invalid value for positive integer: "-1")"},
+      {"skip=-2", R"(Invalid value for positive integer: "-2")"},
+      {"group_level=-1", R"(Invalid value for positive integer: "-1")"},
+      {"descending=yes", R"(Invalid boolean parameter: "yes")"},
+      {"include_docs=", "Invalid boolean parameter: []"},
+      {"conflicts=a%22b", R"(Invalid boolean parameter: "a\"b")"},
+      {"reduce=maybe", R"(Invalid boolean parameter: "maybe")"},
+      {"sorted=1", R"(Invalid boolean parameter: "1")"},
+      // The first is good: every value is parsed, not only the last.
+      {"limit=1&limit=x", R"(Invalid value for integer: "x")"},
+      {"limit=x&limit=1", R"(Invalid value for integer: "x")"},
+  };
+  for (const char* path : {"/db/_all_docs?", "/db/_design_docs?", "/db/_local_docs?"}) {
+    for (const auto& [query, reason] : bad) {
+      auto r = Req("GET", std::string(path) + query);
+      ASSERT_EQ(r.status, 400) << path << query << " " << r.body;
+      EXPECT_EQ(Str(J(r), "error"), "query_parse_error") << path << query;
+      EXPECT_EQ(Str(J(r), "reason"), reason) << path << query;
+    }
+  }
+  // Mixed case is taken; a sign and leading zeros are an integer's.
+  auto d = J(Req("GET", "/db/_all_docs?include_docs=TRUE&descending=True&limit=%2B02"));
+  EXPECT_EQ(Ids(d), "d,c");
+  EXPECT_TRUE(d["rows"][0].HasMember("doc"));
+  EXPECT_EQ(Ids(Req("GET", "/db/_all_docs?skip=-0&limit=99999999999999999999999&startkey=%22c%22")), "c,d");
+  EXPECT_EQ(Ids(Req("GET", "/db/_design_docs?descending=FALSE")), "_design/x,_design/y");
+
+  // The last value wins.
+  EXPECT_EQ(Ids(Req("GET", "/db/_all_docs?limit=1&limit=3&startkey=%22a%22")), "a,b,c");
+  EXPECT_EQ(Ids(Req("GET", "/db/_all_docs?limit=3&limit=1&startkey=%22a%22")), "a");
+  EXPECT_EQ(Ids(Req("GET", "/db/_all_docs?descending=true&descending=false&limit=1")), "_design/x");
+  EXPECT_EQ(Ids(Req("GET", "/db/_all_docs?skip=3&skip=0&limit=1")), "_design/x");
+  d = J(Req("GET", "/db/_all_docs?include_docs=true&include_docs=false&key=%22a%22"));
+  EXPECT_FALSE(d["rows"][0].HasMember("doc")) << json::Serialize(d);
+  EXPECT_EQ(Ids(Req("GET", "/db/_local_docs?limit=2&limit=1")), "_local/l1");
+  // In a POST too: the body first, then every query-string value in order.
+  EXPECT_EQ(Ids(Req("POST", "/db/_all_docs?limit=1&limit=2", R"({"limit":3,"startkey":"a"})")), "a,b");
+}
+
 // stale, stable and update change nothing for _all_docs, but CouchDB
 // parses them (all_docs_view runs couch_mrview_http:parse_params) and
 // refuses values it does not know, in the query string or a POST body.

@@ -255,6 +255,59 @@ TEST_P(ViewEndpointsTest, PostBodyValuesAreCheckedByTheirJsonType) {
   EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn?limit=0").status, 200);
 }
 
+// A GET's query string as CouchDB's couch_mrview_http reads it: booleans
+// in any case, counts as Erlang's list_to_integer reads them, reasons that
+// show the value as Erlang prints a string, and the parameters folded in
+// order (the last value wins; a start or end key after `key` replaces that
+// end of the range).
+TEST_P(ViewEndpointsTest, QueryStringValuesAsCouchDBReadsThem) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"limit=x", R"(Invalid value for integer: "x")"},
+      {"skip=1.5", R"(Invalid value for integer: "1.5")"},
+      {"limit=", "Invalid value for integer: []"},
+      {"limit=-1", R"(Invalid value for positive integer: "-1")"},
+      {"skip=-3", R"(Invalid value for positive integer: "-3")"},
+      {"group_level=x", R"(Invalid value for integer: "x")"},
+      {"descending=yes", R"(Invalid boolean parameter: "yes")"},
+      {"reduce=", "Invalid boolean parameter: []"},
+      {"include_docs=%E2%82%AC", "Invalid boolean parameter: [226,130,172]"},
+      {"sorted=maybe", R"(Invalid boolean parameter: "maybe")"},
+      {"limit=2&limit=x", R"(Invalid value for integer: "x")"},
+  };
+  for (const auto& [query, reason] : bad) {
+    auto r = Req("GET", std::string("/db/_design/d/_view/byn?") + query);
+    EXPECT_EQ(r.status, 400) << query << " " << r.body;
+    EXPECT_EQ(Str(ParseJson(r.body), "error"), "query_parse_error") << query;
+    EXPECT_EQ(Str(ParseJson(r.body), "reason"), reason) << query;
+  }
+  auto rows = [&](const std::string& query) {
+    auto r = Req("GET", "/db/_design/d/_view/byn?" + query);
+    if (r.status != 200) return std::to_string(r.status) + ": " + r.body;
+    auto d = ParseJson(r.body);
+    std::string out;
+    for (const auto& row : d["rows"].GetArray()) {
+      if (!out.empty()) out += ",";
+      out += json::Serialize(row["key"]);
+    }
+    return out;
+  };
+  // Mixed case is taken.
+  EXPECT_EQ(rows("reduce=FALSE&descending=True&limit=2"), "6,6");
+  EXPECT_EQ(rows("reduce=False&include_docs=TRUE&limit=1&skip=%2B0"), "0");
+  EXPECT_EQ(rows("reduce=true&group=TRUE&limit=2"), "0,1");
+  // The last value wins.
+  EXPECT_EQ(rows("reduce=false&limit=1&limit=3"), "0,0,0");
+  EXPECT_EQ(rows("reduce=false&limit=3&limit=1"), "0");
+  EXPECT_EQ(rows("reduce=false&descending=true&descending=false&limit=1"), "0");
+  EXPECT_EQ(rows("reduce=true&reduce=false&limit=1"), "0");
+  EXPECT_EQ(rows("reduce=false&startkey=5&start_key=4&limit=1"), "4");
+  EXPECT_EQ(rows("reduce=false&start_key=2&startkey=5&start_key=4&limit=1"), "4");
+  // `key` sets both ends; a later startkey replaces the lower one.
+  EXPECT_EQ(rows("reduce=false&key=3&startkey=2&skip=85&limit=2"), "2,3");
+  EXPECT_EQ(rows("reduce=false&startkey=2&key=3&limit=1"), "3");
+  EXPECT_EQ(rows("reduce=false&key=3&endkey=4&skip=85&limit=2"), "3,4");
+}
+
 // couch_mrview_http:parse_param's reasons for stale, stable and update name
 // no value, and an unknown `stable` is refused as the others are.
 TEST_P(ViewEndpointsTest, StaleStableAndUpdateReasons) {

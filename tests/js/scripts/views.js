@@ -84,6 +84,14 @@ check('errors are PouchDB-shaped; a throwing map skips the document', async () =
     message: 'No rows can match your key range, reverse your start_key and end_key or set {descending : true}' });
   await assert.rejects(db.query('d/byn', { include_docs: true }),
     { status: 400, name: 'query_parse_error', message: '{include_docs:true} is invalid for reduce' });
+  // Counts are checked as PouchDB's query() checks them, in the words of
+  // CouchDB's query-string parser (which PouchDB's are); a count as a
+  // string of digits is taken.
+  await assert.rejects(db.query('d/byn', { reduce: false, skip: 'x' }),
+    { status: 400, name: 'query_parse_error', message: 'Invalid value for integer: "x"' });
+  await assert.rejects(db.query('d/byn', { reduce: false, limit: -1 }),
+    { status: 400, name: 'query_parse_error', message: 'Invalid value for positive integer: "-1"' });
+  assert.strictEqual((await db.query('d/byn', { reduce: false, limit: '2' })).rows.length, 2);
   // PouchDB ignores grouping when it does not reduce, and reduce: true on a
   // map-only view (CouchDB refuses both).
   const noReduce = await db.query('d/byn', { reduce: false, group: true });

@@ -1,0 +1,24 @@
+// How Erlang's io_lib:format("~p", [X]) writes a string (a list of bytes)
+// or a binary: CouchDB puts such text into error reasons (the query-string
+// parser's "Invalid boolean parameter: ~p"), and clients see it verbatim.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace settee::erlang {
+
+// ~p of a list of bytes, as mochiweb hands CouchDB a decoded query-string
+// value: "..." with \" \\ \n \r \t \v \b \f \e escaped when every byte is
+// printable Latin-1 (or one of those escapes); [] when empty; otherwise the
+// byte values, [104,105,1]. Bytes 160-255 are printable and are written as
+// they are, so UTF-8 text whose bytes all lie there (é, 中) reads as itself.
+std::string ListText(std::string_view bytes);
+
+// ~p of a binary: <<"...">> under the same rule, <<>> when empty, else
+// <<104,105,1>>.
+std::string BinaryText(std::string_view bytes);
+
+}  // namespace settee::erlang
