@@ -1,7 +1,9 @@
-// The `native.stdin*` functions behind process.stdin (js/prelude/readline.js):
-// fd 0 read asynchronously on the isolate's own loop, so a script can read
-// its input line by line (readline over `cat file | settee run x.js`) while
-// its timers, feeds and database calls go on.
+// The `native.stdin*` functions behind process.stdin (js/prelude/stdio.js, a
+// stream.Readable): fd 0 read asynchronously on the isolate's own loop, so a
+// script can read its input (readline over `cat file | settee run x.js`)
+// while its timers, feeds and database calls go on. JS starts the reads when
+// its stream wants data and stops them when the stream's buffer is full
+// (backpressure) or it is paused: at most one read's chunk is kept here.
 //
 // A pipe, socket or terminal is read as a libuv stream: uv_read_stop() on
 // pause leaves nothing active on the loop, so a script that stops reading
@@ -27,6 +29,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include <v8-array-buffer.h>
 #include <v8-container.h>
@@ -64,7 +67,7 @@ struct StdinReader {
   bool wanted = false;       // JS wants data (not paused)
   bool ended = false;        // EOF or an error was seen
   std::deque<std::string> chunks;  // read, not yet taken by JS
-  std::string error;               // a read error's name ("EIO"), once
+  int error = 0;                   // a read error (UV_EIO ...), told once
 };
 
 std::mutex g_owner_mu;
@@ -92,12 +95,17 @@ void OnFileRead(uv_fs_t* req) {
     r->chunks.emplace_back(r->file_buf, static_cast<size_t>(n));
   } else {
     r->ended = true;
-    if (n < 0) r->error = uv_err_name(static_cast<int>(n));
+    if (n < 0) r->error = static_cast<int>(n);
   }
+  // A next read that fails to start ends the input here too: the Notify
+  // below tells JS of it with this chunk.
   if (r->wanted && !r->ended) StartFileRead(r);
   Notify(r);
 }
 
+// Starts the next read of a file; one that cannot start ends the input with
+// its error, which the caller must tell JS of (OnFileRead notifies,
+// StdinStart answers that a take has something).
 void StartFileRead(StdinReader* r) {
   if (r->req_pending || r->ended) return;
   uv_buf_t buf = uv_buf_init(r->file_buf, kReadSize);
@@ -105,7 +113,7 @@ void StartFileRead(StdinReader* r) {
   int rc = uv_fs_read(r->thread->loop(), &r->req, r->fd, &buf, 1, -1, OnFileRead);
   if (rc < 0) {
     r->ended = true;
-    r->error = uv_err_name(rc);
+    r->error = rc;
     return;
   }
   r->req_pending = true;
@@ -123,7 +131,7 @@ void OnStreamRead(uv_stream_t* stream, ssize_t n, const uv_buf_t* buf) {
   if (n == 0) return;  // EAGAIN: nothing this time
   if (n < 0) {
     r->ended = true;
-    if (n != UV_EOF) r->error = uv_err_name(static_cast<int>(n));
+    if (n != UV_EOF) r->error = static_cast<int>(n);
     uv_read_stop(stream);
   }
   Notify(r);
@@ -184,7 +192,7 @@ StdinReader* OwnReader(const Args& args, uint64_t feed_id) {
   if (r->is_stream) r->h.stream.data = r;
   if (rc < 0) {
     r->ended = true;  // nothing to read: the first take tells the end
-    if (rc != UV_EBADF) r->error = uv_err_name(rc);
+    if (rc != UV_EBADF) r->error = rc;
   }
   g_reader = r;
   t->AtDispose([t] {
@@ -197,8 +205,9 @@ StdinReader* OwnReader(const Args& args, uint64_t feed_id) {
 }
 
 // native.stdinStart(feedId) -> whether native.stdinTake has something (or
-// the end) already: JS wants data, and hooks.onFeed(feedId) runs whenever
-// more is read. Never calls back into JS itself.
+// the end, or an error) already, which JS then takes at once: JS wants data,
+// and hooks.onFeed(feedId) runs whenever more is read, the input ends or a
+// read fails. Never calls back into JS itself.
 void StdinStart(const Args& args) {
   uint64_t feed_id = static_cast<uint64_t>(args[0].As<v8::Number>()->Value());
   StdinReader* r = OwnReader(args, feed_id);
@@ -209,7 +218,7 @@ void StdinStart(const Args& args) {
       int rc = uv_read_start(&r->h.stream, OnAlloc, OnStreamRead);
       if (rc < 0 && rc != UV_EALREADY) {
         r->ended = true;
-        r->error = uv_err_name(rc);
+        r->error = rc;
       }
     } else {
       StartFileRead(r);
@@ -218,8 +227,9 @@ void StdinStart(const Args& args) {
   args.GetReturnValue().Set(!r->chunks.empty() || (r->ended && !r->req_pending));
 }
 
-// native.stdinStop(): JS paused; nothing of stdin keeps the loop alive then
-// (a file read already in flight completes and is kept for the next take).
+// native.stdinStop(): JS paused, or its buffer is full; nothing of stdin
+// keeps the loop alive then (a file read already in flight completes, is
+// kept for the next take and notified).
 void StdinStop(const Args&) {
   StdinReader* r = g_reader;
   if (!r || r->thread != IsolateThread::From(v8::Isolate::GetCurrent())) return;
@@ -227,15 +237,16 @@ void StdinStop(const Args&) {
   if (r->is_stream && !r->ended) uv_read_stop(&r->h.stream);
 }
 
-// native.stdinTake() -> [chunks (Uint8Array[]), ended (bool), error name or
-// undefined, read as a file (bool)]: what was read since the last take.
+// native.stdinTake() -> [chunks (Uint8Array[]), ended (bool), error name
+// ("ECONNRESET") or undefined, error number (node's errno: libuv's, < 0)]:
+// what was read since the last take.
 void StdinTake(const Args& args) {
   v8::Isolate* isolate = args.GetIsolate();
   v8::Local<v8::Context> ctx = isolate->GetCurrentContext();
   StdinReader* r = g_reader;
   v8::Local<v8::Array> chunks = v8::Array::New(isolate);
-  bool ended = false, file = false;
-  std::string error;
+  bool ended = false;
+  int error = 0;
   if (r && r->thread == IsolateThread::From(isolate)) {
     uint32_t i = 0;
     for (std::string& c : r->chunks) {
@@ -245,14 +256,32 @@ void StdinTake(const Args& args) {
     }
     r->chunks.clear();
     ended = r->ended && !r->req_pending;
-    file = !r->is_stream;
-    error.swap(r->error);
+    std::swap(error, r->error);
   }
   v8::Local<v8::Value> out[] = {chunks, v8::Boolean::New(isolate, ended),
-                                error.empty() ? v8::Undefined(isolate).As<v8::Value>()
-                                              : ToV8String(isolate, error).As<v8::Value>(),
-                                v8::Boolean::New(isolate, file)};
+                                error == 0 ? v8::Undefined(isolate).As<v8::Value>()
+                                           : ToV8String(isolate, uv_err_name(error)).As<v8::Value>(),
+                                v8::Integer::New(isolate, error)};
   args.GetReturnValue().Set(v8::Array::New(isolate, out, 4));
+}
+
+// native.stdinKind() -> how node would read fd 0: "file" (a regular file or
+// a device such as /dev/null, and a closed fd 0, for which node opens
+// /dev/null), "pipe" (a pipe or socket), "tty", or "unknown" (a directory:
+// node offers an empty stream). Opens nothing and starts no read.
+void StdinKind(const Args& args) {
+  const char* kind = "unknown";
+  if (fcntl(0, F_GETFD) < 0) {
+    kind = "file";
+  } else {
+    switch (uv_guess_handle(0)) {
+      case UV_FILE: kind = "file"; break;
+      case UV_NAMED_PIPE: case UV_TCP: kind = "pipe"; break;
+      case UV_TTY: kind = "tty"; break;
+      default: break;
+    }
+  }
+  args.GetReturnValue().Set(ToV8String(args.GetIsolate(), kind));
 }
 
 }  // namespace
@@ -262,6 +291,7 @@ void InstallStdinBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "stdinStart", StdinStart);
   SetFn(ctx, native, "stdinStop", StdinStop);
   SetFn(ctx, native, "stdinTake", StdinTake);
+  SetFn(ctx, native, "stdinKind", StdinKind);
 }
 
 }  // namespace settee::js

@@ -33,11 +33,15 @@ class EventEmitterMethods {
   }
   once(ev, fn) {
     if (typeof fn !== 'function') throw new TypeError('The "listener" argument must be of type function');
-    return this._add(ev, this._onceWrapper(ev, fn), false);
+    // Through this.on, as node's: a subclass's on (stream.Readable's starts
+    // reading for 'data' and 'readable') sees once-listeners too.
+    this.on(ev, this._onceWrapper(ev, fn));
+    return this;
   }
   prependOnceListener(ev, fn) {
     if (typeof fn !== 'function') throw new TypeError('The "listener" argument must be of type function');
-    return this._add(ev, this._onceWrapper(ev, fn), true);
+    this.prependListener(ev, this._onceWrapper(ev, fn));
+    return this;
   }
   removeListener(ev, fn) {
     const l = this._events && this._events[ev];

@@ -1,190 +1,12 @@
 
-// Part of the isolate prelude (js/prelude/begin.js): process.stdin and
-// node's readline module (readline, readline/promises).
+// Part of the isolate prelude (js/prelude/begin.js): node's readline module
+// (readline, readline/promises); process.stdin is in stdio.js.
 // A fragment, not a module: it shares the prelude function's scope.
-
-// ---------------------------------------------------------------------------
-// process.stdin: fd 0 read on this thread's loop (js/bindings_stdin.cc),
-// offered as node's readable stream is used: 'data' / 'end' / 'close' /
-// 'error' events, pause/resume (flowing starts with the first 'data'
-// listener, as node's), 'readable' with read() (paused mode; no
-// highWaterMark: what comes is kept until read), setEncoding, pipe and
-// for await. It is made at its
-// first use, as node's, so a script that never touches it does not read.
-
-class StdinStream extends EventEmitter {
-  constructor() {
-    super();
-    this.fd = 0;
-    if (native.isatty(0)) this.isTTY = true;
-    this.readable = true;
-    this.readableFlowing = null;
-    this.readableEnded = false;
-    this.destroyed = false;
-    this._decoder = null;
-    this._pending = [];   // chunks read while paused
-    this._ended = false;  // the native side has told the end
-    this._feedId = 0;
-    this._readableListening = false;
-    this._file = false;   // fd 0 is read as a file
-  }
-  _add(ev, fn, prepend) {
-    super._add(ev, fn, prepend);
-    // node: a 'data' listener switches a stream that was never paused on;
-    // a 'readable' one reads in paused mode, read() taking what came.
-    if (ev === 'data' && this.readableFlowing !== false) this.resume();
-    if (ev === 'readable' && !this.destroyed) {
-      this._readableListening = true;
-      this.readableFlowing = false;
-      this._startReading();
-      if (this._pending.length) nextTick(() => this.emit('readable'));
-    }
-    return this;
-  }
-  setEncoding(enc) {
-    this._decoder = new StringDecoder(enc);
-    return this;
-  }
-  isPaused() { return this.readableFlowing === false; }
-  resume() {
-    if (this.destroyed) return this;
-    const wasFlowing = this.readableFlowing === true;
-    this.readableFlowing = true;
-    if (wasFlowing) return this;
-    // Chunks kept while paused go out after this call, as node's resume().
-    nextTick(() => this._flush());
-    this._startReading();
-    return this;
-  }
-  _startReading() {
-    if (this._ended) return;
-    if (!this._feedId) {
-      this._feedId = nextFeedId++;
-      feeds.set(this._feedId, this);
-    }
-    if (native.stdinStart(this._feedId)) nextTick(() => this._poll());
-  }
-  // Paused mode: what has been read (at most n bytes), or null when nothing
-  // is; the end is emitted once read() has taken everything.
-  read(n) {
-    const parts = [];
-    let size = 0;
-    while (this._pending.length && Buffer.isBuffer(this._pending[0]) && (n === undefined || size < n)) {
-      const c = this._pending.shift();
-      if (n !== undefined && size + c.length > n) {
-        parts.push(c.subarray(0, n - size));
-        this._pending.unshift(c.subarray(n - size));
-        size = n;
-        break;
-      }
-      parts.push(c);
-      size += c.length;
-    }
-    if (this._pending.length && !Buffer.isBuffer(this._pending[0])) {
-      // The end (null) or an error, with nothing left before it.
-      const last = this._pending.shift();
-      if (last === null) {
-        nextTick(() => this._emitEnd());
-      } else {
-        this.destroy(last);
-      }
-    }
-    if (parts.length === 0) return null;
-    const buf = parts.length === 1 ? parts[0] : Buffer.concat(parts);
-    return this._decoder ? this._decoder.write(buf) : buf;
-  }
-  _emitEnd() {
-    if (this._decoder) {
-      const rest = this._decoder.end();
-      if (rest) this.emit('data', rest);
-    }
-    this.readable = false;
-    this.readableEnded = true;
-    this.emit('end');
-    // node reads a file on fd 0 as an fs.ReadStream without autoClose: no
-    // 'close' after its end; a pipe or terminal is a socket, closed then.
-    if (this._file) {
-      native.stdinStop();
-      feeds.delete(this._feedId);
-    } else {
-      this.destroy();
-    }
-  }
-  pause() {
-    if (this.readableFlowing !== false) {
-      this.readableFlowing = false;
-      native.stdinStop();
-    }
-    return this;
-  }
-  // hooks.onFeed: what the native side read (js/prelude/pouchdb.js dispatches).
-  _poll() {
-    if (this._ended) return;
-    const [chunks, ended, error, file] = native.stdinTake();
-    this._file = file;
-    for (const c of chunks) this._pending.push(asBuffer(c));
-    if (ended) {
-      this._ended = true;
-      feeds.delete(this._feedId);
-      if (error !== undefined) {
-        const e = new Error(error + ': read error on stdin');
-        e.code = error;
-        e.syscall = 'read';
-        this._pending.push(e);
-      } else {
-        this._pending.push(null);
-      }
-    }
-    if (this.readableFlowing === true) this._flush();
-    else if (this._readableListening && this._pending.length) this.emit('readable');
-  }
-  _flush() {
-    while (this.readableFlowing === true && this._pending.length && !this.destroyed) {
-      const c = this._pending.shift();
-      if (c === null) {
-        this._emitEnd();
-      } else if (c instanceof Error) {
-        this.destroy(c);
-      } else {
-        this.emit('data', this._decoder ? this._decoder.write(c) : c);
-      }
-    }
-  }
-  destroy(err) {
-    if (this.destroyed) return this;
-    this.destroyed = true;
-    this.readable = false;
-    native.stdinStop();
-    if (this._feedId) feeds.delete(this._feedId);
-    nextTick(() => {
-      if (err) this.emit('error', err);
-      this.emit('close');
-    });
-    return this;
-  }
-  pipe(dest, opts = {}) {
-    this.on('data', (chunk) => {
-      if (dest.write(chunk) === false && typeof dest.once === 'function') {
-        this.pause();
-        dest.once('drain', () => this.resume());
-      }
-    });
-    if (opts.end !== false && dest !== process.stdout && dest !== process.stderr) {
-      this.on('end', () => { if (typeof dest.end === 'function') dest.end(); });
-    }
-    return dest;
-  }
-  unpipe() { this.removeAllListeners('data'); return this; }
-  // for await (const chunk of process.stdin)
-  [Symbol.asyncIterator]() {
-    return chunkIterator(this, 'data', 'end', 1, () => this.destroy());
-  }
-}
 
 // An async iterator over `emitter`'s `ev` events (the first argument of
 // each), done at `endEv`, failing at 'error'. The emitter is paused while
 // more than `highWater` values wait (node's readline uses 1024 lines).
-function chunkIterator(emitter, ev, endEv, highWater, onReturn) {
+function chunkIterator(emitter, ev, endEv, highWater) {
   const values = [];
   const waiters = [];
   let done = false, error = null;
@@ -229,20 +51,12 @@ function chunkIterator(emitter, ev, endEv, highWater, onReturn) {
       pausedByUs = false;
       values.length = 0;
       cleanup();
-      if (onReturn) onReturn();
       settle();
       return Promise.resolve({ value, done: true });
     },
     [Symbol.asyncIterator]() { return this; },
   };
 }
-
-let stdinStream = null;
-Object.defineProperty(process, 'stdin', {
-  configurable: true,
-  enumerable: true,
-  get() { return stdinStream || (stdinStream = new StdinStream()); },
-});
 
 // ---------------------------------------------------------------------------
 // readline: line splitting over any readable that emits 'data' (Buffer or

@@ -121,29 +121,42 @@ function streamModule() {
   Stream.Transform = lib('_stream_transform.js');
   Stream.PassThrough = lib('_stream_passthrough.js');
   Stream.finished = lib('internal/streams/end-of-stream.js');
-  // node 12.9's state getters, which the library predates. Duplex copies
+  // node 12.9's and 15's state getters, which the library predates. Duplex copies
   // Writable's methods but not its accessors, so it gets them too.
   const getter = (proto, name, get) => Object.defineProperty(proto, name, { get, enumerable: false, configurable: true });
   getter(Stream.Readable.prototype, 'readableEnded', function () { return this._readableState ? this._readableState.endEmitted : false; });
   for (const proto of [Stream.Writable.prototype, Stream.Duplex.prototype]) {
     getter(proto, 'writableEnded', function () { return this._writableState ? this._writableState.ending : false; });
     getter(proto, 'writableFinished', function () { return this._writableState ? this._writableState.finished : false; });
+    getter(proto, 'writableNeedDrain', function () { return this._writableState ? this._writableState.needDrain : false; });
   }
   Stream.pipeline = pipelineEndingStdio(lib('internal/streams/pipeline.js'));
   Stream.promises = streamPromises();
+  // From now on Writable can be named: process.stdout and process.stderr
+  // become Writables (stdio.js).
+  upgradeStdio(process.stdout);
+  upgradeStdio(process.stderr);
   return Stream;
 }
 
 // node 20's pipeline ends a process.stdout or process.stderr it writes into
 // and then calls back; the library's pipes never end them (as pipe() does
 // not) and so never called back. Ending ours only says 'finish': the
-// descriptor stays open for later writes.
+// descriptor stays open for later writes, which work again from the next
+// tick (stdio.js). The library calls back within the last stream's
+// 'finish'; node on a later tick, and after the 'close' that follows a
+// stdio stream's 'finish' (which would unpipe what the callback pipes).
 function pipelineEndingStdio(pipeline) {
   return function (...args) {
     const streams = Array.isArray(args[0]) ? args[0] : args.filter((a) => typeof a !== 'function');
     const last = streams[streams.length - 1];
     const source = streams[streams.length - 2];
-    if (last instanceof StdioWriter && source && typeof source.once === 'function') source.once('end', () => last.end());
+    const stdio = last && last._isStdio;
+    if (stdio && source && typeof source.once === 'function') source.once('end', () => last.end());
+    const callback = args[args.length - 1];
+    if (typeof callback === 'function') {
+      args[args.length - 1] = (...result) => (stdio ? setImmediate : nextTick)(callback, ...result);
+    }
     return pipeline(...args);
   };
 }
@@ -168,41 +181,3 @@ for (const [name, get] of [
 ]) {
   Object.defineProperty(builtins, name, { get, enumerable: true, configurable: true });
 }
-
-// ---------------------------------------------------------------------------
-// process.stdout and process.stderr
-
-// Enough of a Writable for readable.pipe(process.stdout): events, write with
-// node's (chunk, encoding, callback) and bytes written as they are. Legacy
-// Streams, as node's are, without loading the library for every script that
-// prints. console.log goes through their write, which a script may replace.
-class StdioWriter extends Stream {
-  constructor(fd) {
-    super();
-    this.fd = fd;
-    this.isTTY = false;
-    this.writable = true;
-    this._isStdio = true;
-  }
-  write(chunk, encoding, callback) {
-    if (typeof encoding === 'function') [callback, encoding] = [encoding, undefined];
-    if (typeof chunk === 'string' && encoding && encoding !== 'utf8' && encoding !== 'utf-8') chunk = Buffer.from(chunk, encoding);
-    native.print(this.fd, typeof chunk === 'string' || ArrayBuffer.isView(chunk) ? chunk : String(chunk));
-    if (typeof callback === 'function') nextTick(callback, null);
-    return true;
-  }
-  // The descriptor stays open, as node keeps it; 'finish' still tells
-  // whoever waits that everything was written.
-  end(chunk, encoding, callback) {
-    if (typeof chunk === 'function') [callback, chunk] = [chunk, undefined];
-    else if (typeof encoding === 'function') [callback, encoding] = [encoding, undefined];
-    if (chunk !== undefined && chunk !== null) this.write(chunk, encoding);
-    nextTick(() => {
-      this.emit('finish');
-      if (typeof callback === 'function') callback();
-    });
-    return this;
-  }
-}
-process.stdout = new StdioWriter(1);
-process.stderr = new StdioWriter(2);

@@ -1,6 +1,7 @@
 // `settee run` / `settee eval` end to end (runtime/run_command.cc), through
 // the settee-js executable: output, exit status, error reports with stack
 // traces, --threads, --keep, limits, and the JS test scripts in scripts/.
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -427,7 +428,7 @@ TEST(RunCommand, AnEsModulesUncaughtErrorFailsTheRunWithItsLocation) {
 
 TEST(JsScripts, ZlibAsInNode) { ExpectScriptPasses("zlib.js", 3); }
 
-TEST(JsScripts, StreamAsInNode) { ExpectScriptPasses("stream.js", 8); }
+TEST(JsScripts, StreamAsInNode) { ExpectScriptPasses("stream.js", 9); }
 
 // stream.pipeline into process.stdout calls back once the source is written,
 // as node 20's does (which then ends stdout: not in stream.js, whose later
@@ -489,6 +490,114 @@ TEST(RunCommand, ProcessStdinReadsAsNodes) {
   o = SetteeShell("printf '\\342\\202\\254 x' | ", {"run", flowing});
   EXPECT_EQ(o.code, 0) << o.err;
   EXPECT_EQ(o.out, "\"\u20ac x\"\n");
+}
+
+// scripts/stdio.js's patterns, each with the stdins that tell its cases
+// apart; every expected output is node 20's for the same stdin.
+struct StdinCase {
+  std::string before;  // shell text before the command (a pipe into it)
+  std::string after;   // shell text after it (a redirection)
+};
+const StdinCase kPipe{"printf 'abc\\ndef' | ", ""};
+const StdinCase kEmptyPipe{"true | ", ""};
+const StdinCase kDevNull{"", " </dev/null"};
+const StdinCase kClosed{"", " <&-"};
+
+Outcome StdioPattern(const std::string& pattern, const StdinCase& in) {
+  return SetteeShell("timeout 60 " + in.before, {"run", kScripts + "/stdio.js", pattern}, in.after);
+}
+
+// Runs the pattern with stdin a socket whose peer is gone with data unread:
+// the first read fails with ECONNRESET.
+Outcome StdioPatternOnResetSocket(const std::string& pattern) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return {};
+  EXPECT_EQ(write(sv[0], "x", 1), 1);
+  close(sv[1]);  // unread data: sv[0] reads ECONNRESET
+  Outcome o = StdioPattern(pattern, {"", " <&" + std::to_string(sv[0])});
+  close(sv[0]);
+  return o;
+}
+
+void ExpectStdio(const std::string& pattern, const StdinCase& in, const std::string& out) {
+  Outcome o = StdioPattern(pattern, in);
+  EXPECT_EQ(o.code, 0) << pattern << " " << in.before << in.after << "\n" << o.err;
+  EXPECT_EQ(o.out, out) << pattern << " " << in.before << in.after;
+}
+
+// process.stdin is a stream.Readable as node's: a file (and /dev/null, and
+// a closed stdin, which node reads as /dev/null) buffers 64 KB and says no
+// 'close' after its end, a pipe 16 KB and closes; for await gives Buffers;
+// a read error destroys it at once with node's error.
+TEST(JsScripts, StdinAsInNode) {
+  const std::string pipe_head = "Readable true flowing null hwm 16384\n";
+  const std::string file_head = "Readable true flowing null hwm 65536\n";
+  ExpectStdio("events", kPipe, pipe_head + "end 7 true\nclose\n");
+  Outcome o = Settee({"run", kScripts + "/stdio.js", "events"}, "abc\ndef");
+  EXPECT_EQ(o.out, file_head + "end 7 true\n");
+  ExpectStdio("events", kEmptyPipe, pipe_head + "end 0 true\nclose\n");
+  ExpectStdio("events", kDevNull, file_head + "end 0 true\n");
+  ExpectStdio("events", kClosed, file_head + "end 0 true\n");
+  o = StdioPatternOnResetSocket("events");
+  EXPECT_EQ(o.out, pipe_head + "error ECONNRESET read read ECONNRESET -104\nclose\n");
+
+  ExpectStdio("iterate", kPipe, "chunks true total 7 buffers true\n");
+  ExpectStdio("iterate", kEmptyPipe, "chunks false total 0 buffers true\n");
+  ExpectStdio("iterate", kClosed, "chunks false total 0 buffers true\n");
+  EXPECT_EQ(StdioPatternOnResetSocket("iterate").out, "rejected ECONNRESET\n");
+
+  ExpectStdio("encoding", {"printf '\\342\\202\\254 x' | ", ""}, "\"\u20ac x\"\n");
+  ExpectStdio("encoding", kDevNull, "\"\"\n");
+  ExpectStdio("readn", kPipe, "first abc\nrest 4\nend\n");
+  ExpectStdio("readn", kEmptyPipe, "first null\nend\n");
+
+  // Nothing reads the stream, and the error still comes (before: never).
+  EXPECT_EQ(StdioPatternOnResetSocket("unread").out, "error ECONNRESET\nclose\n");
+}
+
+// pipe() into stdout passes bytes as they are and leaves stdout open; a
+// consumer that stops taking stops the reads (50 MB through a pipe, 3 MB
+// from a file); leaving for await early ends a script whose input goes on
+// (timeout's 124 if the reads kept it alive).
+TEST(JsScripts, StdinPipesWithBackpressure) {
+  ExpectStdio("pipe", kPipe, "abc\ndef[still open]\n");
+  ExpectStdio("pipe", kClosed, "[still open]\n");
+  std::string binary;
+  for (int i = 0; i < 256; ++i) binary += static_cast<char>(i);
+  Outcome o = Settee({"run", kScripts + "/stdio.js", "pipe"}, binary);
+  EXPECT_EQ(o.out, binary + "[still open]\n");
+
+  ExpectStdio("backpressure", {"head -c 50000000 /dev/zero | ", ""}, "bounded\n");
+  o = Settee({"run", kScripts + "/stdio.js", "backpressure"}, std::string(3000000, 'x'));
+  EXPECT_EQ(o.out, "bounded\n");
+
+  o = SetteeShell("(printf abc; sleep 3) | timeout 2 ", {"run", kScripts + "/stdio.js", "first"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "first chunk true\ndestroyed true\n");
+}
+
+// process.stdout and process.stderr are Writables (instanceof, write's
+// callback, pipeline's end and callback) that end() leaves open; without
+// the stream library, a look at _writableState makes stdout one.
+TEST(JsScripts, StdoutIsAWritableAsInNode) {
+  ExpectStdio("stdout", kDevNull,
+              "Writable true true object\nabc\nwrite true\nbig write true 0\nhi\nwrite cb true\n"
+              "piped\npipeline called back undefined\nfrom pipe()\ndone\n");
+  ExpectStdio("end", kDevNull, "last\nclose, end cb, finish\nafter end false false\n");
+  ExpectStdio("duck", kDevNull, "function object true\ntrue\n");
+}
+
+// Compiling the stream library costs an isolate about 20 ms: printing,
+// console.log or process.stdout.write, does not load it (stdout stays the
+// light StdioWriter), require('stream') does and makes stdout a Writable.
+TEST(RunCommand, StdioStaysOffTheStreamLibraryUntilAsked) {
+  auto o = Settee({"run", "-"},
+                  "const kind = () => Object.getPrototypeOf(process.stdout).constructor.name;\n"
+                  "console.log(kind());\n"
+                  "process.stdout.write('written\\n', () => console.log(kind()));\n"
+                  "setTimeout(() => { require('stream'); console.log(kind(), kind() === Object.getPrototypeOf(process.stderr).constructor.name); }, 5);\n");
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "StdioWriter\nwritten\nStdioWriter\nStdioWritable true\n");
 }
 
 // A script that stops reading a stdin that has not ended still ends: the

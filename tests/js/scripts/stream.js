@@ -89,6 +89,17 @@ check('a Readable pushes, pauses and ends; objectMode and encoding', async () =>
   assert.deepStrictEqual(counted, [0, 1, 2]);
 });
 
+check('once() listeners start a Readable as on() does', async () => {
+  // node's once goes through the stream's on: 'data' makes it flow,
+  // 'readable' makes it read.
+  const flowing = new Readable({ read() { this.push('a'); this.push(null); } });
+  const got = await new Promise((resolve) => flowing.once('data', (c) => resolve(String(c))));
+  assert.strictEqual(got, 'a');
+  const paused = new Readable({ read() { this.push('abc'); this.push(null); } });
+  await new Promise((resolve) => paused.once('readable', resolve));
+  assert.strictEqual(String(paused.read(2)), 'ab');
+});
+
 check('pipe, Transform and Duplex', async () => {
   const w = collector();
   Readable.from(['a', 'b']).pipe(upper()).pipe(w);
