@@ -3,6 +3,7 @@
 // multipart/related documents in and out, and the attachment read options.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "runtime/couch_server.h"
@@ -18,8 +19,11 @@ bool Accepts(const RequestContext& ctx, std::string_view type);
 
 // GET /db/doc?attachments=true with Accept: multipart/related: the document
 // (with "follows" entries), then each attachment body as a part, streamed.
+// `after_read`, when set, rewrites the document as read (a read filter that
+// keeps _attachments) or refuses it, before anything is sent.
 Status SendDocMultipartRelated(RequestContext& ctx, Database& db, const std::string& docid,
-                               GetOptions opts);
+                               GetOptions opts,
+                               const std::function<Status(std::string* doc_json)>& after_read = {});
 
 // Writes one open_revs revision (found, JSON with "follows" entries) as a
 // part of a multipart/mixed answer whose boundary is `boundary`: plain JSON

@@ -422,8 +422,12 @@ Status CheckUsersDbRequest(RequestContext& ctx, const std::vector<std::string>& 
     std::string reason = "settee serves /_users/" + what + " to admins only";
     return ctx.user.name.empty() ? Status::Unauthorized(reason) : Status::Forbidden(reason);
   }
-  // An attachment: its document's owner's only (a doc itself: the endpoint).
-  return segments.size() > 2 ? CheckUserDocRead(ctx.user, what) : Status::OK();
+  // A document itself, or an attachment read: the endpoint reads it as
+  // after_doc_read lets the requester (UsersDocReadFields: one's own, or
+  // another's with public fields left). An attachment written: its
+  // document's owner's only (before_doc_update's 404 for another's).
+  if (segments.size() == 2 || ctx.req.method == "GET" || ctx.req.method == "HEAD") return Status::OK();
+  return CheckUserDocRead(ctx.user, what);
 }
 
 }  // namespace

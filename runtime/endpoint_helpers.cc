@@ -108,6 +108,20 @@ void ReplicatorReadFilter::Apply(std::string_view docid, std::string* doc_json) 
   *doc_json = json::Serialize(doc);
 }
 
+Status UsersDocReadFields(RequestContext& ctx, Database& db, std::string_view docid,
+                          std::optional<std::vector<std::string>>* public_fields) {
+  public_fields->reset();
+  if (db.name() != kUsersDbName || ctx.CheckAccess(db, true).ok()) return Status::OK();
+  Status s = CheckUserDocRead(ctx.user, docid);
+  if (!s.IsNotFound()) return s;
+  // Read live: an admin sets the list through _config at any time.
+  std::vector<std::string> fields =
+      ParsePublicFields(ctx.server.config().Get("chttpd_auth", "public_fields").value_or(""));
+  if (fields.empty()) return s;
+  *public_fields = std::move(fields);
+  return Status::OK();
+}
+
 std::string AbsoluteUrl(const RequestContext& ctx, std::string_view path) {
   const std::string* host = ctx.req.Header("host");
   std::string out = "http://";

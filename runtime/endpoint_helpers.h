@@ -3,6 +3,7 @@
 // accept alike.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -54,6 +55,19 @@ class ReplicatorReadFilter {
   const UserContext& user_;
   bool active_ = false;
 };
+
+// CouchDB's couch_users_db:after_doc_read for one read of `docid` in `db`
+// by the requester, decided before the read. *public_fields stays unset for
+// a reader who gets the document whole: `db` is not _users, or the reader
+// is its admin, the document's own user, or reads a _local document. For
+// another's document it is set to the [chttpd_auth] public_fields when
+// some are configured; the reader then gets every revision it reads run
+// through StripToPublicFields (404 "missing" when none of them is left), on
+// every path that reads it (GET in each form, COPY's source, attachments).
+// Otherwise CheckUserDocRead's refusal: kNotFound "missing" for another's
+// document, kForbidden for a design document.
+Status UsersDocReadFields(RequestContext& ctx, Database& db, std::string_view docid,
+                          std::optional<std::vector<std::string>>* public_fields);
 
 // "http://host/db/doc" for Location headers, from the Host header.
 std::string AbsoluteUrl(const RequestContext& ctx, std::string_view path);

@@ -15,6 +15,7 @@
 #include "runtime/couch_error.h"
 #include "runtime/endpoint_helpers.h"
 #include "runtime/multipart.h"
+#include "runtime/users_db.h"
 #include "storage/attachment_store.h"
 #include "util/digest.h"
 #include "util/json.h"
@@ -119,6 +120,20 @@ Status GetAttachment(RequestContext& ctx, std::string_view prefix) {
   const std::string& name = ctx.params.at(2);
   std::string rev;
   if (const std::string* r = ctx.Param("rev")) rev = *r;
+  // CouchDB opens the document with the reader's user_ctx first (through
+  // after_doc_read): another's user document gives its attachments when a
+  // public field of it is left, else not found.
+  std::optional<std::vector<std::string>> public_fields;
+  Status s = UsersDocReadFields(ctx, **db, docid, &public_fields);
+  if (!s.ok()) return s;
+  if (public_fields) {
+    GetOptions gopts;
+    gopts.rev = rev;
+    auto doc = (*db)->Get(docid, gopts);
+    if (!doc.ok()) return doc.status();
+    s = StripToPublicFields(*public_fields, &*doc);
+    if (!s.ok()) return s;
+  }
   auto opened = (*db)->OpenAttachment(docid, name, rev);
   if (!opened.ok()) return opened.status();
   AttachmentReader& reader = **opened;
@@ -448,11 +463,15 @@ Status ParseAttachmentOptions(RequestContext& ctx, GetOptions* opts) {
 }
 
 Status SendDocMultipartRelated(RequestContext& ctx, Database& db, const std::string& docid,
-                               GetOptions opts) {
+                               GetOptions opts, const std::function<Status(std::string* doc_json)>& after_read) {
   opts.attachments_follow = true;
   auto doc = db.Get(docid, opts);
   if (!doc.ok()) return doc.status();
   ReplicatorReadFilter(ctx, db).Apply(docid, &*doc);
+  if (after_read) {
+    Status s = after_read(&*doc);
+    if (!s.ok()) return s;
+  }
   const std::vector<Follows> follows = FollowsOf(*doc);
   const std::string boundary = RandomUuidHex();
   const std::string rev = RevOf(*doc);

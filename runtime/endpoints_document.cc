@@ -2,6 +2,7 @@
 // GET/HEAD (all read options, open_revs as JSON or multipart/mixed), PUT,
 // DELETE and COPY.
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -132,23 +133,20 @@ Status GetDoc(RequestContext& ctx, std::string_view prefix) {
   // Another's document in _users: only its public fields, when some are
   // configured (couch_users_db:after_doc_read), else not found.
   std::optional<std::vector<std::string>> public_fields;
-  if (ctx.params[0] == kUsersDbName && !ctx.CheckAccess(**db, true).ok()) {
-    Status s = CheckUserDocRead(ctx.user, docid);
-    if (s.IsNotFound()) {
-      public_fields = ParsePublicFields(ctx.server.config().Get("chttpd_auth", "public_fields").value_or(""));
-      if (public_fields->empty()) return s;
-    } else if (!s.ok()) {
-      return s;
-    }
-  }
+  Status s = UsersDocReadFields(ctx, **db, docid, &public_fields);
+  if (!s.ok()) return s;
   GetOptions opts;
-  Status s = ParseGetOptions(ctx, &opts);
+  s = ParseGetOptions(ctx, &opts);
   if (!s.ok()) return s;
   if (ctx.Param("open_revs") != nullptr) return SendOpenRevs(ctx, **db, docid, opts, public_fields);
   if (opts.attachments && Accepts(ctx, "multipart/related")) {
-    // Its parts are written as read; stripped documents go as JSON only.
-    if (public_fields) return Status::NotFound("missing");
-    return SendDocMultipartRelated(ctx, **db, docid, opts);
+    // The stripped document with all its attachments, as CouchDB's
+    // send_doc_efficiently sends the #doc after_doc_read gave.
+    std::function<Status(std::string*)> strip;
+    if (public_fields) {
+      strip = [&public_fields](std::string* doc) { return StripToPublicFields(*public_fields, doc); };
+    }
+    return SendDocMultipartRelated(ctx, **db, docid, opts, strip);
   }
   auto doc = (*db)->Get(docid, opts);
   if (!doc.ok()) return doc.status();
@@ -322,10 +320,15 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   }
   auto db = ctx.OpenDb(IsDesignId(source) || IsDesignId(dest));
   if (!db.ok()) return db.status();
+  // CouchDB copies the source as the requester opens it (couch_doc_open
+  // with their user_ctx, through after_doc_read): another's user document
+  // stripped to the public fields, a replication document to what
+  // ReplicatorReadFilter leaves.
+  std::optional<std::vector<std::string>> public_fields;
+  Status s = UsersDocReadFields(ctx, **db, source, &public_fields);
+  if (!s.ok()) return s;
   std::optional<NonAdminUserWrite> non_admin;
   if (ctx.params[0] == kUsersDbName && !ctx.CheckAccess(**db, true).ok()) {
-    Status s = CheckUserDocRead(ctx.user, source);
-    if (!s.ok()) return s;
     non_admin = NonAdminUserWrite{&ctx.user, db->get()};
   }
   GetOptions gopts;
@@ -334,10 +337,13 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   gopts.attachments = true;
   auto src = (*db)->Get(source, gopts);
   if (!src.ok()) return src.status();
-  // CouchDB copies the source as the requester opens it.
   ReplicatorReadFilter(ctx, **db).Apply(source, &*src);
+  if (public_fields) {
+    s = StripToPublicFields(*public_fields, &*src);
+    if (!s.ok()) return s;
+  }
   json::Document doc;
-  Status s = json::Parse(*src, &doc);
+  s = json::Parse(*src, &doc);
   if (!s.ok()) return Status::Internal("stored document is not valid JSON");
   doc.RemoveMember("_id");
   doc.RemoveMember("_rev");

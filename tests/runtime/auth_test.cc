@@ -422,6 +422,73 @@ TEST_F(OpenUsersTest, PublicFieldsShowOthersDocsStripped) {
   EXPECT_EQ(Admin("PUT", "/_node/_local/_config/chttpd_auth/timeout", R"("5")").status, 400);
 }
 
+// The other reads of another's document meet after_doc_read too, as
+// CouchDB opens the document with the reader's user_ctx on each: GET as
+// multipart/related (the stripped JSON, then the attachments), COPY (the
+// stripped body is what is written, under the write's own rules) and an
+// attachment's GET (served when a public field is left).
+TEST_F(OpenUsersTest, PublicFieldsApplyToMultipartCopyAndAttachments) {
+  const std::string carol = "/_users/org.couchdb.user:carol";
+  auto r = Admin("PUT", carol + "?rev=" + Rev("carol"),
+                 R"({"name":"carol","password":"carolpw","roles":[],"type":"user","city":"Lyon"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  const Headers bob = {{"Authorization", BasicAuth("bob", "bobpw")}};
+  const auto copy = [&](const Headers& who, const std::string& dest) {
+    Headers h = who;
+    h.emplace_back("Destination", dest);
+    return Req("COPY", carol, "", h);
+  };
+  // None configured: not found on each path.
+  EXPECT_EQ(copy(bob, "_local/copied").status, 404);
+  ASSERT_EQ(Admin("PUT", "/_node/_local/_config/chttpd_auth/public_fields", R"("name, type, roles, city")").status,
+            200);
+  // COPY writes what the requester read: anonymous (before_doc_update lets
+  // a null name write) into a _local document, which no validation meets.
+  r = copy({}, "_local/copied");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Admin("GET", "/_users/_local/copied");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "city"), "Lyon");
+  for (const char* secret : {"derived_key", "salt", "password"}) {
+    EXPECT_EQ(r.body.find(secret), std::string::npos) << r.body;
+  }
+  // Bob's copy onto his own document is carol's name under his id.
+  r = copy(bob, "org.couchdb.user:bob?rev=" + Rev("bob"));
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Reason(r), "Doc ID must be of the form org.couchdb.user:name");
+
+  r = Req("PUT", carol + "/photo?rev=" + Rev("carol"), "pixels",
+          {{"Authorization", BasicAuth("admin", "s3cret")}, {"Content-Type", "text/plain"}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  Headers related = bob;
+  related.emplace_back("Accept", "multipart/related");
+  r = Req("GET", carol + "?attachments=true", "", related);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.HeaderOr("content-type").find("multipart/related"), std::string::npos);
+  EXPECT_EQ(r.HeaderOr("etag"), "\"" + Rev("carol") + "\"");
+  EXPECT_NE(r.body.find("\"city\":\"Lyon\""), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("pixels"), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("derived_key"), std::string::npos) << r.body;
+  r = As("bob", "bobpw", "GET", carol + "/photo");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, "pixels");
+  EXPECT_EQ(Req("GET", carol + "/photo").status, 200);
+  // Writes of another's attachments stay refused (before_doc_update).
+  EXPECT_EQ(As("bob", "bobpw", "DELETE", carol + "/photo?rev=" + Rev("carol")).status, 404);
+
+  // None of the public fields left: not found on each path again.
+  ASSERT_EQ(Admin("PUT", "/_node/_local/_config/chttpd_auth/public_fields", R"("nickname")").status, 200);
+  r = Req("GET", carol + "?attachments=true", "", related);
+  EXPECT_EQ(r.status, 404) << r.body;
+  EXPECT_EQ(Reason(r), "missing");
+  EXPECT_EQ(As("bob", "bobpw", "GET", carol + "/photo").status, 404);
+  EXPECT_EQ(copy({}, "_local/again").status, 404);
+  // One's own attachments stay readable.
+  ASSERT_EQ(Admin("DELETE", "/_node/_local/_config/chttpd_auth/public_fields").status, 200);
+  EXPECT_EQ(As("carol", "carolpw", "GET", carol + "/photo").body, "pixels");
+  EXPECT_EQ(As("bob", "bobpw", "GET", carol + "/photo").status, 404);
+}
+
 // _bulk_docs into _users hashes each password and validates each user
 // document like a PUT, and its body errors are those of any _bulk_docs.
 TEST_F(UsersTest, BulkDocsIntoUsersHashesAndValidates) {

@@ -537,6 +537,63 @@ TEST_F(ReplicationEndpointsTest, OthersReplicatorDocumentsAreReadWithoutCredenti
   ASSERT_TRUE(doc.HasMember("_revisions"));
   EXPECT_EQ(json::Serialize(doc["_revisions"]),
             R"({"start":2,"ids":[")" + stripped_second.substr(2) + R"(",")" + carols_rev.substr(2) + "\"]}");
+  // _revs_info lists the stored revisions: CouchDB's doc_meta_info reads it
+  // from the revision tree, beside the #doc after_doc_read rewrote, so only
+  // _rev (and _revisions) carry the stripped id.
+  doc = ParseJson(Req("GET", "/_replicator/carols?revs_info=true", "", bob).body);
+  EXPECT_EQ(Str(doc, "_rev"), stripped_second);
+  ASSERT_TRUE(doc.HasMember("_revs_info"));
+  EXPECT_EQ(json::Serialize(doc["_revs_info"]), R"([{"rev":")" + second + R"(","status":"available"},)"
+                                                R"({"rev":")" + carols_rev + R"(","status":"available"}])");
+}
+
+// CouchDB's COPY opens the source as the requester reads it (couch_doc_open
+// with their user_ctx, through after_doc_read) and writes that #doc under
+// the new id through before_doc_update.
+TEST_F(ReplicationEndpointsTest, NonOwnersCopyReplicatorDocumentsAsTheyReadThem) {
+  StartWithMemberBob("[]");
+  // Marked failed, so the replicator leaves them alone.
+  const std::string secret = R"({"source":"http://u:secret@127.0.0.1:1/a","target":{"url":"http://127.0.0.1:1/b",)"
+                             R"("headers":{"Authorization":"Basic c2VjcmV0"}},"_replication_state":"failed")";
+  auto has_secret = [](const std::string& text) {
+    return text.find("secret") != std::string::npos || text.find("c2VjcmV0") != std::string::npos;
+  };
+  // Another user's document keeps its owner in the stripped copy, which
+  // before_doc_update refuses: nothing is written.
+  auto r = Req("PUT", "/_replicator/carols", secret + R"(,"owner":"carol"})", admin_);
+  ASSERT_EQ(r.status, 201) << r.body;
+  Headers h = bob_;
+  h.emplace_back("Destination", "carols_copy");
+  r = Req("COPY", "/_replicator/carols", "", h);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), "Can't update replication documents from other users.");
+  EXPECT_EQ(Req("GET", "/_replicator/carols_copy", "", admin_).status, 404);
+  // A document with no owner (from before CouchDB stamped one, or written
+  // by the node itself: here straight into the store) is nobody's: bob
+  // reads it stripped, and his copy, stamped his, is what he read.
+  auto db = server_->store()->OpenDatabase("_replicator");
+  ASSERT_TRUE(db.ok());
+  auto put = (*db)->Put("legacy", secret + "}");
+  ASSERT_TRUE(put.ok() && put->status.ok());
+  r = Req("GET", "/_replicator/legacy", "", bob_);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(has_secret(r.body)) << r.body;
+  h = bob_;
+  h.emplace_back("Destination", "legacy_copy");
+  r = Req("COPY", "/_replicator/legacy", "", h);
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Req("GET", "/_replicator/legacy_copy", "", admin_);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(has_secret(r.body)) << r.body;
+  auto doc = ParseJson(r.body);
+  EXPECT_EQ(Str(doc, "owner"), "bob");
+  EXPECT_EQ(Str(doc, "source"), "http://127.0.0.1:1/a");
+  EXPECT_EQ(json::Serialize(doc["target"]), R"({"url":"http://127.0.0.1:1/b"})");
+  // The admin's copy is whole.
+  h = admin_;
+  h.emplace_back("Destination", "admins_copy");
+  ASSERT_EQ(Req("COPY", "/_replicator/legacy", "", h).status, 201);
+  EXPECT_TRUE(has_secret(Req("GET", "/_replicator/admins_copy", "", admin_).body));
 }
 
 // CouchDB's before_doc_update stamps a deletion too: its tombstone keeps
