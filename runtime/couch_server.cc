@@ -115,19 +115,14 @@ bool RequestContext::FlagParam(std::string_view name) const {
                      [&](const auto& p) { return p.first == name && p.second == "true"; });
 }
 
-Status RequestContext::BoolParam(std::string_view name, bool* out, bool strict) const {
+Status RequestContext::BoolParam(std::string_view name, bool* out) const {
   const std::string* v = req.Param(name);
   if (v == nullptr) return Status::OK();
-  if (*v == "true") {
-    *out = true;
-  } else if (*v == "false") {
-    *out = false;
-  } else if (strict) {
+  if (*v != "true" && *v != "false") {
     return Status(Status::Code::kQueryParseError,
                   "Invalid boolean parameter: \"" + std::string(name) + "\"");
-  } else {
-    *out = false;
   }
+  *out = *v == "true";
   return Status::OK();
 }
 

@@ -118,8 +118,8 @@ class RequestContext {
   // chttpd_db:parse_doc_query reads it: on when any of its values is exactly
   // "true"; another value, or a later "false", turns nothing off.
   bool FlagParam(std::string_view name) const;
-  // "true" / "false"; anything else is kQueryParseError when `strict`.
-  Status BoolParam(std::string_view name, bool* out, bool strict = true) const;
+  // "true" / "false"; anything else is kQueryParseError.
+  Status BoolParam(std::string_view name, bool* out) const;
   Status UIntParam(std::string_view name, uint64_t* out) const;
   // The parameter parsed as JSON; *present says whether it was given.
   Status JsonParam(std::string_view name, json::Document* out, bool* present) const;

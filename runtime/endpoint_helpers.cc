@@ -1,7 +1,6 @@
 #include "runtime/endpoint_helpers.h"
 
 #include <algorithm>
-#include <cctype>
 #include <iterator>
 
 #include "replication/replicator_doc_check.h"
@@ -296,21 +295,18 @@ Status ObjectOptionsToParams(const json::Value& object, QueryParams* out) {
     if (IsKeyParam(name)) {
       out->emplace_back(std::move(name), json::Serialize(v));
     } else if (std::find(std::begin(kBooleans), std::end(kBooleans), name) != std::end(kBooleans)) {
-      std::string text;
+      // couch_mrview_http:parse_boolean: a JSON boolean as it is, a string
+      // (a binary, turned into a list first) as the query string's text.
+      bool b = false;
       if (v.IsBool()) {
-        text = v.GetBool() ? "true" : "false";
+        b = v.GetBool();
       } else if (v.IsString()) {
-        text = std::string(json::View(v));
-        std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-      }
-      if (text != "true" && text != "false") {
-        // couch_mrview_http:parse_boolean turns a binary into a list first,
-        // and shows it as the query string's parser does.
-        bool unused = false;
-        if (v.IsString()) return views::ParseBooleanText(json::View(v), &unused);
+        Status s = views::ParseBooleanText(json::View(v), &b);
+        if (!s.ok()) return s;
+      } else {
         return Status(Status::Code::kQueryParseError, "Invalid boolean parameter: " + json::Serialize(v));
       }
-      out->emplace_back(std::move(name), std::move(text));
+      out->emplace_back(std::move(name), b ? "true" : "false");
     } else if (std::find(std::begin(kCounts), std::end(kCounts), name) != std::end(kCounts)) {
       if (v.IsUint64()) {
         out->emplace_back(std::move(name), std::to_string(v.GetUint64()));
