@@ -129,14 +129,17 @@ Status RequestContext::BoolParam(std::string_view name, bool* out) const {
 Status RequestContext::UIntParam(std::string_view name, uint64_t* out) const {
   const std::string* v = req.Param(name);
   if (v == nullptr) return Status::OK();
+  return UIntValue(name, *v, out);
+}
+
+Status RequestContext::UIntValue(std::string_view name, const std::string& value, uint64_t* out) {
   // Accept JSON-ish integers ("10"), reject anything else.
-  if (v->empty() || v->size() > 19 ||
-      !std::all_of(v->begin(), v->end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  if (value.empty() || value.size() > 19 ||
+      !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return Status(Status::Code::kQueryParseError,
-                  "Invalid value for integer parameter \"" + std::string(name) + "\": \"" + *v +
-                      "\"");
+                  "Invalid value for integer parameter \"" + std::string(name) + "\": \"" + value + "\"");
   }
-  *out = std::stoull(*v);
+  *out = std::stoull(value);
   return Status::OK();
 }
 

@@ -121,6 +121,8 @@ class RequestContext {
   // "true" / "false"; anything else is kQueryParseError.
   Status BoolParam(std::string_view name, bool* out) const;
   Status UIntParam(std::string_view name, uint64_t* out) const;
+  // One `value` of parameter `name` read as UIntParam reads it.
+  static Status UIntValue(std::string_view name, const std::string& value, uint64_t* out);
   // The parameter parsed as JSON; *present says whether it was given.
   Status JsonParam(std::string_view name, json::Document* out, bool* present) const;
 };

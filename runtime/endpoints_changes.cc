@@ -10,8 +10,10 @@
 // min(timeout, 60 s) with no change; with heartbeat it sends a heartbeat each
 // interval and never times out (PouchDB's live changes rely on that).
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <climits>
+#include <cstdint>
 
 #include "runtime/couch_error.h"
 #include "runtime/endpoint_helpers.h"
@@ -56,55 +58,83 @@ Status ParseSeq(std::string_view text, uint64_t* out) {
   return Status::OK();
 }
 
+// Erlang's list_to_integer of `text` (an optional sign, then decimal
+// digits): false when it is no integer; *positive says whether it is above
+// zero and *value gets it then (the largest uint64 past that).
+bool ReadInteger(std::string_view text, bool* positive, uint64_t* value) {
+  const bool negative = !text.empty() && text[0] == '-';
+  if (!text.empty() && (text[0] == '-' || text[0] == '+')) text.remove_prefix(1);
+  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
+  }
+  uint64_t v = 0;
+  for (char c : text) {
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
+  }
+  *positive = !negative && v > 0;
+  *value = v;
+  return true;
+}
+
 Status ParseFeedParams(RequestContext& ctx, const json::Value* body, FeedParams* p) {
-  if (const std::string* feed = ctx.Param("feed")) {
-    if (*feed == "normal") p->feed = Feed::kNormal;
-    else if (*feed == "longpoll") p->feed = Feed::kLongpoll;
-    else if (*feed == "continuous") p->feed = Feed::kContinuous;
-    else if (*feed == "eventsource") p->feed = Feed::kEventSource;
-    else return Status::BadRequest("Supported `feed` types: normal, continuous, live, longpoll, eventsource");
-  }
-  const std::string* since = ctx.Param("since");
-  const std::string* last_event_id = ctx.req.Header("last-event-id");
-  if (last_event_id == nullptr) last_event_id = ctx.Param("last-event-id");
-  if (since != nullptr && *since == "now") {
-    p->since_now = true;
-  } else if (since != nullptr) {
-    Status s = ParseSeq(*since, &p->opts.since);
+  // chttpd_db:parse_changes_query folds over the query string in order,
+  // with each name lowered: a repeated option ends as its last value says;
+  // a flag is set by exactly "true", and another value, or a later "false",
+  // changes nothing; a bad limit, heartbeat, timeout or seq_interval is
+  // refused where it stands.
+  std::string feed = "normal";
+  const std::string* since = nullptr;
+  const std::string* style = nullptr;
+  const std::string* filter = nullptr;
+  for (const auto& [key, value] : ctx.req.params) {
+    std::string name = key;
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    bool* flag = name == "descending"          ? &p->opts.descending
+                 : name == "include_docs"      ? &p->opts.include_docs
+                 : name == "conflicts"         ? &p->opts.conflicts
+                 : name == "attachments"       ? &p->opts.attachments
+                 : name == "att_encoding_info" ? &p->opts.att_encoding_info
+                                               : nullptr;
+    Status s;
+    bool positive = false;
+    uint64_t n = 0;
+    if (flag != nullptr) {
+      if (value == "true") *flag = true;
+    } else if (name == "feed") {
+      feed = value == "live" ? "continuous" : value;  // "live" is sugar for continuous
+    } else if (name == "since" || name == "last-event-id") {
+      since = &value;
+    } else if (name == "limit") {
+      s = RequestContext::UIntValue(name, value, &p->opts.limit);
+    } else if (name == "style") {
+      style = &value;
+    } else if (name == "heartbeat") {
+      if (value == "true") {
+        p->heartbeat = kDefaultTimeout;
+      } else if (!ReadInteger(value, &positive, &n)) {
+        return Status::BadRequest("Invalid heartbeat value. Expecting a positive integer value (in milliseconds).");
+      } else if (!positive) {
+        return Status::BadRequest("The heartbeat value should be a positive integer (in milliseconds).");
+      } else {
+        p->heartbeat = std::chrono::milliseconds(std::min<uint64_t>(n, kDefaultTimeout.count()));
+      }
+    } else if (name == "timeout") {
+      s = RequestContext::UIntValue(name, value, &n);
+      p->timeout = std::chrono::milliseconds(std::min<uint64_t>(n, kDefaultTimeout.count()));
+    } else if (name == "filter") {
+      filter = &value;
+    } else if (name == "seq_interval") {
+      // Read only to refuse a bad one: a single node's sequences need none.
+      if (!ReadInteger(value, &positive, &n) || !positive) return Status::BadRequest("invalid_seq_interval");
+    }
     if (!s.ok()) return s;
-  } else if (last_event_id != nullptr && p->feed == Feed::kEventSource) {
-    Status s = ParseSeq(*last_event_id, &p->opts.since);
-    if (!s.ok()) return s;
   }
-  Status s = ctx.UIntParam("limit", &p->opts.limit);
-  if (s.ok()) s = ctx.BoolParam("descending", &p->opts.descending);
-  if (s.ok()) s = ctx.BoolParam("include_docs", &p->opts.include_docs);
-  if (s.ok()) s = ctx.BoolParam("conflicts", &p->opts.conflicts);
-  if (s.ok()) s = ctx.BoolParam("attachments", &p->opts.attachments);
-  if (s.ok()) s = ctx.BoolParam("att_encoding_info", &p->opts.att_encoding_info);
-  if (!s.ok()) return s;
-  if (const std::string* style = ctx.Param("style")) {
+  if (style != nullptr) {
     if (*style == "all_docs") p->opts.all_docs_style = true;
     else if (*style != "main_only") return Status::BadRequest("Invalid style parameter");
   }
-  if (const std::string* hb = ctx.Param("heartbeat")) {
-    if (*hb == "true") {
-      p->heartbeat = kDefaultTimeout;
-    } else if (*hb != "false") {
-      uint64_t ms = 0;
-      s = ctx.UIntParam("heartbeat", &ms);
-      if (!s.ok()) return Status::BadRequest("Invalid heartbeat value. Expecting a positive integer value.");
-      if (ms == 0) return Status::BadRequest("The heartbeat value should be a positive integer (in milliseconds).");
-      p->heartbeat = std::chrono::milliseconds(std::min<uint64_t>(ms, kDefaultTimeout.count()));
-    }
-  }
-  if (ctx.Param("timeout") != nullptr) {
-    uint64_t ms = 0;
-    s = ctx.UIntParam("timeout", &ms);
-    if (!s.ok()) return s;
-    p->timeout = std::chrono::milliseconds(std::min<uint64_t>(ms, kDefaultTimeout.count()));
-  }
-  if (const std::string* filter = ctx.Param("filter")) {
+  if (filter != nullptr) {
     if (*filter == "_doc_ids") {
       std::vector<std::string> ids;
       json::Document q;
@@ -117,8 +147,9 @@ Status ParseFeedParams(RequestContext& ctx, const json::Value* body, FeedParams*
           if (m != body->MemberEnd()) list = &m->value;
         }
       } else {
+        // couch_changes:get_doc_ids reads the first (qs_value).
         bool present = false;
-        s = ctx.JsonParam("doc_ids", &q, &present);
+        Status s = ctx.JsonParam("doc_ids", &q, &present);
         if (!s.ok()) return s;
         if (present) list = &q;
       }
@@ -142,6 +173,22 @@ Status ParseFeedParams(RequestContext& ctx, const json::Value* body, FeedParams*
     } else {
       return Status::BadRequest("filter `" + *filter + "` is not supported by this server");
     }
+  }
+  if (feed == "normal") p->feed = Feed::kNormal;
+  else if (feed == "longpoll") p->feed = Feed::kLongpoll;
+  else if (feed == "continuous") p->feed = Feed::kContinuous;
+  else if (feed == "eventsource") p->feed = Feed::kEventSource;
+  else return Status::BadRequest("Supported `feed` types: normal, continuous, live, longpoll, eventsource");
+  // A browser reconnecting an EventSource names where it stopped in the
+  // header, which overrides the query string.
+  if (const std::string* id = ctx.req.Header("last-event-id"); id != nullptr && p->feed == Feed::kEventSource) {
+    since = id;
+  }
+  if (since != nullptr && *since == "now") {
+    p->since_now = true;
+  } else if (since != nullptr) {
+    Status s = ParseSeq(*since, &p->opts.since);
+    if (!s.ok()) return s;
   }
   return Status::OK();
 }
