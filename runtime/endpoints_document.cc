@@ -40,6 +40,16 @@ std::string ExtractRev(std::string_view doc) {
   return std::string(doc.substr(p, e - p));
 }
 
+// A write's new_edits as chttpd_db:parse_doc_query folds it: the last
+// "true" or "false" decides, and any other value changes nothing.
+bool NewEditsParam(const RequestContext& ctx) {
+  bool new_edits = true;
+  for (const auto& [name, value] : ctx.req.params) {
+    if (name == "new_edits" && (value == "true" || value == "false")) new_edits = value == "true";
+  }
+  return new_edits;
+}
+
 bool AcceptsMultipartMixed(const RequestContext& ctx) {
   const std::string* accept = ctx.req.Header("accept");
   return accept != nullptr && accept->find("multipart/mixed") != std::string::npos;
@@ -213,12 +223,9 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
     // Its JSON part would bypass PrepareUserDoc's rules.
     if (non_admin) return Status::Forbidden("settee takes a user document from a non-admin as JSON only");
     UpdateOptions opts;
-    bool new_edits = true;
-    Status s = ctx.BoolParam("new_edits", &new_edits);
-    if (!s.ok()) return s;
-    opts.new_edits = new_edits;
+    opts.new_edits = NewEditsParam(ctx);
     DocUpdateResult r;
-    s = PutDocMultipart(ctx, **db, docid, opts, &r);
+    Status s = PutDocMultipart(ctx, **db, docid, opts, &r);
     if (!s.ok()) return s;
     return SendWritten(ctx, r, 201);
   }
@@ -246,10 +253,7 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
     }
   }
   UpdateOptions opts;
-  bool new_edits = true;
-  Status s = ctx.BoolParam("new_edits", &new_edits);
-  if (!s.ok()) return s;
-  opts.new_edits = new_edits;
+  opts.new_edits = NewEditsParam(ctx);
   opts.user = &ctx.user;
   auto r = ctx.server.RunWrite([&] { return (*db)->Put(docid, body, opts); });
   if (!r.ok()) return r.status();

@@ -314,6 +314,25 @@ TEST_P(CouchServerTest, DocumentReadOptions) {
   EXPECT_EQ(Str(open[0]["ok"], "_rev"), rev2);
 }
 
+// A PUT's new_edits as parse_doc_query folds it: the last "true" or
+// "false" decides, and another value is no error and changes nothing. A
+// replicated write stores the body's _rev; an interactive one with a _rev
+// that is not stored is a conflict.
+TEST_P(CouchServerTest, PutReadsNewEditsAsCouchDBFoldsIt) {
+  CreateDb("db");
+  auto r = Req("PUT", "/db/a?new_edits=true&new_edits=false", R"({"_rev":"1-abc"})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(J(Req("GET", "/db/a")), "_rev"), "1-abc");
+  r = Req("PUT", "/db/b?new_edits=false&new_edits=maybe", R"({"_rev":"1-abc"})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(J(Req("GET", "/db/b")), "_rev"), "1-abc");
+  r = Req("PUT", "/db/c?new_edits=false&new_edits=true", R"({"_rev":"1-abc"})");
+  EXPECT_EQ(r.status, 409) << r.body;
+  r = Req("PUT", "/db/c?new_edits=yes", R"({"v":1})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(J(r), "rev").substr(0, 2), "1-");
+}
+
 TEST_P(CouchServerTest, PostDbCreatesDocWithGeneratedId) {
   CreateDb("db");
   auto r = Req("POST", "/db", R"({"x":1})");
