@@ -435,6 +435,14 @@ Status BulkGet(RequestContext& ctx) {
   if (docs == body.MemberEnd() || !docs->value.IsArray()) {
     return Status::BadRequest("Missing JSON list of 'docs'.");
   }
+  // chttpd_db:bulk_get_parse_doc_query refuses, the first in the query
+  // string's order, the parameters that would pick revisions or write: each
+  // item of the body names its own.
+  for (const auto& [name, value] : ctx.req.params) {
+    if (name == "open_revs" || name == "new_edits" || name == "w" || name == "rev" || name == "atts_since") {
+      return Status::BadRequest("\"" + name + "\" query parameter is not acceptable");
+    }
+  }
   BulkGetOptions opts;
   // chttpd_db:bulk_get_parse_doc_query reads these as a document read does.
   opts.revs = ctx.FlagParam("revs");

@@ -869,6 +869,27 @@ TEST_P(CouchServerTest, BulkGetShapes) {
   EXPECT_TRUE(J(r)["results"][0]["docs"][0]["ok"].HasMember("_revisions")) << r.body;
 }
 
+// chttpd_db:bulk_get_parse_doc_query refuses the parameters each item of
+// the body names for itself (or that would write), the first in the query
+// string's order, once the body has its docs.
+TEST_P(CouchServerTest, BulkGetRefusesParametersItsItemsName) {
+  CreateDb("db");
+  PutDoc("db", "a", "{}");
+  const std::string docs = R"({"docs":[{"id":"a"}]})";
+  for (const char* query : {"open_revs=all", "new_edits=false", "w=1", "rev=1-abc", "atts_since=%5B%5D"}) {
+    auto r = Req("POST", std::string("/db/_bulk_get?revs=true&") + query, docs);
+    EXPECT_EQ(r.status, 400) << query << " " << r.body;
+    const std::string name = std::string(query).substr(0, std::string(query).find('='));
+    EXPECT_EQ(Str(J(r), "error"), "bad_request") << query;
+    EXPECT_EQ(Str(J(r), "reason"), "\"" + name + "\" query parameter is not acceptable") << query;
+  }
+  auto r = Req("POST", "/db/_bulk_get?w=1&rev=1-abc", docs);
+  EXPECT_EQ(Str(J(r), "reason"), R"("w" query parameter is not acceptable)") << r.body;
+  r = Req("POST", "/db/_bulk_get?w=1", "{}");
+  EXPECT_EQ(Str(J(r), "reason"), "Missing JSON list of 'docs'.") << r.body;
+  EXPECT_EQ(Req("POST", "/db/_bulk_get?W=1&revision=1", docs).status, 200);
+}
+
 // ---- client strings come back as the same strings
 
 // Strings that look like other JSON (digits, true, null, numbers, arrays),
