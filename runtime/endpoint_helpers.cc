@@ -275,10 +275,80 @@ bool IsKeyParam(std::string_view name) {
          name == "end_key";
 }
 
-// Erlang's ~p of a decoded JSON value, as CouchDB's reasons show it: a
-// string as <<"...">>, anything else as its JSON.
+// A JSON array of character codes (integers 0-255) decodes to what Erlang
+// calls a string, a list of them, and CouchDB's parsers read it as they
+// read a query-string value. *text gets its bytes; [] is the empty string.
+bool IsErlangString(const json::Value& v, std::string* text) {
+  if (!v.IsArray()) return false;
+  std::string bytes;
+  for (const auto& c : v.GetArray()) {
+    if (!c.IsUint64() || c.GetUint64() > 255) return false;
+    bytes.push_back(static_cast<char>(c.GetUint64()));
+  }
+  *text = std::move(bytes);
+  return true;
+}
+
+// Erlang's ~p of a JSON value as CouchDB's ?JSON_DECODE (jiffy with
+// dedupe_keys) hands it to the code that shows it in a reason: a string is
+// a binary, <<"...">>; an object {[{Key,Value},...]}, holding only the last
+// of a repeated key, in that one's place; an array a list, written as a
+// string when it is one; null, true and false atoms; a float as
+// erlang::FloatText writes it. On one line: ~p breaks a term wider than
+// what is left of its 80 columns, and this does not.
 std::string ErlangShown(const json::Value& v) {
-  return v.IsString() ? erlang::BinaryText(json::View(v)) : json::Serialize(v);
+  std::string text;
+  if (v.IsString()) return erlang::BinaryText(json::View(v));
+  if (IsErlangString(v, &text)) return erlang::ListText(text);
+  if (v.IsDouble()) return erlang::FloatText(v.GetDouble());
+  if (v.IsArray()) {
+    std::string out = "[";
+    for (const auto& e : v.GetArray()) {
+      if (out.size() > 1) out += ",";
+      out += ErlangShown(e);
+    }
+    return out + "]";
+  }
+  if (v.IsObject()) {
+    std::string out = "{[";
+    for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
+      const bool repeated_later = std::any_of(m + 1, v.MemberEnd(), [&](const auto& later) {
+        return json::View(later.name) == json::View(m->name);
+      });
+      if (repeated_later) continue;
+      if (out.size() > 2) out += ",";
+      out += "{" + erlang::BinaryText(json::View(m->name)) + "," + ErlangShown(m->value) + "}";
+    }
+    return out + "]}";
+  }
+  return json::Serialize(v);  // null, true, false and integers read alike
+}
+
+// Appends the bytes list_to_binary makes of `v` when it is an iolist
+// (character codes, binaries and lists of them); false when it is not.
+bool AppendIoList(const json::Value& v, std::string* out) {
+  if (v.IsString()) {
+    out->append(json::View(v));
+    return true;
+  }
+  if (v.IsUint64() && v.GetUint64() <= 255) {
+    out->push_back(static_cast<char>(v.GetUint64()));
+    return true;
+  }
+  if (!v.IsArray()) return false;
+  for (const auto& e : v.GetArray()) {
+    if (!AppendIoList(e, out)) return false;
+  }
+  return true;
+}
+
+// couch_util:to_binary of a decoded value: a binary as it is, a list that
+// list_to_binary takes as its bytes, anything else as ~p writes it.
+std::string ErlangToBinary(const json::Value& v) {
+  std::string bytes;
+  if (v.IsString()) return std::string(json::View(v));
+  if (v.IsArray() && AppendIoList(v, &bytes)) return bytes;
+  return ErlangShown(v);
 }
 
 }  // namespace
@@ -296,19 +366,29 @@ Status ObjectOptionsToParams(const json::Value& object, QueryParams* out) {
       out->emplace_back(std::move(name), json::Serialize(v));
     } else if (std::find(std::begin(kBooleans), std::end(kBooleans), name) != std::end(kBooleans)) {
       // couch_mrview_http:parse_boolean: a JSON boolean as it is, a string
-      // (a binary, turned into a list first) as the query string's text.
+      // (a binary, turned into a list first) or a list of character codes
+      // as the query string's text.
       bool b = false;
+      std::string text;
       if (v.IsBool()) {
         b = v.GetBool();
-      } else if (v.IsString()) {
-        Status s = views::ParseBooleanText(json::View(v), &b);
+      } else if (v.IsString() || IsErlangString(v, &text)) {
+        Status s = views::ParseBooleanText(v.IsString() ? json::View(v) : std::string_view(text), &b);
         if (!s.ok()) return s;
       } else {
-        return Status(Status::Code::kQueryParseError, "Invalid boolean parameter: " + json::Serialize(v));
+        return Status(Status::Code::kQueryParseError, "Invalid boolean parameter: " + ErlangShown(v));
       }
       out->emplace_back(std::move(name), b ? "true" : "false");
     } else if (std::find(std::begin(kCounts), std::end(kCounts), name) != std::end(kCounts)) {
-      if (v.IsUint64()) {
+      // parse_pos_int: an integer as it is; list_to_integer reads a list of
+      // character codes as the query string's text and refuses the rest.
+      std::string text;
+      if (IsErlangString(v, &text)) {
+        uint64_t n = 0;
+        Status s = views::ParsePosIntText(text, &n);
+        if (!s.ok()) return s;
+        out->emplace_back(std::move(name), std::to_string(n));
+      } else if (v.IsUint64()) {
         out->emplace_back(std::move(name), std::to_string(v.GetUint64()));
       } else if (v.IsInt64()) {
         return Status(Status::Code::kQueryParseError, "Invalid value for positive integer: " + ErlangShown(v));
@@ -316,15 +396,19 @@ Status ObjectOptionsToParams(const json::Value& object, QueryParams* out) {
         return Status(Status::Code::kQueryParseError, "Invalid value for integer: " + ErlangShown(v));
       }
     } else if (name == "stale" || name == "stable" || name == "update") {
-      // parse_param compares these with strings only: a decoded true is no
-      // "true", so anything but a JSON string is refused here; the string
-      // is checked as the query string's is.
-      if (!v.IsString()) return Status(Status::Code::kQueryParseError, "Invalid value for `" + name + "`.");
-      out->emplace_back(std::move(name), std::string(json::View(v)));
+      // parse_param compares these with strings only ("ok" == a binary or
+      // a list of the same characters): a decoded true is no "true". What
+      // is a string is checked as the query string's text is.
+      std::string text;
+      if (v.IsString()) {
+        text = json::View(v);
+      } else if (!IsErlangString(v, &text)) {
+        return Status(Status::Code::kQueryParseError, "Invalid value for `" + name + "`.");
+      }
+      out->emplace_back(std::move(name), std::move(text));
     } else if (name == "startkey_docid" || name == "start_key_doc_id" || name == "endkey_docid" ||
                name == "end_key_doc_id") {
-      // couch_util:to_binary: a string as it is, anything else as its text.
-      out->emplace_back(std::move(name), v.IsString() ? std::string(json::View(v)) : json::Serialize(v));
+      out->emplace_back(std::move(name), ErlangToBinary(v));
     }
   }
   return Status::OK();

@@ -93,9 +93,12 @@ using QueryParams = std::vector<std::pair<std::string, std::string>>;
 // digits. CouchDB's parse_params([decoded]) takes true/false or the strings
 // "true"/"false" (any case) for a boolean and only a JSON integer >= 0 for a
 // count, and only a JSON string for stale/stable/update (whose values the
-// query string's parser checks); a doc id bound is its string or JSON text.
-// Anything else is kQueryParseError with its reason. "keys" and members
-// that are no view option are left out.
+// query string's parser checks); a doc id bound is its string, or else
+// couch_util:to_binary's text of it. An array of character codes is an
+// Erlang string and counts as the query string's text would. Anything else
+// is kQueryParseError with its reason, which shows the value as Erlang
+// prints its decoded term ({[]} for {}). "keys" and members that are no
+// view option are left out.
 Status ObjectOptionsToParams(const json::Value& object, QueryParams* out);
 
 // `lower` then `upper`, as CouchDB folds one set of options over another

@@ -1,5 +1,8 @@
 #include "util/erlang_text.h"
 
+#include <charconv>
+#include <string>
+
 namespace settee::erlang {
 
 namespace {
@@ -58,6 +61,43 @@ std::string ListText(std::string_view bytes) {
 std::string BinaryText(std::string_view bytes) {
   if (bytes.empty()) return "<<>>";
   return "<<" + (AllPrintable(bytes) ? Quoted(bytes) : Numbers(bytes)) + ">>";
+}
+
+std::string FloatText(double value) {
+  if (value == 0) return "0.0";
+  // The shortest round-trip digits, as d.ddde+X.
+  char buf[64];
+  char* end = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific).ptr;
+  std::string_view sci(buf, static_cast<size_t>(end - buf));
+  const bool negative = sci.front() == '-';
+  if (negative) sci.remove_prefix(1);
+  const size_t e = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e)) {
+    if (c != '.') digits.push_back(c);
+  }
+  // fwrite_g's Place: the value is 0.<digits> times ten to the Place.
+  const int place = std::stoi(std::string(sci.substr(e + 1))) + 1;
+  const int len = static_cast<int>(digits.size());
+  auto with_exponent = [&] {
+    std::string out = digits.substr(0, 1) + "." + (len == 1 ? std::string("0") : digits.substr(1));
+    return out + "e" + std::to_string(place - 1);
+  };
+  std::string out;
+  if (place == 0) {
+    out = "0." + digits;
+  } else if (place > 0 && place < len) {
+    out = digits.substr(0, place) + "." + digits.substr(place);
+  } else {
+    // insert_decimal: the exponent form unless the plain one is no longer.
+    const int exp_cost = static_cast<int>(std::to_string(place - 1).size()) + 1 + (len == 1 ? 2 : 1);
+    if (place < 0) {
+      out = 2 - place <= exp_cost ? "0." + std::string(-place, '0') + digits : with_exponent();
+    } else {
+      out = place - len + 2 <= exp_cost ? digits + std::string(place - len, '0') + ".0" : with_exponent();
+    }
+  }
+  return negative ? "-" + out : out;
 }
 
 }  // namespace settee::erlang

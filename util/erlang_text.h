@@ -1,6 +1,7 @@
-// How Erlang's io_lib:format("~p", [X]) writes a string (a list of bytes)
-// or a binary: CouchDB puts such text into error reasons (the query-string
-// parser's "Invalid boolean parameter: ~p"), and clients see it verbatim.
+// How Erlang's io_lib:format("~p", [X]) writes a string (a list of bytes),
+// a binary or a float: CouchDB puts such text into error reasons (the
+// query-string parser's "Invalid boolean parameter: ~p"), and clients see it
+// verbatim.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -20,5 +21,10 @@ std::string ListText(std::string_view bytes);
 // ~p of a binary: <<"...">> under the same rule, <<>> when empty, else
 // <<104,105,1>>.
 std::string BinaryText(std::string_view bytes);
+
+// ~p of a float: the shortest digits that read back as `value`, placed as
+// io_lib_format:fwrite_g places them, with a decimal point or an exponent,
+// whichever is shorter: 1.5, 100.0, 1.0e3, 0.0001, 1.0e-5.
+std::string FloatText(double value);
 
 }  // namespace settee::erlang

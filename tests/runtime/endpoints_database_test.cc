@@ -104,7 +104,17 @@ TEST_P(DatabaseEndpointsTest, BadBodyValuesAreCouchErrors) {
       {R"({"limit":-1})", "query_parse_error", "Invalid value for positive integer: -1"},
       {R"({"limit":"10"})", "query_parse_error", R"(Invalid value for integer: <<"10">>)"},
       {R"({"skip":1.5})", "query_parse_error", "Invalid value for integer: 1.5"},
-      {R"({"skip":{}})", "query_parse_error", "Invalid value for integer: {}"},
+      // The value as Erlang prints jiffy's term for it: an object is
+      // {[{Key,Value}]} keeping a repeated key's last value, an array of
+      // character codes a string, a float in the shortest form.
+      {R"({"skip":{}})", "query_parse_error", "Invalid value for integer: {[]}"},
+      {R"({"skip":{"a":1,"b":[true,null],"a":"x"}})", "query_parse_error",
+       R"(Invalid value for integer: {[{<<"b">>,[true,null]},{<<"a">>,<<"x">>}]})"},
+      {R"({"limit":[104,105]})", "query_parse_error", R"(Invalid value for integer: "hi")"},
+      {R"({"limit":["a",300]})", "query_parse_error", R"(Invalid value for integer: [<<"a">>,300])"},
+      {R"({"limit":1e3})", "query_parse_error", "Invalid value for integer: 1.0e3"},
+      {R"({"descending":[{}]})", "query_parse_error", "Invalid boolean parameter: [{[]}]"},
+      {R"({"descending":[121,101,115]})", "query_parse_error", R"(Invalid boolean parameter: "yes")"},
       {R"({"keys":"a"})", "bad_request", "`keys` body member must be an array."},
       {R"({"keys":{"a":1}})", "bad_request", "`keys` body member must be an array."},
   };
@@ -118,6 +128,10 @@ TEST_P(DatabaseEndpointsTest, BadBodyValuesAreCouchErrors) {
     }
   }
   EXPECT_EQ(Req("GET", "/db").status, 200);
+  // A list of character codes is an Erlang string, read as the query
+  // string's text is (list_to_integer, parse_boolean).
+  EXPECT_EQ(Ids(Req("POST", "/db/_all_docs", R"({"limit":[50],"skip":[43,49],"descending":[84,82,85,69]})")),
+            "c,b");
 }
 
 // A GET's query string as CouchDB's couch_mrview_http reads it: booleans

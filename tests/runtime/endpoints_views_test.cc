@@ -228,6 +228,9 @@ TEST_P(ViewEndpointsTest, PostBodyValuesAreCheckedByTheirJsonType) {
       {R"({"include_docs":1})", "Invalid boolean parameter: 1"},
       {R"({"update":true})", "Invalid value for `update`."},
       {R"({"stale":1})", "Invalid value for `stale`."},
+      {R"({"stale":[111,107,33]})", "Invalid value for `stale`."},
+      {R"({"group_level":{"a":{}}})", R"(Invalid value for integer: {[{<<"a">>,{[]}}]})"},
+      {R"({"skip":-2.5e-7})", "Invalid value for integer: -2.5e-7"},
   };
   for (const Case& c : cases) {
     for (const std::string& path : {std::string("/db/_design/d/_view/byn"), std::string("/db/_design/d/_view/byn/queries")}) {
@@ -253,6 +256,14 @@ TEST_P(ViewEndpointsTest, PostBodyValuesAreCheckedByTheirJsonType) {
   ASSERT_EQ(d["rows"].Size(), 1u) << r.body;
   EXPECT_EQ(Str(d["rows"][0], "id"), "d1500") << r.body;
   EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn?limit=0").status, 200);
+  // couch_util:to_binary makes a doc id bound of a list (an iolist) as
+  // list_to_binary does, and a list of character codes is a stale string.
+  r = Req("POST", "/db/_design/d/_view/byn",
+          R"({"reduce":false,"key":3,"startkey_docid":["d15",[48,48]],"limit":1,"stale":[111,107]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  d = ParseJson(r.body);
+  ASSERT_EQ(d["rows"].Size(), 1u) << r.body;
+  EXPECT_EQ(Str(d["rows"][0], "id"), "d1500") << r.body;
 }
 
 // A GET's query string as CouchDB's couch_mrview_http reads it: booleans

@@ -27,5 +27,25 @@ TEST(ErlangText, Binaries) {
   EXPECT_EQ(BinaryText("\x01\x02"), "<<1,2>>");
 }
 
+// io_lib_format:fwrite_g: shortest digits, and an exponent only where it
+// is shorter than the plain form.
+TEST(ErlangText, Floats) {
+  EXPECT_EQ(FloatText(1.5), "1.5");
+  EXPECT_EQ(FloatText(-2.25), "-2.25");
+  EXPECT_EQ(FloatText(0.0), "0.0");
+  EXPECT_EQ(FloatText(0.1), "0.1");
+  EXPECT_EQ(FloatText(2.0), "2.0");
+  EXPECT_EQ(FloatText(100.0), "100.0");
+  EXPECT_EQ(FloatText(1000.0), "1.0e3");
+  EXPECT_EQ(FloatText(123456.0), "123456.0");
+  EXPECT_EQ(FloatText(1234560.0), "1234560.0");
+  EXPECT_EQ(FloatText(12345600.0), "1.23456e7");
+  EXPECT_EQ(FloatText(1e20), "1.0e20");
+  EXPECT_EQ(FloatText(0.001), "0.001");
+  EXPECT_EQ(FloatText(0.0001), "0.0001");
+  EXPECT_EQ(FloatText(0.00001), "1.0e-5");
+  EXPECT_EQ(FloatText(0.000012), "1.2e-5");
+}
+
 }  // namespace
 }  // namespace settee::erlang
