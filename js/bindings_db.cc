@@ -453,6 +453,7 @@ void DbGetFlat(const Args& args) {
   struct Trim {
     ~Trim() {
       constexpr size_t kKeep = 64 << 10;
+      if (buffers.key.capacity() > kKeep) std::string().swap(buffers.key);
       if (buffers.record.capacity() > kKeep) std::string().swap(buffers.record);
       if (buffers.body.capacity() > kKeep) std::string().swap(buffers.body);
     }

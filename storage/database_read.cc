@@ -194,7 +194,8 @@ Status DatabaseImpl::GetWinner(std::string_view docid, WinnerBuffers* buffers, s
   if (!s.ok()) return s;
   if (IsLocalDocId(docid)) return Status(Status::Code::kInvalidOperation, "GetWinner takes no _local id");
   // One key read; only the record header decoded (Get()'s plain path).
-  s = kv_->Get(KVReadOptions(), keys_.Doc(docid), &buffers->record);
+  keys_.DocInto(docid, &buffers->key);
+  s = kv_->Get(KVReadOptions(), buffers->key, &buffers->record);
   if (!s.ok()) return s.IsNotFound() ? Status::NotFound("missing") : s;
   DocRecordView view;
   s = DecodeDocRecordView(buffers->record, &view);

@@ -116,6 +116,12 @@ class DatabaseKeys {
     k.append(docid);
     return k;
   }
+  // Doc() into *out, reusing its buffer (a read path's scratch).
+  void DocInto(std::string_view docid, std::string* out) const {
+    out->assign(prefix_);
+    out->push_back(kDocKind);
+    out->append(docid);
+  }
   // A key of a seq-keyed kind (kSeqKind, kObsoleteKind).
   std::string KindSeq(char kind, uint64_t seq) const {
     std::string k = KindPrefix(kind, 8);

@@ -496,6 +496,7 @@ class Database {
   // reason "missing" or "deleted", as Get(); kInvalidOperation for a _local
   // document's id (use Get()).
   struct WinnerBuffers {
+    std::string key;  // the record's key, built here: no allocation per read
     std::string record;
     std::string body;
   };
