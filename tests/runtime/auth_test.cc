@@ -380,6 +380,41 @@ TEST_F(OpenUsersTest, OthersDocsAndListingsStayHidden) {
   EXPECT_EQ(As("carol", "c2", "PUT", "/team/_design/x", "{}").status, 201);
 }
 
+// _local documents in _users: CouchDB's couch_db:update_docs sets them
+// apart before before_doc_update and validate_doc_update, and chttpd_db
+// checks no admin for them, so what decides is membership of _users alone
+// (chttpd_auth_request's db_authorization_check). With CouchDB 3's default
+// _security a logged-in non-admin is refused (403) and an anonymous one
+// told to log in (401); once the members are opened, any member writes
+// and deletes them, with any body. settee already did so: this pins it.
+TEST_F(UsersTest, LocalDocsInUsersFollowMembershipOnly) {
+  auto r = As("bob", "bobpw", "PUT", "/_users/_local/x", R"({"a":1})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(r.body, R"({"error":"forbidden","reason":"You are not allowed to access this db."})" "\n");
+  r = As("bob", "bobpw", "DELETE", "/_users/_local/x?rev=0-1");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), "You are not allowed to access this db.");
+  r = Req("PUT", "/_users/_local/x", R"({"a":1})");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(r.body, R"({"error":"unauthorized","reason":"You are not authorized to access this db."})" "\n");
+  EXPECT_EQ(Admin("GET", "/_users/_local/x").status, 404);
+
+  ASSERT_EQ(Admin("PUT", "/_users/_security", R"({"members":{"roles":[]},"admins":{"roles":["_admin"]}})").status,
+            200);
+  r = As("bob", "bobpw", "PUT", "/_users/_local/x", R"({"a":1})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.body, R"({"ok":true,"id":"_local/x","rev":"0-1"})" "\n");
+  r = As("bob", "bobpw", "GET", "/_users/_local/x");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(Str(ParseJson(r.body), "_rev"), "0-1");
+  r = As("carol", "carolpw", "PUT", "/_users/_local/x", R"({"type":"not a user"})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  r = As("bob", "bobpw", "DELETE", "/_users/_local/x?rev=0-2");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Admin("GET", "/_users/_local/x").status, 404);
+  EXPECT_EQ(Req("PUT", "/_users/_local/y", "{}").status, 201);
+}
+
 // validate_doc_update compares the edited revision's name with the new
 // one before its non-admin rules: a deleted user's tombstone has none, so
 // a sign-up that names the tombstone's rev is "Usernames can not be
