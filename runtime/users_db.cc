@@ -47,6 +47,23 @@ std::string Member(const json::Value& doc, const char* key) {
   return std::string(json::View(it->value));
 }
 
+// JavaScript's truthiness of a JSON value, as validate_doc_update tests
+// members (!newDoc.name): null, false, 0 and "" are false.
+bool Truthy(const json::Value& v) {
+  if (v.IsNull()) return false;
+  if (v.IsBool()) return v.GetBool();
+  if (v.IsNumber()) return v.GetDouble() != 0;
+  if (v.IsString()) return v.GetStringLength() != 0;
+  return true;
+}
+
+// A JSON value in an error message, as JavaScript's string concatenation
+// gives it for a string, an integer, true or false (the JSON text of any
+// other: near enough for a message).
+std::string JsText(const json::Value& v) {
+  return v.IsString() ? std::string(json::View(v)) : json::Serialize(v);
+}
+
 }  // namespace
 
 bool IsKnownPbkdf2Prf(std::string_view prf) { return Pbkdf2Md(prf) != nullptr; }
@@ -185,20 +202,56 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminU
     }
     return Status::OK();
   }
-  if (docid.substr(0, kUserDocPrefix.size()) != kUserDocPrefix) {
-    return Status::Forbidden("Document ID must be of the form org.couchdb.user:{name}");
-  }
-  std::string name = Member(doc, "name");
-  if (name.empty() || name != docid.substr(kUserDocPrefix.size())) {
-    return Status::Forbidden("Doc ID must be of the form org.couchdb.user:name");
-  }
+  // The _auth design doc's validate_doc_update, in its order (after
+  // before_doc_update's hashing, which a string "password" stands for here).
   if (Member(doc, "type") != "user") return Status::Forbidden("doc.type must be user");
+  auto name_it = doc.FindMember("name");
+  if (name_it == doc.MemberEnd() || !Truthy(name_it->value)) return Status::Forbidden("doc.name is required");
   auto roles = doc.FindMember("roles");
-  if (roles == doc.MemberEnd() || !roles->value.IsArray()) {
-    return Status::Forbidden("doc.roles must be an array");
-  }
+  if (roles == doc.MemberEnd() || !Truthy(roles->value)) return Status::Forbidden("doc.roles must exist");
+  if (!roles->value.IsArray()) return Status::Forbidden("doc.roles must be an array");
   for (const auto& r : roles->value.GetArray()) {
     if (!r.IsString()) return Status::Forbidden("doc.roles can only contain strings");
+  }
+  // A name that is not a string never gives the id (CouchDB would go on to
+  // a TypeError where one did).
+  std::string name = Member(doc, "name");
+  if (!name_it->value.IsString() || docid.substr(0, kUserDocPrefix.size()) != kUserDocPrefix ||
+      docid.substr(kUserDocPrefix.size()) != name) {
+    return Status::Forbidden("Doc ID must be of the form org.couchdb.user:name");
+  }
+  if (old.IsObject()) {
+    auto old_name = old.FindMember("name");
+    if (old_name == old.MemberEnd() || !old_name->value.IsString() || json::View(old_name->value) != name) {
+      return Status::Forbidden("Usernames can not be changed.");
+    }
+  }
+  auto pw = doc.FindMember("password");
+  const bool hashing = pw != doc.MemberEnd() && !pw->value.IsNull();
+  if (hashing && !pw->value.IsString()) return Status::Forbidden("doc.password must be a string");
+  if (!hashing) {
+    // What the hashing would replace is checked only when it does not.
+    auto sha = doc.FindMember("password_sha");
+    auto salt = doc.FindMember("salt");
+    if (sha != doc.MemberEnd() && Truthy(sha->value) && (salt == doc.MemberEnd() || !Truthy(salt->value))) {
+      return Status::Forbidden(
+          "Users with password_sha must have a salt.See /_utils/script/couch.js for example code.");
+    }
+    auto scheme = doc.FindMember("password_scheme");
+    if (scheme != doc.MemberEnd() && Truthy(scheme->value)) {
+      std::string_view known[] = {"simple", "pbkdf2", "simple+pbkdf2"};
+      if (!scheme->value.IsString() || std::find(std::begin(known), std::end(known), json::View(scheme->value)) == std::end(known)) {
+        return Status::Forbidden("Password scheme `" + JsText(scheme->value) + "` not supported.");
+      }
+    }
+    if (scheme != doc.MemberEnd() && scheme->value.IsString() && json::View(scheme->value) == "pbkdf2") {
+      auto iterations = doc.FindMember("iterations");
+      if (iterations == doc.MemberEnd() || !iterations->value.IsNumber()) {
+        return Status::Forbidden("iterations must be a number.");
+      }
+      auto key = doc.FindMember("derived_key");
+      if (key == doc.MemberEnd() || !key->value.IsString()) return Status::Forbidden("derived_key must be a string.");
+    }
   }
   if (non_admin != nullptr) {
     // validate_doc_update for non-admins: roles are the admins' to grant.
@@ -216,9 +269,9 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminU
       return Status::Forbidden("No system roles (starting with underscore) in users db.");
     }
   }
-  auto pw = doc.FindMember("password");
-  if (pw == doc.MemberEnd()) return Status::OK();
-  if (!pw->value.IsString()) return Status::Forbidden("doc.password must be a string");
+  if (name[0] == '_') return Status::Forbidden("Username may not start with underscore.");
+  if (name.find(':') != std::string::npos) return Status::Forbidden("Character `:` is not allowed in usernames.");
+  if (!hashing) return Status::OK();
   std::string password(json::View(pw->value));
   doc.RemoveMember("password");
   auto hashed = NewPasswordKey(password);

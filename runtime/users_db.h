@@ -72,9 +72,13 @@ struct NonAdminUserWrite {
 Status ReadEditedRevision(Database& db, std::string_view docid, const json::Value& doc, json::Document* old);
 
 // Validates a user document about to be written to _users and hashes its
-// "password" member if present. `docid` is the target id. kForbidden with
-// CouchDB's messages for malformed user docs; design and _local docs pass
-// unchanged. With `non_admin`, also CouchDB's rules for such a writer:
+// "password" member if present (a string; null is left as it is, as
+// CouchDB's before_doc_update leaves it). `docid` is the target id.
+// kForbidden with the messages of CouchDB's _auth validate_doc_update, in
+// its order ("doc.type must be user" first, then "doc.name is required",
+// the roles, "Doc ID must be of the form org.couchdb.user:name", ...), for
+// malformed user docs; design and _local docs pass unchanged (CouchDB runs
+// no validate_doc_update on either). With `non_admin`, also CouchDB's rules for such a writer:
 // kNotFound "missing" for another user's doc, kForbidden "Only _admin may
 // set roles" / "Only _admin may edit roles" / "You may only update your own
 // user document." / "Only admins may delete other user docs.", kConflict

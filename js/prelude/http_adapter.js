@@ -238,6 +238,11 @@ class RemotePouchDB extends PouchDB {
     if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
       return settle(Promise.reject(new PouchError(400, 'bad_request', 'Document must be a JSON object')), cb);
     }
+    // pouchdb-core's post writes through its bulkDocs, which checks the rev
+    // pattern first (the error then carries the docId).
+    if (doc._rev !== undefined && !isValidRev(doc._rev)) {
+      return settle(withDocId(Promise.reject(new PouchError(400, 'bad_request', 'Invalid rev format')), doc._id, true), cb);
+    }
     return settle(withDocId(this._call('POST', '', withBase64Atts(doc)), doc._id, true), cb);
   }
   // PouchDB's http adapter's remove: the doc's (or opts') rev goes to the

@@ -91,6 +91,37 @@ function runCall(cb, fn, a, b, c) {
   try { p = Promise.resolve(fn(a, b, c)); } catch (e) { p = Promise.reject(e); }
   return cb === undefined ? p : settle(p, cb);
 }
+// A _rev as pouchdb-core 9 takes it before any adapter sees it
+// (isValidRev): a number, '-', then no other '-'; anything else is 400
+// "Invalid rev format" for put, post, bulkDocs and remove. CouchDB's
+// parse_rev differs (it takes '1-a-b', and refuses a 32-character id that
+// is not hex), which is why the HTTP API, and the engine, keep their own.
+const kPouchRev = /^\d+-[^-]*$/;
+function badPouchRev(rev) { return typeof rev !== 'string' || !kPouchRev.test(rev); }
+// Of the revs PouchDB takes, those that can name no stored revision: for a
+// document, generation 0 or one beyond the engine's 64 bits, or an empty
+// id ('1-', '0-abc'), which the engine refuses as malformed; for a _local
+// one, anything but the "0-N" it stores. PouchDB looks such a rev up and
+// answers what a rev the document does not have gets: a conflict (a
+// removal of a never-written document its 404).
+const kLocalRev = /^0-\d{1,20}$/;
+function revNamesNothing(id, rev) {
+  if (typeof id === 'string' && id.startsWith('_local/')) return !kLocalRev.test(rev);
+  const dash = rev.indexOf('-');
+  if (dash === rev.length - 1) return true;
+  let i = 0;
+  while (i < dash && rev[i] === '0') i++;
+  const digits = dash - i;
+  return digits === 0 || digits > 20 || (digits === 20 && rev.slice(i, dash) > '18446744073709551615');
+}
+// An _id put() refuses (pouchdb-utils' invalidIdError) before it looks at
+// the rev: the engine's error answers it.
+function reservedId(id) {
+  return id.startsWith('_') && !id.startsWith('_design/') && !id.startsWith('_local/');
+}
+function conflictError() {
+  return pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+}
 // remove()'s overloads, read as PouchDB 9 reads them: (id, rev, opts?, cb?)
 // when the second argument is a string, else (doc, opts?, cb?), the doc's
 // rev being doc._rev or opts.rev. A string id without a rev string is thus
@@ -495,10 +526,18 @@ function putDoc(db, doc, opts) {
   }
   if (!doc._id) throw new PouchError(412, 'missing_id', '_id is required for puts');
   if (typeof doc._id !== 'string') throw new PouchError(400, 'bad_request', '_id field must contain a string');
+  const replicated = opts != null && opts.new_edits === false;
+  const rev = doc._rev;
+  if (rev !== undefined && !reservedId(doc._id)) {
+    if (badPouchRev(rev)) throw new PouchError(400, 'bad_request', 'Invalid rev format');
+    if (!replicated && revNamesNothing(doc._id, rev)) {
+      throw doc._id.startsWith('_local/') ? conflictError() : yanked(conflictError(), doc._id, false);
+    }
+  }
   const h = db._handle();
   let r;
   try {
-    r = native.dbPut(h, docArg(withBase64Atts(doc)), opts != null && opts.new_edits === false);
+    r = native.dbPut(h, docArg(withBase64Atts(doc)), replicated);
   } catch (e) {
     throw doc._id.startsWith('_local/') ? localError(e) : yanked(e, doc._id, false);
   }
@@ -508,6 +547,13 @@ function putDoc(db, doc, opts) {
 function postDoc(db, doc) {
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
     throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
+  }
+  // post() writes through bulkDocs: its rev check (before the _id's), then
+  // the row's conflict.
+  const rev = doc._rev;
+  if (rev !== undefined) {
+    if (badPouchRev(rev)) throw yanked(new PouchError(400, 'bad_request', 'Invalid rev format'), doc._id, true);
+    if (revNamesNothing(doc._id, rev)) throw yanked(conflictError(), doc._id, true);
   }
   const h = db._handle();
   let r;
@@ -715,17 +761,19 @@ class PouchDB extends EventEmitter {
       if (id.startsWith('_local/')) return this._removeLocal(h, id, doc._rev);
       const rev = doc._rev || opts.rev;
       try {
+        const none = rev === undefined || rev === null || rev === '';
+        if (!none && badPouchRev(rev)) throw new PouchError(400, 'bad_request', 'Invalid rev format');
         // Without a rev PouchDB writes {_id, _deleted: true}: a live or
-        // deleted document is a conflict, a never-written one its 404.
-        if (rev === undefined || rev === null || rev === '') {
+        // deleted document is a conflict, a never-written one its 404; so
+        // too with a rev that names nothing.
+        if (none || revNamesNothing(id, rev)) {
           try {
             native.dbGet(h, id);
           } catch (e) {
             if (!e || e.status !== 404 || e.reason !== 'deleted') throw e;
           }
-          throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
+          throw conflictError();
         }
-        if (typeof rev !== 'string') throw new PouchError(400, 'bad_request', 'Invalid rev format');
         const r = native.dbRemove(h, id, rev);
         if (this.auto_compaction) native.dbCompactDocs(h, [r[0]]);
         return { ok: true, id: r[0], rev: r[1] };
@@ -744,10 +792,9 @@ class PouchDB extends EventEmitter {
     } catch (e) {
       throw localError(e);
     }
-    if (rev === undefined || rev === null || rev === '') {
-      throw pouchShaped(new PouchError(409, 'conflict', 'Document update conflict.'));
-    }
-    if (typeof rev !== 'string') throw new PouchError(400, 'bad_request', 'Invalid rev format');
+    // Its adapters compare the rev with the stored one and nothing else:
+    // any other value, malformed or not a string, is a conflict.
+    if (typeof rev !== 'string' || !kLocalRev.test(rev)) throw conflictError();
     const r = native.dbRemove(h, id, rev);
     return { ok: true, id: r[0], rev: r[1] };
   }
@@ -772,10 +819,36 @@ class PouchDB extends EventEmitter {
         if (d === null || typeof d !== 'object' || Array.isArray(d)) {
           throw new PouchError(400, 'bad_request', 'Document must be a JSON object');
         }
+        // pouchdb-core's check of each rev, in the same pass, before any
+        // other of the document.
+        if (d._rev !== undefined && badPouchRev(d._rev)) {
+          throw new PouchError(400, 'bad_request', 'Invalid rev format');
+        }
       }
       const h = this._handle();
       const replicated = newEdits === false;
-      const rows = bulkWrite(h, docs, replicated);
+      // A rev that names nothing is its document's conflict row; the
+      // others are written.
+      let nothing = null;
+      if (!replicated) {
+        for (let i = 0; i < docs.length; i++) {
+          const d = docs[i];
+          if (d._rev !== undefined && revNamesNothing(d._id, d._rev)) (nothing = nothing || []).push(i);
+        }
+      }
+      let rows;
+      if (nothing === null) {
+        rows = bulkWrite(h, docs, replicated);
+      } else {
+        const written = docs.filter((d, i) => !nothing.includes(i));
+        const wrote = written.length > 0 ? bulkWrite(h, written, replicated) : [];
+        rows = new Array(docs.length);
+        for (let i = 0, w = 0; i < docs.length; i++) {
+          rows[i] = nothing.includes(i)
+            ? bulkErrorRow({ status: 409, name: 'conflict', message: 'Document update conflict', id: docs[i]._id })
+            : wrote[w++];
+        }
+      }
       if (this.auto_compaction) native.dbCompactDocs(h, docs.map((d) => d._id));
       return rows;
     });

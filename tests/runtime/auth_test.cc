@@ -380,6 +380,57 @@ TEST_F(OpenUsersTest, OthersDocsAndListingsStayHidden) {
   EXPECT_EQ(As("carol", "c2", "PUT", "/team/_design/x", "{}").status, 201);
 }
 
+// _local documents in _users: CouchDB's couch_db:update_docs sets them
+// apart before before_doc_update and validate_doc_update, and chttpd_db
+// checks no admin for them, so what decides is membership of _users alone
+// (chttpd_auth_request's db_authorization_check). With CouchDB 3's default
+// _security a logged-in non-admin is refused (403) and an anonymous one
+// told to log in (401); once the members are opened, any member writes
+// and deletes them, with any body. settee already did so: this pins it.
+TEST_F(UsersTest, LocalDocsInUsersFollowMembershipOnly) {
+  auto r = As("bob", "bobpw", "PUT", "/_users/_local/x", R"({"a":1})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(r.body, R"({"error":"forbidden","reason":"You are not allowed to access this db."})" "\n");
+  r = As("bob", "bobpw", "DELETE", "/_users/_local/x?rev=0-1");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), "You are not allowed to access this db.");
+  r = Req("PUT", "/_users/_local/x", R"({"a":1})");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(r.body, R"({"error":"unauthorized","reason":"You are not authorized to access this db."})" "\n");
+  EXPECT_EQ(Admin("GET", "/_users/_local/x").status, 404);
+
+  ASSERT_EQ(Admin("PUT", "/_users/_security", R"({"members":{"roles":[]},"admins":{"roles":["_admin"]}})").status,
+            200);
+  r = As("bob", "bobpw", "PUT", "/_users/_local/x", R"({"a":1})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.body, R"({"ok":true,"id":"_local/x","rev":"0-1"})" "\n");
+  r = As("bob", "bobpw", "GET", "/_users/_local/x");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(Str(ParseJson(r.body), "_rev"), "0-1");
+  r = As("carol", "carolpw", "PUT", "/_users/_local/x", R"({"type":"not a user"})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  r = As("bob", "bobpw", "DELETE", "/_users/_local/x?rev=0-2");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Admin("GET", "/_users/_local/x").status, 404);
+  EXPECT_EQ(Req("PUT", "/_users/_local/y", "{}").status, 201);
+}
+
+// validate_doc_update compares the edited revision's name with the new
+// one before its non-admin rules: a deleted user's tombstone has none, so
+// a sign-up that names the tombstone's rev is "Usernames can not be
+// changed." (the one without a rev is a new document, and welcome).
+TEST_F(OpenUsersTest, EditingATombstoneIsARenaming) {
+  auto r = Admin("DELETE", "/_users/org.couchdb.user:carol?rev=" + Rev("carol"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string tombstone = Str(ParseJson(r.body), "rev");
+  r = Req("PUT", "/_users/org.couchdb.user:carol?rev=" + tombstone,
+          R"({"name":"carol","password":"mine","roles":[],"type":"user"})");
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Reason(r), "Usernames can not be changed.");
+  r = Req("PUT", "/_users/org.couchdb.user:carol", R"({"name":"carol","password":"mine","roles":[],"type":"user"})");
+  EXPECT_EQ(r.status, 201) << r.body;
+}
+
 // couch_users_db:after_doc_read with [chttpd_auth] public_fields set: a
 // user reads another's document stripped to those fields (the special
 // members kept), and one with none of them stays not found. Listings stay
@@ -525,6 +576,70 @@ TEST_F(UsersTest, BulkDocsIntoUsersHashesAndValidates) {
   r = Admin("POST", "/_users/_bulk_docs", R"({"docs":[],"new_edits":"no"})");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(Str(ParseJson(r.body), "reason"), "`new_edits` parameter must be a boolean.");
+}
+
+// PrepareUserDoc refuses as the _auth design doc's validate_doc_update
+// (CouchDB's couch_js_functions.hrl), check by check in its order: the
+// type before the name, the name before the roles, the roles before the
+// id, and the password fields, the system roles and the name's own rules
+// after them; each case passes every check before the one it fails.
+TEST(AuthUnitTest, UserDocsAreRefusedInCouchDBsOrder) {
+  const std::string user = "org.couchdb.user:x";
+  struct Case {
+    std::string id;
+    std::string body;
+    const char* reason;  // nullptr: accepted
+  };
+  const Case cases[] = {
+      {user, R"({})", "doc.type must be user"},
+      {user, R"({"name":"y","roles":"no"})", "doc.type must be user"},
+      {"wrongprefix", R"({"name":"wrongprefix"})", "doc.type must be user"},
+      {user, R"({"type":"user"})", "doc.name is required"},
+      {user, R"({"type":"user","name":"","roles":[]})", "doc.name is required"},
+      {user, R"({"type":"user","name":null,"roles":[]})", "doc.name is required"},
+      {user, R"({"type":"user","name":"x"})", "doc.roles must exist"},
+      {user, R"({"type":"user","name":"x","roles":""})", "doc.roles must exist"},
+      {user, R"({"type":"user","name":"x","roles":{}})", "doc.roles must be an array"},
+      {user, R"({"type":"user","name":"x","roles":[1]})", "doc.roles can only contain strings"},
+      {user, R"({"type":"user","name":"y","roles":[]})", "Doc ID must be of the form org.couchdb.user:name"},
+      {"wrongprefix", R"({"type":"user","name":"wrongprefix","roles":[]})",
+       "Doc ID must be of the form org.couchdb.user:name"},
+      {"org.couchdb.user:5", R"({"type":"user","name":5,"roles":[]})",
+       "Doc ID must be of the form org.couchdb.user:name"},
+      {user, R"({"type":"user","name":"x","roles":[],"password_sha":"ab"})",
+       "Users with password_sha must have a salt.See /_utils/script/couch.js for example code."},
+      {user, R"({"type":"user","name":"x","roles":[],"password_scheme":"bcrypt"})",
+       "Password scheme `bcrypt` not supported."},
+      {user, R"({"type":"user","name":"x","roles":[],"password_scheme":"pbkdf2","iterations":"9"})",
+       "iterations must be a number."},
+      {user, R"({"type":"user","name":"x","roles":[],"password_scheme":"pbkdf2","iterations":9})",
+       "derived_key must be a string."},
+      {user, R"({"type":"user","name":"x","roles":["_admin"]})",
+       "No system roles (starting with underscore) in users db."},
+      {"org.couchdb.user:_x", R"({"type":"user","name":"_x","roles":[]})", "Username may not start with underscore."},
+      {"org.couchdb.user:a:b", R"({"type":"user","name":"a:b","roles":[]})",
+       "Character `:` is not allowed in usernames."},
+      // A password is hashed before the checks, as before_doc_update does:
+      // the scheme it replaces is not the one checked.
+      {user, R"({"type":"user","name":"x","roles":[],"password_scheme":"bcrypt","password":"p"})", nullptr},
+      {user, R"({"type":"user","name":"x","roles":[],"password_scheme":"simple","password_sha":"ab","salt":"s"})",
+       nullptr},
+      {user, R"({"type":"user","name":"x","roles":[],"password":null})", nullptr},
+  };
+  for (const Case& c : cases) {
+    std::string body = c.body;
+    Status s = PrepareUserDoc(c.id, &body);
+    if (c.reason == nullptr) {
+      EXPECT_TRUE(s.ok()) << c.id << " " << c.body << ": " << s.reason();
+    } else {
+      EXPECT_EQ(s.code(), Status::Code::kForbidden) << c.id << " " << c.body;
+      EXPECT_EQ(s.reason(), c.reason) << c.id << " " << c.body;
+    }
+  }
+  // before_doc_update leaves a null password in place (no hash to make).
+  std::string body = R"({"type":"user","name":"x","roles":[],"password":null})";
+  ASSERT_TRUE(PrepareUserDoc(user, &body).ok());
+  EXPECT_EQ(body, R"({"type":"user","name":"x","roles":[],"password":null})");
 }
 
 TEST(AuthUnitTest, PublicFieldsSplitAsCouchDBsRegex) {

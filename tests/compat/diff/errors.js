@@ -43,7 +43,30 @@ async function calls(db, p) {
   await shapeStep(p + 'remove reserved id', () => db.remove({ _id: '_foo', _rev: '1-abc' }));
   await shapeStep(p + 'remove null id with rev', () => db.remove(null, '1-abc'));
   await shapeStep(p + 'remove null callback', () => new Promise((resolve, reject) => db.remove(null, (e, r) => (e ? reject(e) : resolve(r)))));
+  // Malformed revs: pouchdb-core refuses what is not a number, '-' and
+  // no other '-' (400); the rest it looks up, and a rev that can name no
+  // revision ('1-', '0-abc', a generation beyond 64 bits) is a conflict,
+  // or a never-written document's 404 for a removal. (Each 'new' id is
+  // never written: PouchDB takes a root-making '0-x' on a deleted one.)
+  const badRevs = ['1-', '0-abc', '0-', '99999999999999999999-abc', '1-abc-def', '-abc', 'x-1', '+1-abc'];
+  for (const [i, rev] of badRevs.entries()) {
+    await shapeStep(p + `put rev ${rev}`, () => db.put({ _id: 'a', _rev: rev }));
+    await shapeStep(p + `put new rev ${rev}`, () => db.put({ _id: 'new' + i, _rev: rev }));
+    await shapeStep(p + `post rev ${rev}`, () => db.post({ _id: 'a', _rev: rev }));
+    await shapeStep(p + `bulkDocs rev ${rev}`, () => db.bulkDocs([{ _id: 'ok' + i, part: p + i }, { _id: 'a', _rev: rev }]));
+    await shapeStep(p + `remove rev ${rev}`, () => db.remove('a', rev));
+    await shapeStep(p + `remove opts.rev ${rev}`, () => db.remove({ _id: 'a' }, { rev }));
+    await shapeStep(p + `remove never written rev ${rev}`, () => db.remove('new' + i, rev));
+  }
+  await shapeStep(p + 'bulkDocs reserved id bad rev', db.bulkDocs([{ _id: '_foo', _rev: 'x-1' }]));
+  await shapeStep(p + 'put reserved id bad rev', db.put({ _id: '_foo', _rev: 'x-1' }));
   await db.put({ _id: '_local/l' });
+  for (const rev of ['1-', '0-abc', '1-abc-def']) {
+    await shapeStep(p + `local put rev ${rev}`, () => db.put({ _id: '_local/l', _rev: rev }));
+    await shapeStep(p + `local bulkDocs rev ${rev}`, () => db.bulkDocs([{ _id: '_local/l', _rev: rev }]));
+    await shapeStep(p + `local remove rev ${rev}`, () => db.remove({ _id: '_local/l', _rev: rev }));
+  }
+  await shapeStep(p + 'local remove number rev', () => db.remove({ _id: '_local/l', _rev: 5 }));
   await shapeStep(p + 'local put conflict', db.put({ _id: '_local/l' }));
   await shapeStep(p + 'local get missing', db.get('_local/nope'));
   await shapeStep(p + 'local remove missing', db.remove({ _id: '_local/nope', _rev: '0-1' }));

@@ -538,6 +538,27 @@ check('errors carry the members PouchDB 9 gives them, in its order', async () =>
   assert.deepStrictEqual(await shape(db.bulkDocs([{ _id: 'b', _rev: 'bad' }])), bare(400, 'bad_request', 'Invalid rev format'));
   assert.deepStrictEqual(await shape(db.remove('a', 'garbage')), bare(400, 'bad_request', 'Invalid rev format', 'a'));
   assert.deepStrictEqual(await shape(db.remove({ _id: 'a', _rev: 5 })), bare(400, 'bad_request', 'Invalid rev format', 'a'));
+  // pouchdb-core's rev pattern (a number, '-', no other '-'), not the
+  // engine's: '1-a-b' is malformed, while '1-' and '0-abc' pass and name
+  // no revision: a conflict (a never-written document's removal its 404),
+  // and for a _local document anything but its stored rev.
+  assert.deepStrictEqual(await shape(db.put({ _id: 'a', _rev: '1-a-b' })), bare(400, 'bad_request', 'Invalid rev format'));
+  assert.deepStrictEqual(await shape(db.bulkDocs([{ _id: '_foo', _rev: 'x-1' }])), bare(400, 'bad_request', 'Invalid rev format'));
+  assert.deepStrictEqual(await shape(db.put({ _id: 'a', _rev: '1-' })), conflict('a'));
+  assert.deepStrictEqual(await shape(db.put({ _id: 'never', _rev: '0-abc' })), conflict('never'));
+  assert.deepStrictEqual(await shape(db.remove('a', '1-')), conflict('a'));
+  {
+    const [bad, good] = await db.bulkDocs([{ _id: 'a', _rev: '0-abc' }, { _id: 'ok0' }]);
+    assert.deepStrictEqual([Object.keys(bad), JSON.parse(JSON.stringify(bad))], [['status', 'name', 'message', 'error', 'id'],
+      { status: 409, name: 'conflict', message: 'Document update conflict', error: true, id: 'a' }]);
+    assert.strictEqual(good.ok, true);
+  }
+  await db.put({ _id: '_local/r' });
+  const localConflict = [['status', 'name', 'message', 'error'],
+    { status: 409, name: 'conflict', message: 'Document update conflict', error: true },
+    '{"status":409,"name":"conflict","message":"Document update conflict"}'];
+  assert.deepStrictEqual(await shape(db.put({ _id: '_local/r', _rev: '1-' })), localConflict);
+  assert.deepStrictEqual(await shape(db.remove({ _id: '_local/r', _rev: 'x-1' })), localConflict);
   assert.deepStrictEqual(await shape(db.put({ v: 1 })), bare(412, 'missing_id', '_id is required for puts'));
   assert.deepStrictEqual(await shape(db.put({ _id: 5 })), bare(400, 'bad_request', '_id field must contain a string'));
   assert.deepStrictEqual(await shape(db.put(null)), bare(400, 'bad_request', 'Document must be a JSON object'));
