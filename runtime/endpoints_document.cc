@@ -4,11 +4,13 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "replication/replicator_doc_check.h"
 #include "runtime/attachment_http.h"
 #include "runtime/couch_error.h"
+#include "runtime/couch_rev.h"
 #include "runtime/endpoint_helpers.h"
 #include "runtime/users_db.h"
 #include "util/digest.h"
@@ -75,7 +77,8 @@ Status ParseGetOptions(RequestContext& ctx, GetOptions* opts) {
 Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
                     const GetOptions& opts, const std::optional<std::vector<std::string>>& public_fields) {
   const std::string& spec = *ctx.LastParam("open_revs");
-  std::vector<std::string> revs;
+  std::vector<std::string> revs;  // in the engine's spelling (ParseCouchRev)
+  std::set<size_t> names_nothing;  // indices in `revs` of kNamesNothing revisions
   const bool all = spec == "all";
   if (!all) {
     // CouchDB's reasons (chttpd_db:parse_doc_query, couch_doc:parse_revs).
@@ -84,7 +87,10 @@ Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
     if (!d.IsArray()) return Status::BadRequest("Invalid list of revisions");
     for (const auto& r : d.GetArray()) {
       if (!r.IsString()) return Status::BadRequest("Invalid rev format");
-      revs.emplace_back(json::View(r));  // GetOpenRevs checks the format
+      CouchRev rev = ParseCouchRev(json::View(r));
+      if (rev.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
+      if (rev.kind == CouchRev::Kind::kNamesNothing) names_nothing.insert(revs.size());
+      revs.push_back(std::move(rev.text));
     }
   }
   std::vector<OpenRevResult> results;
@@ -92,9 +98,29 @@ Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
   GetOptions read_opts = opts;
   // Multipart answers send attachment bodies as parts, after each document.
   read_opts.attachments_follow = multipart;
-  // An empty list asks for no revisions (GetOpenRevs reads it as "all").
-  Status s =
-      all || !revs.empty() ? db.GetOpenRevs(docid, revs, read_opts, &results) : Status::OK();
+  Status s;
+  if (all || names_nothing.empty()) {
+    // An empty list asks for no revisions (GetOpenRevs reads it as "all").
+    if (all || !revs.empty()) s = db.GetOpenRevs(docid, revs, read_opts, &results);
+  } else {
+    // Revisions no stored one can be are missing, in their place; the
+    // others are read a run at a time (one of them can give several leaves
+    // with latest=true).
+    std::vector<std::string> run;
+    std::vector<OpenRevResult> part;
+    for (size_t i = 0; i <= revs.size() && s.ok(); ++i) {
+      if (i < revs.size() && names_nothing.count(i) == 0) {
+        run.push_back(revs[i]);
+        continue;
+      }
+      if (!run.empty()) {
+        s = db.GetOpenRevs(docid, run, read_opts, &part);
+        for (OpenRevResult& r : part) results.push_back(std::move(r));
+        run.clear();
+      }
+      if (i < revs.size()) results.push_back(OpenRevResult{revs[i], false, {}});
+    }
+  }
   if (!s.ok()) return s;
   ReplicatorReadFilter filter(ctx, db);
   for (OpenRevResult& r : results) {
@@ -148,6 +174,16 @@ Status GetDoc(RequestContext& ctx, std::string_view prefix) {
   GetOptions opts;
   s = ParseGetOptions(ctx, &opts);
   if (!s.ok()) return s;
+  if (!opts.rev.empty() && prefix != "_local/") {
+    // parse_doc_query parses ?rev= whatever else is asked; open_revs then
+    // ignores it, and a revision no stored one can be is not found.
+    CouchRev rev = ParseCouchRev(opts.rev);
+    if (rev.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
+    if (rev.kind == CouchRev::Kind::kNamesNothing && ctx.Param("open_revs") == nullptr) {
+      return Status::NotFound("missing");
+    }
+    opts.rev = std::move(rev.text);
+  }
   if (ctx.Param("open_revs") != nullptr) return SendOpenRevs(ctx, **db, docid, opts, public_fields);
   if (opts.attachments && Accepts(ctx, "multipart/related")) {
     // The stripped document with all its attachments, as CouchDB's
@@ -199,6 +235,61 @@ Status ApplyRequestedRev(const std::string& rev, std::string* body) {
   return Status::OK();
 }
 
+// A write's revision checked as CouchDB parses it (ParseCouchRev): *rev
+// becomes the engine's spelling. One no stored revision can be is the
+// update's conflict, or, with new_edits=false, one settee cannot store.
+Status CheckWriteRev(bool new_edits, std::string* rev) {
+  CouchRev parsed = ParseCouchRev(*rev);
+  switch (parsed.kind) {
+    case CouchRev::Kind::kMalformed:
+      return Status::BadRequest("Invalid rev format");
+    case CouchRev::Kind::kNamesNothing:
+      return new_edits ? Status::Conflict() : UnstorableRevError(*rev);
+    case CouchRev::Kind::kStorable:
+      *rev = std::move(parsed.text);
+      return Status::OK();
+  }
+  return Status::OK();
+}
+
+// Checks the _rev of a JSON document `body` as CheckWriteRev does, and when
+// `rev` (from the query string or If-Match, already checked) is given, sets
+// the body's _rev to it: kBadRequest when the body names a different one
+// (compared as parsed, as couch_doc_from_req does). A body that is not a
+// JSON object, or whose _rev is no string, is left to the write's own
+// errors. `body` is parsed only when it may hold a _rev or one is added.
+Status CheckBodyRev(const std::string& rev, bool new_edits, std::string* body) {
+  if (rev.empty() && body->find("\"_rev\"") == std::string::npos) return Status::OK();
+  json::Document doc;
+  Status s = json::Parse(*body, &doc);
+  if (!s.ok()) return rev.empty() ? Status::OK() : Status::BadRequest("invalid UTF-8 JSON");
+  if (!doc.IsObject()) {
+    return rev.empty() ? Status::OK() : Status::BadRequest("Document must be a JSON object");
+  }
+  auto it = doc.FindMember("_rev");
+  if (it == doc.MemberEnd()) {
+    if (rev.empty()) return Status::OK();
+    doc.AddMember("_rev", json::StringValue(rev, doc.GetAllocator()), doc.GetAllocator());
+    *body = json::Serialize(doc);
+    return Status::OK();
+  }
+  if (!it->value.IsString()) {
+    if (rev.empty()) return Status::OK();
+    return Status::BadRequest("Document rev from request body and query string have different values");
+  }
+  std::string body_rev(json::View(it->value));
+  s = CheckWriteRev(new_edits, &body_rev);
+  if (!s.ok()) return s;
+  if (!rev.empty() && body_rev != rev) {
+    return Status::BadRequest("Document rev from request body and query string have different values");
+  }
+  if (body_rev != json::View(it->value)) {
+    it->value = json::StringValue(body_rev, doc.GetAllocator());
+    *body = json::Serialize(doc);
+  }
+  return Status::OK();
+}
+
 // {"ok":true,"id","rev"} with the ETag and Location of the written document.
 Status SendWritten(RequestContext& ctx, const DocUpdateResult& r, int http_status) {
   std::string out;
@@ -236,7 +327,14 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
   std::string body = ctx.req.body;
   if (body.empty()) return Status::BadRequest("Document must be a JSON object");
   std::string rev = RequestedRev(ctx);
-  if (!rev.empty()) {
+  if (prefix != "_local/") {
+    // parse_doc_query parses ?rev= before the body is read.
+    const bool new_edits = NewEditsParam(ctx);
+    Status s = rev.empty() ? Status::OK() : CheckWriteRev(new_edits, &rev);
+    if (s.ok()) s = CheckBodyRev(rev, new_edits, &body);
+    if (!s.ok()) return s;
+  } else if (!rev.empty()) {
+    // A _local document's "0-N" is its own: compared as text.
     Status s = ApplyRequestedRev(rev, &body);
     if (!s.ok()) return s;
   }
@@ -267,6 +365,17 @@ Status DeleteDoc(RequestContext& ctx, std::string_view prefix) {
   auto db = ctx.OpenDb(IsDesignId(docid));
   if (!db.ok()) return db.status();
   std::string rev = RequestedRev(ctx);
+  if (!rev.empty() && prefix != "_local/") {
+    // CouchDB opens the document first (its 404), then parses the rev.
+    CouchRev parsed = ParseCouchRev(rev);
+    if (parsed.kind != CouchRev::Kind::kStorable) {
+      auto doc = (*db)->Get(docid, GetOptions{});
+      if (!doc.ok()) return doc.status();
+      return parsed.kind == CouchRev::Kind::kMalformed ? Status::BadRequest("Invalid rev format")
+                                                       : Status::Conflict();
+    }
+    rev = std::move(parsed.text);
+  }
   if (ctx.params[0] == kUsersDbName && !ctx.CheckAccess(**db, true).ok()) {
     // The rules a PUT of {"_deleted":true} meets (only the owner deletes).
     std::string body = R"({"_deleted":true,"_rev":)" + json::Quote(rev) + "}";

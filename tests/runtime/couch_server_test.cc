@@ -798,7 +798,7 @@ TEST_P(CouchServerTest, OpenRevsMalformedValuesAreBadRequests) {
       {"%5B%22abc%22%5D", "Invalid rev format"},
       {"%5B%22x-abc%22%5D", "Invalid rev format"},
       {"%5B%22-1-abc%22%5D", "Invalid rev format"},
-      {"%5B%221-%22%5D", "Invalid rev format"},
+      {"%5B%221-zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz%22%5D", "Invalid rev format"},
   };
   for (const char* id : {"d", "nope"}) {
     for (const auto& [value, reason] : bad) {
@@ -817,6 +817,61 @@ TEST_P(CouchServerTest, OpenRevsMalformedValuesAreBadRequests) {
   r = Req("GET", "/db/d?open_revs=%5B%22" + rev + "%22%5D");
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(J(r).Size(), 1u);
+}
+
+// Revisions CouchDB's parse_rev takes that no stored revision can be
+// (generation 0 or past 64 bits, an empty id) are looked up and not found;
+// a 32-character id that is not hex is malformed; a signed generation is
+// read as its number.
+TEST_P(CouchServerTest, RevsAreParsedAsCouchDBParsesThem) {
+  CreateDb("db");
+  std::string rev = PutDoc("db", "d", "{}");
+  const std::string zs = "1-" + std::string(32, 'z');
+  for (const std::string bad : {std::string("1-"), std::string("0-abc"), std::string("+2-abc"),
+                                std::string("99999999999999999999999-abc")}) {
+    auto r = Req("PUT", "/db/d?rev=" + http::PercentEncode(bad), "{}");
+    EXPECT_EQ(r.status, 409) << bad << " " << r.body;
+    EXPECT_EQ(Str(J(r), "error"), "conflict") << bad;
+    r = Req("PUT", "/db/d", R"({"_rev":")" + bad + R"("})");
+    EXPECT_EQ(r.status, 409) << bad << " " << r.body;
+    r = Req("PUT", "/db/new", R"({"_rev":")" + bad + R"("})");
+    EXPECT_EQ(r.status, 409) << bad << " " << r.body;
+    r = Req("PUT", "/db/d", "{}", {{"If-Match", "\"" + bad + "\""}});
+    EXPECT_EQ(r.status, 409) << bad << " " << r.body;
+    r = Req("DELETE", "/db/d?rev=" + http::PercentEncode(bad));
+    EXPECT_EQ(r.status, 409) << bad << " " << r.body;
+    r = Req("DELETE", "/db/nope?rev=" + http::PercentEncode(bad));
+    EXPECT_EQ(r.status, 404) << bad << " " << r.body;
+    r = Req("GET", "/db/d?rev=" + http::PercentEncode(bad));
+    EXPECT_EQ(r.status, 404) << bad << " " << r.body;
+    EXPECT_EQ(Str(J(r), "reason"), "missing") << bad;
+    // new_edits=false would store it in CouchDB; settee cannot (but "+2-abc" is "2-abc").
+    if (bad[0] == '+') continue;
+    r = Req("PUT", "/db/d?new_edits=false", R"({"_rev":")" + bad + R"("})");
+    EXPECT_EQ(r.status, 400) << bad << " " << r.body;
+  }
+  for (const std::string& path : {"/db/d?rev=" + zs, std::string("/db/d")}) {
+    auto r = Req("PUT", path, R"({"_rev":")" + zs + R"("})");
+    EXPECT_EQ(r.status, 400) << path << " " << r.body;
+    EXPECT_EQ(Str(J(r), "reason"), "Invalid rev format");
+  }
+  EXPECT_EQ(Req("GET", "/db/d?rev=" + zs).status, 400);
+  EXPECT_EQ(Req("DELETE", "/db/d?rev=" + zs).status, 400);
+  EXPECT_EQ(Req("DELETE", "/db/nope?rev=" + zs).status, 404);
+  // "+1-x" is "1-x".
+  auto r = Req("GET", "/db/d?rev=%2B" + rev);
+  EXPECT_EQ(r.status, 200) << r.body;
+  r = Req("PUT", "/db/d?rev=%2B" + rev, R"({"_rev":")" + rev + R"("})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  // open_revs: each such revision is missing, in its place, as rev_to_str prints it.
+  std::string rev2 = Str(J(r), "rev");
+  r = Req("GET", "/db/d?open_revs=" + http::PercentEncode(R"(["1-","00-a",")" + rev2 + R"("])"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = J(r);
+  ASSERT_EQ(d.Size(), 3u) << r.body;
+  EXPECT_EQ(Str(d[0], "missing"), "1-");
+  EXPECT_EQ(Str(d[1], "missing"), "0-a");
+  EXPECT_EQ(Str(d[2]["ok"], "_rev"), rev2);
 }
 
 TEST_P(CouchServerTest, RevsDiffAndMissingRevs) {
