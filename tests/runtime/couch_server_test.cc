@@ -857,7 +857,7 @@ TEST_P(CouchServerTest, RevsAreParsedAsCouchDBParsesThem) {
   }
   EXPECT_EQ(Req("GET", "/db/d?rev=" + zs).status, 400);
   EXPECT_EQ(Req("DELETE", "/db/d?rev=" + zs).status, 400);
-  EXPECT_EQ(Req("DELETE", "/db/nope?rev=" + zs).status, 404);
+  EXPECT_EQ(Req("DELETE", "/db/nope?rev=" + zs).status, 400);
   // "+1-x" is "1-x".
   auto r = Req("GET", "/db/d?rev=%2B" + rev);
   EXPECT_EQ(r.status, 200) << r.body;
