@@ -8,6 +8,18 @@
 
 function isRemoteName(name) { return typeof name === 'string' && /^https?:\/\//i.test(name); }
 
+// A query value as fetch() puts it on the wire when PouchDB appends it to a
+// URL unencoded: cut at '#' (a fragment), and percent-encoded in UTF-8 only
+// where the WHATWG URL parser's special-query set says (controls, space, '"',
+// "'", '<', '>', non-ASCII); '&', '=', '+' and '%' stay as they are.
+function asFetchedQuery(value) {
+  const hash = value.indexOf('#');
+  if (hash >= 0) value = value.slice(0, hash);
+  return value.replace(/[\x00-\x20"'<>\x7f-\u{10ffff}]/gu, (c) => {
+    try { return encodeURIComponent(c); } catch (e) { return '%EF%BF%BD'; }  // a lone surrogate: U+FFFD
+  });
+}
+
 function encodeDocId(id) {
   for (const prefix of ['_design/', '_local/']) {
     if (id.startsWith(prefix)) return prefix + encodeURIComponent(id.slice(prefix.length));
@@ -245,16 +257,18 @@ class RemotePouchDB extends PouchDB {
     }
     return settle(withDocId(this._call('POST', '', withBase64Atts(doc)), doc._id, true), cb);
   }
-  // PouchDB's http adapter's remove: the doc's (or opts') rev goes to the
-  // server as it is, so a missing or malformed one is the server's 400
-  // "Invalid rev format" (rev=undefined); a null doc or a non-string _id
+  // PouchDB's http adapter's remove: the doc's (or opts') rev goes into the
+  // URL unencoded, fetch() encoding only what a URL cannot hold, and the
+  // server reads it as a query value ('+1-abc' as ' 1-abc'): a missing or
+  // malformed one is the server's 400 "Invalid rev format" (rev=undefined,
+  // '+1-abc'), as against CouchDB; a null doc or a non-string _id
   // fails with the TypeError of reading it (doc._rev, id.startsWith).
   remove(docOrId, optsOrRev, opts, cb) {
     let doc;
     ({ doc, opts, cb } = removeArgs(docOrId, optsOrRev, opts, cb));
     return run(cb, () => {
       const rev = doc._rev || opts.rev;
-      return this._call('DELETE', encodeDocId(doc._id) + '?rev=' + encodeURIComponent(String(rev)));
+      return this._call('DELETE', encodeDocId(doc._id) + '?rev=' + asFetchedQuery(String(rev)));
     });
   }
   // PUT /db/doc/att: the body as bytes with its content type; with no rev
