@@ -11,14 +11,6 @@ namespace {
 // an object to `typeof` but not a "non-null object", arrays are objects, and
 // `if (x)` tests truthiness.
 
-bool Truthy(const json::Value& v) {
-  if (v.IsNull()) return false;
-  if (v.IsBool()) return v.GetBool();
-  if (v.IsNumber()) return v.GetDouble() != 0;
-  if (v.IsString()) return v.GetStringLength() != 0;
-  return true;  // objects and arrays
-}
-
 // typeof v === 'object' && v !== null
 bool IsNonNullObject(const json::Value& v) { return v.IsObject() || v.IsArray(); }
 
@@ -63,14 +55,14 @@ bool IsWritersName(const json::Value* name, const UserContext& user) {
 
 bool IsDeletion(const json::Value& doc) {
   const json::Value* deleted = Member(doc, "_deleted");
-  return deleted != nullptr && Truthy(*deleted);
+  return deleted != nullptr && json::JsTruthy(*deleted);
 }
 
 bool IsExemptId(std::string_view docid) { return docid.starts_with("_design/") || docid.starts_with("_local/"); }
 
 // The "user_ctx" rules: what a non-admin may claim to run as.
 Status CheckUserCtx(const json::Value* user_ctx, const UserContext& user, bool is_admin) {
-  if (user_ctx == nullptr || !Truthy(*user_ctx)) {
+  if (user_ctx == nullptr || !json::JsTruthy(*user_ctx)) {
     if (is_admin) return Status::OK();
     return Refuse("The `user_ctx' property is missing (it is optional for admins only).");
   }
@@ -81,7 +73,7 @@ Status CheckUserCtx(const json::Value* user_ctx, const UserContext& user, bool i
   }
   if (!is_admin && !IsWritersName(name, user)) return Refuse("The given `user_ctx.name' is not valid");
   const json::Value* roles = Member(*user_ctx, "roles");
-  if (roles == nullptr || !Truthy(*roles)) return Status::OK();
+  if (roles == nullptr || !json::JsTruthy(*roles)) return Status::OK();
   if (!roles->IsArray()) return Refuse("The `user_ctx.roles' property must be an array of strings.");
   if (is_admin) return Status::OK();
   for (const json::Value& role : roles->GetArray()) {
@@ -134,7 +126,7 @@ Status CheckReplicatorDoc(std::string_view docid, const json::Value& doc, const 
     // deletion (no oldDoc here) is left to the write's own conflict check.
     if (HasRole(user, "_admin") || !ReplicatorCheckNeedsOld(doc)) return Status::OK();
     const json::Value* user_ctx = old != nullptr ? Member(*old, "user_ctx") : nullptr;
-    if (user_ctx == nullptr || !Truthy(*user_ctx) || !IsWritersName(Member(*user_ctx, "name"), user)) {
+    if (user_ctx == nullptr || !json::JsTruthy(*user_ctx) || !IsWritersName(Member(*user_ctx, "name"), user)) {
       return Refuse("Replication documents can only be deleted by admins or by the users who created them.");
     }
     return Status::OK();

@@ -18,6 +18,7 @@
 #include "runtime/couch_error.h"
 #include "runtime/endpoint_helpers.h"
 #include "util/couch_json.h"
+#include "util/erlang_text.h"
 #include "util/json.h"
 
 namespace settee {
@@ -58,25 +59,6 @@ Status ParseSeq(std::string_view text, uint64_t* out) {
   return Status::OK();
 }
 
-// Erlang's list_to_integer of `text` (an optional sign, then decimal
-// digits): false when it is no integer; *positive says whether it is above
-// zero and *value gets it then (the largest uint64 past that).
-bool ReadInteger(std::string_view text, bool* positive, uint64_t* value) {
-  const bool negative = !text.empty() && text[0] == '-';
-  if (!text.empty() && (text[0] == '-' || text[0] == '+')) text.remove_prefix(1);
-  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return false;
-  }
-  uint64_t v = 0;
-  for (char c : text) {
-    const uint64_t d = static_cast<uint64_t>(c - '0');
-    v = v > (UINT64_MAX - d) / 10 ? UINT64_MAX : v * 10 + d;
-  }
-  *positive = !negative && v > 0;
-  *value = v;
-  return true;
-}
-
 Status ParseFeedParams(RequestContext& ctx, const json::Value* body, FeedParams* p) {
   // chttpd_db:parse_changes_query folds over the query string in order,
   // with each name lowered: a repeated option ends as its last value says;
@@ -97,7 +79,7 @@ Status ParseFeedParams(RequestContext& ctx, const json::Value* body, FeedParams*
                  : name == "att_encoding_info" ? &p->opts.att_encoding_info
                                                : nullptr;
     Status s;
-    bool positive = false;
+    bool negative = false;
     uint64_t n = 0;
     if (flag != nullptr) {
       if (value == "true") *flag = true;
@@ -112,9 +94,9 @@ Status ParseFeedParams(RequestContext& ctx, const json::Value* body, FeedParams*
     } else if (name == "heartbeat") {
       if (value == "true") {
         p->heartbeat = kDefaultTimeout;
-      } else if (!ReadInteger(value, &positive, &n)) {
+      } else if (!erlang::ListToInteger(value, &negative, &n)) {
         return Status::BadRequest("Invalid heartbeat value. Expecting a positive integer value (in milliseconds).");
-      } else if (!positive) {
+      } else if (negative || n == 0) {
         return Status::BadRequest("The heartbeat value should be a positive integer (in milliseconds).");
       } else {
         p->heartbeat = std::chrono::milliseconds(std::min<uint64_t>(n, kDefaultTimeout.count()));
@@ -126,7 +108,9 @@ Status ParseFeedParams(RequestContext& ctx, const json::Value* body, FeedParams*
       filter = &value;
     } else if (name == "seq_interval") {
       // Read only to refuse a bad one: a single node's sequences need none.
-      if (!ReadInteger(value, &positive, &n) || !positive) return Status::BadRequest("invalid_seq_interval");
+      if (!erlang::ListToInteger(value, &negative, &n) || negative || n == 0) {
+        return Status::BadRequest("invalid_seq_interval");
+      }
     }
     if (!s.ok()) return s;
   }

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <functional>
 #include <optional>
-#include <set>
 #include <vector>
 
 #include "replication/replicator_doc_check.h"
@@ -78,7 +77,8 @@ Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
                     const GetOptions& opts, const std::optional<std::vector<std::string>>& public_fields) {
   const std::string& spec = *ctx.LastParam("open_revs");
   std::vector<std::string> revs;  // in the engine's spelling (ParseCouchRev)
-  std::set<size_t> names_nothing;  // indices in `revs` of kNamesNothing revisions
+  std::vector<bool> names_nothing;  // per entry of `revs`: a kNamesNothing revision
+  bool any_names_nothing = false;
   const bool all = spec == "all";
   if (!all) {
     // CouchDB's reasons (chttpd_db:parse_doc_query, couch_doc:parse_revs).
@@ -89,7 +89,8 @@ Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
       if (!r.IsString()) return Status::BadRequest("Invalid rev format");
       CouchRev rev = ParseCouchRev(json::View(r));
       if (rev.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
-      if (rev.kind == CouchRev::Kind::kNamesNothing) names_nothing.insert(revs.size());
+      names_nothing.push_back(rev.kind == CouchRev::Kind::kNamesNothing);
+      any_names_nothing |= names_nothing.back();
       revs.push_back(std::move(rev.text));
     }
   }
@@ -99,7 +100,7 @@ Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
   // Multipart answers send attachment bodies as parts, after each document.
   read_opts.attachments_follow = multipart;
   Status s;
-  if (all || names_nothing.empty()) {
+  if (!any_names_nothing) {
     // An empty list asks for no revisions (GetOpenRevs reads it as "all").
     if (all || !revs.empty()) s = db.GetOpenRevs(docid, revs, read_opts, &results);
   } else {
@@ -109,7 +110,7 @@ Status SendOpenRevs(RequestContext& ctx, Database& db, const std::string& docid,
     std::vector<std::string> run;
     std::vector<OpenRevResult> part;
     for (size_t i = 0; i <= revs.size() && s.ok(); ++i) {
-      if (i < revs.size() && names_nothing.count(i) == 0) {
+      if (i < revs.size() && !names_nothing[i]) {
         run.push_back(revs[i]);
         continue;
       }
@@ -215,26 +216,6 @@ Status GetDoc(RequestContext& ctx, std::string_view prefix) {
   return ctx.SendJson(200, *doc);
 }
 
-// Rewrites `body` so that its _rev is `rev` (when the rev came from the query
-// string or If-Match). kBadRequest when the body names a different one.
-Status ApplyRequestedRev(const std::string& rev, std::string* body) {
-  json::Document doc;
-  Status s = json::Parse(*body, &doc);
-  if (!s.ok()) return Status::BadRequest("invalid UTF-8 JSON");
-  if (!doc.IsObject()) return Status::BadRequest("Document must be a JSON object");
-  auto it = doc.FindMember("_rev");
-  if (it != doc.MemberEnd()) {
-    if (!it->value.IsString() || json::View(it->value) != rev) {
-      return Status::BadRequest(
-          "Document rev from request body and query string have different values");
-    }
-    return Status::OK();
-  }
-  doc.AddMember("_rev", json::StringValue(rev, doc.GetAllocator()), doc.GetAllocator());
-  *body = json::Serialize(doc);
-  return Status::OK();
-}
-
 // A write's revision checked as CouchDB parses it (ParseCouchRev): *rev
 // becomes the engine's spelling. One no stored revision can be is the
 // update's conflict, or, with new_edits=false, one settee cannot store.
@@ -252,14 +233,17 @@ Status CheckWriteRev(bool new_edits, std::string* rev) {
   return Status::OK();
 }
 
-// Checks the _rev of a JSON document `body` as CheckWriteRev does, and when
-// `rev` (from the query string or If-Match, already checked) is given, sets
-// the body's _rev to it: kBadRequest when the body names a different one
-// (compared as parsed, as couch_doc_from_req does). A body that is not a
-// JSON object, or whose _rev is no string, is left to the write's own
-// errors. `body` is parsed only when it may hold a _rev or one is added.
-Status CheckBodyRev(const std::string& rev, bool new_edits, std::string* body) {
-  if (rev.empty() && body->find("\"_rev\"") == std::string::npos) return Status::OK();
+// Reconciles the _rev of a JSON document `body` with `rev` (from the query
+// string or If-Match, already checked; empty if none). A document's body
+// _rev is checked as CheckWriteRev does and compared, and rewritten, in the
+// engine's spelling; a _local document's "0-N" is its own, compared as text.
+// When `rev` is given the body gets it: kBadRequest when the body names a
+// different one (compared as parsed, as couch_doc_from_req does). Without
+// `rev`, a body that is not a JSON object or whose _rev is no string is left
+// to the write's own errors. `body` is parsed only when it may hold a _rev
+// to check or one is added.
+Status ReconcileBodyRev(const std::string& rev, bool local, bool new_edits, std::string* body) {
+  if (rev.empty() && (local || body->find("\"_rev\"") == std::string::npos)) return Status::OK();
   json::Document doc;
   Status s = json::Parse(*body, &doc);
   if (!s.ok()) return rev.empty() ? Status::OK() : Status::BadRequest("invalid UTF-8 JSON");
@@ -278,8 +262,10 @@ Status CheckBodyRev(const std::string& rev, bool new_edits, std::string* body) {
     return Status::BadRequest("Document rev from request body and query string have different values");
   }
   std::string body_rev(json::View(it->value));
-  s = CheckWriteRev(new_edits, &body_rev);
-  if (!s.ok()) return s;
+  if (!local) {
+    s = CheckWriteRev(new_edits, &body_rev);
+    if (!s.ok()) return s;
+  }
   if (!rev.empty() && body_rev != rev) {
     return Status::BadRequest("Document rev from request body and query string have different values");
   }
@@ -327,15 +313,14 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
   std::string body = ctx.req.body;
   if (body.empty()) return Status::BadRequest("Document must be a JSON object");
   std::string rev = RequestedRev(ctx);
-  if (prefix != "_local/") {
+  const bool local = prefix == "_local/";
+  UpdateOptions opts;
+  opts.new_edits = NewEditsParam(ctx);
+  opts.user = &ctx.user;
+  {
     // parse_doc_query parses ?rev= before the body is read.
-    const bool new_edits = NewEditsParam(ctx);
-    Status s = rev.empty() ? Status::OK() : CheckWriteRev(new_edits, &rev);
-    if (s.ok()) s = CheckBodyRev(rev, new_edits, &body);
-    if (!s.ok()) return s;
-  } else if (!rev.empty()) {
-    // A _local document's "0-N" is its own: compared as text.
-    Status s = ApplyRequestedRev(rev, &body);
+    Status s = rev.empty() || local ? Status::OK() : CheckWriteRev(opts.new_edits, &rev);
+    if (s.ok()) s = ReconcileBodyRev(rev, local, opts.new_edits, &body);
     if (!s.ok()) return s;
   }
   if (ctx.params[0] == kUsersDbName) {
@@ -350,9 +335,6 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
       if (!s.ok()) return s;
     }
   }
-  UpdateOptions opts;
-  opts.new_edits = NewEditsParam(ctx);
-  opts.user = &ctx.user;
   auto r = ctx.server.RunWrite([&] { return (*db)->Put(docid, body, opts); });
   if (!r.ok()) return r.status();
   if (!r->status.ok()) return r->status;

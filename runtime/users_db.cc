@@ -47,16 +47,6 @@ std::string Member(const json::Value& doc, const char* key) {
   return std::string(json::View(it->value));
 }
 
-// JavaScript's truthiness of a JSON value, as validate_doc_update tests
-// members (!newDoc.name): null, false, 0 and "" are false.
-bool Truthy(const json::Value& v) {
-  if (v.IsNull()) return false;
-  if (v.IsBool()) return v.GetBool();
-  if (v.IsNumber()) return v.GetDouble() != 0;
-  if (v.IsString()) return v.GetStringLength() != 0;
-  return true;
-}
-
 // A JSON value in an error message, as JavaScript's string concatenation
 // gives it for a string, an integer, true or false (the JSON text of any
 // other: near enough for a message).
@@ -206,9 +196,9 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminU
   // before_doc_update's hashing, which a string "password" stands for here).
   if (Member(doc, "type") != "user") return Status::Forbidden("doc.type must be user");
   auto name_it = doc.FindMember("name");
-  if (name_it == doc.MemberEnd() || !Truthy(name_it->value)) return Status::Forbidden("doc.name is required");
+  if (name_it == doc.MemberEnd() || !json::JsTruthy(name_it->value)) return Status::Forbidden("doc.name is required");
   auto roles = doc.FindMember("roles");
-  if (roles == doc.MemberEnd() || !Truthy(roles->value)) return Status::Forbidden("doc.roles must exist");
+  if (roles == doc.MemberEnd() || !json::JsTruthy(roles->value)) return Status::Forbidden("doc.roles must exist");
   if (!roles->value.IsArray()) return Status::Forbidden("doc.roles must be an array");
   for (const auto& r : roles->value.GetArray()) {
     if (!r.IsString()) return Status::Forbidden("doc.roles can only contain strings");
@@ -233,12 +223,12 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminU
     // What the hashing would replace is checked only when it does not.
     auto sha = doc.FindMember("password_sha");
     auto salt = doc.FindMember("salt");
-    if (sha != doc.MemberEnd() && Truthy(sha->value) && (salt == doc.MemberEnd() || !Truthy(salt->value))) {
+    if (sha != doc.MemberEnd() && json::JsTruthy(sha->value) && (salt == doc.MemberEnd() || !json::JsTruthy(salt->value))) {
       return Status::Forbidden(
           "Users with password_sha must have a salt.See /_utils/script/couch.js for example code.");
     }
     auto scheme = doc.FindMember("password_scheme");
-    if (scheme != doc.MemberEnd() && Truthy(scheme->value)) {
+    if (scheme != doc.MemberEnd() && json::JsTruthy(scheme->value)) {
       std::string_view known[] = {"simple", "pbkdf2", "simple+pbkdf2"};
       if (!scheme->value.IsString() || std::find(std::begin(known), std::end(known), json::View(scheme->value)) == std::end(known)) {
         return Status::Forbidden("Password scheme `" + JsText(scheme->value) + "` not supported.");

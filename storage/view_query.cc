@@ -51,17 +51,10 @@ Status ParseBooleanText(std::string_view text, bool* out) {
 }
 
 Status ParsePosIntText(std::string_view text, uint64_t* out) {
-  const bool negative = !text.empty() && text[0] == '-';
-  std::string_view digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? text.substr(1) : text;
-  const bool integer = !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) {
-    return c >= '0' && c <= '9';
-  });
-  if (!integer) return ParseError("Invalid value for integer: " + erlang::ListText(text));
+  bool negative = false;
   uint64_t value = 0;
-  for (char c : digits) {
-    const uint64_t d = static_cast<uint64_t>(c - '0');
-    value = value > (std::numeric_limits<uint64_t>::max() - d) / 10 ? std::numeric_limits<uint64_t>::max()
-                                                                      : value * 10 + d;
+  if (!erlang::ListToInteger(text, &negative, &value)) {
+    return ParseError("Invalid value for integer: " + erlang::ListText(text));
   }
   // "-0" is 0, which parse_pos_int takes.
   if (negative && value != 0) return ParseError("Invalid value for positive integer: " + erlang::ListText(text));

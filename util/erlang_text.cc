@@ -63,6 +63,20 @@ std::string BinaryText(std::string_view bytes) {
   return "<<" + (AllPrintable(bytes) ? Quoted(bytes) : Numbers(bytes)) + ">>";
 }
 
+bool ListToInteger(std::string_view text, bool* negative, uint64_t* magnitude) {
+  *negative = !text.empty() && text[0] == '-';
+  if (!text.empty() && (text[0] == '-' || text[0] == '+')) text.remove_prefix(1);
+  if (text.empty()) return false;
+  uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    value = value > (UINT64_MAX - d) / 10 ? UINT64_MAX : value * 10 + d;
+  }
+  *magnitude = value;
+  return true;
+}
+
 std::string FloatText(double value) {
   if (value == 0) return "0.0";
   // The shortest round-trip digits, as d.ddde+X.

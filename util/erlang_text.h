@@ -6,6 +6,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -26,5 +27,12 @@ std::string BinaryText(std::string_view bytes);
 // io_lib_format:fwrite_g places them, with a decimal point or an exponent,
 // whichever is shorter: 1.5, 100.0, 1.0e3, 0.0001, 1.0e-5.
 std::string FloatText(double value);
+
+// Erlang's list_to_integer(Text), as CouchDB reads a query-string count:
+// an optional sign, then one or more decimal digits and nothing else. False
+// when `text` is no integer; else *negative says whether it had a '-' ("-0"
+// too) and *magnitude gets its absolute value, the largest uint64 when it
+// is larger.
+bool ListToInteger(std::string_view text, bool* negative, uint64_t* magnitude);
 
 }  // namespace settee::erlang

@@ -157,6 +157,17 @@ std::string Quote(std::string_view s);
 // Appends ["a","b",...].
 void AppendStringArray(std::string* out, const std::vector<std::string>& items);
 
+// JavaScript's truthiness of a JSON value, as a validate function's
+// `if (x)` tests a member: null, false, 0 and "" are false; objects and
+// arrays, even empty, are true.
+inline bool JsTruthy(const Value& v) {
+  if (v.IsNull()) return false;
+  if (v.IsBool()) return v.GetBool();
+  if (v.IsNumber()) return v.GetDouble() != 0;
+  if (v.IsString()) return v.GetStringLength() != 0;
+  return true;
+}
+
 inline std::string_view View(const Value& v) {
   return std::string_view(v.GetString(), v.GetStringLength());
 }

@@ -47,5 +47,25 @@ TEST(ErlangText, Floats) {
   EXPECT_EQ(FloatText(0.000012), "1.2e-5");
 }
 
+// list_to_integer("...") in an Erlang shell: a sign, then digits only.
+TEST(ErlangText, ListToIntegerTakesASignAndDigitsOnly) {
+  bool negative = true;
+  uint64_t n = 0;
+  ASSERT_TRUE(ListToInteger("0042", &negative, &n));
+  EXPECT_FALSE(negative);
+  EXPECT_EQ(n, 42u);
+  ASSERT_TRUE(ListToInteger("+7", &negative, &n));
+  EXPECT_FALSE(negative);
+  EXPECT_EQ(n, 7u);
+  ASSERT_TRUE(ListToInteger("-0", &negative, &n));
+  EXPECT_TRUE(negative);
+  EXPECT_EQ(n, 0u);
+  ASSERT_TRUE(ListToInteger("99999999999999999999999", &negative, &n));
+  EXPECT_EQ(n, UINT64_MAX);  // past 64 bits: the largest
+  for (const char* bad : {"", "-", "+", "1.0", "1e3", " 1", "1 ", "0x10", "--1", "12a"}) {
+    EXPECT_FALSE(ListToInteger(bad, &negative, &n)) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace settee::erlang
