@@ -1,6 +1,7 @@
 // Database-level endpoints: /db itself, _all_docs (and /queries) and its
 // _design_docs / _local_docs siblings, _bulk_docs, _bulk_get, _revs_diff, _missing_revs,
 // _compact, _ensure_full_commit, _revs_limit, _security.
+#include <algorithm>
 #include <ctime>
 #include <functional>
 #include <limits>
@@ -10,6 +11,7 @@
 
 #include "replication/replicator_doc_check.h"
 #include "runtime/couch_error.h"
+#include "runtime/couch_rev.h"
 #include "runtime/endpoint_helpers.h"
 #include "runtime/log.h"
 #include "runtime/users_db.h"
@@ -521,32 +523,111 @@ Status BulkGet(RequestContext& ctx) {
   return ctx.SendJson(200, out);
 }
 
-Status ParseRevsMap(RequestContext& ctx, std::vector<RevsDiffRequest>* request) {
+// One document of a _revs_diff or _missing_revs body, its revisions read
+// as fabric:get_missing_revs reads them (couch_doc:parse_rev, ParseCouchRev).
+struct RevsMapEntry {
+  std::string id;
+  std::vector<CouchRev> revs;  // kStorable or kNamesNothing, as asked
+  bool names_nothing = false;  // some of `revs` no stored revision can be
+};
+
+Status ParseRevsMap(RequestContext& ctx, std::vector<RevsMapEntry>* entries) {
   json::Document body;
   Status s = ctx.ParseObjectBody(&body);
   if (!s.ok()) return s;
   for (const auto& m : body.GetObject()) {
-    RevsDiffRequest r;
-    r.id = std::string(json::View(m.name));
+    RevsMapEntry e;
+    e.id = std::string(json::View(m.name));
     if (!m.value.IsArray()) return Status::BadRequest("Revisions must be a JSON array of strings");
     for (const auto& rev : m.value.GetArray()) {
       if (!rev.IsString()) return Status::BadRequest("Revisions must be a JSON array of strings");
-      r.revs.emplace_back(json::View(rev));
+      CouchRev parsed = ParseCouchRev(json::View(rev));
+      if (parsed.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
+      e.names_nothing |= parsed.kind == CouchRev::Kind::kNamesNothing;
+      e.revs.push_back(std::move(parsed));
     }
-    request->push_back(std::move(r));
+    entries->push_back(std::move(e));
   }
   return Status::OK();
 }
 
+// Whether generation `a` is below `b`, both decimal without leading zeros
+// (ParseCouchRev's and the engine's spelling), of any size.
+bool GenerationBelow(std::string_view a, std::string_view b) {
+  a = a.substr(0, a.find('-'));
+  b = b.substr(0, b.find('-'));
+  return a.size() != b.size() ? a.size() < b.size() : a < b;
+}
+
+// The engine's answer `engine` (null: nothing missing) for `entry`'s storable
+// revisions, with its kNamesNothing ones added as missing, in the order asked.
+// Its possible ancestors are then the leaves below any missing generation, as
+// couch_db:possible_ancestors finds them: the engine's were found for its
+// revisions only.
+Status AddNamesNothing(Database& db, const RevsMapEntry& entry, const RevsDiffResult* engine,
+                       RevsDiffResult* out) {
+  out->id = entry.id;
+  for (const CouchRev& rev : entry.revs) {
+    const bool missing = rev.kind == CouchRev::Kind::kNamesNothing ||
+                         (engine != nullptr && std::find(engine->missing.begin(), engine->missing.end(),
+                                                         rev.text) != engine->missing.end());
+    if (missing && std::find(out->missing.begin(), out->missing.end(), rev.text) == out->missing.end()) {
+      out->missing.push_back(rev.text);
+    }
+  }
+  std::vector<OpenRevResult> leaves;
+  Status s = db.GetOpenRevs(entry.id, {}, GetOptions{}, &leaves);
+  if (s.IsNotFound()) return Status::OK();
+  if (!s.ok()) return s;
+  for (const OpenRevResult& leaf : leaves) {
+    for (const std::string& missing : out->missing) {
+      if (GenerationBelow(leaf.rev, missing)) {
+        out->possible_ancestors.push_back(leaf.rev);
+        break;
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// fabric:get_missing_revs for a parsed body: the documents with revisions
+// missing, in the body's order.
+Status MissingRevsOf(Database& db, const std::vector<RevsMapEntry>& entries, std::vector<RevsDiffResult>* out) {
+  std::vector<RevsDiffRequest> request;
+  request.reserve(entries.size());
+  for (const RevsMapEntry& e : entries) {
+    RevsDiffRequest& r = request.emplace_back();
+    r.id = e.id;
+    for (const CouchRev& rev : e.revs) {
+      if (rev.kind == CouchRev::Kind::kStorable) r.revs.push_back(rev.text);
+    }
+  }
+  std::vector<RevsDiffResult> engine;
+  Status s = db.RevsDiff(request, &engine);
+  if (!s.ok()) return s;
+  // The engine answers in request order, leaving out the documents it
+  // found nothing missing of.
+  size_t next = 0;
+  for (const RevsMapEntry& e : entries) {
+    RevsDiffResult* found = next < engine.size() && engine[next].id == e.id ? &engine[next++] : nullptr;
+    if (!e.names_nothing) {
+      if (found != nullptr) out->push_back(std::move(*found));
+      continue;
+    }
+    s = AddNamesNothing(db, e, found, &out->emplace_back());
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
 
 Status RevsDiff(RequestContext& ctx) {
   auto db = ctx.OpenDb();
   if (!db.ok()) return db.status();
-  std::vector<RevsDiffRequest> request;
-  Status s = ParseRevsMap(ctx, &request);
+  std::vector<RevsMapEntry> entries;
+  Status s = ParseRevsMap(ctx, &entries);
   if (!s.ok()) return s;
   std::vector<RevsDiffResult> results;
-  s = (*db)->RevsDiff(request, &results);
+  s = MissingRevsOf(**db, entries, &results);
   if (!s.ok()) return s;
   std::string out;
   couch_json::AppendRevsDiff(&out, results);
@@ -556,11 +637,11 @@ Status RevsDiff(RequestContext& ctx) {
 Status MissingRevs(RequestContext& ctx) {
   auto db = ctx.OpenDb();
   if (!db.ok()) return db.status();
-  std::vector<RevsDiffRequest> request;
-  Status s = ParseRevsMap(ctx, &request);
+  std::vector<RevsMapEntry> entries;
+  Status s = ParseRevsMap(ctx, &entries);
   if (!s.ok()) return s;
   std::vector<RevsDiffResult> results;
-  s = (*db)->RevsDiff(request, &results);
+  s = MissingRevsOf(**db, entries, &results);
   if (!s.ok()) return s;
   std::string out = R"({"missing_revs":{)";
   bool first = true;

@@ -895,6 +895,33 @@ TEST_P(CouchServerTest, RevsDiffAndMissingRevs) {
   EXPECT_EQ(Req("POST", "/db/_revs_diff", R"({"d":"x"})").status, 400);
 }
 
+// fabric:get_missing_revs parses each revision (couch_doc:parse_rev): one
+// no stored revision can be is missing, as rev_to_str prints it, and counts
+// for the possible ancestors by its generation; a malformed one is 400.
+TEST_P(CouchServerTest, RevsDiffReadsRevsAsCouchDBParsesThem) {
+  CreateDb("db");
+  std::string rev = PutDoc("db", "d", "{}");
+  auto r = Req("POST", "/db/_revs_diff",
+               R"({"d":[")" + rev + R"(","1-","00-a","+1-x"],"e":["3-"],"new":["0-a"]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, R"({"d":{"missing":["1-","0-a","1-x"]},"e":{"missing":["3-"]},"new":{"missing":["0-a"]}})" "\n");
+  // A generation past every leaf's, however large, makes them possible ancestors.
+  r = Req("POST", "/db/_revs_diff", R"({"d":["2-","99999999999999999999999-a"]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, R"({"d":{"missing":["2-","99999999999999999999999-a"],"possible_ancestors":[")" + rev +
+                        R"("]}})" "\n");
+  r = Req("POST", "/db/_missing_revs", R"({"d":["1-",")" + rev + R"("],"x":["+01-a"]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, R"({"missing_revs":{"d":["1-"],"x":["1-a"]}})" "\n");
+  for (const char* path : {"/db/_revs_diff", "/db/_missing_revs"}) {
+    for (const std::string& bad : std::vector<std::string>{"x", "-1-a", "1-" + std::string(32, 'z')}) {
+      r = Req("POST", path, R"({"d":[")" + bad + R"("]})");
+      EXPECT_EQ(r.status, 400) << path << " " << bad << " " << r.body;
+      EXPECT_EQ(Str(J(r), "reason"), "Invalid rev format") << path << " " << bad;
+    }
+  }
+}
+
 TEST_P(CouchServerTest, BulkGetShapes) {
   CreateDb("db");
   std::string rev = PutDoc("db", "a", R"({"v":1})");
