@@ -15,6 +15,7 @@
 #include "runtime/endpoint_helpers.h"
 #include "runtime/log.h"
 #include "runtime/users_db.h"
+#include "storage/document.h"
 #include "util/couch_json.h"
 #include "util/json.h"
 
@@ -479,25 +480,63 @@ Status BulkGet(RequestContext& ctx) {
     const json::Value* rev_value = rev != d.MemberEnd() ? &rev->value : nullptr;
     if (id == d.MemberEnd()) {
       refuse(nullptr, nullptr, Status::BadRequest("document id missed"));
-    } else if (!id->value.IsString()) {
-      refuse(&id->value, nullptr, Status(Status::Code::kIllegalDocId, "Document id must be a string"));
-    } else if (rev_value != nullptr && !rev_value->IsString()) {
-      refuse(&id->value, rev_value, Status::BadRequest("Invalid rev format"));
-    } else {
-      BulkGetRequest r;
-      r.id = std::string(json::View(id->value));
-      if (rev_value != nullptr) r.rev = std::string(json::View(*rev_value));
-      // CouchDB's per-item atts_since (chttpd_db:bulk_get_open_doc_revs1);
-      // non-strings are ignored, as the replicator only sends revs.
-      auto since = d.FindMember("atts_since");
-      if (since != d.MemberEnd() && since->value.IsArray()) {
-        for (const auto& a : since->value.GetArray()) {
-          if (a.IsString()) r.atts_since.emplace_back(json::View(a));
-        }
-      }
-      request.push_back(std::move(r));
-      refused.emplace_back();
+      continue;
     }
+    if (!id->value.IsString()) {
+      refuse(&id->value, nullptr, Status(Status::Code::kIllegalDocId, "Document id must be a string"));
+      continue;
+    }
+    // chttpd_db:bulk_get_parse_doc_id checks the id, then parses the rev
+    // and atts_since (couch_doc:parse_rev, ParseCouchRev); the first error
+    // is the item's, naming the value that failed.
+    Status valid = ValidateDocId(json::View(id->value));
+    if (!valid.ok()) {
+      refuse(&id->value, nullptr, valid);
+      continue;
+    }
+    BulkGetRequest r;
+    r.id = std::string(json::View(id->value));
+    CouchRev parsed_rev;
+    if (rev_value != nullptr) {
+      if (rev_value->IsString()) parsed_rev = ParseCouchRev(json::View(*rev_value));
+      if (parsed_rev.kind == CouchRev::Kind::kMalformed) {
+        refuse(&id->value, rev_value, Status::BadRequest("Invalid rev format"));
+        continue;
+      }
+      r.rev = parsed_rev.text;
+    }
+    auto since = d.FindMember("atts_since");
+    if (since != d.MemberEnd()) {
+      if (!since->value.IsArray()) {
+        refuse(&id->value, &since->value, Status::BadRequest("att_since value must be array of revs."));
+        continue;
+      }
+      // A revision no stored one can be is kept: it matches none, and
+      // still asks for the attachments, as any atts_since does.
+      const json::Value* bad = nullptr;
+      for (const auto& a : since->value.GetArray()) {
+        CouchRev parsed = a.IsString() ? ParseCouchRev(json::View(a)) : CouchRev{};
+        if (parsed.kind == CouchRev::Kind::kMalformed) {
+          bad = &a;
+          break;
+        }
+        r.atts_since.push_back(std::move(parsed.text));
+      }
+      if (bad != nullptr) {
+        refuse(&id->value, bad, Status::BadRequest("Invalid rev format"));
+        continue;
+      }
+    }
+    if (parsed_rev.kind == CouchRev::Kind::kNamesNothing) {
+      // open_revs finds no such revision, whether or not the document exists.
+      BulkGetResult missing{r.id, {BulkGetItem{parsed_rev.text, Status::NotFound("missing"), {}}}};
+      std::string out;
+      couch_json::AppendBulkGetResult(&out, missing);
+      refused.push_back(std::move(out));
+      continue;
+    }
+    request.push_back(std::move(r));
+    refused.emplace_back();
   }
   std::vector<BulkGetResult> results;
   s = (*db)->BulkGet(request, opts, &results);

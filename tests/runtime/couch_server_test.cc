@@ -951,6 +951,40 @@ TEST_P(CouchServerTest, BulkGetShapes) {
   EXPECT_TRUE(J(r)["results"][0]["docs"][0]["ok"].HasMember("_revisions")) << r.body;
 }
 
+// An item's rev and atts_since are parsed as chttpd_db:bulk_get_parse_revs
+// does (couch_doc:parse_rev), after its id is checked: a revision no stored
+// one can be is not found, as rev_to_str prints it; a malformed rev or
+// atts_since entry is the item's bad_request, naming the value that failed.
+TEST_P(CouchServerTest, BulkGetReadsRevsAsCouchDBParsesThem) {
+  CreateDb("db");
+  std::string rev = PutDoc("db", "d", "{}");
+  auto r = Req("POST", "/db/_bulk_get",
+               R"({"docs":[{"id":"d","rev":"1-"},{"id":"nodoc","rev":"00-a"},{"id":"d","rev":"1-)" +
+                   std::string(32, 'z') + R"("},{"id":"d","atts_since":["x"]},{"id":"d","atts_since":"x"},)"
+                   R"({"id":"d","rev":"+)" + rev + R"(","atts_since":[5]},{"id":"_x","rev":"x"},)"
+                   R"({"id":"d","rev":"+)" + rev + R"(","atts_since":["1-"]}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = J(r);
+  auto& results = d["results"];
+  ASSERT_EQ(results.Size(), 8u) << r.body;
+  auto error = [&](size_t i) -> const json::Value& { return results[i]["docs"][0]["error"]; };
+  EXPECT_EQ(Str(error(0), "rev"), "1-");
+  EXPECT_EQ(Str(error(0), "error"), "not_found");
+  EXPECT_EQ(Str(error(0), "reason"), "missing");
+  EXPECT_EQ(Str(error(1), "rev"), "0-a");
+  EXPECT_EQ(Str(error(1), "error"), "not_found");
+  EXPECT_EQ(Str(error(2), "rev"), "1-" + std::string(32, 'z'));
+  EXPECT_EQ(Str(error(2), "reason"), "Invalid rev format");
+  EXPECT_EQ(Str(error(3), "rev"), "x");
+  EXPECT_EQ(Str(error(3), "reason"), "Invalid rev format");
+  EXPECT_EQ(Str(error(4), "rev"), "x");
+  EXPECT_EQ(Str(error(4), "reason"), "att_since value must be array of revs.");
+  EXPECT_EQ(error(5)["rev"].GetInt(), 5) << r.body;
+  EXPECT_EQ(Str(error(5), "reason"), "Invalid rev format");
+  EXPECT_TRUE(error(6)["rev"].IsNull()) << r.body;  // the id fails first
+  EXPECT_EQ(Str(results[7]["docs"][0]["ok"], "_rev"), rev) << r.body;
+}
+
 // chttpd_db:bulk_get_parse_doc_query refuses the parameters each item of
 // the body names for itself (or that would write), the first in the query
 // string's order, once the body has its docs.
