@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/couch_rev.h"
 #include "runtime/couch_server.h"
 #include "runtime/node_config.h"
 
@@ -25,14 +26,16 @@ Status PostPurge(RequestContext& ctx) {
   for (auto& m : body.GetObject()) {
     PurgeRequest r;
     r.id.assign(json::View(m.name));
-    // CouchDB parses every rev (couch_doc:parse_revs): anything but a
-    // list of "N-hash" strings is a bad rev.
+    // CouchDB parses every rev (couch_doc:parse_revs, ParseCouchRev):
+    // anything but a list of strings it takes is a bad rev. One no stored
+    // revision can be counts toward the limit and purges nothing.
     if (!m.value.IsArray()) return Status::BadRequest("Invalid rev format");
     for (auto& rev : m.value.GetArray()) {
-      if (!rev.IsString()) return Status::BadRequest("Invalid rev format");
-      r.revs.emplace_back(json::View(rev));
+      CouchRev parsed = rev.IsString() ? ParseCouchRev(json::View(rev)) : CouchRev{};
+      if (parsed.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
+      if (parsed.kind == CouchRev::Kind::kStorable) r.revs.push_back(std::move(parsed.text));
     }
-    nrevs += r.revs.size();
+    nrevs += m.value.Size();
     request.push_back(std::move(r));
   }
   const NodeConfig& config = ctx.server.config();

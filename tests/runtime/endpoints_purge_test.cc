@@ -50,6 +50,26 @@ TEST_P(PurgeEndpointsTest, PurgeRemovesTheDocumentEverywhere) {
   (void)b;
 }
 
+// couch_doc:parse_revs reads the revisions: one no stored revision can be
+// ("1-", "0-a", a generation past 64 bits) purges nothing, "+1-x" is "1-x",
+// and a 32-character id that is not hex is malformed.
+TEST_P(PurgeEndpointsTest, RevsAreParsedAsCouchDBParsesThem) {
+  ASSERT_EQ(Req("PUT", "/db").status, 201);
+  std::string a = PutDoc("/db/a", "{}");
+  PutDoc("/db/b", "{}");
+  auto r = Req("POST", "/db/_purge", R"({"a":["1-","0-a","99999999999999999999-a"],"b":["1-"]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.body, R"({"purge_seq":null,"purged":{"a":[],"b":[]}})" "\n");
+  EXPECT_EQ(Req("GET", "/db/a").status, 200);
+  r = Req("POST", "/db/_purge", R"({"b":["1-)" + std::string(32, 'z') + R"("]})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), "Invalid rev format");
+  r = Req("POST", "/db/_purge", R"({"a":["+)" + a + R"("]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(r.body, R"({"purge_seq":null,"purged":{"a":[")" + a + R"("]}})" "\n");
+  EXPECT_EQ(Req("GET", "/db/a").status, 404);
+}
+
 TEST_P(PurgeEndpointsTest, BadInputGetsCouchErrors) {
   ASSERT_EQ(Req("PUT", "/db").status, 201);
   std::string a = PutDoc("/db/a", "{}");
