@@ -348,15 +348,17 @@ Status DeleteDoc(RequestContext& ctx, std::string_view prefix) {
   if (!db.ok()) return db.status();
   std::string rev = RequestedRev(ctx);
   if (!rev.empty() && prefix != "_local/") {
-    // A malformed rev is 400 whether or not the document exists, as the
-    // engine answered it (and PouchDB's http adapter tests pin it); one no
-    // stored revision can be is the 404 of a missing or deleted document
-    // (CouchDB opens it first), else the deletion's conflict.
+    // chttpd_db opens the document before it parses the rev: a missing or
+    // deleted one is its 404 whatever the rev; else a malformed rev is 400
+    // and one no stored revision can be the deletion's conflict. (A
+    // storable rev goes to the engine, which answers a missing document's
+    // 404 itself.)
     CouchRev parsed = ParseCouchRev(rev);
-    if (parsed.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
-    if (parsed.kind == CouchRev::Kind::kNamesNothing) {
+    if (parsed.kind != CouchRev::Kind::kStorable) {
       auto doc = (*db)->Get(docid, GetOptions{});
-      return doc.ok() ? Status::Conflict() : doc.status();
+      if (!doc.ok()) return doc.status();
+      return parsed.kind == CouchRev::Kind::kMalformed ? Status::BadRequest("Invalid rev format")
+                                                       : Status::Conflict();
     }
     rev = std::move(parsed.text);
   }
