@@ -13,6 +13,7 @@
 #include "replication/replicator_doc_check.h"
 #include "runtime/attachment_http.h"
 #include "runtime/couch_error.h"
+#include "runtime/couch_rev.h"
 #include "runtime/endpoint_helpers.h"
 #include "runtime/multipart.h"
 #include "runtime/users_db.h"
@@ -113,18 +114,41 @@ bool StreamRange(RequestContext& ctx, AttachmentReader& reader, uint64_t first, 
   return peer_ok && error->ok();
 }
 
+// An attachment request's revision read as couch_doc:parse_rev reads it
+// (ParseCouchRev): *rev becomes the engine's spelling. One no stored
+// revision can be gets `names_nothing`, what one the document does not have
+// gets from the engine.
+Status CheckAttachmentRev(std::string* rev, Status names_nothing) {
+  if (rev->empty()) return Status::OK();
+  CouchRev parsed = ParseCouchRev(*rev);
+  switch (parsed.kind) {
+    case CouchRev::Kind::kMalformed:
+      return Status::BadRequest("Invalid rev format");
+    case CouchRev::Kind::kNamesNothing:
+      return names_nothing;
+    case CouchRev::Kind::kStorable:
+      *rev = std::move(parsed.text);
+      return Status::OK();
+  }
+  return Status::OK();
+}
+
 Status GetAttachment(RequestContext& ctx, std::string_view prefix) {
   auto db = ctx.OpenDb();
   if (!db.ok()) return db.status();
   const std::string docid = std::string(prefix) + ctx.params.at(1);
   const std::string& name = ctx.params.at(2);
+  // parse_doc_query parses ?rev= (the last one) before the document is
+  // opened; couch_doc_open finds no revision no stored one can be.
   std::string rev;
-  if (const std::string* r = ctx.Param("rev")) rev = *r;
+  if (const std::string* r = ctx.LastParam("rev")) rev = *r;
+  Status s = CheckAttachmentRev(&rev, Status::NotFound("missing"));
+  if (!s.ok()) return s;
   // CouchDB opens the document with the reader's user_ctx first (through
   // after_doc_read): another's user document gives its attachments when a
   // public field of it is left, else not found.
   std::optional<std::vector<std::string>> public_fields;
-  Status s = UsersDocReadFields(ctx, **db, docid, &public_fields);
+  s = UsersDocReadFields(ctx, **db, docid, &public_fields);
   if (!s.ok()) return s;
   if (public_fields) {
     GetOptions gopts;
@@ -305,11 +329,13 @@ Status PutAttachment(RequestContext& ctx, std::string_view prefix) {
   if (!db.ok()) return db.status();
   const std::string* type = ctx.req.Header("content-type");
   const std::string content_type = type != nullptr && !type->empty() ? *type : "application/octet-stream";
-  const std::string rev = RequestedRev(ctx);
+  std::string rev = RequestedRev(ctx);
   UpdateOptions opts;
   opts.user = &ctx.user;
   auto gzipped = GzipEncodedUpload(ctx);
   if (!gzipped.ok()) return gzipped.status();
+  Status checked = CheckAttachmentRev(&rev, Status::Conflict());
+  if (!checked.ok()) return checked;
   bool md5_mismatch = false;
   auto put = [&]() -> Result<DocUpdateResult> {
     if (ctx.req.body_reader != nullptr) {
@@ -350,7 +376,9 @@ Status DeleteAttachment(RequestContext& ctx, std::string_view prefix) {
   const std::string docid = std::string(prefix) + ctx.params.at(1);
   auto db = ctx.OpenDb(IsDesignId(docid));
   if (!db.ok()) return db.status();
-  const std::string rev = RequestedRev(ctx);
+  std::string rev = RequestedRev(ctx);
+  Status s = CheckAttachmentRev(&rev, Status::Conflict());
+  if (!s.ok()) return s;
   UpdateOptions opts;
   opts.user = &ctx.user;
   auto r = ctx.server.RunWrite(

@@ -417,6 +417,21 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   if (!http::PercentDecode(dest_raw, &dest, false) || dest.empty()) {
     return Status::BadRequest("Invalid Destination header");
   }
+  // Both revisions are parsed (couch_doc:parse_rev) before the source is
+  // opened: a source revision no stored one can be is not found, a
+  // destination one the copy's conflict.
+  CouchRev source_rev;
+  if (const std::string* r = ctx.Param("rev")) {
+    source_rev = ParseCouchRev(*r);
+    if (source_rev.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
+  }
+  bool dest_names_nothing = false;
+  if (!dest_rev.empty()) {
+    CouchRev parsed = ParseCouchRev(dest_rev);
+    if (parsed.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
+    dest_names_nothing = parsed.kind == CouchRev::Kind::kNamesNothing;
+    dest_rev = std::move(parsed.text);
+  }
   auto db = ctx.OpenDb(IsDesignId(source) || IsDesignId(dest));
   if (!db.ok()) return db.status();
   // CouchDB copies the source as the requester opens it (couch_doc_open
@@ -430,12 +445,14 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   if (ctx.params[0] == kUsersDbName && !ctx.CheckAccess(**db, true).ok()) {
     non_admin = NonAdminUserWrite{&ctx.user, db->get()};
   }
+  if (source_rev.kind == CouchRev::Kind::kNamesNothing) return Status::NotFound("missing");
   GetOptions gopts;
-  if (const std::string* r = ctx.Param("rev")) gopts.rev = *r;
+  gopts.rev = source_rev.text;
   // The copy gets the attachments' bodies (stored once: same digests).
   gopts.attachments = true;
   auto src = (*db)->Get(source, gopts);
   if (!src.ok()) return src.status();
+  if (dest_names_nothing) return Status::Conflict();
   ReplicatorReadFilter(ctx, **db).Apply(source, &*src);
   if (public_fields) {
     s = StripToPublicFields(*public_fields, &*src);

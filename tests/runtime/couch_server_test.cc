@@ -406,6 +406,23 @@ TEST_P(CouchServerTest, CopyDocument) {
   r = Req("COPY", "/db/src", "", {{"Destination", "dst?rev=" + dst_rev}});
   EXPECT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(Req("COPY", "/db/src").status, 400);
+  // Both revisions are read as couch_doc:parse_rev reads them: one no
+  // stored revision can be is a source's 404 and a destination's 409,
+  // "+N-x" is "N-x", a 32-character id that is not hex is 400.
+  const std::string zs = "1-" + std::string(32, 'z');
+  for (const std::string bad : {"1-", "0-a"}) {
+    r = Req("COPY", "/db/src?rev=" + bad, "", {{"Destination", "new"}});
+    EXPECT_EQ(r.status, 404) << bad << " " << r.body;
+    EXPECT_EQ(Str(J(r), "reason"), "missing");
+    EXPECT_EQ(Req("COPY", "/db/src", "", {{"Destination", "dst?rev=" + bad}}).status, 409) << bad;
+    EXPECT_EQ(Req("COPY", "/db/src", "", {{"Destination", "new?rev=" + bad}}).status, 409) << bad;
+  }
+  EXPECT_EQ(Req("COPY", "/db/src?rev=" + zs, "", {{"Destination", "new"}}).status, 400);
+  EXPECT_EQ(Req("COPY", "/db/src", "", {{"Destination", "dst?rev=" + zs}}).status, 400);
+  const std::string src_rev = Str(J(Req("GET", "/db/src")), "_rev");
+  dst_rev = Str(J(Req("GET", "/db/dst")), "_rev");
+  r = Req("COPY", "/db/src?rev=%2B" + src_rev, "", {{"Destination", "dst?rev=" + dst_rev}});
+  EXPECT_EQ(r.status, 201) << r.body;
 }
 
 TEST_P(CouchServerTest, DesignAndLocalDocumentRoutes) {

@@ -123,6 +123,37 @@ TEST_P(EndpointsAttachmentsTest, RevisionConflictsAndMissing) {
   EXPECT_EQ(r.status, 201);
 }
 
+// ?rev= (and If-Match) read as couch_doc:parse_rev reads them: a revision no
+// stored one can be ("1-", "0-a", a generation past 64 bits) is one the
+// document does not have (GET 404, PUT and DELETE 409), "+N-x" is "N-x", a
+// 32-character id that is not hex is 400.
+TEST_P(EndpointsAttachmentsTest, RevsAreParsedAsCouchDBParsesThem) {
+  std::string rev = PutAtt("/db/doc/a", "hello", "text/plain");
+  for (const std::string bad : {"1-", "0-a", "99999999999999999999-a"}) {
+    const std::string q = "?rev=" + http::PercentEncode(bad);
+    auto r = Req("GET", "/db/doc/a" + q);
+    EXPECT_EQ(r.status, 404) << bad << " " << r.body;
+    EXPECT_EQ(Str(J(r), "reason"), "missing") << bad;
+    EXPECT_EQ(Req("PUT", "/db/doc/b" + q, "x", {{"Content-Type", "text/plain"}}).status, 409) << bad;
+    EXPECT_EQ(Req("PUT", "/db/doc/b", "x", {{"Content-Type", "text/plain"}, {"If-Match", bad}}).status, 409) << bad;
+    EXPECT_EQ(Req("PUT", "/db/nodoc/b" + q, "x", {{"Content-Type", "text/plain"}}).status, 409) << bad;
+    EXPECT_EQ(Req("DELETE", "/db/doc/a" + q).status, 409) << bad;
+  }
+  const std::string zs = "?rev=1-" + std::string(32, 'z');
+  EXPECT_EQ(Req("GET", "/db/doc/a" + zs).status, 400);
+  auto r = Req("PUT", "/db/doc/b" + zs, "x", {{"Content-Type", "text/plain"}});
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Str(J(r), "reason"), "Invalid rev format");
+  EXPECT_EQ(Req("DELETE", "/db/doc/a" + zs).status, 400);
+  r = Req("GET", "/db/doc/a?rev=%2B" + rev);
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, "hello");
+  r = Req("PUT", "/db/doc/b?rev=%2B" + rev, "x", {{"Content-Type", "text/plain"}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Req("DELETE", "/db/doc/a?rev=%2B" + Str(J(r), "rev"));
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
 TEST_P(EndpointsAttachmentsTest, RangesPartialAndUnsatisfiable) {
   const std::string data = AllBytes(4);
   PutAtt("/db/r/a", data);
