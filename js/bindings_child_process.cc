@@ -78,8 +78,21 @@ void Spawn(const ChildSpec& spec, ChildOutcome* o) {
   std::vector<char*> envp;
   for (const std::string& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-  const int rc = posix_spawnp(&o->pid, spec.file.c_str(), &actions, nullptr, argv.data(),
+  // `settee run` ignores SIGPIPE, as node does, and an ignored signal
+  // stays ignored across exec: the child gets the default back (and no
+  // blocked signals), as libuv's children do, so that `yes | head` ends.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults, none;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  const int rc = posix_spawnp(&o->pid, spec.file.c_str(), &actions, &attr, argv.data(),
                               spec.has_env ? envp.data() : environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   close(in[0]);
   close(out[1]);

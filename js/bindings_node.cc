@@ -2,6 +2,8 @@
 // clocks, process facts, files for require(), compilation, UTF-8, timers and
 // the thread/task/message plumbing.
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -55,7 +57,11 @@ void SetValue(v8::Local<v8::Context> ctx, v8::Local<v8::Object> obj, const char*
   obj->Set(ctx, Str(ctx->GetIsolate(), name), v).Check();
 }
 
-void WriteAll(int fd, std::string_view s) {
+// Writes all of `s` to `fd`, or returns the errno that stopped it (0 when
+// written). A descriptor another process made non-blocking (a shared pipe
+// or terminal) says EAGAIN when full: wait until it takes more, as node's
+// synchronous stdio does, rather than drop the rest.
+int WriteAll(int fd, std::string_view s) {
   std::lock_guard<std::mutex> lock(g_output_mu);
   const char* p = s.data();
   size_t n = s.size();
@@ -63,11 +69,16 @@ void WriteAll(int fd, std::string_view s) {
     ssize_t w = ::write(fd, p, n);
     if (w < 0) {
       if (errno == EINTR) continue;
-      return;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        pollfd waiting{fd, POLLOUT, 0};
+        if (::poll(&waiting, 1, -1) >= 0 || errno == EINTR) continue;
+      }
+      return errno;
     }
     p += w;
     n -= static_cast<size_t>(w);
   }
+  return 0;
 }
 
 // True iff `s` is well-formed UTF-8 (no overlongs, surrogates or > U+10FFFF).
@@ -98,17 +109,29 @@ bool ValidUtf8(const unsigned char* s, size_t n) {
 
 //////// output, clocks, process
 
+// print(fd, text or bytes) -> undefined, or node's error for the failed
+// write as [code, errno, message]: a file's (fs.writeSync's "EPIPE: broken
+// pipe, write") or a pipe's, socket's or terminal's (net's "write EPIPE").
 void Print(const Args& args) {
-  int fd = args[0]->Int32Value(args.GetIsolate()->GetCurrentContext()).FromMaybe(1) == 2 ? 2 : 1;
+  v8::Isolate* isolate = args.GetIsolate();
+  int fd = args[0]->Int32Value(isolate->GetCurrentContext()).FromMaybe(1) == 2 ? 2 : 1;
+  int err;
   // Bytes go out as they are (a Buffer piped to process.stdout), not
   // decoded as UTF-8 text.
   if (args[1]->IsArrayBufferView()) {
     auto view = args[1].As<v8::ArrayBufferView>();
     const char* data = static_cast<const char*>(view->Buffer()->GetBackingStore()->Data()) + view->ByteOffset();
-    WriteAll(fd, std::string_view(data, view->ByteLength()));
-    return;
+    err = WriteAll(fd, std::string_view(data, view->ByteLength()));
+  } else {
+    err = WriteAll(fd, ToUtf8(isolate, args[1]));
   }
-  WriteAll(fd, ToUtf8(args.GetIsolate(), args[1]));
+  if (err == 0) return;
+  const std::string code = uv_err_name(-err);
+  const std::string message = uv_guess_handle(fd) == UV_FILE
+                                  ? code + ": " + uv_strerror(-err) + ", write"
+                                  : "write " + code;
+  v8::Local<v8::Value> parts[] = {Str(isolate, code), v8::Integer::New(isolate, -err), Str(isolate, message)};
+  args.GetReturnValue().Set(v8::Array::New(isolate, parts, 3));
 }
 
 void Now(const Args& args) {
@@ -286,6 +309,17 @@ void Isatty(const Args& args) {
   v8::Local<v8::Context> ctx = args.GetIsolate()->GetCurrentContext();
   int fd = args[0]->Int32Value(ctx).FromMaybe(-1);
   args.GetReturnValue().Set(fd >= 0 && isatty(fd) == 1);
+}
+
+// windowSize(fd) -> [columns, rows] of a terminal, or undefined (node's
+// tty.WriteStream columns and rows, 0 where the terminal sets none).
+void WindowSize(const Args& args) {
+  v8::Isolate* isolate = args.GetIsolate();
+  int fd = args[0]->Int32Value(isolate->GetCurrentContext()).FromMaybe(-1);
+  winsize ws{};
+  if (fd < 0 || ::ioctl(fd, TIOCGWINSZ, &ws) != 0) return;
+  v8::Local<v8::Value> parts[] = {v8::Integer::New(isolate, ws.ws_col), v8::Integer::New(isolate, ws.ws_row)};
+  args.GetReturnValue().Set(v8::Array::New(isolate, parts, 2));
 }
 
 // promiseState(p) -> [state, result] for util.inspect: 0 pending (no
@@ -533,6 +567,7 @@ void InstallNodeBindings(IsolateThread* t, v8::Local<v8::Object> native) {
   SetFn(ctx, native, "reportUncaught", ReportUncaught);
   SetFn(ctx, native, "cwd", Cwd);
   SetFn(ctx, native, "isatty", Isatty);
+  SetFn(ctx, native, "windowSize", WindowSize);
   SetFn(ctx, native, "promiseState", PromiseState);
   SetFn(ctx, native, "statKind", StatKind);
   SetFn(ctx, native, "readFile", ReadFile);

@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,7 +98,13 @@ js::PoolOptions PoolOptionsFor(const JsCommandArgs& a, Store* store) {
   return p;
 }
 
+// node ignores SIGPIPE: a write to a pipe whose reader has gone fails with
+// EPIPE, which console.log ignores and process.stdout reports as an 'error'
+// event, instead of killing the process (`settee run x.js | head`).
+void IgnoreSigpipe() { ::signal(SIGPIPE, SIG_IGN); }
+
 int Run(const JsCommandArgs& a) {
+  IgnoreSigpipe();
   if (a.positional.empty()) {
     std::fprintf(stderr, "settee run: a script (or - for stdin) is required\n");
     return 2;
@@ -143,6 +150,7 @@ int Eval(const JsCommandArgs& a) {
     std::fprintf(stderr, "settee eval: an expression is required\n");
     return 2;
   }
+  IgnoreSigpipe();
   auto store = OpenStore(a);
   if (!store.ok()) {
     std::fprintf(stderr, "settee eval: cannot open the store: %s\n", store.status().ToString().c_str());

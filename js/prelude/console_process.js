@@ -11,10 +11,31 @@ const timersStarted = new Map();
 // process.stdout.write / process.stderr.write, which a script may replace to
 // capture them (as in node).
 let groupIndent = '';
+// Above 0 while console writes: process.stdout and process.stderr
+// (js/prelude/stdio.js) then drop a failed write's error unless something
+// listens for it, as node's console ignores errors on its streams.
+let consoleWriting = 0;
+const ignoreError = () => {};
 const write = (fd, text) => {
   if (groupIndent) text = groupIndent + text.replace(/\n/g, '\n' + groupIndent);
-  (fd === 1 ? process.stdout : process.stderr).write(text + '\n');
+  const stream = fd === 1 ? process.stdout : process.stderr;
+  // Another stream a script put there: node's guard against an error
+  // emitted within write().
+  const guard = !stream._isStdio && typeof stream.listenerCount === 'function' && stream.listenerCount('error') === 0;
+  if (guard) stream.once('error', ignoreError);
+  consoleWriting++;
+  try {
+    stream.write(text + '\n');
+  } finally {
+    consoleWriting--;
+    if (guard) stream.removeListener('error', ignoreError);
+  }
 };
+// console's formatting, in colour where node's would be (a terminal,
+// FORCE_COLOR: js/prelude/stdio.js's consoleColors).
+const colorOptions = { colors: true };
+const formatFor = (fd, args) =>
+  consoleColors(fd === 1 ? process.stdout : process.stderr) ? formatWithOptions(colorOptions, ...args) : format(...args);
 // node's console.table (lib/internal/cli_table.js): columns as wide as their
 // widest cell, cells left-aligned, values inspected on one line.
 const tableWidth = (s) => [...s.replace(/\u001b\[[0-9;]*m/g, '')].length;
@@ -75,17 +96,17 @@ function consoleTable(data, properties) {
   return write(1, renderTable(head, columns));
 }
 const console = {
-  log: (...a) => write(1, format(...a)),
-  info: (...a) => write(1, format(...a)),
-  debug: (...a) => write(1, format(...a)),
-  warn: (...a) => write(2, format(...a)),
-  error: (...a) => write(2, format(...a)),
+  log: (...a) => write(1, formatFor(1, a)),
+  info: (...a) => write(1, formatFor(1, a)),
+  debug: (...a) => write(1, formatFor(1, a)),
+  warn: (...a) => write(2, formatFor(2, a)),
+  error: (...a) => write(2, formatFor(2, a)),
   trace: (...a) => {
     const e = new Error(format(...a));
-    write(2, 'Trace: ' + String(e.stack).split('\n').slice(1).join('\n').replace(/^/, format(...a) + '\n'));
+    write(2, 'Trace: ' + String(e.stack).split('\n').slice(1).join('\n').replace(/^/, formatFor(2, a) + '\n'));
   },
-  dir: (v, o) => write(1, inspect(v, Object.assign({ customInspect: false }, o))),
-  assert: (c, ...a) => { if (!c) write(2, 'Assertion failed' + (a.length ? ': ' + format(...a) : '')); },
+  dir: (v, o) => write(1, inspect(v, Object.assign({ customInspect: false, colors: consoleColors(process.stdout) }, o))),
+  assert: (c, ...a) => { if (!c) write(2, 'Assertion failed' + (a.length ? ': ' + formatFor(2, a) : '')); },
   count: (label = 'default') => {
     const n = (counts.get(label) || 0) + 1;
     counts.set(label, n);

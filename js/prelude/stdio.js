@@ -108,19 +108,25 @@ class StdioWriter extends Stream {
   constructor(fd) {
     super();
     this.fd = fd;
-    this.isTTY = false;
     this.writable = true;
     this._isStdio = true;
+    if (native.isatty(fd)) makeTTY(this);
   }
   write(chunk, encoding, callback) {
     if (typeof encoding === 'function') [callback, encoding] = [encoding, undefined];
-    stdioPrint(this.fd, chunk, encoding);
+    const e = stdioWriteError(this, chunk, encoding);
+    if (e) {
+      // node's order: the write's callback, then 'error' (which throws
+      // when nothing listens, as node's does).
+      if (typeof callback === 'function') nextTick(callback, e);
+      emitStdioError(this, e);
+      return false;
+    }
     if (typeof callback === 'function') nextTick(callback, null);
     return true;
   }
   _write(chunk, encoding, callback) {
-    stdioPrint(this.fd, chunk, encoding);
-    callback();
+    callback(stdioWriteError(this, chunk, encoding));
   }
   end(chunk, encoding, callback) {
     if (typeof chunk === 'function') [callback, chunk] = [chunk, undefined];
@@ -154,10 +160,117 @@ function stdioPrint(fd, chunk, encoding) {
   if (typeof chunk === 'string' && encoding && encoding !== 'utf8' && encoding !== 'utf-8' && encoding !== 'buffer') {
     chunk = Buffer.from(chunk, encoding);
   }
-  native.print(fd, typeof chunk === 'string' || ArrayBuffer.isView(chunk) ? chunk : String(chunk));
+  return native.print(fd, typeof chunk === 'string' || ArrayBuffer.isView(chunk) ? chunk : String(chunk));
+}
+
+// Writes the chunk to w's descriptor: undefined, or node's Error for the
+// failed write (EPIPE once the reader of a pipe has gone, ENOSPC, ...).
+// console's own writes (consoleWriting, js/prelude/console_process.js)
+// ignore the error unless something listens for it, as node's console
+// does: `settee run x.js | head` goes on to its end.
+function stdioWriteError(w, chunk, encoding) {
+  const failed = stdioPrint(w.fd, chunk, encoding);
+  if (failed === undefined || (consoleWriting > 0 && w.listenerCount('error') === 0)) return undefined;
+  const [code, errno, message] = failed;
+  const e = new Error(message);
+  e.errno = errno;
+  e.code = code;
+  e.syscall = 'write';
+  return e;
+}
+
+// 'error' once for the failed writes of one tick (node's stdout emits the
+// first and drops the rest until it has been told), after their callbacks
+// (node learns of a pipe's failure after the write has returned): two
+// ticks on.
+const stdioErrorPending = new WeakSet();
+function emitStdioError(w, e) {
+  if (stdioErrorPending.has(w)) return;
+  stdioErrorPending.add(w);
+  nextTick(() => nextTick(() => {
+    stdioErrorPending.delete(w);
+    w.emit('error', e);
+  }));
+}
+
+// node's tty.WriteStream on a terminal: isTTY, the window's size (read at
+// each look here; node's follows SIGWINCH), the colours the environment
+// allows and readline's cursor moves. Own properties, so that they stay
+// when the stream becomes a StdioWritable. Elsewhere node's stdout and
+// stderr have no isTTY at all.
+function makeTTY(w) {
+  const size = () => native.windowSize(w.fd) || [0, 0];
+  Object.defineProperties(w, {
+    isTTY: { value: true, writable: true, enumerable: true, configurable: true },
+    _type: { value: 'tty', writable: true, configurable: true },
+    columns: { get: () => size()[0], set(v) { Object.defineProperty(w, 'columns', { value: v, writable: true, enumerable: true, configurable: true }); }, enumerable: true, configurable: true },
+    rows: { get: () => size()[1], set(v) { Object.defineProperty(w, 'rows', { value: v, writable: true, enumerable: true, configurable: true }); }, enumerable: true, configurable: true },
+  });
+  Object.assign(w, {
+    getWindowSize: () => size(),
+    getColorDepth: (env) => colorDepth(env),
+    hasColors: (count, env) => {
+      if (env === undefined && (count === undefined || (typeof count === 'object' && count !== null))) {
+        env = count;
+        count = 16;
+      } else if (!Number.isInteger(count) || count < 2) {
+        const e = new RangeError('The value of "count" is out of range. It must be an integer >= 2. Received ' + count);
+        e.code = 'ERR_OUT_OF_RANGE';
+        throw e;
+      }
+      return count <= 2 ** colorDepth(env);
+    },
+    cursorTo: (x, y, cb) => readlineModule.cursorTo(w, x, y, cb),
+    moveCursor: (dx, dy, cb) => readlineModule.moveCursor(w, dx, dy, cb),
+    clearLine: (dir, cb) => readlineModule.clearLine(w, dir, cb),
+    clearScreenDown: (cb) => readlineModule.clearScreenDown(w, cb),
+  });
+}
+
+// node's getColorDepth (lib/internal/tty.js, after chalk's supports-color):
+// bits of colour, 1 (none), 4, 8 or 24, from the environment.
+const termColorDepths = {
+  eterm: 4, cons25: 4, console: 4, cygwin: 4, dtterm: 4, gnome: 4, hurd: 4, jfbterm: 4, konsole: 4,
+  kterm: 4, mlterm: 4, mosh: 24, putty: 4, st: 4, 'rxvt-unicode-24bit': 24, terminator: 24,
+};
+function colorDepth(env = process.env) {
+  if (env.FORCE_COLOR !== undefined) {
+    return { '': 4, 1: 4, true: 4, 2: 8, 3: 24 }[env.FORCE_COLOR] || 1;
+  }
+  if (env.NODE_DISABLE_COLORS !== undefined || env.NO_COLOR !== undefined || env.TERM === 'dumb') return 1;
+  if (env.TMUX) return 8;
+  if (env.CI) {
+    const known = ['APPVEYOR', 'BUILDKITE', 'CIRCLECI', 'DRONE', 'GITHUB_ACTIONS', 'GITLAB_CI', 'TRAVIS'];
+    return known.some((name) => name in env) || env.CI_NAME === 'codeship' ? 8 : 1;
+  }
+  if ('TEAMCITY_VERSION' in env) return /^(9\.(0*[1-9]\d*)\.|\d{2,}\.)/.test(env.TEAMCITY_VERSION) ? 4 : 1;
+  switch (env.TERM_PROGRAM) {
+    case 'iTerm.app': return !env.TERM_PROGRAM_VERSION || /^[0-2]\./.test(env.TERM_PROGRAM_VERSION) ? 8 : 24;
+    case 'HyperTerm': case 'MacTerm': return 24;
+    case 'Apple_Terminal': return 8;
+  }
+  if (env.COLORTERM === 'truecolor' || env.COLORTERM === '24bit') return 24;
+  if (env.TERM) {
+    if (/^xterm-256/.test(env.TERM)) return 8;
+    const term = env.TERM.toLowerCase();
+    if (termColorDepths[term]) return termColorDepths[term];
+    if ([/ansi/, /color/, /linux/, /^con[0-9]*x[0-9]/, /^rxvt/, /^screen/, /^xterm/, /^vt100/].some((re) => re.test(term))) return 4;
+  }
+  return env.COLORTERM ? 4 : 1;
+}
+
+// Whether console colours what it writes to `stream`, as node 20's
+// (lib/internal/util/colors.js shouldColorize): FORCE_COLOR decides
+// everywhere, else a terminal whose colour depth is above 2 bits.
+function consoleColors(stream) {
+  if (process.env.FORCE_COLOR !== undefined) return colorDepth() > 2;
+  return Boolean(stream && stream.isTTY) &&
+    (typeof stream.getColorDepth === 'function' ? stream.getColorDepth() > 2 : true);
 }
 
 let StdioWritable = null;
+// Whether StdioWritable's last _write failed: its write() answers false.
+let stdioFailed = false;
 // Makes the light `w` a StdioWritable in place (listeners and properties
 // kept); whether `w` is one now.
 function upgradeStdio(w) {
@@ -166,8 +279,9 @@ function upgradeStdio(w) {
   if (StdioWritable === null) {
     StdioWritable = class StdioWritable extends Writable {
       _write(chunk, encoding, callback) {
-        stdioPrint(this.fd, chunk, encoding);
-        callback();
+        const e = stdioWriteError(this, chunk, encoding);
+        if (e) stdioFailed = true;
+        callback(e);
       }
       // 'finish' on a later tick, as node's, not within end().
       _final(callback) {
@@ -176,7 +290,11 @@ function upgradeStdio(w) {
       // Written before write() returns: nothing waits, and node answers
       // true (the library says false for a chunk above highWaterMark).
       write(chunk, encoding, callback) {
+        stdioFailed = false;
         const ok = super.write(chunk, encoding, callback);
+        // A failed write says false, as node's (the stream is whole again
+        // at once: _destroy below).
+        if (stdioFailed) return false;
         const state = this._writableState;
         if (!ok && state.length === 0 && !state.ended && !state.destroyed) {
           state.needDrain = false;
@@ -187,7 +305,8 @@ function upgradeStdio(w) {
       // node's dummyDestroy: the descriptor stays open, and the stream
       // comes back (autoDestroy after 'finish'), so later writes go out.
       _destroy(err, callback) {
-        callback(err);
+        if (err) emitStdioError(this, err);
+        callback(null);
         this._undestroy();
       }
     };

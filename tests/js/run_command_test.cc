@@ -1,15 +1,21 @@
 // `settee run` / `settee eval` end to end (runtime/run_command.cc), through
 // the settee-js executable: output, exit status, error reports with stack
 // traces, --threads, --keep, limits, and the JS test scripts in scripts/.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -585,6 +591,169 @@ TEST(JsScripts, StdoutIsAWritableAsInNode) {
               "piped\npipeline called back undefined\nfrom pipe()\ndone\n");
   ExpectStdio("end", kDevNull, "last\nclose, end cb, finish\nafter end false false\n");
   ExpectStdio("duck", kDevNull, "function object true\ntrue\n");
+}
+
+// Starts settee-js run scripts/stdio.js `pattern` `extra` with the given
+// descriptors as its stdout and stderr (stdin /dev/null, or the terminal
+// `out` is), and only `env` as its environment when given; the process id.
+pid_t StartStdio(const std::vector<std::string>& pattern, int out, int err,
+                 const std::vector<std::string>* env = nullptr, bool terminal = false) {
+  std::vector<std::string> args = {kBinary, "run", kScripts + "/stdio.js"};
+  args.insert(args.end(), pattern.begin(), pattern.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_copy = env ? *env : std::vector<std::string>{};
+  std::vector<char*> envp;
+  for (auto& e : env_copy) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (terminal) {
+      setsid();
+      ioctl(out, TIOCSCTTY, 0);
+      dup2(out, 0);
+    } else {
+      int null = open("/dev/null", O_RDONLY);
+      dup2(null, 0);
+    }
+    dup2(out, 1);
+    dup2(err, 2);
+    if (env) execve(argv[0], argv.data(), envp.data());
+    else execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int WaitStatus(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Reads `fd` to its end (or EIO, a terminal's end).
+std::string ReadToEnd(int fd) {
+  std::string all;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return all;
+    all.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// Runs a stdio.js pattern with stdout a pipe whose reader has already gone
+// (as after `| head`): every write to it fails with EPIPE (or, without
+// SIGPIPE ignored, kills the process: 141).
+Outcome RunOnClosedPipe(const std::vector<std::string>& pattern) {
+  int out[2], err[2];
+  if (pipe(out) != 0 || pipe(err) != 0) return {};
+  close(out[0]);
+  pid_t pid = StartStdio(pattern, out[1], err[1]);
+  close(out[1]);
+  close(err[1]);
+  Outcome o;
+  o.err = ReadToEnd(err[0]);
+  close(err[0]);
+  o.code = WaitStatus(pid);
+  return o;
+}
+
+// node's console ignores errors on its streams: `settee run x.js | head`
+// is not killed by SIGPIPE (before: status 141, no 'done') but goes on to
+// its end; process.stdout.write reports the EPIPE as node's does (false,
+// the callback's error, then 'error', uncaught without a listener). The
+// same for the light StdioWriter and, after require('stream'), the
+// StdioWritable. Every expected output is node 20's.
+TEST(JsScripts, StdoutToAClosedPipeAsInNode) {
+  Outcome o = RunOnClosedPipe({"epipe-console"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.err, "done\n");
+  for (std::string kind : {"light", "stream"}) {
+    o = RunOnClosedPipe({"epipe-write", kind});
+    EXPECT_EQ(o.code, 1) << kind << " " << o.err;
+    EXPECT_THAT(o.err, testing::StartsWith("write false\ncallback EPIPE\n")) << kind;
+    EXPECT_THAT(o.err, HasSubstr("Error: write EPIPE")) << kind;
+    EXPECT_THAT(o.err, Not(HasSubstr("not reached"))) << kind;
+    o = RunOnClosedPipe({"epipe-listen", kind});
+    EXPECT_EQ(o.code, 0) << kind << " " << o.err;
+    EXPECT_EQ(o.err,
+              "writes false false\ncallback EPIPE\n"
+              "error EPIPE -32 write write EPIPE false true\n"
+              "error EPIPE -32 write write EPIPE false true\ndone\n")
+        << kind;
+  }
+}
+
+// A write to a stdout another process made non-blocking, read slowly,
+// waits for room rather than drop the rest (before: the first 64 KB, the
+// pipe's size, and nothing after).
+TEST(JsScripts, StdoutNonBlockingLosesNothing) {
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  fcntl(out[1], F_SETFL, fcntl(out[1], F_GETFL) | O_NONBLOCK);
+  int err = open("/dev/null", O_WRONLY);
+  pid_t pid = StartStdio({"big"}, out[1], err);
+  close(out[1]);
+  close(err);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::string all = ReadToEnd(out[0]);
+  close(out[0]);
+  EXPECT_EQ(WaitStatus(pid), 0);
+  EXPECT_EQ(all.size(), 32u * 65536u + 32u * 65535u);  // console.log lines 65535
+}
+
+// On a terminal stdout and stderr are node's tty.WriteStreams (isTTY, the
+// window's size, colours by TERM, cursor moves) and console colours what
+// it inspects; elsewhere they have no isTTY at all (before: isTTY false
+// everywhere, no columns, no colours). node 20 prints the same.
+TEST(JsScripts, StdioOnATerminalAsInNode) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(grantpt(master), 0);
+  ASSERT_EQ(unlockpt(master), 0);
+  int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+  ASSERT_GE(slave, 0);
+  winsize ws{};
+  ws.ws_col = 100;
+  ws.ws_row = 40;
+  ASSERT_EQ(ioctl(slave, TIOCSWINSZ, &ws), 0);
+  const std::vector<std::string> env = {"TERM=xterm-256color"};
+  pid_t pid = StartStdio({"tty"}, slave, slave, &env, true);
+  close(slave);
+  std::string all = ReadToEnd(master);
+  close(master);
+  EXPECT_EQ(WaitStatus(pid), 0) << all;
+  const std::string y = "\x1b[33m", e = "\x1b[39m";
+  EXPECT_EQ(all, "stdin " + y + "true" + e + " stdout true true 100 40 stderr true true 100 40\r\n"
+                 "[100,40] " + y + "8" + e + " " + y + "true" + e + " " + y + "true" + e + " " + y + "false" + e +
+                 " " + y + "1" + e + " " + y + "false" + e + "\r\n"
+                 "\x1b[1Gcolours " + y + "true" + e + " { a: " + y + "1" + e + " }\r\n");
+
+  int out[2], err[2];
+  ASSERT_EQ(pipe(out), 0);
+  ASSERT_EQ(pipe(err), 0);
+  pid = StartStdio({"tty"}, out[1], err[1], &env);
+  close(out[1]);
+  close(err[1]);
+  EXPECT_EQ(ReadToEnd(out[0]), "colours true { a: 1 }\n");
+  EXPECT_EQ(ReadToEnd(err[0]), "stdin undefined stdout  false   stderr  false  \n");
+  close(out[0]);
+  close(err[0]);
+  EXPECT_EQ(WaitStatus(pid), 0);
+}
+
+// settee run ignores SIGPIPE as node does; its children get the default
+// back, as libuv's do: `yes | head -1` in a child ends quietly (before,
+// with SIGPIPE ignored, yes said "Broken pipe").
+TEST(RunCommand, ChildrenGetTheDefaultSigpipe) {
+  auto o = Settee({"run", "-"},
+                  "const r = require('child_process').spawnSync('sh', ['-c', 'yes | head -1']);\n"
+                  "console.log(JSON.stringify(r.stdout.toString()), JSON.stringify(r.stderr.toString()), r.status);\n");
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "\"y\\n\" \"\" 0\n");
 }
 
 // Compiling the stream library costs an isolate about 20 ms: printing,

@@ -116,6 +116,54 @@ const patterns = {
       console.log('after end', out.destroyed, out.writableEnded);
     }, 10);
   },
+  // Run with stdout a pipe whose reader has gone (run_command_test's
+  // RunOnClosedPipe; `| head -2` for a long output). console ignores the
+  // EPIPE and goes on: 'done' and status 0.
+  'epipe-console'() {
+    for (let i = 0; i < 100000; i++) console.log('line ' + i);
+    console.error('done');
+  },
+  // process.stdout.write answers false, its callback gets the EPIPE, and
+  // the 'error' nothing listens for ends the script (status 1).
+  'epipe-write'() {
+    if (process.argv[3] === 'stream') stream();
+    console.error('write', process.stdout.write('x\n', (e) => console.error('callback', e.code)));
+    setTimeout(() => console.error('not reached'), 100);
+  },
+  // With a listener: node's error, once for the failed writes of a tick,
+  // the stream still open; console's writes reach the listener too.
+  'epipe-listen'() {
+    if (process.argv[3] === 'stream') stream();
+    const out = process.stdout;
+    out.on('error', (e) => console.error('error', e.code, e.errno, e.syscall, e.message, out.destroyed, out.writable));
+    console.error('writes', out.write('x\n'), out.write('y\n', (e) => console.error('callback', e.code)));
+    setTimeout(() => {
+      console.log('from console');
+      setTimeout(() => console.error('done'), 10);
+    }, 10);
+  },
+  // A terminal's WriteStream (run in a pseudo-terminal of 100 columns and
+  // 40 rows, TERM=xterm-256color): isTTY, the window's size, colours, and
+  // console's colours; elsewhere no isTTY at all.
+  tty() {
+    const out = process.stdout;
+    const line = (s) => [s.isTTY, 'isTTY' in s, s.columns, s.rows].join(' ');
+    console.error('stdin', process.stdin.isTTY, 'stdout', line(out), 'stderr', line(process.stderr));
+    if (out.isTTY) {
+      console.error(JSON.stringify(out.getWindowSize()), out.getColorDepth(), out.hasColors(), out.hasColors(256),
+        out.hasColors(2 ** 24), out.getColorDepth({ TERM: 'dumb' }), out.hasColors({ NO_COLOR: '1' }));
+      out.cursorTo(0);
+    }
+    console.log('colours', true, { a: 1 });
+  },
+  // 4 MB, as 64 KB writes and console.log lines, to a stdout that another
+  // process made non-blocking and that is read slowly: every byte arrives.
+  big() {
+    const chunk = 'x'.repeat(65535) + '\n';
+    for (let i = 0; i < 32; i++) process.stdout.write(chunk);
+    for (let i = 0; i < 32; i++) console.log(chunk.slice(1, -1));
+    console.error('written');
+  },
 };
 
 // Light stdout: without the stream library, a look at its Writable state
