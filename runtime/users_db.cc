@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "util/digest.h"
+#include "util/js_value.h"
 #include "util/json.h"
 
 namespace settee {
@@ -47,11 +48,12 @@ std::string Member(const json::Value& doc, const char* key) {
   return std::string(json::View(it->value));
 }
 
-// A JSON value in an error message, as JavaScript's string concatenation
-// gives it for a string, an integer, true or false (the JSON text of any
-// other: near enough for a message).
-std::string JsText(const json::Value& v) {
-  return v.IsString() ? std::string(json::View(v)) : json::Serialize(v);
+// userCtx.name == oldDoc.name, the validate function's owner test for a
+// deletion: an anonymous writer's null equals a missing or null name.
+bool NameMatchesLoosely(const UserCtx& user, const json::Value& old) {
+  auto name = old.FindMember("name");
+  if (user.name.empty()) return name == old.MemberEnd() || name->value.IsNull();
+  return name != old.MemberEnd() && json::JsLooselyEqualsString(user.name, name->value);
 }
 
 }  // namespace
@@ -165,15 +167,26 @@ Status ReadEditedRevision(Database& db, std::string_view docid, const json::Valu
   return Status::OK();
 }
 
-Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminUserWrite* non_admin) {
+UsersWriter UsersWriterOf(const UserCtx& user, bool db_admin, Database& db) {
+  UsersWriter w;
+  w.kind = user.IsAdmin() ? UsersWriter::Kind::kServerAdmin
+           : db_admin     ? UsersWriter::Kind::kDbAdmin
+                          : UsersWriter::Kind::kOther;
+  w.user = &user;
+  w.db = &db;
+  return w;
+}
+
+Status PrepareUserDoc(std::string_view docid, std::string* body, const UsersWriter& writer) {
   if (docid.substr(0, 8) == "_design/" || docid.substr(0, 7) == "_local/") return Status::OK();
   json::Document doc;
   Status s = json::Parse(*body, &doc);
   if (!s.ok()) return Status::BadRequest("invalid UTF-8 JSON");
   if (!doc.IsObject()) return Status::BadRequest("Document must be a JSON object");
+  const bool other = writer.kind == UsersWriter::Kind::kOther;
   json::Document old;  // null: the write creates the doc
-  if (non_admin != nullptr) {
-    const std::string& me = non_admin->user->name;
+  if (other) {
+    const std::string& me = writer.user->name;
     // before_doc_update: an anonymous writer may only be signing up (the
     // rules below refuse anything else); a named one may only touch their
     // own doc, and learns nothing of others' (404, as a read).
@@ -181,13 +194,21 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminU
                         docid.substr(kUserDocPrefix.size()) != me)) {
       return Status::NotFound("missing");
     }
-    s = ReadEditedRevision(*non_admin->db, docid, doc, &old);
+    s = ReadEditedRevision(*writer.db, docid, doc, &old);
     if (!s.ok()) return s;
   }
   auto deleted = doc.FindMember("_deleted");
   if (deleted != doc.MemberEnd() && deleted->value.IsBool() && deleted->value.GetBool()) {
-    if (non_admin != nullptr &&
-        (non_admin->user->name.empty() || !old.IsObject() || Member(old, "name") != non_admin->user->name)) {
+    // The validate function's first rule: '_admin' among the roles, or
+    // the name the edited revision holds (==, so an anonymous writer's
+    // null matches a revision with none). A _security admin of _users is
+    // not an admin here.
+    if (writer.kind == UsersWriter::Kind::kServerAdmin) return Status::OK();
+    if (!other) {
+      s = ReadEditedRevision(*writer.db, docid, doc, &old);
+      if (!s.ok()) return s;
+    }
+    if (!old.IsObject() || !NameMatchesLoosely(*writer.user, old)) {
       return Status::Forbidden("Only admins may delete other user docs.");
     }
     return Status::OK();
@@ -231,7 +252,7 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminU
     if (scheme != doc.MemberEnd() && json::JsTruthy(scheme->value)) {
       std::string_view known[] = {"simple", "pbkdf2", "simple+pbkdf2"};
       if (!scheme->value.IsString() || std::find(std::begin(known), std::end(known), json::View(scheme->value)) == std::end(known)) {
-        return Status::Forbidden("Password scheme `" + JsText(scheme->value) + "` not supported.");
+        return Status::Forbidden("Password scheme `" + json::JsString(scheme->value) + "` not supported.");
       }
     }
     if (scheme != doc.MemberEnd() && scheme->value.IsString() && json::View(scheme->value) == "pbkdf2") {
@@ -243,10 +264,10 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminU
       if (key == doc.MemberEnd() || !key->value.IsString()) return Status::Forbidden("derived_key must be a string.");
     }
   }
-  if (non_admin != nullptr) {
+  if (other) {
     // validate_doc_update for non-admins: roles are the admins' to grant.
     if (old.IsObject()) {
-      if (non_admin->user->name != name) {
+      if (writer.user->name != name) {
         return Status::Forbidden("You may only update your own user document.");
       }
       if (SortedRoles(old) != SortedRoles(doc)) return Status::Forbidden("Only _admin may edit roles");

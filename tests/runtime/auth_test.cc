@@ -380,6 +380,57 @@ TEST_F(OpenUsersTest, OthersDocsAndListingsStayHidden) {
   EXPECT_EQ(As("carol", "c2", "PUT", "/team/_design/x", "{}").status, 201);
 }
 
+// Who may delete a user doc, as CouchDB's _auth validate function decides
+// it: a server admin ('_admin' among the roles) or the user the edited
+// revision names. An admin of _users by its _security (named, or by role)
+// is an admin to before_doc_update and may edit others' docs and roles
+// (is_server_or_database_admin), but deletes only their own doc.
+TEST_F(OpenUsersTest, OnlyServerAdminsAndOwnersDeleteUserDocs) {
+  CreateUser("dan", "danpw", "[]");
+  CreateUser("erin", "erinpw", R"(["ops"])");
+  CreateUser("fay", "faypw", "[]");
+  ASSERT_EQ(Admin("PUT", "/_users/_security",
+                  R"({"members":{"roles":[]},"admins":{"names":["dan"],"roles":["ops"]}})")
+                .status,
+            200);
+  const std::string bob = "/_users/org.couchdb.user:bob";
+  // The _security admins, by name and by role: whole docs to read, others'
+  // docs and roles to edit, but not others' docs to delete, by any route.
+  for (const auto& [who, pw] : {std::pair{"dan", "danpw"}, std::pair{"erin", "erinpw"}}) {
+    ASSERT_EQ(As(who, pw, "GET", bob).status, 200) << who;
+    auto r = As(who, pw, "DELETE", bob + "?rev=" + Rev("bob"));
+    EXPECT_EQ(r.status, 403) << who << ": " << r.body;
+    EXPECT_EQ(r.body, R"({"error":"forbidden","reason":"Only admins may delete other user docs."})" "\n") << who;
+    r = As(who, pw, "PUT", bob + "?rev=" + Rev("bob"), R"({"_deleted":true})");
+    EXPECT_EQ(r.status, 403) << who << ": " << r.body;
+    EXPECT_EQ(Reason(r), "Only admins may delete other user docs.") << who;
+    r = As(who, pw, "POST", "/_users/_bulk_docs",
+           R"({"docs":[{"_id":"org.couchdb.user:bob","_rev":")" + Rev("bob") + R"(","_deleted":true}]})");
+    ASSERT_EQ(r.status, 201) << who << ": " << r.body;
+    auto rows = ParseJson(r.body);
+    ASSERT_TRUE(rows.IsArray() && rows.Size() == 1) << r.body;
+    EXPECT_EQ(Str(rows[0], "error"), "forbidden") << who;
+    EXPECT_EQ(Str(rows[0], "reason"), "Only admins may delete other user docs.") << who;
+    // A stale _rev is the write's conflict, as before.
+    EXPECT_EQ(As(who, pw, "DELETE", bob + "?rev=1-00000000000000000000000000000000").status, 409) << who;
+  }
+  auto r = As("dan", "danpw", "PUT", bob + "?rev=" + Rev("bob"),
+              R"({"name":"bob","password":"bobpw","roles":["dev","qa"],"type":"user"})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(As("bob", "bobpw", "GET", "/team").status, 200);
+  // Their own doc they delete.
+  r = As("erin", "erinpw", "DELETE", "/_users/org.couchdb.user:erin?rev=" + Rev("erin"));
+  EXPECT_EQ(r.status, 200) << r.body;
+  // Another user: their doc is not found to them (after_doc_read).
+  EXPECT_EQ(As("fay", "faypw", "DELETE", bob + "?rev=" + Rev("bob")).status, 404);
+  // The owner and a server admin delete.
+  r = As("bob", "bobpw", "DELETE", bob + "?rev=" + Rev("bob"));
+  EXPECT_EQ(r.status, 200) << r.body;
+  r = Admin("DELETE", "/_users/org.couchdb.user:fay?rev=" + Rev("fay"));
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(As("fay", "faypw", "GET", "/").status, 401);
+}
+
 // _local documents in _users: CouchDB's couch_db:update_docs sets them
 // apart before before_doc_update and validate_doc_update, and chttpd_db
 // checks no admin for them, so what decides is membership of _users alone
