@@ -275,8 +275,10 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const UsersWrit
       return Status::Forbidden("Only _admin may set roles");
     }
   }
+  // _metrics, CouchDB 3's role for reading the node's statistics, is the
+  // one system role a user doc may hold.
   for (const auto& r : roles->value.GetArray()) {
-    if (json::View(r).substr(0, 1) == "_") {
+    if (json::View(r) != kMetricsRole && json::View(r).substr(0, 1) == "_") {
       return Status::Forbidden("No system roles (starting with underscore) in users db.");
     }
   }
@@ -314,9 +316,11 @@ Result<UserCtx> UserStore::Lookup(std::string_view name, std::string* salt) {
   auto roles = doc.FindMember("roles");
   if (roles != doc.MemberEnd() && roles->value.IsArray()) {
     for (const auto& r : roles->value.GetArray()) {
-      // System roles are never granted through _users (PrepareUserDoc
-      // refuses them too, this guards docs replicated in).
-      if (r.IsString() && json::View(r).substr(0, 1) != "_") user.roles.emplace_back(json::View(r));
+      // System roles other than _metrics are never granted through _users
+      // (PrepareUserDoc refuses them too, this guards docs replicated in).
+      if (r.IsString() && (json::View(r) == kMetricsRole || json::View(r).substr(0, 1) != "_")) {
+        user.roles.emplace_back(json::View(r));
+      }
     }
   }
   if (salt != nullptr) *salt = Member(doc, "salt");

@@ -25,6 +25,9 @@ namespace settee {
 
 constexpr std::string_view kUsersDbName = "_users";
 constexpr std::string_view kUserDocPrefix = "org.couchdb.user:";
+// The one system role a user doc may grant (CouchDB 3's read-only role for
+// _node/{node}/_stats and _system; settee serves neither yet).
+constexpr std::string_view kMetricsRole = "_metrics";
 
 // PBKDF2 iterations for new password hashes. Verification takes the count
 // stored in each user doc, and successful checks are cached (UserStore), so

@@ -178,6 +178,28 @@ TEST_F(UsersTest, UsersAuthenticateWithTheirRoles) {
 // pbkdf2_prf (SHA-1, a 20-byte key), 3.4's "sha256". The keys are PBKDF2
 // test vectors of "password" over "salt" (RFC 6070; SHA-256's published
 // one), not settee's own output.
+// CouchDB 3's validate function lets a user doc hold _metrics, the one
+// system role it allows (for the node's statistics); the user then has it.
+// Others still refused; and only admins set roles at all.
+TEST_F(UsersTest, MetricsIsTheOneSystemRoleAUserMayHold) {
+  CreateUser("mia", "miapw", R"(["_metrics"])");
+  auto r = As("mia", "miapw", "GET", "/_session");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = ParseJson(r.body);
+  ASSERT_EQ(d["userCtx"]["roles"].Size(), 1u) << r.body;
+  EXPECT_EQ(std::string(d["userCtx"]["roles"][0].GetString()), "_metrics");
+  EXPECT_EQ(As("mia", "miapw", "GET", "/_all_dbs").status, 403);  // not an admin
+  r = Admin("PUT", "/_users/org.couchdb.user:max",
+            R"({"name":"max","password":"m","roles":["_metrics","_admin"],"type":"user"})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(r.body, R"({"error":"forbidden","reason":"No system roles (starting with underscore) in users db."})" "\n");
+  ASSERT_EQ(Admin("PUT", "/_users/_security", R"({"members":{"roles":[]},"admins":{"roles":["_admin"]}})").status,
+            200);
+  r = Req("PUT", "/_users/org.couchdb.user:max", R"({"name":"max","password":"m","roles":["_metrics"],"type":"user"})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), "Only _admin may set roles");
+}
+
 TEST_F(UsersTest, UsersHashedByCouchDbLogIn) {
   auto put = [&](const std::string& name, const std::string& fields) {
     auto r = Admin("PUT", "/_users/org.couchdb.user:" + name,
@@ -667,6 +689,9 @@ TEST(AuthUnitTest, UserDocsAreRefusedInCouchDBsOrder) {
        "derived_key must be a string."},
       {user, R"({"type":"user","name":"x","roles":["_admin"]})",
        "No system roles (starting with underscore) in users db."},
+      {user, R"({"type":"user","name":"x","roles":["_metrics","_reader"]})",
+       "No system roles (starting with underscore) in users db."},
+      {user, R"({"type":"user","name":"x","roles":["_metrics","dev"]})", nullptr},
       {"org.couchdb.user:_x", R"({"type":"user","name":"_x","roles":[]})", "Username may not start with underscore."},
       {"org.couchdb.user:a:b", R"({"type":"user","name":"a:b","roles":[]})",
        "Character `:` is not allowed in usernames."},
