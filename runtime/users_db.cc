@@ -152,6 +152,19 @@ std::vector<std::string> SortedRoles(const json::Value& doc) {
   return out;
 }
 
+// name[0], when it is a string: a string's first character (its first
+// byte: '_' is ASCII), an array's first element, an object's member "0".
+std::string_view NameAt0(const json::Value& name) {
+  if (name.IsString()) return json::View(name).substr(0, 1);
+  const json::Value* at0 = nullptr;
+  if (name.IsArray() && !name.GetArray().Empty()) at0 = &name.GetArray()[0];
+  if (name.IsObject()) {
+    auto m = name.FindMember("0");
+    if (m != name.MemberEnd()) at0 = &m->value;
+  }
+  return at0 != nullptr && at0->IsString() ? json::View(*at0) : std::string_view();
+}
+
 }  // namespace
 
 Status ReadEditedRevision(Database& db, std::string_view docid, const json::Value& doc,
@@ -224,16 +237,17 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const UsersWrit
   for (const auto& r : roles->value.GetArray()) {
     if (!r.IsString()) return Status::Forbidden("doc.roles can only contain strings");
   }
-  // A name that is not a string never gives the id (CouchDB would go on to
-  // a TypeError where one did).
-  std::string name = Member(doc, "name");
-  if (!name_it->value.IsString() || docid.substr(0, kUserDocPrefix.size()) != kUserDocPrefix ||
-      docid.substr(kUserDocPrefix.size()) != name) {
+  // The name as 'org.couchdb.user:' + name makes it: a name that is not a
+  // string passes when the id spells its String() (["a"] for ...:a).
+  const json::Value& name = name_it->value;
+  if (docid.substr(0, kUserDocPrefix.size()) != kUserDocPrefix ||
+      docid.substr(kUserDocPrefix.size()) != json::JsString(name)) {
     return Status::Forbidden("Doc ID must be of the form org.couchdb.user:name");
   }
   if (old.IsObject()) {
+    // oldDoc.name !== newDoc.name: never equal for an array (two objects).
     auto old_name = old.FindMember("name");
-    if (old_name == old.MemberEnd() || !old_name->value.IsString() || json::View(old_name->value) != name) {
+    if (old_name == old.MemberEnd() || !json::JsStrictEquals(old_name->value, name)) {
       return Status::Forbidden("Usernames can not be changed.");
     }
   }
@@ -267,7 +281,7 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const UsersWrit
   if (other) {
     // validate_doc_update for non-admins: roles are the admins' to grant.
     if (old.IsObject()) {
-      if (writer.user->name != name) {
+      if (!name.IsString() || writer.user->name != json::View(name)) {
         return Status::Forbidden("You may only update your own user document.");
       }
       if (SortedRoles(old) != SortedRoles(doc)) return Status::Forbidden("Only _admin may edit roles");
@@ -282,8 +296,20 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const UsersWrit
       return Status::Forbidden("No system roles (starting with underscore) in users db.");
     }
   }
-  if (name[0] == '_') return Status::Forbidden("Username may not start with underscore.");
-  if (name.find(':') != std::string::npos) return Status::Forbidden("Character `:` is not allowed in usernames.");
+  // newDoc.name[0] === '_' and newDoc.name.indexOf(':'): an array's are
+  // its first element and a search of its elements; an object has only
+  // the first, which it reads as its member "0"; a number or a boolean has
+  // neither, and the function stops on the TypeError.
+  if (NameAt0(name) == "_") return Status::Forbidden("Username may not start with underscore.");
+  bool has_colon = false;
+  if (name.IsString()) {
+    has_colon = json::View(name).find(':') != std::string_view::npos;
+  } else if (name.IsArray()) {
+    for (const auto& e : name.GetArray()) has_colon = has_colon || (e.IsString() && json::View(e) == ":");
+  } else {
+    return Status::Internal("TypeError: newDoc.name.indexOf is not a function");
+  }
+  if (has_colon) return Status::Forbidden("Character `:` is not allowed in usernames.");
   if (!hashing) return Status::OK();
   std::string password(json::View(pw->value));
   doc.RemoveMember("password");

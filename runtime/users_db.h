@@ -100,6 +100,11 @@ Status ReadEditedRevision(Database& db, std::string_view docid, const json::Valu
 // kForbidden "Only _admin may set roles" / "Only _admin may edit roles" /
 // "You may only update your own user document.". kConflict when a
 // revision must be read and the _rev given names no stored revision.
+// A "name" that is not a string is read as JavaScript reads it there: an
+// array whose String() the id spells passes (["ann"] at ...:ann); a
+// number, boolean or object whose id matches ends on the function's
+// TypeError, kInternal "TypeError: newDoc.name.indexOf is not a function"
+// (500 unknown_error, as settee answers any validate function's error).
 Status PrepareUserDoc(std::string_view docid, std::string* body, const UsersWriter& writer = {});
 
 // Whether a requester who is not an admin of _users may read `docid` there

@@ -402,6 +402,35 @@ TEST_F(OpenUsersTest, OthersDocsAndListingsStayHidden) {
   EXPECT_EQ(As("carol", "c2", "PUT", "/team/_design/x", "{}").status, 201);
 }
 
+// A name that is not a string, as CouchDB's validate function takes it: an
+// array passes when the id spells it ('org.couchdb.user:' + ["ann"] is
+// ...:ann), so anyone may sign up so and log in by the id's name; such a
+// doc can never be updated (oldDoc.name !== newDoc.name for two arrays),
+// but its owner deletes it (userCtx.name == oldDoc.name).
+TEST_F(OpenUsersTest, ArrayNamesAreTakenAsJavaScriptTakesThem) {
+  const std::string ann = "/_users/org.couchdb.user:ann";
+  auto r = Req("PUT", ann, R"({"name":["ann"],"password":"annpw","roles":[],"type":"user"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = As("ann", "annpw", "GET", "/_session");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body)["userCtx"], "name"), "ann");
+  r = As("ann", "annpw", "GET", ann);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(ParseJson(r.body)["name"].IsArray()) << r.body;
+  r = As("ann", "annpw", "PUT", ann + "?rev=" + Rev("ann"), R"({"name":["ann"],"password":"new","roles":[],"type":"user"})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Reason(r), "Usernames can not be changed.");
+  r = Req("PUT", "/_users/org.couchdb.user:bo", R"({"name":["bob"],"password":"x","roles":[],"type":"user"})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Reason(r), "Doc ID must be of the form org.couchdb.user:name");
+  r = Req("PUT", "/_users/org.couchdb.user:5", R"({"name":5,"password":"x","roles":[],"type":"user"})");
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.body, R"({"error":"unknown_error","reason":"TypeError: newDoc.name.indexOf is not a function"})" "\n");
+  EXPECT_EQ(As("carol", "carolpw", "DELETE", ann + "?rev=" + Rev("ann")).status, 404);
+  r = As("ann", "annpw", "DELETE", ann + "?rev=" + Rev("ann"));
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
 // Who may delete a user doc, as CouchDB's _auth validate function decides
 // it: a server admin ('_admin' among the roles) or the user the edited
 // revision names. An admin of _users by its _security (named, or by role)
@@ -677,7 +706,8 @@ TEST(AuthUnitTest, UserDocsAreRefusedInCouchDBsOrder) {
       {user, R"({"type":"user","name":"y","roles":[]})", "Doc ID must be of the form org.couchdb.user:name"},
       {"wrongprefix", R"({"type":"user","name":"wrongprefix","roles":[]})",
        "Doc ID must be of the form org.couchdb.user:name"},
-      {"org.couchdb.user:5", R"({"type":"user","name":5,"roles":[]})",
+      {user, R"({"type":"user","name":5,"roles":[]})", "Doc ID must be of the form org.couchdb.user:name"},
+      {"org.couchdb.user:b", R"({"type":"user","name":["a"],"roles":[]})",
        "Doc ID must be of the form org.couchdb.user:name"},
       {user, R"({"type":"user","name":"x","roles":[],"password_sha":"ab"})",
        "Users with password_sha must have a salt.See /_utils/script/couch.js for example code."},
@@ -701,6 +731,19 @@ TEST(AuthUnitTest, UserDocsAreRefusedInCouchDBsOrder) {
       {user, R"({"type":"user","name":"x","roles":[],"password_scheme":"simple","password_sha":"ab","salt":"s"})",
        nullptr},
       {user, R"({"type":"user","name":"x","roles":[],"password":null})", nullptr},
+      // A name that is not a string: 'org.couchdb.user:' + name is the id
+      // it needs, name[0] and name.indexOf(':') an array's element and
+      // search, an object's member "0".
+      {user, R"({"type":"user","name":["x"],"roles":[]})", nullptr},
+      {"org.couchdb.user:a,b", R"({"type":"user","name":["a","b"],"roles":[]})", nullptr},
+      {user, R"({"type":"user","name":[["x"]],"roles":[]})", nullptr},
+      {"org.couchdb.user:", R"({"type":"user","name":[],"roles":[]})", nullptr},
+      {"org.couchdb.user:_", R"({"type":"user","name":["_"],"roles":[]})", "Username may not start with underscore."},
+      {"org.couchdb.user:_a", R"({"type":"user","name":["_a"],"roles":[]})", nullptr},
+      {"org.couchdb.user::", R"({"type":"user","name":[":"],"roles":[]})", "Character `:` is not allowed in usernames."},
+      {"org.couchdb.user:a:b", R"({"type":"user","name":["a:b"],"roles":[]})", nullptr},
+      {"org.couchdb.user:[object Object]", R"({"type":"user","name":{"0":"_"},"roles":[]})",
+       "Username may not start with underscore."},
   };
   for (const Case& c : cases) {
     std::string body = c.body;
@@ -711,6 +754,16 @@ TEST(AuthUnitTest, UserDocsAreRefusedInCouchDBsOrder) {
       EXPECT_EQ(s.code(), Status::Code::kForbidden) << c.id << " " << c.body;
       EXPECT_EQ(s.reason(), c.reason) << c.id << " " << c.body;
     }
+  }
+  // Other names pass the id's check and stop the function on its
+  // TypeError (name.indexOf), which CouchDB answers as the error it is.
+  for (const auto& [id, name] : {std::pair{"org.couchdb.user:5", "5"}, std::pair{"org.couchdb.user:true", "true"},
+                                 std::pair{"org.couchdb.user:1.5", "1.5"},
+                                 std::pair{"org.couchdb.user:[object Object]", "{}"}}) {
+    std::string body = std::string(R"({"type":"user","roles":[],"name":)") + name + "}";
+    Status s = PrepareUserDoc(id, &body);
+    EXPECT_EQ(s.code(), Status::Code::kInternal) << name;
+    EXPECT_EQ(s.reason(), "TypeError: newDoc.name.indexOf is not a function") << name;
   }
   // before_doc_update leaves a null password in place (no hash to make).
   std::string body = R"({"type":"user","name":"x","roles":[],"password":null})";
