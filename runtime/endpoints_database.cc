@@ -112,8 +112,7 @@ Status PostDb(RequestContext& ctx) {
   std::string text = ctx.req.body;
   if (ctx.params[0] == kUsersDbName) {
     std::string docid = id != doc.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
-    const NonAdminUserWrite non_admin{&ctx.user, db->get()};
-    s = PrepareUserDoc(docid, &text, ctx.CheckAccess(**db, true).ok() ? nullptr : &non_admin);
+    s = PrepareUserDoc(docid, &text, UsersWriterOf(ctx.user, ctx.CheckAccess(**db, true).ok(), **db));
     if (!s.ok()) return s;
   }
   if (ctx.params[0] == replication::kReplicatorDbName) {
@@ -377,11 +376,9 @@ Status BulkDocsToUsers(RequestContext& ctx, Database& db) {
   CheckedBulkDocs checked;
   Status s = ParseCheckedBulkDocs(ctx, db, &checked);
   if (!s.ok()) return s;
-  // CouchDB's per-document rules for _users writers who are not its admins.
-  const NonAdminUserWrite non_admin{&ctx.user, &db};
-  const bool admin = ctx.CheckAccess(db, true).ok();
+  const UsersWriter writer = UsersWriterOf(ctx.user, ctx.CheckAccess(db, true).ok(), db);
   return WriteCheckedBulkDocs(ctx, db, checked, [&](const std::string& docid, const json::Value&, std::string* text) {
-    return PrepareUserDoc(docid, text, admin ? nullptr : &non_admin);
+    return PrepareUserDoc(docid, text, writer);
   });
 }
 

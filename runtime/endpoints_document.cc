@@ -290,15 +290,15 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
   std::string docid = DocIdFor(ctx, prefix);
   auto db = ctx.OpenDb(IsDesignId(docid));
   if (!db.ok()) return db.status();
-  // CouchDB's per-document rules for _users writers who are not its admins.
-  std::optional<NonAdminUserWrite> non_admin;
-  if (ctx.params[0] == kUsersDbName && !ctx.CheckAccess(**db, true).ok()) {
-    non_admin = NonAdminUserWrite{&ctx.user, db->get()};
-  }
+  // CouchDB's per-document rules for _users, which tell writers apart.
+  UsersWriter users_writer;
+  if (ctx.params[0] == kUsersDbName) users_writer = UsersWriterOf(ctx.user, ctx.CheckAccess(**db, true).ok(), **db);
   std::string ct = ctx.req.ContentType();
   if (ct == "multipart/related") {
     // Its JSON part would bypass PrepareUserDoc's rules.
-    if (non_admin) return Status::Forbidden("settee takes a user document from a non-admin as JSON only");
+    if (users_writer.kind == UsersWriter::Kind::kOther) {
+      return Status::Forbidden("settee takes a user document from a non-admin as JSON only");
+    }
     UpdateOptions opts;
     opts.new_edits = NewEditsParam(ctx);
     DocUpdateResult r;
@@ -324,7 +324,7 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
     if (!s.ok()) return s;
   }
   if (ctx.params[0] == kUsersDbName) {
-    Status s = PrepareUserDoc(docid, &body, non_admin ? &*non_admin : nullptr);
+    Status s = PrepareUserDoc(docid, &body, users_writer);
     if (!s.ok()) return s;
   }
   if (ctx.params[0] == replication::kReplicatorDbName) {
@@ -362,11 +362,12 @@ Status DeleteDoc(RequestContext& ctx, std::string_view prefix) {
     }
     rev = std::move(parsed.text);
   }
-  if (ctx.params[0] == kUsersDbName && !ctx.CheckAccess(**db, true).ok()) {
-    // The rules a PUT of {"_deleted":true} meets (only the owner deletes).
+  if (ctx.params[0] == kUsersDbName && !ctx.user.IsAdmin()) {
+    // The rules a PUT of {"_deleted":true} meets: only a server admin or
+    // the owner deletes, a _security admin of _users too only their own.
     std::string body = R"({"_deleted":true,"_rev":)" + json::Quote(rev) + "}";
-    const NonAdminUserWrite non_admin{&ctx.user, db->get()};
-    Status s = rev.empty() ? Status::Conflict() : PrepareUserDoc(docid, &body, &non_admin);
+    const UsersWriter writer = UsersWriterOf(ctx.user, ctx.CheckAccess(**db, true).ok(), **db);
+    Status s = rev.empty() ? Status::Conflict() : PrepareUserDoc(docid, &body, writer);
     if (!s.ok()) return s;
   }
   // A _replicator deletion is the PUT of {"_deleted":true} it stands for
@@ -441,10 +442,8 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   std::optional<std::vector<std::string>> public_fields;
   Status s = UsersDocReadFields(ctx, **db, source, &public_fields);
   if (!s.ok()) return s;
-  std::optional<NonAdminUserWrite> non_admin;
-  if (ctx.params[0] == kUsersDbName && !ctx.CheckAccess(**db, true).ok()) {
-    non_admin = NonAdminUserWrite{&ctx.user, db->get()};
-  }
+  UsersWriter users_writer;
+  if (ctx.params[0] == kUsersDbName) users_writer = UsersWriterOf(ctx.user, ctx.CheckAccess(**db, true).ok(), **db);
   if (source_rev.kind == CouchRev::Kind::kNamesNothing) return Status::NotFound("missing");
   GetOptions gopts;
   gopts.rev = source_rev.text;
@@ -468,7 +467,7 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   }
   std::string body = json::Serialize(doc);
   if (ctx.params[0] == kUsersDbName) {
-    s = PrepareUserDoc(dest, &body, non_admin ? &*non_admin : nullptr);
+    s = PrepareUserDoc(dest, &body, users_writer);
     if (!s.ok()) return s;
   }
   if (ctx.params[0] == replication::kReplicatorDbName) {

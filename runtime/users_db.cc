@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "util/digest.h"
+#include "util/js_value.h"
 #include "util/json.h"
 
 namespace settee {
@@ -47,11 +48,12 @@ std::string Member(const json::Value& doc, const char* key) {
   return std::string(json::View(it->value));
 }
 
-// A JSON value in an error message, as JavaScript's string concatenation
-// gives it for a string, an integer, true or false (the JSON text of any
-// other: near enough for a message).
-std::string JsText(const json::Value& v) {
-  return v.IsString() ? std::string(json::View(v)) : json::Serialize(v);
+// userCtx.name == oldDoc.name, the validate function's owner test for a
+// deletion: an anonymous writer's null equals a missing or null name.
+bool NameMatchesLoosely(const UserCtx& user, const json::Value& old) {
+  auto name = old.FindMember("name");
+  if (user.name.empty()) return name == old.MemberEnd() || name->value.IsNull();
+  return name != old.MemberEnd() && json::JsLooselyEqualsString(user.name, name->value);
 }
 
 }  // namespace
@@ -150,6 +152,19 @@ std::vector<std::string> SortedRoles(const json::Value& doc) {
   return out;
 }
 
+// name[0], when it is a string: a string's first character (its first
+// byte: '_' is ASCII), an array's first element, an object's member "0".
+std::string_view NameAt0(const json::Value& name) {
+  if (name.IsString()) return json::View(name).substr(0, 1);
+  const json::Value* at0 = nullptr;
+  if (name.IsArray() && !name.GetArray().Empty()) at0 = &name.GetArray()[0];
+  if (name.IsObject()) {
+    auto m = name.FindMember("0");
+    if (m != name.MemberEnd()) at0 = &m->value;
+  }
+  return at0 != nullptr && at0->IsString() ? json::View(*at0) : std::string_view();
+}
+
 }  // namespace
 
 Status ReadEditedRevision(Database& db, std::string_view docid, const json::Value& doc,
@@ -165,15 +180,26 @@ Status ReadEditedRevision(Database& db, std::string_view docid, const json::Valu
   return Status::OK();
 }
 
-Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminUserWrite* non_admin) {
+UsersWriter UsersWriterOf(const UserCtx& user, bool db_admin, Database& db) {
+  UsersWriter w;
+  w.kind = user.IsAdmin() ? UsersWriter::Kind::kServerAdmin
+           : db_admin     ? UsersWriter::Kind::kDbAdmin
+                          : UsersWriter::Kind::kOther;
+  w.user = &user;
+  w.db = &db;
+  return w;
+}
+
+Status PrepareUserDoc(std::string_view docid, std::string* body, const UsersWriter& writer) {
   if (docid.substr(0, 8) == "_design/" || docid.substr(0, 7) == "_local/") return Status::OK();
   json::Document doc;
   Status s = json::Parse(*body, &doc);
   if (!s.ok()) return Status::BadRequest("invalid UTF-8 JSON");
   if (!doc.IsObject()) return Status::BadRequest("Document must be a JSON object");
+  const bool other = writer.kind == UsersWriter::Kind::kOther;
   json::Document old;  // null: the write creates the doc
-  if (non_admin != nullptr) {
-    const std::string& me = non_admin->user->name;
+  if (other) {
+    const std::string& me = writer.user->name;
     // before_doc_update: an anonymous writer may only be signing up (the
     // rules below refuse anything else); a named one may only touch their
     // own doc, and learns nothing of others' (404, as a read).
@@ -181,13 +207,21 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminU
                         docid.substr(kUserDocPrefix.size()) != me)) {
       return Status::NotFound("missing");
     }
-    s = ReadEditedRevision(*non_admin->db, docid, doc, &old);
+    s = ReadEditedRevision(*writer.db, docid, doc, &old);
     if (!s.ok()) return s;
   }
   auto deleted = doc.FindMember("_deleted");
   if (deleted != doc.MemberEnd() && deleted->value.IsBool() && deleted->value.GetBool()) {
-    if (non_admin != nullptr &&
-        (non_admin->user->name.empty() || !old.IsObject() || Member(old, "name") != non_admin->user->name)) {
+    // The validate function's first rule: '_admin' among the roles, or
+    // the name the edited revision holds (==, so an anonymous writer's
+    // null matches a revision with none). A _security admin of _users is
+    // not an admin here.
+    if (writer.kind == UsersWriter::Kind::kServerAdmin) return Status::OK();
+    if (!other) {
+      s = ReadEditedRevision(*writer.db, docid, doc, &old);
+      if (!s.ok()) return s;
+    }
+    if (!old.IsObject() || !NameMatchesLoosely(*writer.user, old)) {
       return Status::Forbidden("Only admins may delete other user docs.");
     }
     return Status::OK();
@@ -203,16 +237,17 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminU
   for (const auto& r : roles->value.GetArray()) {
     if (!r.IsString()) return Status::Forbidden("doc.roles can only contain strings");
   }
-  // A name that is not a string never gives the id (CouchDB would go on to
-  // a TypeError where one did).
-  std::string name = Member(doc, "name");
-  if (!name_it->value.IsString() || docid.substr(0, kUserDocPrefix.size()) != kUserDocPrefix ||
-      docid.substr(kUserDocPrefix.size()) != name) {
+  // The name as 'org.couchdb.user:' + name makes it: a name that is not a
+  // string passes when the id spells its String() (["a"] for ...:a).
+  const json::Value& name = name_it->value;
+  if (docid.substr(0, kUserDocPrefix.size()) != kUserDocPrefix ||
+      docid.substr(kUserDocPrefix.size()) != json::JsString(name)) {
     return Status::Forbidden("Doc ID must be of the form org.couchdb.user:name");
   }
   if (old.IsObject()) {
+    // oldDoc.name !== newDoc.name: never equal for an array (two objects).
     auto old_name = old.FindMember("name");
-    if (old_name == old.MemberEnd() || !old_name->value.IsString() || json::View(old_name->value) != name) {
+    if (old_name == old.MemberEnd() || !json::JsStrictEquals(old_name->value, name)) {
       return Status::Forbidden("Usernames can not be changed.");
     }
   }
@@ -231,7 +266,7 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminU
     if (scheme != doc.MemberEnd() && json::JsTruthy(scheme->value)) {
       std::string_view known[] = {"simple", "pbkdf2", "simple+pbkdf2"};
       if (!scheme->value.IsString() || std::find(std::begin(known), std::end(known), json::View(scheme->value)) == std::end(known)) {
-        return Status::Forbidden("Password scheme `" + JsText(scheme->value) + "` not supported.");
+        return Status::Forbidden("Password scheme `" + json::JsString(scheme->value) + "` not supported.");
       }
     }
     if (scheme != doc.MemberEnd() && scheme->value.IsString() && json::View(scheme->value) == "pbkdf2") {
@@ -243,10 +278,10 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminU
       if (key == doc.MemberEnd() || !key->value.IsString()) return Status::Forbidden("derived_key must be a string.");
     }
   }
-  if (non_admin != nullptr) {
+  if (other) {
     // validate_doc_update for non-admins: roles are the admins' to grant.
     if (old.IsObject()) {
-      if (non_admin->user->name != name) {
+      if (!name.IsString() || writer.user->name != json::View(name)) {
         return Status::Forbidden("You may only update your own user document.");
       }
       if (SortedRoles(old) != SortedRoles(doc)) return Status::Forbidden("Only _admin may edit roles");
@@ -254,13 +289,27 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const NonAdminU
       return Status::Forbidden("Only _admin may set roles");
     }
   }
+  // _metrics, CouchDB 3's role for reading the node's statistics, is the
+  // one system role a user doc may hold.
   for (const auto& r : roles->value.GetArray()) {
-    if (json::View(r).substr(0, 1) == "_") {
+    if (json::View(r) != kMetricsRole && json::View(r).substr(0, 1) == "_") {
       return Status::Forbidden("No system roles (starting with underscore) in users db.");
     }
   }
-  if (name[0] == '_') return Status::Forbidden("Username may not start with underscore.");
-  if (name.find(':') != std::string::npos) return Status::Forbidden("Character `:` is not allowed in usernames.");
+  // newDoc.name[0] === '_' and newDoc.name.indexOf(':'): an array's are
+  // its first element and a search of its elements; an object has only
+  // the first, which it reads as its member "0"; a number or a boolean has
+  // neither, and the function stops on the TypeError.
+  if (NameAt0(name) == "_") return Status::Forbidden("Username may not start with underscore.");
+  bool has_colon = false;
+  if (name.IsString()) {
+    has_colon = json::View(name).find(':') != std::string_view::npos;
+  } else if (name.IsArray()) {
+    for (const auto& e : name.GetArray()) has_colon = has_colon || (e.IsString() && json::View(e) == ":");
+  } else {
+    return Status::Internal("TypeError: newDoc.name.indexOf is not a function");
+  }
+  if (has_colon) return Status::Forbidden("Character `:` is not allowed in usernames.");
   if (!hashing) return Status::OK();
   std::string password(json::View(pw->value));
   doc.RemoveMember("password");
@@ -293,9 +342,11 @@ Result<UserCtx> UserStore::Lookup(std::string_view name, std::string* salt) {
   auto roles = doc.FindMember("roles");
   if (roles != doc.MemberEnd() && roles->value.IsArray()) {
     for (const auto& r : roles->value.GetArray()) {
-      // System roles are never granted through _users (PrepareUserDoc
-      // refuses them too, this guards docs replicated in).
-      if (r.IsString() && json::View(r).substr(0, 1) != "_") user.roles.emplace_back(json::View(r));
+      // System roles other than _metrics are never granted through _users
+      // (PrepareUserDoc refuses them too, this guards docs replicated in).
+      if (r.IsString() && (json::View(r) == kMetricsRole || json::View(r).substr(0, 1) != "_")) {
+        user.roles.emplace_back(json::View(r));
+      }
     }
   }
   if (salt != nullptr) *salt = Member(doc, "salt");

@@ -25,6 +25,9 @@ namespace settee {
 
 constexpr std::string_view kUsersDbName = "_users";
 constexpr std::string_view kUserDocPrefix = "org.couchdb.user:";
+// The one system role a user doc may grant (CouchDB 3's read-only role for
+// _node/{node}/_stats and _system; settee serves neither yet).
+constexpr std::string_view kMetricsRole = "_metrics";
 
 // PBKDF2 iterations for new password hashes. Verification takes the count
 // stored in each user doc, and successful checks are cached (UserStore), so
@@ -53,16 +56,28 @@ bool IsKnownPbkdf2Prf(std::string_view prf);
 bool Pbkdf2Matches(std::string_view password, std::string_view salt, int iterations,
                    std::string_view prf, std::string_view derived_key_hex);
 
-// A write to _users by a requester who is not an admin of it (neither a
-// server admin nor one of its _security admins). CouchDB lets such a
-// requester sign up (create a user doc, anonymously too) and edit or delete
-// their own doc, under couch_users_db:before_doc_update and the rules its
-// _auth design doc's validate_doc_update adds for non-admins.
-struct NonAdminUserWrite {
-  const UserCtx* user;
-  // _users, to read the revision the write edits (its _rev) for those rules.
-  Database* db;
+// Who writes to _users, as CouchDB's rules tell writers apart. A server
+// admin (role _admin) may do anything the _auth validate function allows
+// any writer. An admin of _users by its _security (named, or by role) is
+// an admin to couch_users_db:before_doc_update (couch_db:check_is_admin)
+// and to the validate function's is_server_or_database_admin, which lets
+// them edit others' docs and roles; but its deletion rule looks for
+// '_admin' in userCtx.roles alone, so they delete only their own doc.
+// Anyone else may sign up (create a user doc, anonymously too) and edit
+// or delete their own doc, under before_doc_update and the rules the
+// validate function adds for non-admins.
+struct UsersWriter {
+  enum class Kind { kServerAdmin, kDbAdmin, kOther };
+  Kind kind = Kind::kServerAdmin;
+  // The requester; may be null for a server admin.
+  const UserCtx* user = nullptr;
+  // _users, to read the revision a write edits (its _rev) for those rules;
+  // may be null for a server admin.
+  Database* db = nullptr;
 };
+// The writer `user` is to `db` (_users), `db_admin` telling whether they
+// are a server admin or one of its _security admins.
+UsersWriter UsersWriterOf(const UserCtx& user, bool db_admin, Database& db);
 
 // The revision a write of `doc` to `docid` edits: the one its _rev names,
 // into *old (left null when the write has no _rev: a creation). The system
@@ -71,20 +86,26 @@ struct NonAdminUserWrite {
 // _rev (the write would fail so too).
 Status ReadEditedRevision(Database& db, std::string_view docid, const json::Value& doc, json::Document* old);
 
-// Validates a user document about to be written to _users and hashes its
-// "password" member if present (a string; null is left as it is, as
-// CouchDB's before_doc_update leaves it). `docid` is the target id.
+// Validates a user document about to be written to _users by `writer` and
+// hashes its "password" member if present (a string; null is left as it
+// is, as CouchDB's before_doc_update leaves it). `docid` is the target id.
 // kForbidden with the messages of CouchDB's _auth validate_doc_update, in
 // its order ("doc.type must be user" first, then "doc.name is required",
 // the roles, "Doc ID must be of the form org.couchdb.user:name", ...), for
 // malformed user docs; design and _local docs pass unchanged (CouchDB runs
-// no validate_doc_update on either). With `non_admin`, also CouchDB's rules for such a writer:
-// kNotFound "missing" for another user's doc, kForbidden "Only _admin may
-// set roles" / "Only _admin may edit roles" / "You may only update your own
-// user document." / "Only admins may delete other user docs.", kConflict
-// when the _rev given names no stored revision.
-Status PrepareUserDoc(std::string_view docid, std::string* body,
-                      const NonAdminUserWrite* non_admin = nullptr);
+// no validate_doc_update on either). A deletion by anyone but a server
+// admin must edit a revision whose name is the writer's, else kForbidden
+// "Only admins may delete other user docs.". For kOther, also CouchDB's
+// rules for such a writer: kNotFound "missing" for another user's doc,
+// kForbidden "Only _admin may set roles" / "Only _admin may edit roles" /
+// "You may only update your own user document.". kConflict when a
+// revision must be read and the _rev given names no stored revision.
+// A "name" that is not a string is read as JavaScript reads it there: an
+// array whose String() the id spells passes (["ann"] at ...:ann); a
+// number, boolean or object whose id matches ends on the function's
+// TypeError, kInternal "TypeError: newDoc.name.indexOf is not a function"
+// (500 unknown_error, as settee answers any validate function's error).
+Status PrepareUserDoc(std::string_view docid, std::string* body, const UsersWriter& writer = {});
 
 // Whether a requester who is not an admin of _users may read `docid` there
 // (couch_users_db:after_doc_read with no public_fields configured): their

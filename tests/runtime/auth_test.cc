@@ -178,6 +178,28 @@ TEST_F(UsersTest, UsersAuthenticateWithTheirRoles) {
 // pbkdf2_prf (SHA-1, a 20-byte key), 3.4's "sha256". The keys are PBKDF2
 // test vectors of "password" over "salt" (RFC 6070; SHA-256's published
 // one), not settee's own output.
+// CouchDB 3's validate function lets a user doc hold _metrics, the one
+// system role it allows (for the node's statistics); the user then has it.
+// Others still refused; and only admins set roles at all.
+TEST_F(UsersTest, MetricsIsTheOneSystemRoleAUserMayHold) {
+  CreateUser("mia", "miapw", R"(["_metrics"])");
+  auto r = As("mia", "miapw", "GET", "/_session");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = ParseJson(r.body);
+  ASSERT_EQ(d["userCtx"]["roles"].Size(), 1u) << r.body;
+  EXPECT_EQ(std::string(d["userCtx"]["roles"][0].GetString()), "_metrics");
+  EXPECT_EQ(As("mia", "miapw", "GET", "/_all_dbs").status, 403);  // not an admin
+  r = Admin("PUT", "/_users/org.couchdb.user:max",
+            R"({"name":"max","password":"m","roles":["_metrics","_admin"],"type":"user"})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(r.body, R"({"error":"forbidden","reason":"No system roles (starting with underscore) in users db."})" "\n");
+  ASSERT_EQ(Admin("PUT", "/_users/_security", R"({"members":{"roles":[]},"admins":{"roles":["_admin"]}})").status,
+            200);
+  r = Req("PUT", "/_users/org.couchdb.user:max", R"({"name":"max","password":"m","roles":["_metrics"],"type":"user"})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), "Only _admin may set roles");
+}
+
 TEST_F(UsersTest, UsersHashedByCouchDbLogIn) {
   auto put = [&](const std::string& name, const std::string& fields) {
     auto r = Admin("PUT", "/_users/org.couchdb.user:" + name,
@@ -378,6 +400,86 @@ TEST_F(OpenUsersTest, OthersDocsAndListingsStayHidden) {
   r = Admin("PUT", carol + "?rev=" + Rev("carol"), R"({"name":"carol","password":"c2","roles":["ops"],"type":"user"})");
   EXPECT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(As("carol", "c2", "PUT", "/team/_design/x", "{}").status, 201);
+}
+
+// A name that is not a string, as CouchDB's validate function takes it: an
+// array passes when the id spells it ('org.couchdb.user:' + ["ann"] is
+// ...:ann), so anyone may sign up so and log in by the id's name; such a
+// doc can never be updated (oldDoc.name !== newDoc.name for two arrays),
+// but its owner deletes it (userCtx.name == oldDoc.name).
+TEST_F(OpenUsersTest, ArrayNamesAreTakenAsJavaScriptTakesThem) {
+  const std::string ann = "/_users/org.couchdb.user:ann";
+  auto r = Req("PUT", ann, R"({"name":["ann"],"password":"annpw","roles":[],"type":"user"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = As("ann", "annpw", "GET", "/_session");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body)["userCtx"], "name"), "ann");
+  r = As("ann", "annpw", "GET", ann);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(ParseJson(r.body)["name"].IsArray()) << r.body;
+  r = As("ann", "annpw", "PUT", ann + "?rev=" + Rev("ann"), R"({"name":["ann"],"password":"new","roles":[],"type":"user"})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Reason(r), "Usernames can not be changed.");
+  r = Req("PUT", "/_users/org.couchdb.user:bo", R"({"name":["bob"],"password":"x","roles":[],"type":"user"})");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(Reason(r), "Doc ID must be of the form org.couchdb.user:name");
+  r = Req("PUT", "/_users/org.couchdb.user:5", R"({"name":5,"password":"x","roles":[],"type":"user"})");
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.body, R"({"error":"unknown_error","reason":"TypeError: newDoc.name.indexOf is not a function"})" "\n");
+  EXPECT_EQ(As("carol", "carolpw", "DELETE", ann + "?rev=" + Rev("ann")).status, 404);
+  r = As("ann", "annpw", "DELETE", ann + "?rev=" + Rev("ann"));
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
+// Who may delete a user doc, as CouchDB's _auth validate function decides
+// it: a server admin ('_admin' among the roles) or the user the edited
+// revision names. An admin of _users by its _security (named, or by role)
+// is an admin to before_doc_update and may edit others' docs and roles
+// (is_server_or_database_admin), but deletes only their own doc.
+TEST_F(OpenUsersTest, OnlyServerAdminsAndOwnersDeleteUserDocs) {
+  CreateUser("dan", "danpw", "[]");
+  CreateUser("erin", "erinpw", R"(["ops"])");
+  CreateUser("fay", "faypw", "[]");
+  ASSERT_EQ(Admin("PUT", "/_users/_security",
+                  R"({"members":{"roles":[]},"admins":{"names":["dan"],"roles":["ops"]}})")
+                .status,
+            200);
+  const std::string bob = "/_users/org.couchdb.user:bob";
+  // The _security admins, by name and by role: whole docs to read, others'
+  // docs and roles to edit, but not others' docs to delete, by any route.
+  for (const auto& [who, pw] : {std::pair{"dan", "danpw"}, std::pair{"erin", "erinpw"}}) {
+    ASSERT_EQ(As(who, pw, "GET", bob).status, 200) << who;
+    auto r = As(who, pw, "DELETE", bob + "?rev=" + Rev("bob"));
+    EXPECT_EQ(r.status, 403) << who << ": " << r.body;
+    EXPECT_EQ(r.body, R"({"error":"forbidden","reason":"Only admins may delete other user docs."})" "\n") << who;
+    r = As(who, pw, "PUT", bob + "?rev=" + Rev("bob"), R"({"_deleted":true})");
+    EXPECT_EQ(r.status, 403) << who << ": " << r.body;
+    EXPECT_EQ(Reason(r), "Only admins may delete other user docs.") << who;
+    r = As(who, pw, "POST", "/_users/_bulk_docs",
+           R"({"docs":[{"_id":"org.couchdb.user:bob","_rev":")" + Rev("bob") + R"(","_deleted":true}]})");
+    ASSERT_EQ(r.status, 201) << who << ": " << r.body;
+    auto rows = ParseJson(r.body);
+    ASSERT_TRUE(rows.IsArray() && rows.Size() == 1) << r.body;
+    EXPECT_EQ(Str(rows[0], "error"), "forbidden") << who;
+    EXPECT_EQ(Str(rows[0], "reason"), "Only admins may delete other user docs.") << who;
+    // A stale _rev is the write's conflict, as before.
+    EXPECT_EQ(As(who, pw, "DELETE", bob + "?rev=1-00000000000000000000000000000000").status, 409) << who;
+  }
+  auto r = As("dan", "danpw", "PUT", bob + "?rev=" + Rev("bob"),
+              R"({"name":"bob","password":"bobpw","roles":["dev","qa"],"type":"user"})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(As("bob", "bobpw", "GET", "/team").status, 200);
+  // Their own doc they delete.
+  r = As("erin", "erinpw", "DELETE", "/_users/org.couchdb.user:erin?rev=" + Rev("erin"));
+  EXPECT_EQ(r.status, 200) << r.body;
+  // Another user: their doc is not found to them (after_doc_read).
+  EXPECT_EQ(As("fay", "faypw", "DELETE", bob + "?rev=" + Rev("bob")).status, 404);
+  // The owner and a server admin delete.
+  r = As("bob", "bobpw", "DELETE", bob + "?rev=" + Rev("bob"));
+  EXPECT_EQ(r.status, 200) << r.body;
+  r = Admin("DELETE", "/_users/org.couchdb.user:fay?rev=" + Rev("fay"));
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(As("fay", "faypw", "GET", "/").status, 401);
 }
 
 // _local documents in _users: CouchDB's couch_db:update_docs sets them
@@ -604,7 +706,8 @@ TEST(AuthUnitTest, UserDocsAreRefusedInCouchDBsOrder) {
       {user, R"({"type":"user","name":"y","roles":[]})", "Doc ID must be of the form org.couchdb.user:name"},
       {"wrongprefix", R"({"type":"user","name":"wrongprefix","roles":[]})",
        "Doc ID must be of the form org.couchdb.user:name"},
-      {"org.couchdb.user:5", R"({"type":"user","name":5,"roles":[]})",
+      {user, R"({"type":"user","name":5,"roles":[]})", "Doc ID must be of the form org.couchdb.user:name"},
+      {"org.couchdb.user:b", R"({"type":"user","name":["a"],"roles":[]})",
        "Doc ID must be of the form org.couchdb.user:name"},
       {user, R"({"type":"user","name":"x","roles":[],"password_sha":"ab"})",
        "Users with password_sha must have a salt.See /_utils/script/couch.js for example code."},
@@ -616,6 +719,9 @@ TEST(AuthUnitTest, UserDocsAreRefusedInCouchDBsOrder) {
        "derived_key must be a string."},
       {user, R"({"type":"user","name":"x","roles":["_admin"]})",
        "No system roles (starting with underscore) in users db."},
+      {user, R"({"type":"user","name":"x","roles":["_metrics","_reader"]})",
+       "No system roles (starting with underscore) in users db."},
+      {user, R"({"type":"user","name":"x","roles":["_metrics","dev"]})", nullptr},
       {"org.couchdb.user:_x", R"({"type":"user","name":"_x","roles":[]})", "Username may not start with underscore."},
       {"org.couchdb.user:a:b", R"({"type":"user","name":"a:b","roles":[]})",
        "Character `:` is not allowed in usernames."},
@@ -625,6 +731,19 @@ TEST(AuthUnitTest, UserDocsAreRefusedInCouchDBsOrder) {
       {user, R"({"type":"user","name":"x","roles":[],"password_scheme":"simple","password_sha":"ab","salt":"s"})",
        nullptr},
       {user, R"({"type":"user","name":"x","roles":[],"password":null})", nullptr},
+      // A name that is not a string: 'org.couchdb.user:' + name is the id
+      // it needs, name[0] and name.indexOf(':') an array's element and
+      // search, an object's member "0".
+      {user, R"({"type":"user","name":["x"],"roles":[]})", nullptr},
+      {"org.couchdb.user:a,b", R"({"type":"user","name":["a","b"],"roles":[]})", nullptr},
+      {user, R"({"type":"user","name":[["x"]],"roles":[]})", nullptr},
+      {"org.couchdb.user:", R"({"type":"user","name":[],"roles":[]})", nullptr},
+      {"org.couchdb.user:_", R"({"type":"user","name":["_"],"roles":[]})", "Username may not start with underscore."},
+      {"org.couchdb.user:_a", R"({"type":"user","name":["_a"],"roles":[]})", nullptr},
+      {"org.couchdb.user::", R"({"type":"user","name":[":"],"roles":[]})", "Character `:` is not allowed in usernames."},
+      {"org.couchdb.user:a:b", R"({"type":"user","name":["a:b"],"roles":[]})", nullptr},
+      {"org.couchdb.user:[object Object]", R"({"type":"user","name":{"0":"_"},"roles":[]})",
+       "Username may not start with underscore."},
   };
   for (const Case& c : cases) {
     std::string body = c.body;
@@ -635,6 +754,16 @@ TEST(AuthUnitTest, UserDocsAreRefusedInCouchDBsOrder) {
       EXPECT_EQ(s.code(), Status::Code::kForbidden) << c.id << " " << c.body;
       EXPECT_EQ(s.reason(), c.reason) << c.id << " " << c.body;
     }
+  }
+  // Other names pass the id's check and stop the function on its
+  // TypeError (name.indexOf), which CouchDB answers as the error it is.
+  for (const auto& [id, name] : {std::pair{"org.couchdb.user:5", "5"}, std::pair{"org.couchdb.user:true", "true"},
+                                 std::pair{"org.couchdb.user:1.5", "1.5"},
+                                 std::pair{"org.couchdb.user:[object Object]", "{}"}}) {
+    std::string body = std::string(R"({"type":"user","roles":[],"name":)") + name + "}";
+    Status s = PrepareUserDoc(id, &body);
+    EXPECT_EQ(s.code(), Status::Code::kInternal) << name;
+    EXPECT_EQ(s.reason(), "TypeError: newDoc.name.indexOf is not a function") << name;
   }
   // before_doc_update leaves a null password in place (no hash to make).
   std::string body = R"({"type":"user","name":"x","roles":[],"password":null})";
