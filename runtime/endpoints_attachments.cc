@@ -487,16 +487,18 @@ Status ParseAttachmentOptions(RequestContext& ctx, GetOptions* opts) {
   // As CouchDB's other document read flags; the last atts_since wins.
   opts->attachments = ctx.FlagParam("attachments");
   opts->att_encoding_info = ctx.FlagParam("att_encoding_info");
+  // parse_doc_query decodes it as it does open_revs, and reads it with
+  // couch_doc:parse_revs: a revision no stored one can be is kept (it is no
+  // ancestor, so every body is sent).
   json::Document since;
   const std::string* since_text = ctx.LastParam("atts_since");
   if (since_text != nullptr) {
-    if (!json::Parse(*since_text, &since).ok()) {
-      return Status(Status::Code::kQueryParseError, "Invalid JSON in parameter \"atts_since\"");
-    }
-    if (!since.IsArray()) return Status::BadRequest("atts_since value must be array of revs.");
+    if (!json::Parse(*since_text, &since).ok()) return Status::BadRequest("invalid UTF-8 JSON");
+    if (!since.IsArray()) return Status::BadRequest("Invalid list of revisions");
     for (const auto& r : since.GetArray()) {
-      if (!r.IsString()) return Status::BadRequest("atts_since value must be array of revs.");
-      opts->atts_since.emplace_back(json::View(r));
+      CouchRev rev = r.IsString() ? ParseCouchRev(json::View(r)) : CouchRev{};
+      if (rev.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
+      opts->atts_since.push_back(std::move(rev.text));
     }
     opts->attachments = true;  // CouchDB: atts_since implies attachments
   }

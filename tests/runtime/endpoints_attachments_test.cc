@@ -221,6 +221,41 @@ TEST_P(EndpointsAttachmentsTest, IfMatchIsSetAgainstTheExplicitRev) {
   EXPECT_EQ(Req("GET", "/db/doc/m").body, "body");
 }
 
+// GET ?atts_since= is read as parse_doc_query reads it (couch_doc:parse_revs):
+// not an array is 400 "Invalid list of revisions", an entry parse_rev
+// refuses 400 "Invalid rev format", "+N-x" is "N-x", and a revision no
+// stored one can be is no ancestor (every body sent). Before, the entries
+// were matched as sent, and malformed ones ignored.
+TEST_P(EndpointsAttachmentsTest, AttsSinceIsParsedAsParseRevs) {
+  const std::string rev1 = PutAtt("/db/s/a", "first", "text/plain");
+  const std::string rev2 = PutAtt("/db/s/b?rev=" + rev1, "second", "text/plain");
+  auto get = [&](const std::string& since) {
+    return Req("GET", "/db/s?atts_since=" + http::PercentEncode(since));
+  };
+  auto r = get(R"(["+)" + rev1 + R"("])");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = J(r);
+  EXPECT_TRUE(d["_attachments"]["a"].HasMember("stub")) << r.body;
+  EXPECT_TRUE(d["_attachments"]["b"].HasMember("data")) << r.body;
+  r = get(R"(["1-","0-a","99999999999999999999-a"])");
+  ASSERT_EQ(r.status, 200) << r.body;
+  d = J(r);
+  EXPECT_TRUE(d["_attachments"]["a"].HasMember("data")) << r.body;
+  EXPECT_TRUE(d["_attachments"]["b"].HasMember("data")) << r.body;
+  for (const auto& [since, reason] :
+       {std::pair<std::string, std::string>{R"("x")", "Invalid list of revisions"},
+        {R"({"a":1})", "Invalid list of revisions"},
+        {R"(["x"])", "Invalid rev format"},
+        {R"([")" + rev1 + R"(",5])", "Invalid rev format"},
+        {"[\"1-" + std::string(32, 'z') + "\"]", "Invalid rev format"},
+        {"[", "invalid UTF-8 JSON"}}) {
+    r = get(since);
+    EXPECT_EQ(r.status, 400) << since << " " << r.body;
+    EXPECT_EQ(Str(J(r), "error"), "bad_request") << since;
+    EXPECT_EQ(Str(J(r), "reason"), reason) << since;
+  }
+}
+
 TEST_P(EndpointsAttachmentsTest, RangesPartialAndUnsatisfiable) {
   const std::string data = AllBytes(4);
   PutAtt("/db/r/a", data);
