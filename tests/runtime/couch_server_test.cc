@@ -1061,6 +1061,35 @@ TEST_P(CouchServerTest, BulkGetShapes) {
   EXPECT_TRUE(J(r)["results"][0]["docs"][0]["ok"].HasMember("_revisions")) << r.body;
 }
 
+// An item without a rev opens every leaf (chttpd_db:bulk_get_parse_revs
+// asks open_revs for `all`): a conflicted document's revisions, a deleted
+// document's tombstone; a missing one is not_found with rev "undefined".
+// Before, the winner alone, and a deleted document was not_found "deleted".
+TEST_P(CouchServerTest, BulkGetItemWithoutRevOpensEveryLeaf) {
+  CreateDb("db");
+  std::string rev = PutDoc("db", "c", R"({"v":1})");
+  ASSERT_EQ(Req("PUT", "/db/c?new_edits=false", R"({"_rev":"1-b","v":2})").status, 201);
+  std::string gone = PutDoc("db", "gone", "{}");
+  auto r = Req("DELETE", "/db/gone?rev=" + gone);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string tombstone = Str(J(r), "rev");
+  r = Req("POST", "/db/_bulk_get", R"({"docs":[{"id":"c"},{"id":"gone"},{"id":"nope"},{"id":"c","rev":"1-b"}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = J(r);
+  auto& results = d["results"];
+  ASSERT_EQ(results.Size(), 4u) << r.body;
+  std::set<std::string> leaves;
+  for (const auto& item : results[0]["docs"].GetArray()) leaves.insert(Str(item["ok"], "_rev"));
+  EXPECT_EQ(leaves, (std::set<std::string>{rev, "1-b"})) << r.body;
+  ASSERT_EQ(results[1]["docs"].Size(), 1u) << r.body;
+  EXPECT_EQ(Str(results[1]["docs"][0]["ok"], "_rev"), tombstone) << r.body;
+  EXPECT_TRUE(results[1]["docs"][0]["ok"]["_deleted"].GetBool()) << r.body;
+  EXPECT_EQ(Str(results[2]["docs"][0]["error"], "rev"), "undefined") << r.body;
+  EXPECT_EQ(Str(results[2]["docs"][0]["error"], "reason"), "missing") << r.body;
+  ASSERT_EQ(results[3]["docs"].Size(), 1u) << r.body;
+  EXPECT_EQ(Str(results[3]["docs"][0]["ok"], "_rev"), "1-b") << r.body;
+}
+
 // An item's rev and atts_since are parsed as chttpd_db:bulk_get_parse_revs
 // does (couch_doc:parse_rev), after its id is checked: a revision no stored
 // one can be is not found, as rev_to_str prints it; a malformed rev or
