@@ -32,9 +32,12 @@ bool WriteOpenRevPart(RequestContext& ctx, Database& db, const std::string& doci
                       const std::string& doc_json, const std::string& boundary);
 
 // PUT /db/doc with a multipart/related body (the document, then the bodies
-// of its "follows" attachments).
+// of its "follows" attachments). `check_doc` may refuse the document part,
+// or change its JSON, before anything else looks at it.
 Status PutDocMultipart(RequestContext& ctx, Database& db, const std::string& docid,
-                       const UpdateOptions& opts, DocUpdateResult* result);
+                       const UpdateOptions& opts,
+                       const std::function<Status(std::string* doc_json)>& check_doc,
+                       DocUpdateResult* result);
 
 void RegisterAttachmentEndpoints(CouchServer& server);
 

@@ -13,6 +13,7 @@
 // answer what a revision the document does not have gets there.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,21 @@ struct CouchRev {
 };
 
 CouchRev ParseCouchRev(std::string_view rev);
+
+// Whether two parsed revisions are the same term {Pos, RevId}: the same
+// generation and id, a 32-character id being a number (its hex digits'
+// case does not count).
+bool SameCouchRev(const CouchRev& a, const CouchRev& b);
+
+// CouchDB's extract_header_rev (chttpd_db): the revision a write names, from
+// `explicit_rev` (the body's _rev, else ?rev=, parsed; null when the request
+// gives neither) and the If-Match header's value (null when absent), whose
+// quotes are stripped (all of them, at both ends) before it is parsed. A
+// malformed If-Match is 400 "Invalid rev format"; one that is not the
+// explicit revision is 400 "Document rev and etag have different values".
+// *out is left empty when neither is given.
+Status ExtractHeaderRev(const CouchRev* explicit_rev, const std::string* if_match,
+                        std::optional<CouchRev>* out);
 
 // The answer of a write with new_edits=false naming `rev`, a kNamesNothing
 // revision: CouchDB would store it, settee cannot (its revision tree holds

@@ -445,14 +445,14 @@ std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq, Al
   return out;
 }
 
-std::string RequestedRev(const RequestContext& ctx) {
-  if (const std::string* r = ctx.Param("rev")) return *r;
-  if (const std::string* m = ctx.req.Header("if-match")) {
-    std::string v = *m;
-    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
-    return v;
+Status QueryOrHeaderRev(const RequestContext& ctx, std::optional<CouchRev>* out) {
+  CouchRev query;
+  const std::string* q = ctx.Param("rev");
+  if (q != nullptr) {
+    query = ParseCouchRev(*q);
+    if (query.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
   }
-  return {};
+  return ExtractHeaderRev(q != nullptr ? &query : nullptr, ctx.req.Header("if-match"), out);
 }
 
 }  // namespace settee

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/couch_rev.h"
 #include "runtime/couch_server.h"
 #include "settee/database.h"
 #include "util/couch_json.h"
@@ -119,8 +120,11 @@ std::string AllDocsJson(const AllDocsResult& result, bool include_update_seq,
 // from CouchServer::TaskRunningOn.
 std::string DbInfoJson(const DatabaseInfo& info, bool compact_running);
 
-// The rev a write names: ?rev= or, failing that, If-Match (quotes stripped).
-std::string RequestedRev(const RequestContext& ctx);
+// The revision an attachment write or a COPY names, as chttpd_db reads it
+// (extract_header_rev(Req, qs_value("rev"))): the first ?rev=, which is 400
+// "Invalid rev format" first when malformed, set against If-Match
+// (ExtractHeaderRev). *out is left empty when neither is given.
+Status QueryOrHeaderRev(const RequestContext& ctx, std::optional<CouchRev>* out);
 
 // ETag value for a revision: the quoted rev.
 inline std::string RevETag(std::string_view rev) { return "\"" + std::string(rev) + "\""; }

@@ -133,6 +133,19 @@ Status CheckAttachmentRev(std::string* rev, Status names_nothing) {
   return Status::OK();
 }
 
+// The revision an attachment PUT or DELETE names (QueryOrHeaderRev), in the
+// engine's spelling (empty if none); one no stored revision can be is the
+// write's conflict.
+Status AttachmentWriteRev(const RequestContext& ctx, std::string* rev) {
+  std::optional<CouchRev> named;
+  Status s = QueryOrHeaderRev(ctx, &named);
+  if (!s.ok()) return s;
+  if (!named) return Status::OK();
+  if (named->kind == CouchRev::Kind::kNamesNothing) return Status::Conflict();
+  *rev = std::move(named->text);
+  return Status::OK();
+}
+
 Status GetAttachment(RequestContext& ctx, std::string_view prefix) {
   auto db = ctx.OpenDb();
   if (!db.ok()) return db.status();
@@ -329,12 +342,12 @@ Status PutAttachment(RequestContext& ctx, std::string_view prefix) {
   if (!db.ok()) return db.status();
   const std::string* type = ctx.req.Header("content-type");
   const std::string content_type = type != nullptr && !type->empty() ? *type : "application/octet-stream";
-  std::string rev = RequestedRev(ctx);
   UpdateOptions opts;
   opts.user = &ctx.user;
   auto gzipped = GzipEncodedUpload(ctx);
   if (!gzipped.ok()) return gzipped.status();
-  Status checked = CheckAttachmentRev(&rev, Status::Conflict());
+  std::string rev;
+  Status checked = AttachmentWriteRev(ctx, &rev);
   if (!checked.ok()) return checked;
   bool md5_mismatch = false;
   auto put = [&]() -> Result<DocUpdateResult> {
@@ -376,8 +389,8 @@ Status DeleteAttachment(RequestContext& ctx, std::string_view prefix) {
   const std::string docid = std::string(prefix) + ctx.params.at(1);
   auto db = ctx.OpenDb(IsDesignId(docid));
   if (!db.ok()) return db.status();
-  std::string rev = RequestedRev(ctx);
-  Status s = CheckAttachmentRev(&rev, Status::Conflict());
+  std::string rev;
+  Status s = AttachmentWriteRev(ctx, &rev);
   if (!s.ok()) return s;
   UpdateOptions opts;
   opts.user = &ctx.user;
@@ -474,16 +487,18 @@ Status ParseAttachmentOptions(RequestContext& ctx, GetOptions* opts) {
   // As CouchDB's other document read flags; the last atts_since wins.
   opts->attachments = ctx.FlagParam("attachments");
   opts->att_encoding_info = ctx.FlagParam("att_encoding_info");
+  // parse_doc_query decodes it as it does open_revs, and reads it with
+  // couch_doc:parse_revs: a revision no stored one can be is kept (it is no
+  // ancestor, so every body is sent).
   json::Document since;
   const std::string* since_text = ctx.LastParam("atts_since");
   if (since_text != nullptr) {
-    if (!json::Parse(*since_text, &since).ok()) {
-      return Status(Status::Code::kQueryParseError, "Invalid JSON in parameter \"atts_since\"");
-    }
-    if (!since.IsArray()) return Status::BadRequest("atts_since value must be array of revs.");
+    if (!json::Parse(*since_text, &since).ok()) return Status::BadRequest("invalid UTF-8 JSON");
+    if (!since.IsArray()) return Status::BadRequest("Invalid list of revisions");
     for (const auto& r : since.GetArray()) {
-      if (!r.IsString()) return Status::BadRequest("atts_since value must be array of revs.");
-      opts->atts_since.emplace_back(json::View(r));
+      CouchRev rev = r.IsString() ? ParseCouchRev(json::View(r)) : CouchRev{};
+      if (rev.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
+      opts->atts_since.push_back(std::move(rev.text));
     }
     opts->attachments = true;  // CouchDB: atts_since implies attachments
   }
@@ -581,7 +596,9 @@ class DocPartsHandler final : public MultipartPartHandler {
 }  // namespace
 
 Status PutDocMultipart(RequestContext& ctx, Database& db, const std::string& docid,
-                       const UpdateOptions& opts, DocUpdateResult* result) {
+                       const UpdateOptions& opts,
+                       const std::function<Status(std::string* doc_json)>& check_doc,
+                       DocUpdateResult* result) {
   const std::string* type = ctx.req.Header("content-type");
   std::string boundary;
   if (type == nullptr || !MultipartBoundary(*type, &boundary)) {
@@ -589,15 +606,15 @@ Status PutDocMultipart(RequestContext& ctx, Database& db, const std::string& doc
   }
   UpdateOptions with_user = opts;
   with_user.user = &ctx.user;
-  std::function<Status(std::string*)> check;
-  if (ctx.params[0] == replication::kReplicatorDbName) {
-    check = [&](std::string* doc_json) {
-      // Not an object: the write refuses it with its own error.
-      json::Document doc;
-      if (!json::Parse(*doc_json, &doc).ok() || !doc.IsObject()) return Status::OK();
-      return PrepareReplicatorWrite(ctx, db, docid, &doc, doc_json);
-    };
-  }
+  const bool replicator_db = ctx.params[0] == replication::kReplicatorDbName;
+  auto check = [&](std::string* doc_json) {
+    Status s = check_doc ? check_doc(doc_json) : Status::OK();
+    if (!s.ok() || !replicator_db) return s;
+    // Not an object: the write refuses it with its own error.
+    json::Document doc;
+    if (!json::Parse(*doc_json, &doc).ok() || !doc.IsObject()) return Status::OK();
+    return PrepareReplicatorWrite(ctx, db, docid, &doc, doc_json);
+  };
   DocPartsHandler parts(db, docid, with_user, std::move(check));
   MultipartStreamParser parser(boundary, &parts);
   // Streamed off the socket when the server let the route take it so (the

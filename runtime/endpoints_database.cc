@@ -493,6 +493,8 @@ Status BulkGet(RequestContext& ctx) {
     }
     BulkGetRequest r;
     r.id = std::string(json::View(id->value));
+    // bulk_get_parse_revs: an item without a rev opens every leaf.
+    r.all_leaves = true;
     CouchRev parsed_rev;
     if (rev_value != nullptr) {
       if (rev_value->IsString()) parsed_rev = ParseCouchRev(json::View(*rev_value));

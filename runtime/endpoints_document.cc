@@ -216,63 +216,69 @@ Status GetDoc(RequestContext& ctx, std::string_view prefix) {
   return ctx.SendJson(200, *doc);
 }
 
-// A write's revision checked as CouchDB parses it (ParseCouchRev): *rev
-// becomes the engine's spelling. One no stored revision can be is the
-// update's conflict, or, with new_edits=false, one settee cannot store.
-Status CheckWriteRev(bool new_edits, std::string* rev) {
-  CouchRev parsed = ParseCouchRev(*rev);
-  switch (parsed.kind) {
-    case CouchRev::Kind::kMalformed:
-      return Status::BadRequest("Invalid rev format");
-    case CouchRev::Kind::kNamesNothing:
-      return new_edits ? Status::Conflict() : UnstorableRevError(*rev);
-    case CouchRev::Kind::kStorable:
-      *rev = std::move(parsed.text);
-      return Status::OK();
+// couch_doc_from_req's reading of a document PUT's revision, for its JSON
+// `body` (the whole body, or a multipart/related one's document part): the
+// body's _rev, parsed as parse_rev does, must be `query` (?rev=, parsed;
+// null if none), and the body's _rev or else `query` is set against
+// If-Match (ExtractHeaderRev). The body then carries the revision named,
+// in the engine's spelling. One no stored revision can be is the update's
+// conflict, or, with new_edits=false, one settee cannot store; a _local
+// document's ("0-N") is its own. Without ?rev= or If-Match, a body that is
+// not a JSON object or whose _rev is no string is left to the write's own
+// errors, and a _local document's _rev to its write. `body` is parsed only
+// when it may hold a _rev to check or one is added.
+Status ReconcileBodyRev(const RequestContext& ctx, const CouchRev* query, bool local, bool new_edits,
+                        std::string* body) {
+  const std::string* if_match = ctx.req.Header("if-match");
+  const bool given = query != nullptr || if_match != nullptr;
+  if (!given && (local || body->find("\"_rev\"") == std::string::npos)) return Status::OK();
+  json::Document doc;
+  Status s = json::Parse(*body, &doc);
+  if (!s.ok()) return given ? Status::BadRequest("invalid UTF-8 JSON") : Status::OK();
+  if (!doc.IsObject()) {
+    return given ? Status::BadRequest("Document must be a JSON object") : Status::OK();
   }
+  auto it = doc.FindMember("_rev");
+  CouchRev body_rev;
+  const bool has_body_rev = it != doc.MemberEnd();
+  if (has_body_rev) {
+    if (!it->value.IsString()) {
+      if (!given) return Status::OK();
+      return Status::BadRequest("Document rev from request body and query string have different values");
+    }
+    body_rev = ParseCouchRev(json::View(it->value));
+    if (body_rev.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
+    if (query != nullptr && !SameCouchRev(*query, body_rev)) {
+      return Status::BadRequest("Document rev from request body and query string have different values");
+    }
+  }
+  std::optional<CouchRev> named;
+  s = ExtractHeaderRev(has_body_rev ? &body_rev : query, if_match, &named);
+  if (!s.ok()) return s;
+  if (!named) return Status::OK();
+  if (!local && named->kind == CouchRev::Kind::kNamesNothing) {
+    return new_edits ? Status::Conflict() : UnstorableRevError(named->text);
+  }
+  if (!has_body_rev) {
+    doc.AddMember("_rev", json::StringValue(named->text, doc.GetAllocator()), doc.GetAllocator());
+  } else if (json::View(it->value) != named->text) {
+    it->value = json::StringValue(named->text, doc.GetAllocator());
+  } else {
+    return Status::OK();
+  }
+  *body = json::Serialize(doc);
   return Status::OK();
 }
 
-// Reconciles the _rev of a JSON document `body` with `rev` (from the query
-// string or If-Match, already checked; empty if none). A document's body
-// _rev is checked as CheckWriteRev does and compared, and rewritten, in the
-// engine's spelling; a _local document's "0-N" is its own, compared as text.
-// When `rev` is given the body gets it: kBadRequest when the body names a
-// different one (compared as parsed, as couch_doc_from_req does). Without
-// `rev`, a body that is not a JSON object or whose _rev is no string is left
-// to the write's own errors. `body` is parsed only when it may hold a _rev
-// to check or one is added.
-Status ReconcileBodyRev(const std::string& rev, bool local, bool new_edits, std::string* body) {
-  if (rev.empty() && (local || body->find("\"_rev\"") == std::string::npos)) return Status::OK();
-  json::Document doc;
-  Status s = json::Parse(*body, &doc);
-  if (!s.ok()) return rev.empty() ? Status::OK() : Status::BadRequest("invalid UTF-8 JSON");
-  if (!doc.IsObject()) {
-    return rev.empty() ? Status::OK() : Status::BadRequest("Document must be a JSON object");
-  }
-  auto it = doc.FindMember("_rev");
-  if (it == doc.MemberEnd()) {
-    if (rev.empty()) return Status::OK();
-    doc.AddMember("_rev", json::StringValue(rev, doc.GetAllocator()), doc.GetAllocator());
-    *body = json::Serialize(doc);
-    return Status::OK();
-  }
-  if (!it->value.IsString()) {
-    if (rev.empty()) return Status::OK();
-    return Status::BadRequest("Document rev from request body and query string have different values");
-  }
-  std::string body_rev(json::View(it->value));
-  if (!local) {
-    s = CheckWriteRev(new_edits, &body_rev);
-    if (!s.ok()) return s;
-  }
-  if (!rev.empty() && body_rev != rev) {
-    return Status::BadRequest("Document rev from request body and query string have different values");
-  }
-  if (body_rev != json::View(it->value)) {
-    it->value = json::StringValue(body_rev, doc.GetAllocator());
-    *body = json::Serialize(doc);
-  }
+// ?rev= of a document PUT, parsed as parse_doc_query does before the body
+// is read: *out is null without one, else `storage` holding it.
+Status ParseQueryRev(const RequestContext& ctx, CouchRev* storage, const CouchRev** out) {
+  *out = nullptr;
+  const std::string* q = ctx.Param("rev");
+  if (q == nullptr) return Status::OK();
+  *storage = ParseCouchRev(*q);
+  if (storage->kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
+  *out = storage;
   return Status::OK();
 }
 
@@ -294,6 +300,9 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
   UsersWriter users_writer;
   if (ctx.params[0] == kUsersDbName) users_writer = UsersWriterOf(ctx.user, ctx.CheckAccess(**db, true).ok(), **db);
   std::string ct = ctx.req.ContentType();
+  const bool local = prefix == "_local/";
+  CouchRev query_storage;
+  const CouchRev* query = nullptr;
   if (ct == "multipart/related") {
     // Its JSON part would bypass PrepareUserDoc's rules.
     if (users_writer.kind == UsersWriter::Kind::kOther) {
@@ -301,8 +310,14 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
     }
     UpdateOptions opts;
     opts.new_edits = NewEditsParam(ctx);
+    Status s = ParseQueryRev(ctx, &query_storage, &query);
+    if (!s.ok()) return s;
     DocUpdateResult r;
-    Status s = PutDocMultipart(ctx, **db, docid, opts, &r);
+    s = PutDocMultipart(ctx, **db, docid, opts,
+                        [&](std::string* doc_json) {
+                          return ReconcileBodyRev(ctx, query, local, opts.new_edits, doc_json);
+                        },
+                        &r);
     if (!s.ok()) return s;
     return SendWritten(ctx, r, 201);
   }
@@ -312,15 +327,12 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
   }
   std::string body = ctx.req.body;
   if (body.empty()) return Status::BadRequest("Document must be a JSON object");
-  std::string rev = RequestedRev(ctx);
-  const bool local = prefix == "_local/";
   UpdateOptions opts;
   opts.new_edits = NewEditsParam(ctx);
   opts.user = &ctx.user;
   {
-    // parse_doc_query parses ?rev= before the body is read.
-    Status s = rev.empty() || local ? Status::OK() : CheckWriteRev(opts.new_edits, &rev);
-    if (s.ok()) s = ReconcileBodyRev(rev, local, opts.new_edits, &body);
+    Status s = ParseQueryRev(ctx, &query_storage, &query);
+    if (s.ok()) s = ReconcileBodyRev(ctx, query, local, opts.new_edits, &body);
     if (!s.ok()) return s;
   }
   if (ctx.params[0] == kUsersDbName) {
@@ -346,21 +358,29 @@ Status DeleteDoc(RequestContext& ctx, std::string_view prefix) {
   std::string docid = DocIdFor(ctx, prefix);
   auto db = ctx.OpenDb(IsDesignId(docid));
   if (!db.ok()) return db.status();
-  std::string rev = RequestedRev(ctx);
-  if (!rev.empty() && prefix != "_local/") {
-    // chttpd_db opens the document before it parses the rev: a missing or
-    // deleted one is its 404 whatever the rev; else a malformed rev is 400
-    // and one no stored revision can be the deletion's conflict. (A
-    // storable rev goes to the engine, which answers a missing document's
-    // 404 itself.)
-    CouchRev parsed = ParseCouchRev(rev);
-    if (parsed.kind != CouchRev::Kind::kStorable) {
-      auto doc = (*db)->Get(docid, GetOptions{});
-      if (!doc.ok()) return doc.status();
-      return parsed.kind == CouchRev::Kind::kMalformed ? Status::BadRequest("Invalid rev format")
-                                                       : Status::Conflict();
+  // chttpd_db's DELETE opens the document (couch_doc_open) before it reads
+  // the revision: a missing or deleted one is its 404 whatever the rev or
+  // If-Match. Then ?rev= and If-Match are read as couch_doc_from_req reads
+  // them (a malformed one is 400, one no stored revision can be the
+  // deletion's conflict, as is naming none).
+  if (prefix == "_local/") {
+    auto doc = (*db)->Get(docid, GetOptions{});
+    if (!doc.ok()) return doc.status();
+  } else {
+    Database::WinnerBuffers buffers;
+    std::string_view winner, winner_body;
+    Status s = (*db)->GetWinner(docid, &buffers, &winner, &winner_body);
+    if (!s.ok()) return s;
+  }
+  std::string rev;
+  {
+    std::optional<CouchRev> named;
+    Status s = QueryOrHeaderRev(ctx, &named);
+    if (!s.ok()) return s;
+    if (named && named->kind == CouchRev::Kind::kNamesNothing && prefix != "_local/") {
+      return Status::Conflict();
     }
-    rev = std::move(parsed.text);
+    if (named) rev = std::move(named->text);
   }
   if (ctx.params[0] == kUsersDbName && !ctx.user.IsAdmin()) {
     // The rules a PUT of {"_deleted":true} meets: only a server admin or
@@ -420,11 +440,14 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   }
   // Both revisions are parsed (couch_doc:parse_rev) before the source is
   // opened: a source revision no stored one can be is not found, a
-  // destination one the copy's conflict.
+  // destination one the copy's conflict. The source's is ?rev= set against
+  // If-Match (extract_header_rev).
   CouchRev source_rev;
-  if (const std::string* r = ctx.Param("rev")) {
-    source_rev = ParseCouchRev(*r);
-    if (source_rev.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
+  {
+    std::optional<CouchRev> named;
+    Status s = QueryOrHeaderRev(ctx, &named);
+    if (!s.ok()) return s;
+    if (named) source_rev = std::move(*named);
   }
   bool dest_names_nothing = false;
   if (!dest_rev.empty()) {

@@ -775,7 +775,7 @@ Status DatabaseImpl::BulkGet(const std::vector<BulkGetRequest>& request,
     s = ReadRecord(ro, req.id, &record);
     if (!s.ok() && !s.IsNotFound()) return s;
     const bool exists = s.ok();
-    if (req.rev.empty() && (!exists || record.deleted)) {
+    if (req.rev.empty() && (!exists || (record.deleted && !req.all_leaves))) {
       BulkGetItem& item = result.docs.emplace_back();
       item.status = Status::NotFound(exists ? "deleted" : "missing");
       continue;
@@ -784,15 +784,17 @@ Status DatabaseImpl::BulkGet(const std::vector<BulkGetRequest>& request,
     if (!exists) {
       revs.push_back(OpenRevResult{req.rev, false, {}});
     } else {
+      // No revisions asked: every leaf.
+      std::vector<std::string> asked;
+      if (!req.rev.empty()) asked.push_back(req.rev);
+      else if (!req.all_leaves) asked.push_back(record.winner_rev);
       if (req.atts_since.empty()) {
-        s = OpenRevsOf(ro, req.id, record, {req.rev.empty() ? record.winner_rev : req.rev},
-                       get_options, &revs);
+        s = OpenRevsOf(ro, req.id, record, asked, get_options, &revs);
       } else {
         GetOptions with_since = get_options;
         with_since.atts_since = req.atts_since;
         with_since.attachments = true;  // CouchDB: atts_since implies attachments
-        s = OpenRevsOf(ro, req.id, record, {req.rev.empty() ? record.winner_rev : req.rev},
-                       with_since, &revs);
+        s = OpenRevsOf(ro, req.id, record, asked, with_since, &revs);
       }
       if (!s.ok()) return s;
     }

@@ -200,11 +200,16 @@ struct RevsDiffResult {
 
 struct BulkGetRequest {
   std::string id;
-  std::string rev;  // empty = winner
+  std::string rev;  // empty = the winner, or every leaf (all_leaves)
   // Attachment bodies inline except those unchanged since the newest of
   // these revisions, which stay stubs (GetOptions::atts_since; implies
   // attachments), per document as in CouchDB's _bulk_get items.
   std::vector<std::string> atts_since;
+  // With no rev: every leaf, deleted ones too, as CouchDB's _bulk_get reads
+  // an item without one (open_revs=all; a missing document is not_found
+  // "missing"), instead of the winner, as PouchDB's bulkGet does (a
+  // deleted one is not_found "deleted").
+  bool all_leaves = false;
 };
 struct BulkGetOptions {
   bool revs = false;

@@ -393,6 +393,87 @@ TEST_P(CouchServerTest, OversizeRequestBodyIs413) {
   EXPECT_EQ(Str(J(r), "error"), "too_large");
 }
 
+// chttpd_db's extract_header_rev: If-Match is read whenever it is sent and
+// set against the explicit revision (the body's _rev, else ?rev=): a
+// malformed one is 400 "Invalid rev format", another revision 400
+// "Document rev and etag have different values" (before a revision no
+// stored one can be is a conflict); alone, it names the revision.
+TEST_P(CouchServerTest, IfMatchIsSetAgainstTheExplicitRev) {
+  CreateDb("db");
+  std::string rev = PutDoc("db", "d", "{}");
+  auto expect_400 = [&](const ClientResponse& r, const std::string& reason, const std::string& what) {
+    EXPECT_EQ(r.status, 400) << what << " " << r.body;
+    EXPECT_EQ(Str(J(r), "reason"), reason) << what;
+  };
+  const std::string etag_differs = "Document rev and etag have different values";
+  const std::string body_rev = R"({"_rev":")" + rev + R"("})";
+  for (const std::string& garbage : {std::string("garbage"), std::string("\"\""), "W/\"" + rev + "\""}) {
+    expect_400(Req("PUT", "/db/d?rev=" + rev, "{}", {{"If-Match", garbage}}), "Invalid rev format", garbage);
+    expect_400(Req("PUT", "/db/d", body_rev, {{"If-Match", garbage}}), "Invalid rev format", garbage);
+    expect_400(Req("PUT", "/db/d?rev=" + rev, body_rev, {{"If-Match", garbage}}), "Invalid rev format", garbage);
+    expect_400(Req("DELETE", "/db/d?rev=" + rev, "", {{"If-Match", garbage}}), "Invalid rev format", garbage);
+    expect_400(Req("COPY", "/db/d?rev=" + rev, "", {{"Destination", "c"}, {"If-Match", garbage}}),
+               "Invalid rev format", garbage);
+  }
+  for (const std::string& other : {std::string("\"1-abc\""), std::string("0-a"), "\"2-" + rev.substr(2) + "\""}) {
+    expect_400(Req("PUT", "/db/d?rev=" + rev, "{}", {{"If-Match", other}}), etag_differs, other);
+    expect_400(Req("PUT", "/db/d", body_rev, {{"If-Match", other}}), etag_differs, other);
+    expect_400(Req("DELETE", "/db/d?rev=" + rev, "", {{"If-Match", other}}), etag_differs, other);
+    expect_400(Req("COPY", "/db/d?rev=" + rev, "", {{"Destination", "c"}, {"If-Match", other}}), etag_differs,
+               other);
+  }
+  // Body and query string keep their own message, checked first.
+  expect_400(Req("PUT", "/db/d?rev=1-abc", body_rev, {{"If-Match", "\"2-abc\""}}),
+             "Document rev from request body and query string have different values", "body vs query");
+  // The body's _rev is what If-Match must be when both it and ?rev= are sent.
+  expect_400(Req("PUT", "/db/d?rev=" + rev, body_rev, {{"If-Match", "\"1-abc\""}}), etag_differs, "both");
+  // ?rev= empty is parse_rev(""), malformed.
+  expect_400(Req("PUT", "/db/d?rev=", "{}"), "Invalid rev format", "empty ?rev=");
+  // If-Match naming no stored revision, alone, is a conflict.
+  EXPECT_EQ(Req("PUT", "/db/d", "{}", {{"If-Match", "\"1-abc\""}}).status, 409);
+  // The same revision, however spelled, is one.
+  auto r = Req("PUT", "/db/d?rev=" + rev, body_rev, {{"If-Match", "\"\"+0" + rev + "\"\""}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  rev = Str(J(r), "rev");
+  // COPY's source is If-Match's revision when no ?rev= is sent.
+  std::string old_rev = PutDoc("db", "src", R"({"v":1})");
+  r = Req("PUT", "/db/src", R"({"v":2})", {{"If-Match", "\"" + old_rev + "\""}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Req("COPY", "/db/src", "", {{"Destination", "c"}, {"If-Match", "\"" + old_rev + "\""}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(J(Req("GET", "/db/c"))["v"].GetInt(), 1);
+  r = Req("COPY", "/db/src", "", {{"Destination", "c2"}, {"If-Match", "\"1-abc\""}});
+  EXPECT_EQ(r.status, 404) << r.body;
+  // DELETE by If-Match alone.
+  r = Req("DELETE", "/db/d", "", {{"If-Match", "\"" + rev + "\""}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Req("GET", "/db/d").status, 404);
+}
+
+// chttpd_db's DELETE opens the document before anything else: a deleted
+// one is 404 "deleted" whatever revision is named, its tombstone's or an
+// older leaf's (a 409, or a second tombstone, before).
+TEST_P(CouchServerTest, DeleteOfADeletedDocumentIsNotFound) {
+  CreateDb("db");
+  std::string rev1 = PutDoc("db", "d", "{}");
+  auto r = Req("PUT", "/db/d?rev=" + rev1, "{}");
+  std::string rev2 = Str(J(r), "rev");
+  r = Req("DELETE", "/db/d?rev=" + rev2);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string tombstone = Str(J(r), "rev");
+  for (const std::string& rev : {rev1, rev2, tombstone}) {
+    for (const auto& [path, headers] :
+         {std::pair<std::string, Headers>{"/db/d?rev=" + rev, {}}, {"/db/d", {{"If-Match", "\"" + rev + "\""}}}}) {
+      r = Req("DELETE", path, "", headers);
+      EXPECT_EQ(r.status, 404) << path << " " << r.body;
+      EXPECT_EQ(Str(J(r), "reason"), "deleted") << path;
+    }
+  }
+  EXPECT_EQ(Str(J(Req("GET", "/db/d?rev=" + tombstone)), "_rev"), tombstone);
+  EXPECT_EQ(Req("GET", "/db/d?open_revs=all").body.find("\"4-"), std::string::npos) << "a second tombstone";
+  EXPECT_EQ(Req("DELETE", "/db/_local/none?rev=0-1").status, 404);
+}
+
 TEST_P(CouchServerTest, CopyDocument) {
   CreateDb("db");
   PutDoc("db", "src", R"({"v":"hello"})");
@@ -978,6 +1059,35 @@ TEST_P(CouchServerTest, BulkGetShapes) {
   r = Req("POST", "/db/_bulk_get?revs=true&revs=false", R"({"docs":[{"id":"a"}]})");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_TRUE(J(r)["results"][0]["docs"][0]["ok"].HasMember("_revisions")) << r.body;
+}
+
+// An item without a rev opens every leaf (chttpd_db:bulk_get_parse_revs
+// asks open_revs for `all`): a conflicted document's revisions, a deleted
+// document's tombstone; a missing one is not_found with rev "undefined".
+// Before, the winner alone, and a deleted document was not_found "deleted".
+TEST_P(CouchServerTest, BulkGetItemWithoutRevOpensEveryLeaf) {
+  CreateDb("db");
+  std::string rev = PutDoc("db", "c", R"({"v":1})");
+  ASSERT_EQ(Req("PUT", "/db/c?new_edits=false", R"({"_rev":"1-b","v":2})").status, 201);
+  std::string gone = PutDoc("db", "gone", "{}");
+  auto r = Req("DELETE", "/db/gone?rev=" + gone);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string tombstone = Str(J(r), "rev");
+  r = Req("POST", "/db/_bulk_get", R"({"docs":[{"id":"c"},{"id":"gone"},{"id":"nope"},{"id":"c","rev":"1-b"}]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = J(r);
+  auto& results = d["results"];
+  ASSERT_EQ(results.Size(), 4u) << r.body;
+  std::set<std::string> leaves;
+  for (const auto& item : results[0]["docs"].GetArray()) leaves.insert(Str(item["ok"], "_rev"));
+  EXPECT_EQ(leaves, (std::set<std::string>{rev, "1-b"})) << r.body;
+  ASSERT_EQ(results[1]["docs"].Size(), 1u) << r.body;
+  EXPECT_EQ(Str(results[1]["docs"][0]["ok"], "_rev"), tombstone) << r.body;
+  EXPECT_TRUE(results[1]["docs"][0]["ok"]["_deleted"].GetBool()) << r.body;
+  EXPECT_EQ(Str(results[2]["docs"][0]["error"], "rev"), "undefined") << r.body;
+  EXPECT_EQ(Str(results[2]["docs"][0]["error"], "reason"), "missing") << r.body;
+  ASSERT_EQ(results[3]["docs"].Size(), 1u) << r.body;
+  EXPECT_EQ(Str(results[3]["docs"][0]["ok"], "_rev"), "1-b") << r.body;
 }
 
 // An item's rev and atts_since are parsed as chttpd_db:bulk_get_parse_revs

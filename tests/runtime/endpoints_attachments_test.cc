@@ -154,6 +154,108 @@ TEST_P(EndpointsAttachmentsTest, RevsAreParsedAsCouchDBParsesThem) {
   EXPECT_EQ(r.status, 200) << r.body;
 }
 
+// Attachment PUT and DELETE read ?rev= and If-Match as chttpd_db's
+// extract_header_rev does, and a multipart/related document PUT as
+// couch_doc_from_req does: If-Match is parsed whenever it is sent and must
+// be the explicit revision (the document part's _rev, else ?rev=). Before,
+// ?rev= hid If-Match, and a multipart PUT read neither.
+TEST_P(EndpointsAttachmentsTest, IfMatchIsSetAgainstTheExplicitRev) {
+  std::string rev = PutAtt("/db/doc/a", "hello", "text/plain");
+  const Headers text = {{"Content-Type", "text/plain"}};
+  auto with = [](Headers h, const std::string& if_match) {
+    h.emplace_back("If-Match", if_match);
+    return h;
+  };
+  const std::string etag_differs = "Document rev and etag have different values";
+  for (const auto& [if_match, reason] :
+       {std::pair<std::string, std::string>{"garbage", "Invalid rev format"},
+        {"\"1-abc\"", etag_differs},
+        {"0-a", etag_differs}}) {
+    auto r = Req("PUT", "/db/doc/b?rev=" + rev, "x", with(text, if_match));
+    EXPECT_EQ(r.status, 400) << if_match << " " << r.body;
+    EXPECT_EQ(Str(J(r), "reason"), reason) << if_match;
+    r = Req("DELETE", "/db/doc/a?rev=" + rev, "", with({}, if_match));
+    EXPECT_EQ(r.status, 400) << if_match << " " << r.body;
+    EXPECT_EQ(Str(J(r), "reason"), reason) << if_match;
+  }
+  // ?rev= empty is parse_rev(""), malformed.
+  auto r = Req("PUT", "/db/doc/b?rev=", "x", text);
+  EXPECT_EQ(r.status, 400) << r.body;
+  // Alone, or the same revision, If-Match names it.
+  r = Req("PUT", "/db/doc/b", "x", with(text, "\"" + rev + "\""));
+  ASSERT_EQ(r.status, 201) << r.body;
+  rev = Str(J(r), "rev");
+  r = Req("DELETE", "/db/doc/b?rev=" + rev, "", with({}, "\"" + rev + "\""));
+  ASSERT_EQ(r.status, 200) << r.body;
+  rev = Str(J(r), "rev");
+
+  const Headers type = {{"Content-Type", "multipart/related; boundary=\"BB\""}};
+  auto multipart = [](const std::string& json) {
+    return MultipartPartHead("BB", {{"Content-Type", "application/json"}}) + json + "\r\n" +
+           MultipartPartHead("BB", {}) + "body" + MultipartClose("BB");
+  };
+  const std::string att = R"("_attachments":{"m":{"follows":true,"length":4,"content_type":"text/plain"}})";
+  const std::string no_rev = multipart("{" + att + "}");
+  const std::string body_rev = multipart(R"({"_rev":")" + rev + R"(",)" + att + "}");
+  for (const auto& [if_match, reason] :
+       {std::pair<std::string, std::string>{"garbage", "Invalid rev format"}, {"\"1-abc\"", etag_differs}}) {
+    r = Req("PUT", "/db/doc?rev=" + rev, no_rev, with(type, if_match));
+    EXPECT_EQ(r.status, 400) << if_match << " " << r.body;
+    EXPECT_EQ(Str(J(r), "reason"), reason) << if_match;
+    r = Req("PUT", "/db/doc", body_rev, with(type, if_match));
+    EXPECT_EQ(r.status, 400) << if_match << " " << r.body;
+    EXPECT_EQ(Str(J(r), "reason"), reason) << if_match;
+  }
+  r = Req("PUT", "/db/doc?rev=1-abc", body_rev, type);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Str(J(r), "reason"), "Document rev from request body and query string have different values");
+  r = Req("PUT", "/db/doc?rev=garbage", no_rev, type);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Str(J(r), "reason"), "Invalid rev format");
+  // The document part without a _rev takes ?rev=, or If-Match.
+  r = Req("PUT", "/db/doc?rev=" + rev, no_rev, type);
+  ASSERT_EQ(r.status, 201) << r.body;
+  rev = Str(J(r), "rev");
+  r = Req("PUT", "/db/doc", no_rev, with(type, "\"" + rev + "\""));
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Req("GET", "/db/doc/m").body, "body");
+}
+
+// GET ?atts_since= is read as parse_doc_query reads it (couch_doc:parse_revs):
+// not an array is 400 "Invalid list of revisions", an entry parse_rev
+// refuses 400 "Invalid rev format", "+N-x" is "N-x", and a revision no
+// stored one can be is no ancestor (every body sent). Before, the entries
+// were matched as sent, and malformed ones ignored.
+TEST_P(EndpointsAttachmentsTest, AttsSinceIsParsedAsParseRevs) {
+  const std::string rev1 = PutAtt("/db/s/a", "first", "text/plain");
+  const std::string rev2 = PutAtt("/db/s/b?rev=" + rev1, "second", "text/plain");
+  auto get = [&](const std::string& since) {
+    return Req("GET", "/db/s?atts_since=" + http::PercentEncode(since));
+  };
+  auto r = get(R"(["+)" + rev1 + R"("])");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = J(r);
+  EXPECT_TRUE(d["_attachments"]["a"].HasMember("stub")) << r.body;
+  EXPECT_TRUE(d["_attachments"]["b"].HasMember("data")) << r.body;
+  r = get(R"(["1-","0-a","99999999999999999999-a"])");
+  ASSERT_EQ(r.status, 200) << r.body;
+  d = J(r);
+  EXPECT_TRUE(d["_attachments"]["a"].HasMember("data")) << r.body;
+  EXPECT_TRUE(d["_attachments"]["b"].HasMember("data")) << r.body;
+  for (const auto& [since, reason] :
+       {std::pair<std::string, std::string>{R"("x")", "Invalid list of revisions"},
+        {R"({"a":1})", "Invalid list of revisions"},
+        {R"(["x"])", "Invalid rev format"},
+        {R"([")" + rev1 + R"(",5])", "Invalid rev format"},
+        {"[\"1-" + std::string(32, 'z') + "\"]", "Invalid rev format"},
+        {"[", "invalid UTF-8 JSON"}}) {
+    r = get(since);
+    EXPECT_EQ(r.status, 400) << since << " " << r.body;
+    EXPECT_EQ(Str(J(r), "error"), "bad_request") << since;
+    EXPECT_EQ(Str(J(r), "reason"), reason) << since;
+  }
+}
+
 TEST_P(EndpointsAttachmentsTest, RangesPartialAndUnsatisfiable) {
   const std::string data = AllBytes(4);
   PutAtt("/db/r/a", data);
@@ -213,7 +315,7 @@ TEST_P(EndpointsAttachmentsTest, GzipContentEncodedUploadsAreDecoded) {
         {"b.bin", binary, "application/octet-stream"}}) {
     std::string gz;
     ASSERT_TRUE(GzipCompress(body, &gz));
-    auto r = Req("PUT", "/db/gz/" + name + "?rev=" + (name == "t.txt" ? "" : Str(J(Req("GET", "/db/gz")), "_rev")),
+    auto r = Req("PUT", "/db/gz/" + name + (name == "t.txt" ? "" : "?rev=" + Str(J(Req("GET", "/db/gz")), "_rev")),
                  gz, {{"Content-Type", type}, {"Content-Encoding", "gzip"}});
     ASSERT_EQ(r.status, 201) << r.body;
     r = Req("GET", "/db/gz/" + name);
