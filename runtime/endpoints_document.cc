@@ -324,6 +324,7 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
     if (!s.ok()) return s;
   }
   if (ctx.params[0] == kUsersDbName) {
+    users_writer.new_edits = opts.new_edits;
     Status s = PrepareUserDoc(docid, &body, users_writer);
     if (!s.ok()) return s;
   }

@@ -533,6 +533,56 @@ TEST_F(OpenUsersTest, EditingATombstoneIsARenaming) {
   EXPECT_EQ(r.status, 201) << r.body;
 }
 
+// The validate function compares every update with the revision it edits
+// ("Usernames can not be changed."), an admin's too: settee read that
+// revision for non-admins alone. A replicated revision (new_edits=false)
+// is compared with its nearest stored ancestor.
+TEST_F(OpenUsersTest, AdminsCannotRenameUsersEither) {
+  CreateUser("dan", "danpw", "[]");
+  ASSERT_EQ(Admin("PUT", "/_users/_security", R"({"members":{"roles":[]},"admins":{"names":["dan"]}})").status, 200);
+  const std::string bob = "/_users/org.couchdb.user:bob";
+  // ["bob"] is spelt by the id as "bob" is, but !== it.
+  const std::string renamed = R"({"name":["bob"],"roles":[],"type":"user"})";
+  auto r = Admin("PUT", bob + "?rev=" + Rev("bob"), renamed);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(r.body, R"({"error":"forbidden","reason":"Usernames can not be changed."})" "\n");
+  r = As("dan", "danpw", "PUT", bob + "?rev=" + Rev("bob"), renamed);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Reason(r), "Usernames can not be changed.");
+  r = Admin("POST", "/_users/_bulk_docs",
+            R"({"docs":[{"_id":"org.couchdb.user:bob","_rev":")" + Rev("bob") + R"(","name":["bob"],"roles":[],"type":"user"}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body)[0], "reason"), "Usernames can not be changed.") << r.body;
+  // A tombstone has no name.
+  r = Admin("DELETE", "/_users/org.couchdb.user:carol?rev=" + Rev("carol"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string tombstone = Str(ParseJson(r.body), "rev");
+  r = Admin("PUT", "/_users/org.couchdb.user:carol?rev=" + tombstone,
+            R"({"name":"carol","password":"carolpw","roles":[],"type":"user"})");
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Reason(r), "Usernames can not be changed.");
+
+  // Replicated: the parent named in _revisions is the old document.
+  const std::string parent = Rev("bob");
+  const std::string child = "2-" + std::string(32, 'a');
+  const auto replicated = [&](const std::string& name) {
+    return R"({"_rev":")" + child + R"(","_revisions":{"start":2,"ids":[")" + std::string(32, 'a') + R"(",")" +
+           parent.substr(2) + R"("]},"name":)" + name + R"(,"roles":["dev"],"type":"user"})";
+  };
+  r = Admin("PUT", bob + "?new_edits=false", replicated(R"(["bob"])"));
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Reason(r), "Usernames can not be changed.");
+  // The owner may replicate their own doc (was: a conflict, the new
+  // revision taken for the edited one), and the same revision again is no
+  // write, so nothing to refuse.
+  r = As("bob", "bobpw", "PUT", bob + "?new_edits=false", replicated(R"("bob")"));
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Rev("bob"), child);
+  r = Admin("PUT", bob + "?new_edits=false", replicated(R"(["bob"])"));
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(ParseJson(Admin("GET", bob).body), "name"), "bob");
+}
+
 // couch_users_db:after_doc_read with [chttpd_auth] public_fields set: a
 // user reads another's document stripped to those fields (the special
 // members kept), and one with none of them stays not found. Listings stay
