@@ -322,6 +322,29 @@ Result<DocUpdateResult> PutStreamedAttachment(RequestContext& ctx, Database& db,
   return ctx.server.RunWrite([&] { return (*writer)->Commit(); });
 }
 
+// couch_users_db's before_doc_update and the _auth validate function run
+// on an attachment's write into _users too, on the document it makes: the
+// revision `rev` (engine spelling) names with the attachment changed,
+// which neither reads, or, without one, a new document of nothing but the
+// attachment ("doc.type must be user") unless a live one makes the write a
+// conflict. A revision not stored is left to the write's own error.
+Status CheckUsersAttachmentWrite(RequestContext& ctx, Database& db, const std::string& docid,
+                                 const std::string& rev) {
+  if (ctx.params[0] != kUsersDbName || IsDesignId(docid)) return Status::OK();
+  GetOptions opts;
+  opts.rev = rev;
+  auto stored = db.Get(docid, opts);
+  std::string body;
+  if (rev.empty()) {
+    if (stored.ok()) return Status::OK();
+    body = "{}";
+  } else {
+    if (!stored.ok()) return Status::OK();
+    body = std::move(*stored);
+  }
+  return PrepareUserDoc(docid, &body, UsersWriterOf(ctx.user, ctx.CheckAccess(db, true).ok(), db));
+}
+
 Status PutAttachment(RequestContext& ctx, std::string_view prefix) {
   const std::string docid = std::string(prefix) + ctx.params.at(1);
   const std::string& name = ctx.params.at(2);
@@ -335,6 +358,8 @@ Status PutAttachment(RequestContext& ctx, std::string_view prefix) {
   auto gzipped = GzipEncodedUpload(ctx);
   if (!gzipped.ok()) return gzipped.status();
   Status checked = CheckAttachmentRev(&rev, Status::Conflict());
+  if (!checked.ok()) return checked;
+  checked = CheckUsersAttachmentWrite(ctx, **db, docid, rev);
   if (!checked.ok()) return checked;
   bool md5_mismatch = false;
   auto put = [&]() -> Result<DocUpdateResult> {
@@ -378,6 +403,9 @@ Status DeleteAttachment(RequestContext& ctx, std::string_view prefix) {
   if (!db.ok()) return db.status();
   std::string rev = RequestedRev(ctx);
   Status s = CheckAttachmentRev(&rev, Status::Conflict());
+  if (!s.ok()) return s;
+  // Without a rev the write is a conflict or not found, checked no further.
+  if (!rev.empty()) s = CheckUsersAttachmentWrite(ctx, **db, docid, rev);
   if (!s.ok()) return s;
   UpdateOptions opts;
   opts.user = &ctx.user;

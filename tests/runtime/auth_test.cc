@@ -636,6 +636,33 @@ TEST_F(OpenUsersTest, AdminsCannotRenameUsersEither) {
   EXPECT_EQ(Str(ParseJson(Admin("GET", bob).body), "name"), "bob");
 }
 
+// An attachment written into _users makes a document the _auth validate
+// function checks like any other: without a rev, where no user is live, a
+// document of nothing but the attachment, which is no user (settee stored
+// it); with one, the user doc as it was, which passes.
+TEST_F(OpenUsersTest, AttachmentWritesMakeUserDocsToo) {
+  const Headers admin = {{"Authorization", BasicAuth("admin", "s3cret")}, {"Content-Type", "text/plain"}};
+  auto r = Req("PUT", "/_users/org.couchdb.user:zed/photo", "pixels", admin);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(r.body, R"({"error":"forbidden","reason":"doc.type must be user"})" "\n");
+  EXPECT_EQ(Admin("GET", "/_users/org.couchdb.user:zed").status, 404);
+  r = Admin("DELETE", "/_users/org.couchdb.user:carol?rev=" + Rev("carol"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  r = Req("PUT", "/_users/org.couchdb.user:carol/photo", "pixels", admin);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Reason(r), "doc.type must be user");
+  // A live user's: a conflict without a rev, written with one.
+  EXPECT_EQ(Req("PUT", "/_users/org.couchdb.user:bob/photo", "pixels", admin).status, 409);
+  r = Req("PUT", "/_users/org.couchdb.user:bob/photo?rev=" + Rev("bob"), "pixels", admin);
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Req("PUT", "/_users/org.couchdb.user:bob/avatar?rev=" + Rev("bob"), "more",
+          {{"Authorization", BasicAuth("bob", "bobpw")}, {"Content-Type", "text/plain"}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = As("bob", "bobpw", "DELETE", "/_users/org.couchdb.user:bob/photo?rev=" + Rev("bob"));
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(As("bob", "bobpw", "GET", "/_session").status, 200);
+}
+
 // couch_users_db:after_doc_read with [chttpd_auth] public_fields set: a
 // user reads another's document stripped to those fields (the special
 // members kept), and one with none of them stays not found. Listings stay
