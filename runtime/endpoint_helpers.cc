@@ -17,7 +17,8 @@ namespace settee {
 Status CheckReplicatorWrite(const RequestContext& ctx, Database& db, std::string_view docid, const json::Value& doc) {
   json::Document old;
   if (replication::ReplicatorCheckNeedsOld(doc)) {
-    Status s = ReadEditedRevision(db, docid, doc, &old);
+    bool stored = false;
+    Status s = ReadEditedRevision(db, docid, doc, /*new_edits=*/true, &old, &stored);
     if (!s.ok()) return s;
   }
   return replication::CheckReplicatorDoc(docid, doc, ctx.user, old.IsObject() ? &old : nullptr);

@@ -335,6 +335,29 @@ Result<DocUpdateResult> PutStreamedAttachment(RequestContext& ctx, Database& db,
   return ctx.server.RunWrite([&] { return (*writer)->Commit(); });
 }
 
+// couch_users_db's before_doc_update and the _auth validate function run
+// on an attachment's write into _users too, on the document it makes: the
+// revision `rev` (engine spelling) names with the attachment changed,
+// which neither reads, or, without one, a new document of nothing but the
+// attachment ("doc.type must be user") unless a live one makes the write a
+// conflict. A revision not stored is left to the write's own error.
+Status CheckUsersAttachmentWrite(RequestContext& ctx, Database& db, const std::string& docid,
+                                 const std::string& rev) {
+  if (ctx.params[0] != kUsersDbName || IsDesignId(docid)) return Status::OK();
+  GetOptions opts;
+  opts.rev = rev;
+  auto stored = db.Get(docid, opts);
+  std::string body;
+  if (rev.empty()) {
+    if (stored.ok()) return Status::OK();
+    body = "{}";
+  } else {
+    if (!stored.ok()) return Status::OK();
+    body = std::move(*stored);
+  }
+  return PrepareUserDoc(docid, &body, UsersWriterOf(ctx.user, ctx.CheckAccess(db, true).ok(), db));
+}
+
 Status PutAttachment(RequestContext& ctx, std::string_view prefix) {
   const std::string docid = std::string(prefix) + ctx.params.at(1);
   const std::string& name = ctx.params.at(2);
@@ -348,6 +371,8 @@ Status PutAttachment(RequestContext& ctx, std::string_view prefix) {
   if (!gzipped.ok()) return gzipped.status();
   std::string rev;
   Status checked = AttachmentWriteRev(ctx, &rev);
+  if (!checked.ok()) return checked;
+  checked = CheckUsersAttachmentWrite(ctx, **db, docid, rev);
   if (!checked.ok()) return checked;
   bool md5_mismatch = false;
   auto put = [&]() -> Result<DocUpdateResult> {
@@ -391,6 +416,9 @@ Status DeleteAttachment(RequestContext& ctx, std::string_view prefix) {
   if (!db.ok()) return db.status();
   std::string rev;
   Status s = AttachmentWriteRev(ctx, &rev);
+  if (!s.ok()) return s;
+  // Without a rev the write is a conflict or not found, checked no further.
+  if (!rev.empty()) s = CheckUsersAttachmentWrite(ctx, **db, docid, rev);
   if (!s.ok()) return s;
   UpdateOptions opts;
   opts.user = &ctx.user;
@@ -607,9 +635,19 @@ Status PutDocMultipart(RequestContext& ctx, Database& db, const std::string& doc
   UpdateOptions with_user = opts;
   with_user.user = &ctx.user;
   const bool replicator_db = ctx.params[0] == replication::kReplicatorDbName;
+  const bool users_db = ctx.params[0] == kUsersDbName;
+  UsersWriter writer;
+  if (users_db) {
+    // The JSON part meets what a JSON PUT's body does: before_doc_update
+    // and validate_doc_update run on every update, whoever writes it.
+    writer = UsersWriterOf(ctx.user, ctx.CheckAccess(db, true).ok(), db);
+    writer.new_edits = opts.new_edits;
+  }
   auto check = [&](std::string* doc_json) {
     Status s = check_doc ? check_doc(doc_json) : Status::OK();
-    if (!s.ok() || !replicator_db) return s;
+    if (!s.ok()) return s;
+    if (users_db) return PrepareUserDoc(docid, doc_json, writer);
+    if (!replicator_db) return s;
     // Not an object: the write refuses it with its own error.
     json::Document doc;
     if (!json::Parse(*doc_json, &doc).ok() || !doc.IsObject()) return Status::OK();

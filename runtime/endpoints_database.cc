@@ -376,7 +376,8 @@ Status BulkDocsToUsers(RequestContext& ctx, Database& db) {
   CheckedBulkDocs checked;
   Status s = ParseCheckedBulkDocs(ctx, db, &checked);
   if (!s.ok()) return s;
-  const UsersWriter writer = UsersWriterOf(ctx.user, ctx.CheckAccess(db, true).ok(), db);
+  UsersWriter writer = UsersWriterOf(ctx.user, ctx.CheckAccess(db, true).ok(), db);
+  writer.new_edits = checked.opts.new_edits;
   return WriteCheckedBulkDocs(ctx, db, checked, [&](const std::string& docid, const json::Value&, std::string* text) {
     return PrepareUserDoc(docid, text, writer);
   });

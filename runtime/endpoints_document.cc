@@ -304,10 +304,6 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
   CouchRev query_storage;
   const CouchRev* query = nullptr;
   if (ct == "multipart/related") {
-    // Its JSON part would bypass PrepareUserDoc's rules.
-    if (users_writer.kind == UsersWriter::Kind::kOther) {
-      return Status::Forbidden("settee takes a user document from a non-admin as JSON only");
-    }
     UpdateOptions opts;
     opts.new_edits = NewEditsParam(ctx);
     Status s = ParseQueryRev(ctx, &query_storage, &query);
@@ -336,6 +332,7 @@ Status PutDoc(RequestContext& ctx, std::string_view prefix) {
     if (!s.ok()) return s;
   }
   if (ctx.params[0] == kUsersDbName) {
+    users_writer.new_edits = opts.new_edits;
     Status s = PrepareUserDoc(docid, &body, users_writer);
     if (!s.ok()) return s;
   }

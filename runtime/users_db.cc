@@ -165,18 +165,78 @@ std::string_view NameAt0(const json::Value& name) {
   return at0 != nullptr && at0->IsString() ? json::View(*at0) : std::string_view();
 }
 
+// before_doc_update's save_doc: a string "password" in `doc` becomes the
+// salted PBKDF2 fields, and *body the document so changed; any other is
+// left as it is.
+Status HashPassword(json::Document* doc, std::string* body) {
+  auto pw = doc->FindMember("password");
+  if (pw == doc->MemberEnd() || !pw->value.IsString()) return Status::OK();
+  auto hashed = NewPasswordKey(json::View(pw->value));
+  if (!hashed.ok()) return hashed.status();
+  auto& a = doc->GetAllocator();
+  for (const char* k : {"password", "password_scheme", "pbkdf2_prf", "iterations", "salt", "derived_key"}) {
+    doc->RemoveMember(k);
+  }
+  doc->AddMember("password_scheme", "pbkdf2", a);
+  doc->AddMember("pbkdf2_prf", "sha256", a);
+  doc->AddMember("iterations", kPbkdf2Iterations, a);
+  doc->AddMember("salt", json::StringValue(hashed->salt, a), a);
+  doc->AddMember("derived_key", json::StringValue(hashed->derived_key, a), a);
+  *body = json::Serialize(*doc);
+  return Status::OK();
+}
+
 }  // namespace
 
-Status ReadEditedRevision(Database& db, std::string_view docid, const json::Value& doc,
-                          json::Document* old) {
+Status ReadEditedRevision(Database& db, std::string_view docid, const json::Value& doc, bool new_edits,
+                          json::Document* old, bool* stored) {
+  *stored = false;
   auto rev = doc.FindMember("_rev");
-  if (rev == doc.MemberEnd() || !rev->value.IsString()) return Status::OK();
-  GetOptions opts;
-  opts.rev = std::string(json::View(rev->value));
-  auto text = db.Get(docid, opts);
-  // A revision not stored cannot be edited: the write would fail so too.
-  if (!text.ok()) return text.status().IsNotFound() ? Status::Conflict() : text.status();
-  if (!json::Parse(*text, old).ok() || !old->IsObject()) return Status::Internal("stored document is not a JSON object");
+  std::string_view rev_text = rev != doc.MemberEnd() && rev->value.IsString() ? json::View(rev->value) : "";
+  if (new_edits) {
+    if (rev_text.empty()) return Status::OK();
+    GetOptions opts;
+    opts.rev = std::string(rev_text);
+    auto text = db.Get(docid, opts);
+    // A revision not stored cannot be edited: the write would fail so too.
+    if (!text.ok()) return text.status().IsNotFound() ? Status::Conflict() : text.status();
+    if (!json::Parse(*text, old).ok() || !old->IsObject()) return Status::Internal("stored document is not a JSON object");
+    return Status::OK();
+  }
+  // A replicated revision: its history, newest first, is _revisions's
+  // {start, ids} (malformed: the write refuses it), else the _rev alone.
+  std::vector<std::string> history;
+  auto revisions = doc.FindMember("_revisions");
+  if (revisions != doc.MemberEnd() && revisions->value.IsObject()) {
+    auto start = revisions->value.FindMember("start");
+    auto ids = revisions->value.FindMember("ids");
+    if (start != revisions->value.MemberEnd() && start->value.IsUint64() && ids != revisions->value.MemberEnd() &&
+        ids->value.IsArray()) {
+      uint64_t gen = start->value.GetUint64();
+      for (const auto& id : ids->value.GetArray()) {
+        if (gen == 0 || !id.IsString()) break;
+        history.push_back(std::to_string(gen--) + "-" + std::string(json::View(id)));
+      }
+    }
+  }
+  if (history.empty() && !rev_text.empty()) history.emplace_back(rev_text);
+  if (history.empty()) return Status::OK();
+  std::vector<OpenRevResult> found;
+  Status s = db.GetOpenRevs(docid, history, GetOptions{}, &found);
+  // A history settee cannot parse is the write's own error.
+  if (s.code() == Status::Code::kBadRequest) return Status::OK();
+  if (!s.ok()) return s;
+  if (!found.empty() && found[0].found) {
+    *stored = true;
+    return Status::OK();
+  }
+  for (size_t k = 1; k < found.size(); ++k) {
+    if (!found[k].found) continue;
+    if (!json::Parse(found[k].doc, old).ok() || !old->IsObject()) {
+      return Status::Internal("stored document is not a JSON object");
+    }
+    break;
+  }
   return Status::OK();
 }
 
@@ -197,7 +257,6 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const UsersWrit
   if (!s.ok()) return Status::BadRequest("invalid UTF-8 JSON");
   if (!doc.IsObject()) return Status::BadRequest("Document must be a JSON object");
   const bool other = writer.kind == UsersWriter::Kind::kOther;
-  json::Document old;  // null: the write creates the doc
   if (other) {
     const std::string& me = writer.user->name;
     // before_doc_update: an anonymous writer may only be signing up (the
@@ -207,20 +266,26 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const UsersWrit
                         docid.substr(kUserDocPrefix.size()) != me)) {
       return Status::NotFound("missing");
     }
-    s = ReadEditedRevision(*writer.db, docid, doc, &old);
-    if (!s.ok()) return s;
   }
   auto deleted = doc.FindMember("_deleted");
-  if (deleted != doc.MemberEnd() && deleted->value.IsBool() && deleted->value.GetBool()) {
+  const bool deleting = deleted != doc.MemberEnd() && deleted->value.IsBool() && deleted->value.GetBool();
+  // The validate function's first rule lets a server admin delete without
+  // looking at the edited revision; every other write is compared with it.
+  json::Document old;  // null: the write creates the doc
+  if (writer.db != nullptr && !(deleting && writer.kind == UsersWriter::Kind::kServerAdmin)) {
+    bool stored = false;
+    s = ReadEditedRevision(*writer.db, docid, doc, writer.new_edits, &old, &stored);
+    if (!s.ok()) return s;
+    // A replicated revision already stored is no write: nothing to check
+    // (before_doc_update still hashes, so no password is left in the text).
+    if (stored) return HashPassword(&doc, body);
+  }
+  if (deleting) {
     // The validate function's first rule: '_admin' among the roles, or
     // the name the edited revision holds (==, so an anonymous writer's
     // null matches a revision with none). A _security admin of _users is
     // not an admin here.
     if (writer.kind == UsersWriter::Kind::kServerAdmin) return Status::OK();
-    if (!other) {
-      s = ReadEditedRevision(*writer.db, docid, doc, &old);
-      if (!s.ok()) return s;
-    }
     if (!old.IsObject() || !NameMatchesLoosely(*writer.user, old)) {
       return Status::Forbidden("Only admins may delete other user docs.");
     }
@@ -311,23 +376,7 @@ Status PrepareUserDoc(std::string_view docid, std::string* body, const UsersWrit
   }
   if (has_colon) return Status::Forbidden("Character `:` is not allowed in usernames.");
   if (!hashing) return Status::OK();
-  std::string password(json::View(pw->value));
-  doc.RemoveMember("password");
-  auto hashed = NewPasswordKey(password);
-  if (!hashed.ok()) return hashed.status();
-  std::string& salt = hashed->salt;
-  std::string& key = hashed->derived_key;
-  auto& a = doc.GetAllocator();
-  for (const char* k : {"password_scheme", "pbkdf2_prf", "iterations", "salt", "derived_key"}) {
-    doc.RemoveMember(k);
-  }
-  doc.AddMember("password_scheme", "pbkdf2", a);
-  doc.AddMember("pbkdf2_prf", "sha256", a);
-  doc.AddMember("iterations", kPbkdf2Iterations, a);
-  doc.AddMember("salt", json::StringValue(salt, a), a);
-  doc.AddMember("derived_key", json::StringValue(key, a), a);
-  *body = json::Serialize(doc);
-  return Status::OK();
+  return HashPassword(&doc, body);
 }
 
 Result<UserCtx> UserStore::Lookup(std::string_view name, std::string* salt) {

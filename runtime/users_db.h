@@ -72,19 +72,26 @@ struct UsersWriter {
   // The requester; may be null for a server admin.
   const UserCtx* user = nullptr;
   // _users, to read the revision a write edits (its _rev) for those rules;
-  // may be null for a server admin.
+  // null: none is read (every write is then taken for a creation).
   Database* db = nullptr;
+  // The write's new_edits: false for a replicated revision, whose _rev is
+  // the new one, not the one edited.
+  bool new_edits = true;
 };
 // The writer `user` is to `db` (_users), `db_admin` telling whether they
 // are a server admin or one of its _security admins.
 UsersWriter UsersWriterOf(const UserCtx& user, bool db_admin, Database& db);
 
-// The revision a write of `doc` to `docid` edits: the one its _rev names,
-// into *old (left null when the write has no _rev: a creation). The system
-// databases' rules compare against exactly that revision, as
-// validate_doc_update's oldDoc. kConflict when no stored revision has that
-// _rev (the write would fail so too).
-Status ReadEditedRevision(Database& db, std::string_view docid, const json::Value& doc, json::Document* old);
+// The revision a write of `doc` to `docid` edits, as validate_doc_update's
+// oldDoc, into *old (left null when there is none: a creation). With
+// new_edits, the one its _rev names (none without a _rev); kConflict when
+// no stored revision has that _rev (the write would fail so too). Without
+// (a replicated revision: its _rev is the new one), the nearest stored
+// ancestor its _revisions list, as CouchDB's make_first_doc_on_disk; and
+// *stored is set when the revision itself is stored already, which makes
+// the write none at all (CouchDB validates nothing then).
+Status ReadEditedRevision(Database& db, std::string_view docid, const json::Value& doc, bool new_edits,
+                          json::Document* old, bool* stored);
 
 // Validates a user document about to be written to _users by `writer` and
 // hashes its "password" member if present (a string; null is left as it
@@ -93,9 +100,13 @@ Status ReadEditedRevision(Database& db, std::string_view docid, const json::Valu
 // its order ("doc.type must be user" first, then "doc.name is required",
 // the roles, "Doc ID must be of the form org.couchdb.user:name", ...), for
 // malformed user docs; design and _local docs pass unchanged (CouchDB runs
-// no validate_doc_update on either). A deletion by anyone but a server
-// admin must edit a revision whose name is the writer's, else kForbidden
-// "Only admins may delete other user docs.". For kOther, also CouchDB's
+// no validate_doc_update on either). The revision a write edits is read
+// (ReadEditedRevision, with writer.new_edits) for every writer but a
+// server admin deleting: an update must keep its name, else kForbidden
+// "Usernames can not be changed." (a tombstone has none), and a deletion
+// by anyone but a server admin must edit a revision whose name is the
+// writer's, else "Only admins may delete other user docs.". A replicated
+// revision already stored is only hashed. For kOther, also CouchDB's
 // rules for such a writer: kNotFound "missing" for another user's doc,
 // kForbidden "Only _admin may set roles" / "Only _admin may edit roles" /
 // "You may only update your own user document.". kConflict when a

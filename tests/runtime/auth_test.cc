@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
+#include "runtime/multipart.h"
 #include "runtime/users_db.h"
 #include "tests/runtime/couch_test_util.h"
 #include "util/digest.h"
@@ -531,6 +532,135 @@ TEST_F(OpenUsersTest, EditingATombstoneIsARenaming) {
   EXPECT_EQ(Reason(r), "Usernames can not be changed.");
   r = Req("PUT", "/_users/org.couchdb.user:carol", R"({"name":"carol","password":"mine","roles":[],"type":"user"})");
   EXPECT_EQ(r.status, 201) << r.body;
+}
+
+// A multipart/related PUT's JSON part is a user document like a JSON
+// PUT's body: couch_users_db's before_doc_update hashes its password and
+// the _auth validate function checks it whoever writes (settee stored an
+// admin's as sent, plaintext password and all, and refused non-admins).
+TEST_F(OpenUsersTest, MultipartPutsMeetTheRulesOfAJsonPut) {
+  const auto multipart = [&](const std::string& who, const std::string& pw, const std::string& id,
+                             const std::string& doc) {
+    const std::string body = MultipartPartHead("XYZ", {{"Content-Type", "application/json"}}) + doc + "\r\n" +
+                             MultipartPartHead("XYZ", {}) + "pixels" + MultipartClose("XYZ");
+    Headers h = {{"Content-Type", "multipart/related; boundary=\"XYZ\""}};
+    if (!who.empty()) h.emplace_back("Authorization", BasicAuth(who, pw));
+    return Req("PUT", "/_users/" + id, body, h);
+  };
+  const std::string photo = R"("_attachments":{"photo":{"content_type":"text/plain","length":6,"follows":true}})";
+  auto r = multipart("admin", "s3cret", "org.couchdb.user:gus",
+                     R"({"name":"gus","password":"guspw","roles":[],"type":"user",)" + photo + "}");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Admin("GET", "/_users/org.couchdb.user:gus");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.find("guspw"), std::string::npos) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "derived_key").size(), 64u) << r.body;
+  EXPECT_EQ(As("gus", "guspw", "GET", "/_session").status, 200);
+  r = Req("POST", "/_session", R"({"name":"gus","password":"guspw"})", {{"Content-Type", "application/json"}});
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Admin("GET", "/_users/org.couchdb.user:gus/photo").body, "pixels");
+  r = multipart("admin", "s3cret", "org.couchdb.user:hal",
+                R"({"name":"gus","password":"x","roles":[],"type":"user",)" + photo + "}");
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Reason(r), "Doc ID must be of the form org.couchdb.user:name");
+  EXPECT_EQ(Admin("GET", "/_users/org.couchdb.user:hal").status, 404);
+
+  // A _security admin of _users deletes only their own doc, this way too.
+  CreateUser("dan", "danpw", "[]");
+  ASSERT_EQ(Admin("PUT", "/_users/_security", R"({"members":{"roles":[]},"admins":{"names":["dan"]}})").status, 200);
+  r = multipart("dan", "danpw", "org.couchdb.user:bob",
+                R"({"_rev":")" + Rev("bob") + R"(","_deleted":true,)" + photo + "}");
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(r.body, R"({"error":"forbidden","reason":"Only admins may delete other user docs."})" "\n");
+  EXPECT_EQ(As("bob", "bobpw", "GET", "/_session").status, 200);
+
+  // A user edits their own doc so, and another's is not found to them.
+  r = multipart("carol", "carolpw", "org.couchdb.user:carol",
+                R"({"_rev":")" + Rev("carol") + R"(","name":"carol","password":"newpw","roles":[],"type":"user",)" +
+                    photo + "}");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(As("carol", "newpw", "GET", "/_session").status, 200);
+  EXPECT_EQ(Admin("GET", "/_users/org.couchdb.user:carol").body.find("newpw"), std::string::npos);
+  r = multipart("carol", "newpw", "org.couchdb.user:gus",
+                R"({"_rev":")" + Rev("gus") + R"(","name":"gus","password":"mine","roles":[],"type":"user",)" + photo + "}");
+  EXPECT_EQ(r.status, 404) << r.body;
+}
+
+// The validate function compares every update with the revision it edits
+// ("Usernames can not be changed."), an admin's too: settee read that
+// revision for non-admins alone. A replicated revision (new_edits=false)
+// is compared with its nearest stored ancestor.
+TEST_F(OpenUsersTest, AdminsCannotRenameUsersEither) {
+  CreateUser("dan", "danpw", "[]");
+  ASSERT_EQ(Admin("PUT", "/_users/_security", R"({"members":{"roles":[]},"admins":{"names":["dan"]}})").status, 200);
+  const std::string bob = "/_users/org.couchdb.user:bob";
+  // ["bob"] is spelt by the id as "bob" is, but !== it.
+  const std::string renamed = R"({"name":["bob"],"roles":[],"type":"user"})";
+  auto r = Admin("PUT", bob + "?rev=" + Rev("bob"), renamed);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(r.body, R"({"error":"forbidden","reason":"Usernames can not be changed."})" "\n");
+  r = As("dan", "danpw", "PUT", bob + "?rev=" + Rev("bob"), renamed);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Reason(r), "Usernames can not be changed.");
+  r = Admin("POST", "/_users/_bulk_docs",
+            R"({"docs":[{"_id":"org.couchdb.user:bob","_rev":")" + Rev("bob") + R"(","name":["bob"],"roles":[],"type":"user"}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body)[0], "reason"), "Usernames can not be changed.") << r.body;
+  // A tombstone has no name.
+  r = Admin("DELETE", "/_users/org.couchdb.user:carol?rev=" + Rev("carol"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string tombstone = Str(ParseJson(r.body), "rev");
+  r = Admin("PUT", "/_users/org.couchdb.user:carol?rev=" + tombstone,
+            R"({"name":"carol","password":"carolpw","roles":[],"type":"user"})");
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Reason(r), "Usernames can not be changed.");
+
+  // Replicated: the parent named in _revisions is the old document.
+  const std::string parent = Rev("bob");
+  const std::string child = "2-" + std::string(32, 'a');
+  const auto replicated = [&](const std::string& name) {
+    return R"({"_rev":")" + child + R"(","_revisions":{"start":2,"ids":[")" + std::string(32, 'a') + R"(",")" +
+           parent.substr(2) + R"("]},"name":)" + name + R"(,"roles":["dev"],"type":"user"})";
+  };
+  r = Admin("PUT", bob + "?new_edits=false", replicated(R"(["bob"])"));
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Reason(r), "Usernames can not be changed.");
+  // The owner may replicate their own doc (was: a conflict, the new
+  // revision taken for the edited one), and the same revision again is no
+  // write, so nothing to refuse.
+  r = As("bob", "bobpw", "PUT", bob + "?new_edits=false", replicated(R"("bob")"));
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Rev("bob"), child);
+  r = Admin("PUT", bob + "?new_edits=false", replicated(R"(["bob"])"));
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(ParseJson(Admin("GET", bob).body), "name"), "bob");
+}
+
+// An attachment written into _users makes a document the _auth validate
+// function checks like any other: without a rev, where no user is live, a
+// document of nothing but the attachment, which is no user (settee stored
+// it); with one, the user doc as it was, which passes.
+TEST_F(OpenUsersTest, AttachmentWritesMakeUserDocsToo) {
+  const Headers admin = {{"Authorization", BasicAuth("admin", "s3cret")}, {"Content-Type", "text/plain"}};
+  auto r = Req("PUT", "/_users/org.couchdb.user:zed/photo", "pixels", admin);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(r.body, R"({"error":"forbidden","reason":"doc.type must be user"})" "\n");
+  EXPECT_EQ(Admin("GET", "/_users/org.couchdb.user:zed").status, 404);
+  r = Admin("DELETE", "/_users/org.couchdb.user:carol?rev=" + Rev("carol"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  r = Req("PUT", "/_users/org.couchdb.user:carol/photo", "pixels", admin);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(Reason(r), "doc.type must be user");
+  // A live user's: a conflict without a rev, written with one.
+  EXPECT_EQ(Req("PUT", "/_users/org.couchdb.user:bob/photo", "pixels", admin).status, 409);
+  r = Req("PUT", "/_users/org.couchdb.user:bob/photo?rev=" + Rev("bob"), "pixels", admin);
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Req("PUT", "/_users/org.couchdb.user:bob/avatar?rev=" + Rev("bob"), "more",
+          {{"Authorization", BasicAuth("bob", "bobpw")}, {"Content-Type", "text/plain"}});
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = As("bob", "bobpw", "DELETE", "/_users/org.couchdb.user:bob/photo?rev=" + Rev("bob"));
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(As("bob", "bobpw", "GET", "/_session").status, 200);
 }
 
 // couch_users_db:after_doc_read with [chttpd_auth] public_fields set: a
