@@ -273,6 +273,52 @@ Status NewEditsParam(RequestContext& ctx, UpdateOptions* opts) {
   return s;
 }
 
+// Each document's _rev read as CouchDB's couch_doc:from_json_obj reads it
+// (ParseCouchRev) rather than by the engine's RevId::Parse, whose refusals
+// the parse leaves as the documents' statuses (IncomingDoc::rev_text). One
+// CouchDB cannot parse refuses the request (its first bad document does);
+// "+1-x" or "01-x" is "1-x"; one no stored revision can be ("1-", "0-a")
+// is its document's conflict, as CouchDB's update answers a revision the
+// document does not have, or with new_edits=false its own refusal (settee
+// cannot store it); unless the document has _revisions, which CouchDB reads
+// in its place. A _local document's "0-N" is the engine's. The walk reads
+// one string length a document that names no revision.
+void ReadCouchRevs(bool new_edits, BulkDocsBody::Parsed* parsed) {
+  for (size_t i = 0; i < parsed->docs.size(); ++i) {
+    IncomingDoc& doc = parsed->docs[i];
+    if (doc.rev_text.empty() || IsLocalDocId(doc.id)) continue;
+    Status& status = parsed->statuses[i];
+    CouchRev rev = ParseCouchRev(doc.rev_text);
+    switch (rev.kind) {
+      case CouchRev::Kind::kMalformed:
+        // Before the size check that may have failed it: CouchDB parses first.
+        status = Status::BadRequest("Invalid rev format");
+        break;
+      case CouchRev::Kind::kStorable: {
+        if (doc.rev && rev.text == doc.rev_text) break;
+        const bool refused = !doc.rev;
+        doc.rev.emplace();
+        if (!RevId::Parse(rev.text, &*doc.rev)) {
+          status = Status::Internal("a storable revision the engine cannot parse");
+          break;
+        }
+        doc.rev_text = std::move(rev.text);
+        if (refused) status = Status::OK();
+        break;
+      }
+      case CouchRev::Kind::kNamesNothing:
+        // RevId::Parse refused it, the parse's last check.
+        status = Status::OK();
+        if (!doc.revisions) {
+          parsed->refusals.push_back(
+              {i, new_edits ? Status::Conflict() : UnstorableRevError(doc.rev_text)});
+        }
+        doc.rev_text = std::move(rev.text);
+        break;
+    }
+  }
+}
+
 Status SendBulkDocsResults(RequestContext& ctx, const std::vector<DocUpdateResult>& results,
                            const UpdateOptions& opts) {
   std::string out = "[";
@@ -418,6 +464,7 @@ Status BulkDocs(RequestContext& ctx) {
     s = ctx.CheckAccess(**db, true);
     if (!s.ok()) return s;
   }
+  ReadCouchRevs(opts.new_edits, body->parsed());
   std::vector<DocUpdateResult> results;
   opts.user = &ctx.user;
   s = ctx.server.RunWrite([&] { return (*db)->BulkDocs(std::move(*body), opts, &results); });
