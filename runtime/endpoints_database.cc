@@ -17,6 +17,7 @@
 #include "runtime/users_db.h"
 #include "storage/document.h"
 #include "util/couch_json.h"
+#include "util/digest.h"
 #include "util/json.h"
 
 namespace settee {
@@ -344,7 +345,40 @@ struct CheckedBulkDocs {
   // Each document (an object: the engine has checked that) with its _id, or
   // "" when it has none.
   std::vector<std::pair<std::string, json::Value*>> docs;
+  // Per document: its refusal, from its _rev (ReadCouchRevsInDom), if any.
+  std::vector<std::optional<Status>> refusals;
 };
+
+// ReadCouchRevs for documents written from a DOM: a malformed _rev refuses
+// the request; a storable one is rewritten in the engine's spelling; one no
+// stored revision can be is its document's refusal, or dropped when
+// _revisions names the revision in its place.
+Status ReadCouchRevsInDom(CheckedBulkDocs* checked) {
+  checked->refusals.assign(checked->docs.size(), std::nullopt);
+  for (size_t i = 0; i < checked->docs.size(); ++i) {
+    auto& [docid, d] = checked->docs[i];
+    auto rev = d->FindMember("_rev");
+    if (rev == d->MemberEnd() || !rev->value.IsString() || IsLocalDocId(docid)) continue;
+    CouchRev parsed = ParseCouchRev(json::View(rev->value));
+    switch (parsed.kind) {
+      case CouchRev::Kind::kMalformed:
+        return Status::BadRequest("Invalid rev format");
+      case CouchRev::Kind::kStorable:
+        rev->value = json::StringValue(parsed.text, checked->body.GetAllocator());
+        break;
+      case CouchRev::Kind::kNamesNothing:
+        if (d->HasMember("_revisions")) {
+          d->EraseMember(rev);
+          break;
+        }
+        checked->refusals[i] = checked->opts.new_edits ? Status::Conflict()
+                                                       : UnstorableRevError(json::View(rev->value));
+        rev->value = json::StringValue(parsed.text, checked->body.GetAllocator());
+        break;
+    }
+  }
+  return Status::OK();
+}
 Status ParseCheckedBulkDocs(RequestContext& ctx, Database& db, CheckedBulkDocs* out) {
   Status s = ctx.CheckJsonBody();
   if (!s.ok()) return s;
@@ -367,7 +401,7 @@ Status ParseCheckedBulkDocs(RequestContext& ctx, Database& db, CheckedBulkDocs* 
     auto id = d.FindMember("_id");
     out->docs.emplace_back(id != d.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "", &d);
   }
-  return Status::OK();
+  return ReadCouchRevsInDom(out);
 }
 
 // Writes a checked _bulk_docs body whose documents `check` passes one by one
@@ -387,16 +421,26 @@ Status WriteCheckedBulkDocs(RequestContext& ctx, Database& db, CheckedBulkDocs& 
   std::vector<DocUpdateResult> results;
   std::vector<std::string> texts;
   std::vector<size_t> written;  // the index in `results` of each of `texts`
-  for (auto& [docid, d] : checked.docs) {
+  for (size_t i = 0; i < checked.docs.size(); ++i) {
+    auto& [docid, d] = checked.docs[i];
     DocUpdateResult& r = results.emplace_back();
     std::string text = json::Serialize(*d);
     r.status = check(docid, *d, &text);
+    // A revision no stored one can be: CouchDB's update finds the conflict
+    // after before_doc_update and before validate_doc_update.
+    bool refused = checked.refusals[i].has_value();
+    if (refused && (r.status.ok() || r.status.code() == Status::Code::kForbidden)) {
+      r.status = std::move(*checked.refusals[i]);
+      if (docid.empty()) docid = SequentialUuidHex();
+    } else {
+      refused = false;
+    }
     if (r.status.ok()) {
       texts.push_back(std::move(text));
       written.push_back(results.size() - 1);
       continue;
     }
-    if (r.status.code() != Status::Code::kForbidden && !r.status.IsConflict()) return r.status;
+    if (!refused && r.status.code() != Status::Code::kForbidden && !r.status.IsConflict()) return r.status;
     r.id = std::move(docid);
     // A replicated revision's refusal names it, as the engine's do.
     auto rev = d->FindMember("_rev");
