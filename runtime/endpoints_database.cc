@@ -111,6 +111,21 @@ Status PostDb(RequestContext& ctx) {
     if (!s.ok()) return s;
   }
   std::string text = ctx.req.body;
+  // The body's _rev read as CouchDB's couch_doc:from_json_obj reads it
+  // (ParseCouchRev), as _bulk_docs does: one no stored revision can be is
+  // the update's conflict, after the before_doc_update rules below.
+  bool names_nothing = false;
+  auto rev = doc.FindMember("_rev");
+  if (rev != doc.MemberEnd() && rev->value.IsString() &&
+      !(id != doc.MemberEnd() && id->value.IsString() && IsLocalDocId(json::View(id->value)))) {
+    CouchRev parsed = ParseCouchRev(json::View(rev->value));
+    if (parsed.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
+    names_nothing = parsed.kind == CouchRev::Kind::kNamesNothing;
+    if (!names_nothing && parsed.text != json::View(rev->value)) {
+      rev->value = json::StringValue(parsed.text, doc.GetAllocator());
+      text = json::Serialize(doc);
+    }
+  }
   if (ctx.params[0] == kUsersDbName) {
     std::string docid = id != doc.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
     s = PrepareUserDoc(docid, &text, UsersWriterOf(ctx.user, ctx.CheckAccess(**db, true).ok(), **db));
@@ -121,6 +136,7 @@ Status PostDb(RequestContext& ctx) {
     s = PrepareReplicatorWrite(ctx, **db, docid, &doc, &text);
     if (!s.ok()) return s;
   }
+  if (names_nothing) return Status::Conflict();
   UpdateOptions opts;
   opts.user = &ctx.user;
   auto r = ctx.server.RunWrite([&] { return (*db)->Put("", text, opts); });

@@ -980,6 +980,20 @@ TEST_P(CouchServerTest, BulkDocsReadsRevsAsCouchDBParsesThem) {
   EXPECT_EQ(Req("GET", "/db/r").status, 404);
   EXPECT_EQ(Str(J(Req("GET", "/db/s")), "_rev"), "3-abc");
   EXPECT_EQ(Str(J(Req("GET", "/db/t")), "_rev"), "2-b");
+
+  // POST /db reads its body's _rev so too (chttpd_db's doc_from_json_obj_validate).
+  for (const std::string bad : {std::string("1-"), std::string("0-abc"), std::string("+9-abc")}) {
+    r = Req("POST", "/db", R"({"_id":"d","_rev":")" + bad + R"("})");
+    EXPECT_EQ(r.status, 409) << bad << " " << r.body;
+    EXPECT_EQ(Str(J(r), "error"), "conflict") << bad;
+  }
+  r = Req("POST", "/db", R"({"_id":"d","_rev":")" + zs + R"("})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Str(J(r), "reason"), "Invalid rev format");
+  const std::string rev3 = Str(J(Req("GET", "/db/d")), "_rev");
+  r = Req("POST", "/db", R"({"_id":"d","_rev":"+)" + rev3 + R"("})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(J(r), "rev").substr(0, 2), "4-") << r.body;
 }
 
 // fabric:get_missing_revs parses each revision (couch_doc:parse_rev): one
