@@ -17,6 +17,7 @@
 #include "runtime/users_db.h"
 #include "storage/document.h"
 #include "util/couch_json.h"
+#include "util/digest.h"
 #include "util/json.h"
 
 namespace settee {
@@ -110,6 +111,21 @@ Status PostDb(RequestContext& ctx) {
     if (!s.ok()) return s;
   }
   std::string text = ctx.req.body;
+  // The body's _rev read as CouchDB's couch_doc:from_json_obj reads it
+  // (ParseCouchRev), as _bulk_docs does: one no stored revision can be is
+  // the update's conflict, after the before_doc_update rules below.
+  bool names_nothing = false;
+  auto rev = doc.FindMember("_rev");
+  if (rev != doc.MemberEnd() && rev->value.IsString() &&
+      !(id != doc.MemberEnd() && id->value.IsString() && IsLocalDocId(json::View(id->value)))) {
+    CouchRev parsed = ParseCouchRev(json::View(rev->value));
+    if (parsed.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
+    names_nothing = parsed.kind == CouchRev::Kind::kNamesNothing;
+    if (!names_nothing && parsed.text != json::View(rev->value)) {
+      rev->value = json::StringValue(parsed.text, doc.GetAllocator());
+      text = json::Serialize(doc);
+    }
+  }
   if (ctx.params[0] == kUsersDbName) {
     std::string docid = id != doc.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "";
     s = PrepareUserDoc(docid, &text, UsersWriterOf(ctx.user, ctx.CheckAccess(**db, true).ok(), **db));
@@ -120,6 +136,7 @@ Status PostDb(RequestContext& ctx) {
     s = PrepareReplicatorWrite(ctx, **db, docid, &doc, &text);
     if (!s.ok()) return s;
   }
+  if (names_nothing) return Status::Conflict();
   UpdateOptions opts;
   opts.user = &ctx.user;
   auto r = ctx.server.RunWrite([&] { return (*db)->Put("", text, opts); });
@@ -273,6 +290,52 @@ Status NewEditsParam(RequestContext& ctx, UpdateOptions* opts) {
   return s;
 }
 
+// Each document's _rev read as CouchDB's couch_doc:from_json_obj reads it
+// (ParseCouchRev) rather than by the engine's RevId::Parse, whose refusals
+// the parse leaves as the documents' statuses (IncomingDoc::rev_text). One
+// CouchDB cannot parse refuses the request (its first bad document does);
+// "+1-x" or "01-x" is "1-x"; one no stored revision can be ("1-", "0-a")
+// is its document's conflict, as CouchDB's update answers a revision the
+// document does not have, or with new_edits=false its own refusal (settee
+// cannot store it); unless the document has _revisions, which CouchDB reads
+// in its place. A _local document's "0-N" is the engine's. The walk reads
+// one string length a document that names no revision.
+void ReadCouchRevs(bool new_edits, BulkDocsBody::Parsed* parsed) {
+  for (size_t i = 0; i < parsed->docs.size(); ++i) {
+    IncomingDoc& doc = parsed->docs[i];
+    if (doc.rev_text.empty() || IsLocalDocId(doc.id)) continue;
+    Status& status = parsed->statuses[i];
+    CouchRev rev = ParseCouchRev(doc.rev_text);
+    switch (rev.kind) {
+      case CouchRev::Kind::kMalformed:
+        // Before the size check that may have failed it: CouchDB parses first.
+        status = Status::BadRequest("Invalid rev format");
+        break;
+      case CouchRev::Kind::kStorable: {
+        if (doc.rev && rev.text == doc.rev_text) break;
+        const bool refused = !doc.rev;
+        doc.rev.emplace();
+        if (!RevId::Parse(rev.text, &*doc.rev)) {
+          status = Status::Internal("a storable revision the engine cannot parse");
+          break;
+        }
+        doc.rev_text = std::move(rev.text);
+        if (refused) status = Status::OK();
+        break;
+      }
+      case CouchRev::Kind::kNamesNothing:
+        // RevId::Parse refused it, the parse's last check.
+        status = Status::OK();
+        if (!doc.revisions) {
+          parsed->refusals.push_back(
+              {i, new_edits ? Status::Conflict() : UnstorableRevError(doc.rev_text)});
+        }
+        doc.rev_text = std::move(rev.text);
+        break;
+    }
+  }
+}
+
 Status SendBulkDocsResults(RequestContext& ctx, const std::vector<DocUpdateResult>& results,
                            const UpdateOptions& opts) {
   std::string out = "[";
@@ -298,7 +361,40 @@ struct CheckedBulkDocs {
   // Each document (an object: the engine has checked that) with its _id, or
   // "" when it has none.
   std::vector<std::pair<std::string, json::Value*>> docs;
+  // Per document: its refusal, from its _rev (ReadCouchRevsInDom), if any.
+  std::vector<std::optional<Status>> refusals;
 };
+
+// ReadCouchRevs for documents written from a DOM: a malformed _rev refuses
+// the request; a storable one is rewritten in the engine's spelling; one no
+// stored revision can be is its document's refusal, or dropped when
+// _revisions names the revision in its place.
+Status ReadCouchRevsInDom(CheckedBulkDocs* checked) {
+  checked->refusals.assign(checked->docs.size(), std::nullopt);
+  for (size_t i = 0; i < checked->docs.size(); ++i) {
+    auto& [docid, d] = checked->docs[i];
+    auto rev = d->FindMember("_rev");
+    if (rev == d->MemberEnd() || !rev->value.IsString() || IsLocalDocId(docid)) continue;
+    CouchRev parsed = ParseCouchRev(json::View(rev->value));
+    switch (parsed.kind) {
+      case CouchRev::Kind::kMalformed:
+        return Status::BadRequest("Invalid rev format");
+      case CouchRev::Kind::kStorable:
+        rev->value = json::StringValue(parsed.text, checked->body.GetAllocator());
+        break;
+      case CouchRev::Kind::kNamesNothing:
+        if (d->HasMember("_revisions")) {
+          d->EraseMember(rev);
+          break;
+        }
+        checked->refusals[i] = checked->opts.new_edits ? Status::Conflict()
+                                                       : UnstorableRevError(json::View(rev->value));
+        rev->value = json::StringValue(parsed.text, checked->body.GetAllocator());
+        break;
+    }
+  }
+  return Status::OK();
+}
 Status ParseCheckedBulkDocs(RequestContext& ctx, Database& db, CheckedBulkDocs* out) {
   Status s = ctx.CheckJsonBody();
   if (!s.ok()) return s;
@@ -321,7 +417,7 @@ Status ParseCheckedBulkDocs(RequestContext& ctx, Database& db, CheckedBulkDocs* 
     auto id = d.FindMember("_id");
     out->docs.emplace_back(id != d.MemberEnd() && id->value.IsString() ? std::string(json::View(id->value)) : "", &d);
   }
-  return Status::OK();
+  return ReadCouchRevsInDom(out);
 }
 
 // Writes a checked _bulk_docs body whose documents `check` passes one by one
@@ -341,16 +437,26 @@ Status WriteCheckedBulkDocs(RequestContext& ctx, Database& db, CheckedBulkDocs& 
   std::vector<DocUpdateResult> results;
   std::vector<std::string> texts;
   std::vector<size_t> written;  // the index in `results` of each of `texts`
-  for (auto& [docid, d] : checked.docs) {
+  for (size_t i = 0; i < checked.docs.size(); ++i) {
+    auto& [docid, d] = checked.docs[i];
     DocUpdateResult& r = results.emplace_back();
     std::string text = json::Serialize(*d);
     r.status = check(docid, *d, &text);
+    // A revision no stored one can be: CouchDB's update finds the conflict
+    // after before_doc_update and before validate_doc_update.
+    bool refused = checked.refusals[i].has_value();
+    if (refused && (r.status.ok() || r.status.code() == Status::Code::kForbidden)) {
+      r.status = std::move(*checked.refusals[i]);
+      if (docid.empty()) docid = SequentialUuidHex();
+    } else {
+      refused = false;
+    }
     if (r.status.ok()) {
       texts.push_back(std::move(text));
       written.push_back(results.size() - 1);
       continue;
     }
-    if (r.status.code() != Status::Code::kForbidden && !r.status.IsConflict()) return r.status;
+    if (!refused && r.status.code() != Status::Code::kForbidden && !r.status.IsConflict()) return r.status;
     r.id = std::move(docid);
     // A replicated revision's refusal names it, as the engine's do.
     auto rev = d->FindMember("_rev");
@@ -419,6 +525,7 @@ Status BulkDocs(RequestContext& ctx) {
     s = ctx.CheckAccess(**db, true);
     if (!s.ok()) return s;
   }
+  ReadCouchRevs(opts.new_edits, body->parsed());
   std::vector<DocUpdateResult> results;
   opts.user = &ctx.user;
   s = ctx.server.RunWrite([&] { return (*db)->BulkDocs(std::move(*body), opts, &results); });

@@ -227,9 +227,11 @@ class DatabaseImpl final : public Database {
 
   //////// Writing (database_write.cc)
   // Writes parsed documents; statuses[i] not OK marks parsed[i] as failed
-  // (its status is moved into the result).
+  // (its status is moved into the result). `refusals` (may be null) are
+  // answered in their documents' places (DocRefusal).
   Status WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<Status>& statuses,
-                     const UpdateOptions& options, std::vector<DocUpdateResult>* results);
+                     const UpdateOptions& options, std::vector<DocUpdateResult>* results,
+                     std::vector<DocRefusal>* refusals = nullptr);
   // Queues `w` and returns once its documents are applied and committed.
   // REQUIRES: write_mu_ and queue_mu_ not held.
   Status WriteGrouped(Writer* w);

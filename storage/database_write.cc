@@ -797,12 +797,13 @@ Status DatabaseImpl::BulkDocs(BulkDocsBody body, const UpdateOptions& options,
       parsed->statuses[i] = Status(Status::Code::kDocumentTooLarge, "Document exceeds max_document_size");
     }
   }
-  return WriteParsed(parsed->docs, parsed->statuses, options, results);
+  return WriteParsed(parsed->docs, parsed->statuses, options, results, &parsed->refusals);
 }
 
 Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<Status>& statuses,
                                  const UpdateOptions& options,
-                                 std::vector<DocUpdateResult>* results) {
+                                 std::vector<DocUpdateResult>* results,
+                                 std::vector<DocRefusal>* refusals) {
   results->clear();
   // CouchDB (chttpd_db's _bulk_docs) and PouchDB (bulkDocs' parseDoc) both
   // parse and check every document before writing any: the first document
@@ -819,6 +820,23 @@ Status DatabaseImpl::WriteParsed(std::vector<IncomingDoc>& parsed, std::vector<S
   }
   results->resize(parsed.size());
   std::vector<bool> valid(parsed.size(), true);
+  if (refusals != nullptr) {
+    for (DocRefusal& r : *refusals) {
+      if (r.index >= parsed.size() || !valid[r.index]) continue;
+      IncomingDoc& doc = parsed[r.index];
+      DocUpdateResult& result = (*results)[r.index];
+      valid[r.index] = false;
+      // As a conflict of a document without an id: under the id it gets.
+      if (doc.id.empty()) doc.id = SequentialUuidHex();
+      result.id = doc.id;
+      if (!options.new_edits) {
+        // The replicated revision it names, as a refused one's result does.
+        result.rev = doc.revisions ? std::to_string(doc.revisions->start) + "-" + doc.revisions->ids.front()
+                                   : doc.rev_text;
+      }
+      result.status = std::move(r.status);
+    }
+  }
   Status s = ValidateWrite(parsed, valid, *results, options);
   if (!s.ok()) return s;
   // Attachment bodies are stored before the queue (a body that cannot be

@@ -59,7 +59,10 @@ SpecialMember Classify(std::string_view name);
 
 struct IncomingDoc {
   std::string id;                       // empty when the client gave none
-  std::string rev_text;                 // _rev as given ("" if none)
+  // _rev as given ("" if none). The parsers set it once the id has passed,
+  // and parse it last: a document they failed that has it and no `rev`
+  // failed at RevId::Parse, which a caller may read by rules of its own.
+  std::string rev_text;
   std::optional<RevId> rev;             // _rev, parsed (not for _local/ docs)
   std::optional<Revisions> revisions;   // _revisions
   bool deleted = false;                 // _deleted
@@ -163,10 +166,20 @@ std::string ComputeRevHash(std::string_view parent_rev, bool deleted, std::strin
 // The storage engine's side of a BulkDocsBody: the documents parsed from
 // a _bulk_docs body, or split by the caller (FinishSplitDoc). Documents whose
 // body exceeds the store's max_document_size are refused when written.
+// A document its caller refuses before the write, by rules of its own (the
+// HTTP API's reading of _rev, runtime/couch_rev.h): the write answers
+// `status` in its place, as it answers a conflict, after the checks that
+// refuse the whole request, and writes the others.
+struct DocRefusal {
+  size_t index;  // in the body's documents
+  Status status;
+};
+
 struct BulkDocsBody::Parsed {
   BulkDocsBodyInfo info;
   std::vector<IncomingDoc> docs;
   std::vector<Status> statuses;  // per document: parse errors
+  std::vector<DocRefusal> refusals;  // set by the caller; empty as parsed
 };
 
 }  // namespace settee

@@ -276,6 +276,48 @@ TEST_F(UsersTest, UsersDbIsGuardedAndValidated) {
   EXPECT_EQ(r.status, 403);
 }
 
+// _bulk_docs into _users reads each _rev as chttpd_db does (couch_doc:
+// parse_rev) before any document is checked: malformed is 400 for the
+// request, "+1-h" is 1-h, one no stored revision can be is its document's
+// conflict (which CouchDB finds before validate_doc_update's refusal).
+TEST_F(UsersTest, BulkDocsReadsRevsAsCouchDBParsesThem) {
+  const std::string zs = "1-" + std::string(32, 'z');
+  auto r = Admin("POST", "/_users/_bulk_docs",
+                 R"({"docs":[{"_id":"org.couchdb.user:ann","name":"ann","password":"a","roles":[],"type":"user"},)"
+                 R"({"_id":"org.couchdb.user:cy","_rev":")" + zs + R"(","name":"cy","roles":[],"type":"user"}]})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Str(ParseJson(r.body), "reason"), "Invalid rev format");
+  EXPECT_EQ(Admin("GET", "/_users/org.couchdb.user:ann").status, 404);
+  r = Admin("POST", "/_users/_bulk_docs",
+            R"({"docs":[{"_id":"org.couchdb.user:ann","_rev":"1-","name":"ann","roles":[],"type":"user"},)"
+            R"({"_id":"org.couchdb.user:cy","_rev":"0-abc","name":"not-cy","roles":[],"type":"user"},)"
+            R"({"_id":"org.couchdb.user:dee","name":"dee","password":"d","roles":[],"type":"user"}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  json::Document rows = ParseJson(r.body);
+  ASSERT_TRUE(rows.IsArray() && rows.Size() == 3) << r.body;
+  EXPECT_EQ(Str(rows[0], "error"), "conflict") << r.body;
+  EXPECT_EQ(Str(rows[1], "error"), "conflict") << r.body;  // not validate's forbidden
+  EXPECT_TRUE(rows[2].HasMember("ok")) << r.body;
+  const std::string rev = Str(ParseJson(Admin("GET", "/_users/org.couchdb.user:dee").body), "_rev");
+  r = Admin("POST", "/_users/_bulk_docs",
+            R"({"docs":[{"_id":"org.couchdb.user:dee","_rev":"+)" + rev +
+                R"(","name":"dee","password":"d2","roles":[],"type":"user"}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_TRUE(ParseJson(r.body)[0].HasMember("ok")) << r.body;
+  EXPECT_EQ(As("dee", "d2", "GET", "/_session").status, 200);
+  // new_edits=false: one settee cannot store is answered in its place.
+  r = Admin("POST", "/_users/_bulk_docs",
+            R"({"new_edits":false,"docs":[{"_id":"org.couchdb.user:eve","_rev":"0-abc","name":"eve","roles":[],)"
+            R"("type":"user"},{"_id":"org.couchdb.user:fay","_rev":"+3-abc","name":"fay","roles":[],"type":"user"}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  rows = ParseJson(r.body);
+  ASSERT_TRUE(rows.IsArray() && rows.Size() == 1) << r.body;
+  EXPECT_EQ(Str(rows[0], "id"), "org.couchdb.user:eve");
+  EXPECT_EQ(Str(rows[0], "rev"), "0-abc");
+  EXPECT_EQ(Str(rows[0], "error"), "bad_request");
+  EXPECT_EQ(Str(ParseJson(Admin("GET", "/_users/org.couchdb.user:fay").body), "_rev"), "3-abc");
+}
+
 // CouchDB 3 keeps _users admin-only until an admin empties its members (as
 // CouchDB's docs say to, for sign-up); then its per-document rules apply:
 // anyone signs up with no roles, users read and edit their own doc only.

@@ -1005,6 +1005,78 @@ TEST_P(CouchServerTest, RevsDiffAndMissingRevs) {
   EXPECT_EQ(Req("POST", "/db/_revs_diff", R"({"d":"x"})").status, 400);
 }
 
+// _bulk_docs reads each _rev as chttpd_db does (couch_doc:from_json_obj,
+// parse_rev, for every document before any is written): a malformed one
+// refuses the request; "+1-x" is "1-x"; one no stored revision can be is
+// its document's conflict (couch_db:prep_and_validate_updates), or with
+// new_edits=false its document's refusal, since settee cannot store it,
+// unless _revisions names the revision in its place.
+TEST_P(CouchServerTest, BulkDocsReadsRevsAsCouchDBParsesThem) {
+  CreateDb("db");
+  std::string rev = PutDoc("db", "d", R"({"v":0})");
+  const std::string zs = "1-" + std::string(32, 'z');
+  auto r = Req("POST", "/db/_bulk_docs", R"({"docs":[{"_id":"a"},{"_id":"x","_rev":")" + zs + R"("}]})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Str(J(r), "reason"), "Invalid rev format");
+  EXPECT_EQ(Req("GET", "/db/a").status, 404);
+
+  r = Req("POST", "/db/_bulk_docs",
+          R"({"docs":[{"_id":"d","_rev":"1-","v":1},{"_id":"new","_rev":"0-abc"},)"
+          R"({"_id":"d","_rev":"99999999999999999999999-abc"},{"_rev":"00-a"},{"_id":"ok"}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  auto d = J(r);
+  ASSERT_EQ(d.Size(), 5u) << r.body;
+  for (rapidjson::SizeType i : {0u, 1u, 2u, 3u}) {
+    EXPECT_EQ(Str(d[i], "error"), "conflict") << r.body;
+    EXPECT_EQ(Str(d[i], "reason"), "Document update conflict.") << r.body;
+  }
+  EXPECT_EQ(Str(d[0], "id"), "d");
+  EXPECT_EQ(Str(d[1], "id"), "new");
+  EXPECT_EQ(Str(d[3], "id").size(), 32u) << r.body;  // the id it would have got
+  EXPECT_TRUE(d[4]["ok"].GetBool()) << r.body;
+  EXPECT_EQ(Req("GET", "/db/new").status, 404);
+  EXPECT_EQ(Str(J(Req("GET", "/db/d")), "_rev"), rev);
+
+  // A sign and leading zeros are list_to_integer's: "+1-h" and "01-h" are "1-h".
+  r = Req("POST", "/db/_bulk_docs", R"({"docs":[{"_id":"d","_rev":"+)" + rev + R"(","v":2}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  ASSERT_TRUE(J(r)[0].HasMember("ok")) << r.body;
+  std::string rev2 = Str(J(r)[0], "rev");
+  EXPECT_EQ(rev2.substr(0, 2), "2-");
+  r = Req("POST", "/db/_bulk_docs", R"({"docs":[{"_id":"d","_rev":"0)" + rev2 + R"(","v":3}]})");
+  ASSERT_TRUE(J(r)[0].HasMember("ok")) << r.body;
+  EXPECT_EQ(Str(J(Req("GET", "/db/d")), "_rev").substr(0, 2), "3-");
+
+  // new_edits=false: "+3-abc" is stored as 3-abc; "0-abc" cannot be, and is
+  // answered in its place; _revisions wins over a _rev that names nothing.
+  r = Req("POST", "/db/_bulk_docs",
+          R"({"new_edits":false,"docs":[{"_id":"r","_rev":"0-abc"},{"_id":"s","_rev":"+3-abc"},)"
+          R"({"_id":"t","_rev":"1-","_revisions":{"start":2,"ids":["b","a"]}}]})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  d = J(r);
+  ASSERT_EQ(d.Size(), 1u) << r.body;
+  EXPECT_EQ(Str(d[0], "id"), "r");
+  EXPECT_EQ(Str(d[0], "rev"), "0-abc");
+  EXPECT_EQ(Str(d[0], "error"), "bad_request");
+  EXPECT_EQ(Req("GET", "/db/r").status, 404);
+  EXPECT_EQ(Str(J(Req("GET", "/db/s")), "_rev"), "3-abc");
+  EXPECT_EQ(Str(J(Req("GET", "/db/t")), "_rev"), "2-b");
+
+  // POST /db reads its body's _rev so too (chttpd_db's doc_from_json_obj_validate).
+  for (const std::string bad : {std::string("1-"), std::string("0-abc"), std::string("+9-abc")}) {
+    r = Req("POST", "/db", R"({"_id":"d","_rev":")" + bad + R"("})");
+    EXPECT_EQ(r.status, 409) << bad << " " << r.body;
+    EXPECT_EQ(Str(J(r), "error"), "conflict") << bad;
+  }
+  r = Req("POST", "/db", R"({"_id":"d","_rev":")" + zs + R"("})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Str(J(r), "reason"), "Invalid rev format");
+  const std::string rev3 = Str(J(Req("GET", "/db/d")), "_rev");
+  r = Req("POST", "/db", R"({"_id":"d","_rev":"+)" + rev3 + R"("})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Str(J(r), "rev").substr(0, 2), "4-") << r.body;
+}
+
 // fabric:get_missing_revs parses each revision (couch_doc:parse_rev): one
 // no stored revision can be is missing, as rev_to_str prints it, and counts
 // for the possible ancestors by its generation; a malformed one is 400.
