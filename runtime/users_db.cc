@@ -8,6 +8,7 @@
 #include <cctype>
 #include <vector>
 
+#include "runtime/couch_rev.h"
 #include "util/digest.h"
 #include "util/js_value.h"
 #include "util/json.h"
@@ -195,8 +196,14 @@ Status ReadEditedRevision(Database& db, std::string_view docid, const json::Valu
   std::string_view rev_text = rev != doc.MemberEnd() && rev->value.IsString() ? json::View(rev->value) : "";
   if (new_edits) {
     if (rev_text.empty()) return Status::OK();
+    // Read as couch_doc:parse_rev reads it, as the write will: one that
+    // parses but no stored revision can be ("1-", "0-abc") is the update's
+    // conflict, "+1-h" edits 1-h.
+    CouchRev parsed = ParseCouchRev(rev_text);
+    if (parsed.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
+    if (parsed.kind == CouchRev::Kind::kNamesNothing) return Status::Conflict();
     GetOptions opts;
-    opts.rev = std::string(rev_text);
+    opts.rev = std::move(parsed.text);
     auto text = db.Get(docid, opts);
     // A revision not stored cannot be edited: the write would fail so too.
     if (!text.ok()) return text.status().IsNotFound() ? Status::Conflict() : text.status();
