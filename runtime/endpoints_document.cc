@@ -242,10 +242,9 @@ Status ReconcileBodyRev(const RequestContext& ctx, const CouchRev* query, bool l
   CouchRev body_rev;
   const bool has_body_rev = it != doc.MemberEnd();
   if (has_body_rev) {
-    if (!it->value.IsString()) {
-      if (!given) return Status::OK();
-      return Status::BadRequest("Document rev from request body and query string have different values");
-    }
+    // from_json_obj parses the body's _rev (parse_rev) before
+    // couch_doc_from_req compares it with ?rev=.
+    if (!it->value.IsString()) return given ? Status::BadRequest("Invalid rev format") : Status::OK();
     body_rev = ParseCouchRev(json::View(it->value));
     if (body_rev.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
     if (query != nullptr && !SameCouchRev(*query, body_rev)) {

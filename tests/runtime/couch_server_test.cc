@@ -425,6 +425,14 @@ TEST_P(CouchServerTest, IfMatchIsSetAgainstTheExplicitRev) {
   // Body and query string keep their own message, checked first.
   expect_400(Req("PUT", "/db/d?rev=1-abc", body_rev, {{"If-Match", "\"2-abc\""}}),
              "Document rev from request body and query string have different values", "body vs query");
+  // A body _rev that is no string is parse_rev's error, from_json_obj's,
+  // before any comparison (and so without ?rev= or If-Match).
+  for (const std::string& body : {std::string(R"({"_rev":5})"), std::string(R"({"_rev":null})")}) {
+    expect_400(Req("PUT", "/db/d?rev=" + rev, body), "Invalid rev format", body + " with ?rev=");
+    expect_400(Req("PUT", "/db/d", body, {{"If-Match", "\"" + rev + "\""}}), "Invalid rev format",
+               body + " with If-Match");
+    expect_400(Req("PUT", "/db/d", body), "Invalid rev format", body);
+  }
   // The body's _rev is what If-Match must be when both it and ?rev= are sent.
   expect_400(Req("PUT", "/db/d?rev=" + rev, body_rev, {{"If-Match", "\"1-abc\""}}), etag_differs, "both");
   // ?rev= empty is parse_rev(""), malformed.
