@@ -416,9 +416,26 @@ Status DeleteDoc(RequestContext& ctx, std::string_view prefix) {
 
 Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   std::string source = DocIdFor(ctx, prefix);
+  // Both revisions are parsed (couch_doc:parse_rev) before the source is
+  // opened: a source revision no stored one can be is not found, a
+  // destination one the copy's conflict. The source's is ?rev= set against
+  // If-Match (extract_header_rev), read before the Destination header as
+  // chttpd_db's COPY reads them.
+  CouchRev source_rev;
+  {
+    std::optional<CouchRev> named;
+    Status s = QueryOrHeaderRev(ctx, &named);
+    if (!s.ok()) return s;
+    if (named) source_rev = std::move(*named);
+  }
   const std::string* dest_header = ctx.req.Header("destination");
   if (dest_header == nullptr || dest_header->empty()) {
     return Status::BadRequest("Destination header is mandatory for COPY.");
+  }
+  // chttpd_util:parse_copy_destination_header: a document of this database
+  // only, never a URL.
+  if (dest_header->rfind("http://", 0) == 0 || dest_header->rfind("https://", 0) == 0) {
+    return Status::BadRequest("Destination URL must be relative.");
   }
   // "target" or "target?rev=N-x"; the id may be percent-encoded.
   std::string_view dest_raw(*dest_header);
@@ -433,17 +450,6 @@ Status CopyDoc(RequestContext& ctx, std::string_view prefix) {
   std::string dest;
   if (!http::PercentDecode(dest_raw, &dest, false) || dest.empty()) {
     return Status::BadRequest("Invalid Destination header");
-  }
-  // Both revisions are parsed (couch_doc:parse_rev) before the source is
-  // opened: a source revision no stored one can be is not found, a
-  // destination one the copy's conflict. The source's is ?rev= set against
-  // If-Match (extract_header_rev).
-  CouchRev source_rev;
-  {
-    std::optional<CouchRev> named;
-    Status s = QueryOrHeaderRev(ctx, &named);
-    if (!s.ok()) return s;
-    if (named) source_rev = std::move(*named);
   }
   bool dest_names_nothing = false;
   if (!dest_rev.empty()) {

@@ -495,6 +495,17 @@ TEST_P(CouchServerTest, CopyDocument) {
   r = Req("COPY", "/db/src", "", {{"Destination", "dst?rev=" + dst_rev}});
   EXPECT_EQ(r.status, 201) << r.body;
   EXPECT_EQ(Req("COPY", "/db/src").status, 400);
+  // chttpd_db's COPY reads the source revision before the Destination
+  // header, which names a document, never a URL.
+  r = Req("COPY", "/db/src?rev=1-" + std::string(32, 'z'));
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(Str(J(r), "reason"), "Invalid rev format");
+  for (const std::string url : {"http://127.0.0.1:5984/db/x", "https://example.com/db/x"}) {
+    r = Req("COPY", "/db/src", "", {{"Destination", url}});
+    EXPECT_EQ(r.status, 400) << url << " " << r.body;
+    EXPECT_EQ(Str(J(r), "reason"), "Destination URL must be relative.") << url;
+  }
+  EXPECT_EQ(J(Req("GET", "/db/_all_docs"))["rows"].Size(), 2u);
   // Both revisions are read as couch_doc:parse_rev reads them: one no
   // stored revision can be is a source's 404 and a destination's 409,
   // "+N-x" is "N-x", a 32-character id that is not hex is 400.
