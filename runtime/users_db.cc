@@ -202,13 +202,21 @@ Status ReadEditedRevision(Database& db, std::string_view docid, const json::Valu
     CouchRev parsed = ParseCouchRev(rev_text);
     if (parsed.kind == CouchRev::Kind::kMalformed) return Status::BadRequest("Invalid rev format");
     if (parsed.kind == CouchRev::Kind::kNamesNothing) return Status::Conflict();
-    GetOptions opts;
-    opts.rev = std::move(parsed.text);
-    auto text = db.Get(docid, opts);
-    // A revision not stored cannot be edited: the write would fail so too.
-    if (!text.ok()) return text.status().IsNotFound() ? Status::Conflict() : text.status();
-    if (!json::Parse(*text, old).ok() || !old->IsObject()) return Status::Internal("stored document is not a JSON object");
-    return Status::OK();
+    // Only a leaf can be edited: CouchDB's update finds any other revision
+    // the write's conflict before validate_doc_update runs (a stored
+    // ancestor too, whose body settee may still hold).
+    std::vector<OpenRevResult> leaves;
+    Status s = db.GetOpenRevs(docid, {}, GetOptions{}, &leaves);
+    if (s.IsNotFound()) return Status::Conflict();
+    if (!s.ok()) return s;
+    for (const OpenRevResult& leaf : leaves) {
+      if (!leaf.found || !SameCouchRev(ParseCouchRev(leaf.rev), parsed)) continue;
+      if (!json::Parse(leaf.doc, old).ok() || !old->IsObject()) {
+        return Status::Internal("stored document is not a JSON object");
+      }
+      return Status::OK();
+    }
+    return Status::Conflict();
   }
   // A replicated revision: its history, newest first, is _revisions's
   // {start, ids} (malformed: the write refuses it), else the _rev alone.
