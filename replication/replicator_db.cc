@@ -26,6 +26,33 @@ std::string StatsJson(const ReplicationStats& s) {
   return out;
 }
 
+// Whether a document's job runs as a server admin: no user_ctx (only an
+// admin may leave it out, replication/replicator_doc_check.h) or "_admin"
+// among its roles.
+bool RunsAsServerAdmin(const json::Value& doc) {
+  auto ctx = doc.FindMember("user_ctx");
+  if (ctx == doc.MemberEnd() || ctx->value.IsNull()) return true;
+  if (!ctx->value.IsObject()) return false;
+  auto roles = ctx->value.FindMember("roles");
+  if (roles == ctx->value.MemberEnd() || !roles->value.IsArray()) return false;
+  for (const auto& role : roles->value.GetArray()) {
+    if (role.IsString() && json::View(role) == "_admin") return true;
+  }
+  return false;
+}
+
+// CouchDB 3 runs a document's job as its user_ctx through HTTP endpoints
+// only (couch_replicator_docs:parse_rep_db refuses a bare database name
+// with local_endpoints_not_supported), so the databases' _security applies
+// to it. settee's local endpoints read and write the engine directly: they
+// are kept for jobs that run as a server admin, who may read and write
+// every database anyway; anyone else's would pass by _security.
+Status CheckLocalEndpoints(const json::Value& doc, const ReplicationRequest& request) {
+  if (IsRemote(request.source.name) && IsRemote(request.target.name)) return Status::OK();
+  if (RunsAsServerAdmin(doc)) return Status::OK();
+  return Status::Forbidden("local_endpoints_not_supported");
+}
+
 }  // namespace
 
 std::string Iso8601(int64_t t) {
@@ -168,6 +195,7 @@ void ReplicatorDb::OnDoc(const ChangeRow& row) {
   if (request.ok()) {
     entry.final_state.source = Describe(request->source);
     entry.final_state.target = Describe(request->target);
+    if (Status s = CheckLocalEndpoints(doc, *request); !s.ok()) request = s;
   }
   Result<std::shared_ptr<ReplicationJob>> job =
       request.ok() ? jobs_->Start(*request, {}, row.id) : Result<std::shared_ptr<ReplicationJob>>(request.status());

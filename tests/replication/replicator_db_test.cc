@@ -4,6 +4,8 @@
 #include "replication/replicator_db.h"
 
 #include <chrono>
+#include <map>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -53,6 +55,50 @@ TEST(ReplicatorDb, AnIdleWatcherSleepsAfterARestart) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   EXPECT_EQ(watcher.Docs().size(), 3u);
+}
+
+// A document whose job runs as someone who is not a server admin names
+// local databases: CouchDB 3 takes no local endpoint (its jobs reach every
+// database by HTTP, as their user_ctx), and settee's read and write the
+// engine directly, past the databases' _security. Such a job fails with
+// CouchDB's reason and copies nothing; a server admin's runs.
+TEST(ReplicatorDb, OnlyServerAdminsJobsUseLocalEndpoints) {
+  TempStore store(StoreOptions::Backend::kMemory);
+  auto secret = store->CreateDatabase("secret");
+  ASSERT_TRUE(secret.ok());
+  ASSERT_TRUE((*secret)->Put("plans", R"({"launch":"codes"})").ok());
+  ASSERT_TRUE(store->CreateDatabase("mine").ok());
+  auto db = store->CreateDatabase(ReplicatorDb::kName);
+  ASSERT_TRUE(db.ok());
+  ReplicationJobs jobs(store.get());
+  ReplicatorDb watcher(store.get(), &jobs);
+  watcher.Start();
+  ASSERT_TRUE((*db)->Put("bob", R"({"source":"secret","target":"mine","user_ctx":{"name":"bob","roles":["dev"]}})")
+                  .ok());
+  ASSERT_TRUE((*db)->Put("admin", R"({"source":"secret","target":"copy","create_target":true})").ok());
+  ASSERT_TRUE((*db)->Put("admin-ctx", R"({"source":"secret","target":"copy2","create_target":true,)"
+                                      R"("user_ctx":{"name":"root","roles":["_admin"]}})")
+                  .ok());
+  std::map<std::string, ReplicatorDocState> states;
+  const auto start = std::chrono::steady_clock::now();
+  auto settled = [&] {
+    states.clear();
+    for (auto& d : watcher.Docs()) states[d.doc_id] = d;
+    if (states.size() < 3) return false;
+    for (auto& [id, d] : states) {
+      if (d.state != "completed" && d.state != "failed") return false;
+    }
+    return true;
+  };
+  while (!settled() && std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(states["bob"].state, "failed");
+  EXPECT_EQ(states["bob"].reason, "local_endpoints_not_supported");
+  EXPECT_TRUE((*store->OpenDatabase("mine"))->Get("plans").status().IsNotFound());
+  EXPECT_EQ(states["admin"].state, "completed") << states["admin"].reason;
+  EXPECT_EQ(states["admin-ctx"].state, "completed") << states["admin-ctx"].reason;
+  EXPECT_TRUE((*store->OpenDatabase("copy"))->Get("plans").ok());
 }
 
 }  // namespace
