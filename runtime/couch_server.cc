@@ -33,10 +33,11 @@ std::string IllegalDbNameReason(std::string_view name) {
 ////////////////////////////////////////////////////////////////////////////////
 // RequestContext
 
+// chttpd:verify_is_server_admin throws unauthorized (401) whoever asks: a
+// signed-in user too, unlike a database's members check (403 then).
 Status RequestContext::RequireServerAdmin() {
   if (user.IsAdmin()) return Status::OK();
-  if (user.name.empty()) return Status::Unauthorized("You are not a server admin.");
-  return Status::Forbidden("You are not a server admin.");
+  return Status::Unauthorized("You are not a server admin.");
 }
 
 Status RequestContext::CheckAccess(Database& db, bool admin) {

@@ -170,9 +170,16 @@ TEST_F(UsersTest, UsersAuthenticateWithTheirRoles) {
   EXPECT_EQ(std::string(d["userCtx"]["roles"][0].GetString()), "dev");
   EXPECT_EQ(As("bob", "wrong", "GET", "/").status, 401);
   EXPECT_EQ(As("bob", "bobpw", "GET", "/").status, 200);  // again: the cached check
-  // Users are not server admins.
-  EXPECT_EQ(As("bob", "bobpw", "GET", "/_all_dbs").status, 403);
-  EXPECT_EQ(As("bob", "bobpw", "PUT", "/newdb").status, 403);
+  // Users are not server admins: chttpd:verify_is_server_admin's 401, even
+  // for a signed-in user.
+  for (const char* path : {"/_all_dbs", "/_active_tasks", "/_node/_local/_config"}) {
+    r = As("bob", "bobpw", "GET", path);
+    EXPECT_EQ(r.status, 401) << path;
+    EXPECT_EQ(Str(ParseJson(r.body), "error"), "unauthorized") << path;
+    EXPECT_EQ(Str(ParseJson(r.body), "reason"), "You are not a server admin.") << path;
+  }
+  EXPECT_EQ(As("bob", "bobpw", "PUT", "/newdb").status, 401);
+  EXPECT_EQ(As("bob", "bobpw", "DELETE", "/_users").status, 401);
 }
 
 // Users as CouchDB stores them, come by replication: before 3.4 with no
@@ -189,7 +196,7 @@ TEST_F(UsersTest, MetricsIsTheOneSystemRoleAUserMayHold) {
   auto d = ParseJson(r.body);
   ASSERT_EQ(d["userCtx"]["roles"].Size(), 1u) << r.body;
   EXPECT_EQ(std::string(d["userCtx"]["roles"][0].GetString()), "_metrics");
-  EXPECT_EQ(As("mia", "miapw", "GET", "/_all_dbs").status, 403);  // not an admin
+  EXPECT_EQ(As("mia", "miapw", "GET", "/_all_dbs").status, 401);  // not an admin
   r = Admin("PUT", "/_users/org.couchdb.user:max",
             R"({"name":"max","password":"m","roles":["_metrics","_admin"],"type":"user"})");
   EXPECT_EQ(r.status, 403);
