@@ -272,8 +272,9 @@ Result<std::unique_ptr<Endpoint>> ReplicationJobs::MakeEndpoint(const EndpointSp
                       "'. Only lowercase characters (a-z), digits (0-9), and any of the "
                       "characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.");
   }
-  return std::unique_ptr<Endpoint>(
-      std::make_unique<LocalEndpoint>(store_, spec.name, view_functions_ ? view_functions_() : nullptr));
+  return std::unique_ptr<Endpoint>(std::make_unique<LocalEndpoint>(
+      store_, spec.name, view_functions_ ? view_functions_() : nullptr,
+      local_write_checks_ ? local_write_checks_(spec.name) : nullptr));
 }
 
 Result<std::unique_ptr<Replicator>> ReplicationJobs::MakeReplicator(

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "replication/http_endpoint.h"
+#include "replication/local_endpoint.h"
 #include "replication/replicator.h"
 #include "settee/store.h"
 #include "storage/view_functions.h"
@@ -117,6 +118,13 @@ class ReplicationJobs {
     view_functions_ = std::move(provider);
   }
 
+  // The write check (LocalWriteCheck) of a local target database, by its
+  // name: null for none. Asked each time a local endpoint is made; set
+  // before the first Start().
+  void SetLocalWriteChecks(std::function<LocalWriteCheck(std::string_view db_name)> checks) {
+    local_write_checks_ = std::move(checks);
+  }
+
   // An endpoint for `spec`: an http(s) URL or a database of the store.
   Result<std::unique_ptr<Endpoint>> MakeEndpoint(const EndpointSpec& spec,
                                                  const HttpEndpointOptions& http);
@@ -148,6 +156,7 @@ class ReplicationJobs {
 
   Store* const store_;
   std::function<std::shared_ptr<views::ViewFunctions>()> view_functions_;  // set up front
+  std::function<LocalWriteCheck(std::string_view)> local_write_checks_;    // set up front
   std::mutex mu_;
   std::vector<std::shared_ptr<ReplicationJob>> jobs_;  // guarded by mu_
 };

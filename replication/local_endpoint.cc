@@ -28,8 +28,11 @@ Result<uint64_t> ParseLocalSeq(std::string_view text) {
 }
 
 LocalEndpoint::LocalEndpoint(Store* store, std::string db_name,
-                             std::shared_ptr<views::ViewFunctions> functions)
-    : store_(store), name_(std::move(db_name)), functions_(std::move(functions)) {}
+                             std::shared_ptr<views::ViewFunctions> functions, LocalWriteCheck write_check)
+    : store_(store),
+      name_(std::move(db_name)),
+      functions_(std::move(functions)),
+      write_check_(std::move(write_check)) {}
 
 ErlTerm LocalEndpoint::IdTerm() const { return LocalEndpointTerm(name_); }
 
@@ -222,7 +225,37 @@ Status LocalEndpoint::WriteDocs(const DocBatch& docs, std::vector<DocUpdateResul
   if (docs.count() == 0) return Status::OK();
   UpdateOptions options;
   options.new_edits = false;
-  std::vector<std::string_view> texts(docs.docs().begin(), docs.docs().end());
+  std::vector<std::string_view> texts;
+  std::vector<std::string> checked;  // with a write check: the texts it passed
+  if (!write_check_) {
+    texts.assign(docs.docs().begin(), docs.docs().end());
+  } else {
+    checked.reserve(docs.count());
+    for (const std::string& doc : docs.docs()) {
+      json::Document parsed;
+      std::string id;
+      if (json::Parse(doc, &parsed).ok() && parsed.IsObject() && parsed.HasMember("_id") &&
+          parsed["_id"].IsString()) {
+        id = json::View(parsed["_id"]);
+      }
+      std::string text = doc;
+      Status s = write_check_(*db_, id, &text);
+      if (s.ok()) {
+        checked.push_back(std::move(text));
+        continue;
+      }
+      if (s.code() != Status::Code::kForbidden && s.code() != Status::Code::kUnauthorized) return s;
+      DocUpdateResult refused;
+      refused.id = std::move(id);
+      if (parsed.IsObject() && parsed.HasMember("_rev") && parsed["_rev"].IsString()) {
+        refused.rev = json::View(parsed["_rev"]);
+      }
+      refused.status = std::move(s);
+      failures->push_back(std::move(refused));
+    }
+    texts.assign(checked.begin(), checked.end());
+    if (texts.empty()) return Status::OK();
+  }
   std::vector<DocUpdateResult> results;
   Status s = db_->BulkDocs(texts, options, &results);
   if (!s.ok()) return s;

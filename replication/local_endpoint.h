@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,12 +19,24 @@
 
 namespace settee::replication {
 
+// What a target database asks of each replicated document before it is
+// written, beyond the engine's own checks: the rules of a system database
+// that live above the engine (runtime/users_db.h for _users: CouchDB's
+// before_doc_update and validate function, which run on replicated writes
+// too). Given the open database, the document's id and its JSON text,
+// which it may rewrite. kForbidden or kUnauthorized refuses the document
+// alone (a write failure of the batch, as CouchDB counts a
+// validate_doc_update refusal); any other error fails the batch.
+using LocalWriteCheck = std::function<Status(Database& db, std::string_view docid, std::string* json)>;
+
 class LocalEndpoint : public Endpoint {
  public:
   // `functions` runs design-document filter functions (filter=ddoc/name);
   // without it such a feed is kBadRequest. Selectors need none.
+  // `write_check`, when set, is asked about every document WriteDocs writes.
   LocalEndpoint(Store* store, std::string db_name,
-                std::shared_ptr<views::ViewFunctions> functions = nullptr);
+                std::shared_ptr<views::ViewFunctions> functions = nullptr,
+                LocalWriteCheck write_check = nullptr);
 
   std::string Describe() const override { return name_; }
   ErlTerm IdTerm() const override;
@@ -37,7 +50,7 @@ class LocalEndpoint : public Endpoint {
   Status PutLocal(std::string_view id, std::string_view json) override;
   void Interrupt() override;
   std::unique_ptr<Endpoint> Clone() const override {
-    return std::make_unique<LocalEndpoint>(store_, name_, functions_);
+    return std::make_unique<LocalEndpoint>(store_, name_, functions_, write_check_);
   }
 
  private:
@@ -47,6 +60,7 @@ class LocalEndpoint : public Endpoint {
   Store* store_;
   std::string name_;
   std::shared_ptr<views::ViewFunctions> functions_;
+  LocalWriteCheck write_check_;
   std::shared_ptr<Database> db_;
   // The parsed filter of the last filtered request (the spec's address is
   // stable for a job's life).

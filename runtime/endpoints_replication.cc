@@ -7,6 +7,7 @@
 #include "replication/jobs.h"
 #include "replication/replicator_db.h"
 #include "runtime/couch_server.h"
+#include "runtime/users_db.h"
 #include "util/json.h"
 
 namespace settee {
@@ -194,6 +195,20 @@ void RegisterReplicationEndpoints(CouchServer& server) {
   // each job; the _replicator watcher waits for the end of setup, or jobs
   // found at start-up would run before design-document filters can.
   service->jobs.SetViewFunctionsProvider([&server] { return server.view_functions(); });
+  // Jobs with a local endpoint run as a server admin (ReplicatorDb and
+  // /_replicate see to it); into _users, each replicated revision meets
+  // couch_users_db's before_doc_update (its password hashed) and the _auth
+  // validate function as an admin's write does, as CouchDB runs both on
+  // replicated updates too.
+  service->jobs.SetLocalWriteChecks([](std::string_view db_name) -> replication::LocalWriteCheck {
+    if (db_name != kUsersDbName) return nullptr;
+    return [](Database& db, std::string_view docid, std::string* json) {
+      UsersWriter writer;  // a server admin
+      writer.db = &db;
+      writer.new_edits = false;
+      return PrepareUserDoc(docid, json, writer);
+    };
+  });
   server.AddStartHook([service] { service->replicator_db.Start(); });
   Router& r = server.router();
   r.Add("POST", "/_replicate",

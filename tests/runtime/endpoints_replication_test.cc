@@ -166,6 +166,36 @@ TEST_F(ReplicationEndpointsTest, NeedsAServerAdmin) {
   EXPECT_EQ(r.status, 200) << r.body;
 }
 
+// Replicated into a local _users, each revision meets what an admin's
+// write meets there (CouchDB runs couch_users_db's before_doc_update and
+// the _auth validate function on replicated updates too): a plaintext
+// password is hashed, a system role refused and counted as a failure.
+TEST_F(ReplicationEndpointsTest, ReplicatingIntoUsersChecksAndHashesEachRevision) {
+  TestServerConfig cfg;
+  cfg.couch.admins = {{"admin", "pw"}};
+  Start(cfg);
+  ASSERT_EQ(Req("PUT", "/src", "", admin_).status, 201);
+  ASSERT_EQ(Req("PUT", "/src/org.couchdb.user:ann", R"({"name":"ann","password":"annpw","roles":[],"type":"user"})",
+                admin_)
+                .status,
+            201);
+  ASSERT_EQ(Req("PUT", "/src/org.couchdb.user:eve",
+                R"({"name":"eve","password":"evepw","roles":["_admin"],"type":"user"})", admin_)
+                .status,
+            201);
+  auto r = Req("POST", "/_replicate", R"({"source":"src","target":"_users"})", admin_);
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = ParseJson(r.body);
+  EXPECT_EQ(d["history"][0]["docs_written"].GetInt(), 1) << r.body;
+  EXPECT_EQ(d["history"][0]["doc_write_failures"].GetInt(), 1) << r.body;
+  r = Req("GET", "/_users/org.couchdb.user:ann", "", admin_);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body.find("annpw"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("derived_key"), std::string::npos) << r.body;
+  EXPECT_EQ(Req("GET", "/_session", "", {{"Authorization", BasicAuth("ann", "annpw")}}).status, 200);
+  EXPECT_EQ(Req("GET", "/_users/org.couchdb.user:eve", "", admin_).status, 404);
+}
+
 // Passes the documents whose body has "keep": what the design-doc filter
 // "f/keep" would run in the JS runtime (the filter is mapped: an emit
 // passes the document).
