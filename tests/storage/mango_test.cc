@@ -100,6 +100,24 @@ TEST(MangoSelector, OperatorTable) {
   for (const Case& c : cases) EXPECT_EQ(Match(c.selector, doc), c.match) << c.selector;
 }
 
+// $regex takes PCRE's syntax (CouchDB matches with Erlang's re), and
+// neither a long string nor a runaway pattern takes the process down: with
+// std::regex, ^(a|b)*c on a long string recursed once per character until
+// the stack overflowed (a crashed server on POST /db/_find).
+TEST(MangoSelector, RegexIsPcreLikeAndBounded) {
+  EXPECT_TRUE(Match(R"({"s":{"$regex":"(?i)^HEL"}})", R"({"s":"hello"})"));
+  EXPECT_TRUE(Match(R"({"s":{"$regex":"^\\w+\\s\\d{2}$"}})", R"({"s":"abc 42"})"));
+  EXPECT_TRUE(Match(R"({"s":{"$regex":"(?<=a)b"}})", R"({"s":"ab"})"));
+  EXPECT_TRUE(Match(R"({"s":{"$regex":"^é.$"}})", R"({"s":"éa"})"));
+  std::string ab;
+  for (int i = 0; i < 500000; ++i) ab += "ab";
+  const std::string long_doc = R"({"s":")" + ab + R"("})";
+  EXPECT_FALSE(Match(R"({"s":{"$regex":"^(a|b)*c"}})", long_doc));
+  EXPECT_TRUE(Match(R"({"s":{"$regex":"ab$"}})", long_doc));
+  // Exponential backtracking gives up (no match) instead of hanging.
+  EXPECT_FALSE(Match(R"({"s":{"$regex":"^(a+)+$"}})", R"({"s":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab"})"));
+}
+
 TEST(MangoSelector, BadSelectorsGetCouchErrors) {
   EXPECT_EQ(ParseError(R"({"n":{"$foo":1}})").code(), Status::Code::kInvalidOperator);
   EXPECT_EQ(ParseError(R"({"n":{"$foo":1}})").reason(), "Invalid operator: $foo");
