@@ -237,10 +237,15 @@ bool MatchOp(const Node& n, const json::Value& v, bool raw) {
     if (t == "array") return v.IsArray();
     return v.IsObject();
   }
-  if (op == "$size") return v.IsArray() && v.Size() == static_cast<rapidjson::SizeType>(a.GetDouble());
+  // Compared as doubles: a size past SizeType's range (1e300) must match
+  // nothing, not wrap to some small count.
+  if (op == "$size") return v.IsArray() && static_cast<double>(v.Size()) == a.GetDouble();
   if (op == "$mod") {
     if (!v.IsInt64()) return false;
     int64_t d = a[0].GetInt64(), r = a[1].GetInt64();
+    // INT64_MIN % -1 traps (SIGFPE) in C++; Erlang's rem, with bignums,
+    // gives 0, as every x rem -1 does.
+    if (d == -1) return r == 0;
     return v.GetInt64() % d == r;
   }
   if (op == "$regex") {

@@ -118,6 +118,19 @@ TEST(MangoSelector, RegexIsPcreLikeAndBounded) {
   EXPECT_FALSE(Match(R"({"s":{"$regex":"^(a+)+$"}})", R"({"s":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab"})"));
 }
 
+// Arithmetic at the edges of the integer ranges: INT64_MIN % -1 trapped
+// (SIGFPE killed the server on POST /db/_find), and a $size past 2^32
+// wrapped to a small count.
+TEST(MangoSelector, ModAndSizeAtTheEdges) {
+  EXPECT_TRUE(Match(R"({"n":{"$mod":[-1,0]}})", R"({"n":-9223372036854775808})"));
+  EXPECT_FALSE(Match(R"({"n":{"$mod":[-1,1]}})", R"({"n":-9223372036854775808})"));
+  EXPECT_TRUE(Match(R"({"n":{"$mod":[-9223372036854775808,-1]}})", R"({"n":-1})"));
+  EXPECT_TRUE(Match(R"({"n":{"$mod":[3,-1]}})", R"({"n":-7})"));  // rem takes the dividend's sign
+  EXPECT_FALSE(Match(R"({"a":{"$size":1e300}})", R"({"a":[]})"));
+  EXPECT_FALSE(Match(R"({"a":{"$size":4294967296}})", R"({"a":[]})"));
+  EXPECT_TRUE(Match(R"({"a":{"$size":0}})", R"({"a":[]})"));
+}
+
 TEST(MangoSelector, BadSelectorsGetCouchErrors) {
   EXPECT_EQ(ParseError(R"({"n":{"$foo":1}})").code(), Status::Code::kInvalidOperator);
   EXPECT_EQ(ParseError(R"({"n":{"$foo":1}})").reason(), "Invalid operator: $foo");
