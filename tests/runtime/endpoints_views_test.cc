@@ -169,6 +169,21 @@ TEST_P(ViewEndpointsTest, BadInputGetsCouchErrors) {
   EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn").body, R"({"rows":[{"key":null,"value":600}]})");
 }
 
+// A JavaScript reduce that throws gives null for its groups, as CouchDB's
+// runReduce (share/server/views.js) and PouchDB's tryReduce do: 200, not a
+// failed query. Over 600 rows the cached blocks are rereduced too.
+TEST_P(ViewEndpointsTest, ReduceThatThrowsGivesNull) {
+  ASSERT_EQ(Req("PUT", "/db/_design/boom", R"({"views":{"v":{"map":"function (doc) { emit(doc.n, 1); }",)"
+                R"("reduce":"function (k, v, re) { throw new Error('boom'); }"}}})").status, 201);
+  auto r = Req("GET", "/db/_design/boom/_view/v");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, R"({"rows":[{"key":null,"value":null}]})");
+  r = Req("GET", "/db/_design/boom/_view/v?group=true&limit=2");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, R"({"rows":[{"key":0,"value":null},{"key":1,"value":null}]})");
+  EXPECT_EQ(Req("GET", "/db/_design/boom/_view/v?reduce=false&limit=1").status, 200);
+}
+
 // A POST's body holds view options as the query string does, and the query
 // string wins (couch_mrview_http:parse_body_and_query parses the body, then
 // the query string over it). In /queries each object wins over the query
