@@ -508,8 +508,13 @@ function pouchViewOpts(e, opts) {
   const grouping = /^Invalid use of grouping/.test(e.message);
   const mapOnly = e.message === 'Reduce is invalid for map-only views.';
   const stale = /^Invalid value for `stale`/.test(e.message);
-  if (!grouping && !mapOnly && !stale) return null;
+  const groupFalse = /^Can't specify group=false and group_level>0/.test(e.message);
+  if (!grouping && !mapOnly && !stale && !groupFalse) return null;
   const o = Object.assign({}, opts);
+  if (groupFalse) {
+    delete o.group;  // PouchDB groups by group_level whatever group says
+    return o;
+  }
   if (stale) {
     delete o.stale;  // PouchDB ignores a stale value it does not know
     return o;

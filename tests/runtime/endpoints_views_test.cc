@@ -184,6 +184,24 @@ TEST_P(ViewEndpointsTest, ReduceThatThrowsGivesNull) {
   EXPECT_EQ(Req("GET", "/db/_design/boom/_view/v?reduce=false&limit=1").status, 200);
 }
 
+// couch_mrview_util:determine_group_level: group_level=0 is no grouping (one
+// row, key null, for array keys and others alike, whatever group says), and
+// group=false beside a positive level is refused.
+TEST_P(ViewEndpointsTest, GroupLevelZeroIsNoGrouping) {
+  const std::string all_n = R"({"rows":[{"key":null,"value":600}]})";
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn?group_level=0").body, all_n);
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn?group=true&group_level=0").body, all_n);
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/tags?group_level=0").body,
+            Req("GET", "/db/_design/d/_view/tags").body);
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/tags?group=true&group_level=1").body,
+            R"({"rows":[{"key":[0],"value":898},{"key":[1],"value":897}]})");
+  auto r = Req("GET", "/db/_design/d/_view/tags?group=false&group_level=1");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.body, R"({"error":"query_parse_error","reason":"Can't specify group=false and group_level>0 at the same time"})");
+  // Not grouping, so fine on a map-only view (validate_args: {_, 0} -> ok).
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/odd?group_level=0&limit=0").status, 200);
+}
+
 // A POST's body holds view options as the query string does, and the query
 // string wins (couch_mrview_http:parse_body_and_query parses the body, then
 // the query string over it). In /queries each object wins over the query
