@@ -184,6 +184,21 @@ TEST_P(ViewEndpointsTest, ReduceThatThrowsGivesNull) {
   EXPECT_EQ(Req("GET", "/db/_design/boom/_view/v?reduce=false&limit=1").status, 200);
 }
 
+// Each of `keys` is a fold of its own: a key repeated next to itself gets a
+// row each time, its rows not reduced twice into one row (built-in and
+// JavaScript reduces, with and without skip).
+TEST_P(ViewEndpointsTest, RepeatedKeysAnswerEachTime) {
+  EXPECT_EQ(Req("POST", "/db/_design/d/_view/byn?group=true", R"({"keys":[6,6,0]})").body,
+            R"({"rows":[{"key":6,"value":85},{"key":6,"value":85},{"key":0,"value":86}]})");
+  EXPECT_EQ(Req("POST", "/db/_design/d/_view/byn?group=true&skip=1&limit=1", R"({"keys":[6,6,0]})").body,
+            R"({"rows":[{"key":6,"value":85}]})");
+  auto r = Req("POST", "/db/_design/d/_view/tags?group=true", R"({"keys":[[1,2],[1,2]]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = ParseJson(r.body);
+  ASSERT_EQ(d["rows"].Size(), 2u) << r.body;
+  EXPECT_EQ(json::Serialize(d["rows"][0]), json::Serialize(d["rows"][1]));
+}
+
 // couch_mrview_util:determine_group_level: group_level=0 is no grouping (one
 // row, key null, for array keys and others alike, whatever group says), and
 // group=false beside a positive level is refused.
