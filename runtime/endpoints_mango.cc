@@ -1,7 +1,7 @@
 // Mango (storage/mango.h) over HTTP:
 //   POST   /db/_index                          (db admins: it writes a design doc)
 //   GET    /db/_index
-//   DELETE /db/_index/{ddoc}/json/{name}       (db admins)
+//   DELETE /db/_index/{ddoc}/{type}/{name}     (db admins; type json)
 //   POST   /db/_find
 //   POST   /db/_explain
 //   GET|POST /db/_changes?filter=_selector     (the selector in the POST body)
@@ -40,8 +40,11 @@ Status ListIndexes(RequestContext& ctx) {
 Status DeleteIndex(RequestContext& ctx) {
   auto db = ctx.OpenDb(/*admin=*/true);
   if (!db.ok()) return db.status();
+  // /{db}/_index/{ddoc}/{type}/{name}: mango_httpd matches the type too,
+  // and settee has json indexes only.
+  if (ctx.params[2] != "json") return Status::NotFound("Index not found");
   std::string out;
-  Status s = ctx.server.RunWrite([&] { return mango::DeleteIndex(**db, ctx.params[1], ctx.params[2], &out); });
+  Status s = ctx.server.RunWrite([&] { return mango::DeleteIndex(**db, ctx.params[1], ctx.params[3], &out); });
   if (!s.ok()) return s;
   return ctx.SendJson(200, out);
 }
@@ -92,8 +95,10 @@ void RegisterMangoEndpoints(CouchServer& server) {
   Router& r = server.router();
   r.Add("POST", "/{db}/_index", CreateIndex);
   r.Add("GET,HEAD", "/{db}/_index", ListIndexes);
-  r.Add("DELETE", "/{db}/_index/{ddoc}/json/{name}", DeleteIndex);
-  r.Add("DELETE", "/{db}/_index/_design/{ddoc}/json/{name}", DeleteIndex);
+  // Any type: a text index's path is "Index not found", not a document's
+  // attachment.
+  r.Add("DELETE", "/{db}/_index/{ddoc}/{type}/{name}", DeleteIndex);
+  r.Add("DELETE", "/{db}/_index/_design/{ddoc}/{type}/{name}", DeleteIndex);
   r.Add("POST", "/{db}/_find", [](RequestContext& c) { return Find(c, false); });
   r.Add("POST", "/{db}/_explain", [](RequestContext& c) { return Find(c, true); });
   server.SetChangesFilter("_selector", SelectorFilter);

@@ -144,6 +144,12 @@ TEST_P(ViewEndpointsTest, BadInputGetsCouchErrors) {
   expect("POST", "/db/_explain", R"({"selector":{"n":{"$regex":"("}}})", 400, "bad_request");
   expect("POST", "/db/_index", R"({"index":{"fields":[]}})", 400, "bad_request");
   expect("DELETE", "/db/_index/_design/nope/json/nope", "", 404, "not_found");
+  // Another type (mango_httpd matches ddoc, type and name): no such index,
+  // not a DELETE of document _index's attachment (409).
+  ASSERT_EQ(Req("POST", "/db/_index", R"({"index":{"fields":["n"]},"ddoc":"ix","name":"n"})").status, 200);
+  expect("DELETE", "/db/_index/_design/ix/text/n", "", 404, "not_found");
+  expect("DELETE", "/db/_index/ix/text/n", "", 404, "not_found");
+  EXPECT_EQ(Req("DELETE", "/db/_index/ix/json/n").body, R"({"ok":true})");
   auto sorted = Req("POST", "/db/_find", R"({"selector":{"n":1},"sort":["n"]})");
   EXPECT_EQ(sorted.body, R"({"error":"no_usable_index","reason":"No index exists for this sort, try indexing by the sort fields."})");
   EXPECT_EQ(Req("POST", "/db/_find", R"({"selector":{"n":{"$nope":1}}})").body,
