@@ -6,6 +6,10 @@
 //   POST   /db/_explain
 //   GET|POST /db/_changes?filter=_selector     (the selector in the POST body)
 // Finds run on the worker pool: building an index maps every document.
+#include <algorithm>
+#include <array>
+
+#include "runtime/couch_error.h"
 #include "runtime/couch_server.h"
 #include "runtime/endpoint_helpers.h"
 #include "storage/mango.h"
@@ -15,11 +19,40 @@ namespace settee {
 
 namespace {
 
+// mango_opts:validate_find and validate_idx_create: a body member that is
+// none of CouchDB's options is 400 invalid_key (a misplaced
+// partial_filter_selector must not make a plain index). HTTP only: PouchDB's
+// own find() and createIndex() ignore unknown members. The first unknown
+// member, or empty; a body without `required` is left to the parser, as
+// CouchDB reports a missing required key first.
+template <size_t N>
+std::string UnknownKey(std::string_view body, const char* required, const std::array<std::string_view, N>& known) {
+  json::Document d;
+  if (!json::Parse(body, &d).ok() || !d.IsObject() || !d.HasMember(required)) return {};
+  for (auto& m : d.GetObject()) {
+    if (std::find(known.begin(), known.end(), json::View(m.name)) == known.end()) {
+      return std::string(json::View(m.name));
+    }
+  }
+  return {};
+}
+
+Status InvalidKey(RequestContext& ctx, const std::string& key) {
+  return ctx.SendJson(400, ErrorJson("invalid_key", "Invalid key " + key + " for this request."));
+}
+
+constexpr std::array<std::string_view, 6> kIndexKeys = {"index", "type", "name", "ddoc", "w", "partitioned"};
+// allow_fallback: CouchDB 3.4's.
+constexpr std::array<std::string_view, 15> kFindKeys = {
+    "selector", "use_index", "bookmark", "limit", "skip", "sort", "fields", "partition",
+    "r", "conflicts", "stale", "update", "stable", "execution_stats", "allow_fallback"};
+
 Status CreateIndex(RequestContext& ctx) {
   auto db = ctx.OpenDb(/*admin=*/true);
   if (!db.ok()) return db.status();
   Status s = ctx.CheckJsonBody();
   if (!s.ok()) return s;
+  if (std::string bad = UnknownKey(ctx.req.body, "index", kIndexKeys); !bad.empty()) return InvalidKey(ctx, bad);
   std::string out;
   Store* store = ctx.server.store();
   // Building the index maps every document: off the event loop.
@@ -54,6 +87,7 @@ Status Find(RequestContext& ctx, bool explain) {
   if (!db.ok()) return db.status();
   Status s = ctx.CheckJsonBody();
   if (!s.ok()) return s;
+  if (std::string bad = UnknownKey(ctx.req.body, "selector", kFindKeys); !bad.empty()) return InvalidKey(ctx, bad);
   std::string out;
   Store* store = ctx.server.store();
   ReplicatorReadFilter filter(ctx, **db);

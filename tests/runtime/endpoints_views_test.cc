@@ -143,6 +143,15 @@ TEST_P(ViewEndpointsTest, BadInputGetsCouchErrors) {
   expect("POST", "/db/_find", R"({"selector":{"n":1},"sort":["n"]})", 400, "no_usable_index");
   expect("POST", "/db/_explain", R"({"selector":{"n":{"$regex":"("}}})", 400, "bad_request");
   expect("POST", "/db/_index", R"({"index":{"fields":[]}})", 400, "bad_request");
+  // mango_opts: a member that is no option is invalid_key (here a
+  // partial_filter_selector outside `index`, which made a plain index).
+  auto bad_key = Req("POST", "/db/_index", R"({"index":{"fields":["n"]},"partial_filter_selector":{"n":1}})");
+  EXPECT_EQ(bad_key.status, 400);
+  EXPECT_EQ(bad_key.body, R"({"error":"invalid_key","reason":"Invalid key partial_filter_selector for this request."})");
+  expect("POST", "/db/_find", R"({"selector":{"n":1},"limt":1})", 400, "invalid_key");
+  expect("POST", "/db/_explain", R"({"selector":{"n":1},"limt":1})", 400, "invalid_key");
+  expect("POST", "/db/_find", R"({"limt":1})", 400, "bad_request");  // the missing selector first
+  EXPECT_EQ(Req("POST", "/db/_find", R"({"selector":{"n":1},"r":1,"conflicts":false,"stable":false,"limit":1})").status, 200);
   expect("DELETE", "/db/_index/_design/nope/json/nope", "", 404, "not_found");
   // Another type (mango_httpd matches ddoc, type and name): no such index,
   // not a DELETE of document _index's attachment (409).
