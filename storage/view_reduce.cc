@@ -8,13 +8,14 @@ namespace settee::views {
 
 namespace {
 
-Status SumError() {
-  return Status::BadRequest(
-      "builtin_reduce_error: The _sum function requires that map values be numbers, arrays of "
-      "numbers, or objects. Objects cannot be mixed with other data structures. Objects can be "
-      "arbitrarily nested, provided that the values for all fields are themselves numbers, arrays "
-      "of numbers, or objects.");
-}
+// couch_query_servers' ?SUMERROR.
+constexpr const char* kSumReason =
+    "The _sum function requires that map values be numbers, arrays of numbers, or objects. "
+    "Objects cannot be mixed with other data structures. Objects can be arbitrarily nested, "
+    "provided that the values for all fields are themselves numbers, arrays of numbers, or "
+    "objects.";
+
+Status SumError() { return Status::BadRequest(std::string("builtin_reduce_error: ") + kSumReason); }
 
 Status StatsError() {
   return Status::BadRequest(
@@ -168,11 +169,30 @@ Status BuiltinReducer::Add(std::string_view encoded_key, std::string_view value_
       distinct_.emplace(encoded_key);
       return Status::OK();
     case Builtin::kSum: {
+      // CouchDB's builtin_sum_rows: a value _sum cannot take makes the
+      // group's value {"error":"builtin_reduce_error","reason",
+      // "caused_by"}, and such a value (a reduction of some of the rows)
+      // stays the group's value; the query still answers 200.
+      if (!sum_error_.empty()) return Status::OK();
       json::Document v;
       Status s = json::Parse(value_json, &v);
       if (!s.ok()) return s;
       ++count_;
-      return SumInto(sum_, v, sum_.GetAllocator());
+      if (v.IsObject()) {
+        auto e = v.FindMember("error");
+        if (e != v.MemberEnd() && e->value.IsString() && json::View(e->value) == "builtin_reduce_error") {
+          sum_error_ = std::string(value_json);
+          return Status::OK();
+        }
+      }
+      if (!SumInto(sum_, v, sum_.GetAllocator()).ok()) {
+        sum_error_ = R"({"error":"builtin_reduce_error","reason":)";
+        json::AppendQuoted(&sum_error_, kSumReason);
+        sum_error_ += R"(,"caused_by":)";
+        sum_error_ += json::Serialize(v);
+        sum_error_ += '}';
+      }
+      return Status::OK();
     }
     case Builtin::kStats: {
       json::Document v;
@@ -239,7 +259,9 @@ std::string BuiltinReducer::Finish() {
       w.Uint64(distinct_.size() + distinct_inner_);
       break;
     case Builtin::kSum:
-      if (sum_.IsNull()) {
+      if (!sum_error_.empty()) {
+        w.RawValue(sum_error_.data(), sum_error_.size(), rapidjson::kObjectType);
+      } else if (sum_.IsNull()) {
         w.Int(0);
       } else if (sum_.IsNumber()) {
         number(sum_.GetDouble());
@@ -297,6 +319,7 @@ std::string BuiltinReducer::Finish() {
   }
   count_ = 0;
   sum_.SetNull();
+  sum_error_.clear();
   stats_.clear();
   stats_array_ = false;
   stats_started_ = false;

@@ -30,8 +30,9 @@ class BuiltinReducer {
   explicit BuiltinReducer(Builtin kind) : kind_(kind) {}
 
   // Adds one row: its collation-encoded key and its value as JSON text.
-  // Errors: CouchDB's builtin_reduce_error reasons (kBadRequest) for a
-  // value _sum or _stats cannot take.
+  // A value _sum cannot take makes the group's value CouchDB's
+  // {"error":"builtin_reduce_error",...} object (not an error Status);
+  // _stats answers kBadRequest with its builtin_reduce_error reason.
   Status Add(std::string_view encoded_key, std::string_view value_json);
   // Adds the reduction of some of the group's rows (Finish() of another
   // reducer of the same kind): CouchDB's rereduce. Not for
@@ -55,6 +56,7 @@ class BuiltinReducer {
   Builtin kind_;
   uint64_t count_ = 0;
   json::Document sum_;  // _sum: kNullType until the first value
+  std::string sum_error_;  // _sum: the group's builtin_reduce_error value, once it has one
   // _stats: one accumulator for number values, one per element for arrays
   // of numbers (CouchDB's builtin_stats zips arrays element-wise); the first
   // value of a group decides which.

@@ -970,6 +970,16 @@ class PouchDB extends EventEmitter {
           opts = lenient;
         }
       }
+      // CouchDB answers a _sum over values it cannot add with a row whose
+      // value is {error: 'builtin_reduce_error'}; PouchDB's own _sum throws
+      // (pouchdb-mapreduce's sum: 500 invalid_value).
+      if (r && Array.isArray(r.rows)) {
+        for (const row of r.rows) {
+          if (row && row.value && row.value.error === 'builtin_reduce_error') {
+            throw new PouchError(500, 'invalid_value', 'builtin _sum function requires map values to be numbers or number arrays');
+          }
+        }
+      }
       // PouchDB's offset is the skip it was given (CouchDB's, the rows
       // before the first one returned).
       if (r && typeof r.offset === 'number') r.offset = Number(opts.skip) || 0;
