@@ -300,6 +300,31 @@ TEST_P(MangoTest, IndexesListDeletePartialAndUseIndex) {
   EXPECT_EQ(d["total_rows"].GetInt(), 2);
 }
 
+// mango_opts:validate_use_index and validate_bookmark: "ddoc/name" names an
+// index (the string splits at its first "/"), null and [] ask for none, and
+// a null or "" bookmark is the first page, as "nil" is.
+TEST_P(MangoTest, UseIndexAndBookmarkAsCouchDBReadsThem) {
+  Create(R"({"index":{"fields":["score"],"partial_filter_selector":{"team":"red"}},"ddoc":"p","name":"red"})");
+  const std::string q = R"({"selector":{"score":{"$lt":4}},"fields":["score"],"use_index":)";
+  for (const char* u : {R"("p/red")", R"(["p","red"])", R"(["_design/p","red"])", R"("_design/p")", R"("p")"}) {
+    json::Document d = FindJ(q + u + "}");
+    EXPECT_EQ(json::Serialize(d["docs"]), R"([{"score":1},{"score":3}])") << u;
+    EXPECT_FALSE(d.HasMember("warning")) << u;
+  }
+  // binary:split makes "_design/p/red" the design document "p/red": none.
+  json::Document none = FindJ(q + R"("_design/p/red"})");
+  EXPECT_EQ(none["docs"].Size(), 4u);
+  EXPECT_NE(std::string(none["warning"].GetString()).find("was not used"), std::string::npos);
+  for (const char* u : {"null", "[]"}) {
+    json::Document d = FindJ(q + u + "}");
+    EXPECT_EQ(d["docs"].Size(), 4u) << u;  // the partial index is not used
+  }
+  for (const char* b : {"null", R"("")", R"("nil")"}) {
+    json::Document d = FindJ(R"({"selector":{"score":{"$lt":4}},"fields":["score"],"bookmark":)" + std::string(b) + "}");
+    EXPECT_EQ(d["docs"].Size(), 4u) << b;
+  }
+}
+
 // A Mango index built before a purge drops the purged documents' rows on
 // its next use, as CouchDB's mango indexes follow purges.
 TEST_P(MangoTest, IndexedFindAfterPurge) {
