@@ -229,8 +229,22 @@ Status ParseFind(std::string_view body, FindRequest* r) {
       }
       r->fields = &v;
     } else if (name == "use_index") {
+      // mango_opts:validate_use_index: a string splits at its first "/"
+      // ("ddoc/name"; "_design/ddoc" is the ddoc), and null or [] ask for
+      // no index.
       if (v.IsString()) {
-        r->use_index.emplace_back(json::View(v));
+        std::string_view u = json::View(v);
+        const size_t slash = u.find('/');
+        if (slash == std::string_view::npos) {
+          r->use_index.emplace_back(u);
+        } else if (u.substr(0, slash) == "_design") {
+          r->use_index.emplace_back(u.substr(slash + 1));
+        } else {
+          r->use_index.emplace_back(u.substr(0, slash));
+          r->use_index.emplace_back(u.substr(slash + 1));
+        }
+      } else if (v.IsNull() || (v.IsArray() && v.Empty())) {
+        // no index asked for
       } else if (v.IsArray() && v.Size() >= 1 && v.Size() <= 2 && v[0].IsString() &&
                  (v.Size() == 1 || v[1].IsString())) {
         for (auto& x : v.GetArray()) r->use_index.emplace_back(json::View(x));
@@ -249,8 +263,10 @@ Status ParseFind(std::string_view body, FindRequest* r) {
     } else if (name == "stale") {
       r->update = !(v.IsString() && json::View(v) == "ok");
     } else if (name == "bookmark") {
+      // mango_opts:validate_bookmark: null and "" are no bookmark, as "nil".
+      if (v.IsNull()) continue;
       if (!v.IsString()) return Bad("Invalid bookmark: must be a string");
-      if (json::View(v) != "nil") {
+      if (json::View(v) != "nil" && json::View(v) != "") {
         std::string raw;
         json::Document b;
         if (!Base64Decode(json::View(v), &raw) || !json::Parse(raw, &b).ok() || !b.IsObject() ||

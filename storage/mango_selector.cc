@@ -2,10 +2,63 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+
+#include <unicode/regex.h>
+#include <unicode/unistr.h>
 
 #include "storage/collation.h"
 
 namespace settee::mango {
+
+namespace {
+
+// $regex. CouchDB matches with Erlang's re (PCRE), and PouchDB with JS
+// RegExp; ICU's engine takes that Perl syntax ((?i), \d, lookaround, ...).
+// std::regex, used before, recursed once per character matched: a pattern
+// such as ^(a|b)*c on a 100 KB string overflowed the thread's stack and
+// killed the server. ICU backtracks on a heap stack with a size limit and
+// stops after a time limit; a match that hits either counts as no match, as
+// mango_selector:match turns re:run's match_limit error into false.
+class Regex {
+ public:
+  // Null when ICU refuses the pattern.
+  static std::shared_ptr<const Regex> Compile(std::string_view pattern) {
+    UErrorCode status = U_ZERO_ERROR;
+    UParseError where;
+    std::unique_ptr<icu::RegexPattern> p(icu::RegexPattern::compile(
+        icu::UnicodeString::fromUTF8(icu::StringPiece(pattern.data(), static_cast<int32_t>(pattern.size()))),
+        0, where, status));
+    if (U_FAILURE(status) || p == nullptr) return nullptr;
+    auto r = std::make_shared<Regex>();
+    r->pattern_ = std::move(p);
+    return r;
+  }
+
+  // Whether the pattern matches somewhere in `text` (UTF-8).
+  bool Search(std::string_view text) const {
+    // A RegexPattern may be shared by threads; each search has its matcher.
+    const icu::UnicodeString input =
+        icu::UnicodeString::fromUTF8(icu::StringPiece(text.data(), static_cast<int32_t>(text.size())));
+    UErrorCode status = U_ZERO_ERROR;
+    std::unique_ptr<icu::RegexMatcher> m(pattern_->matcher(input, status));
+    if (U_FAILURE(status) || m == nullptr) return false;
+    m->setTimeLimit(kTimeLimit, status);
+    m->setStackLimit(kStackLimitBytes, status);
+    if (U_FAILURE(status)) return false;
+    const bool found = m->find(status);
+    return U_SUCCESS(status) && found;
+  }
+
+ private:
+  // ICU's time limit counts steps of its engine, "on the order of
+  // milliseconds" each; kStackLimitBytes bounds its backtracking stack.
+  static constexpr int32_t kTimeLimit = 1000;
+  static constexpr int32_t kStackLimitBytes = 8 << 20;
+  std::unique_ptr<icu::RegexPattern> pattern_;
+};
+
+}  // namespace
 
 struct Selector::Node {
   enum Kind { kAnd, kOr, kNor, kNot, kField, kOp } kind = kAnd;
@@ -15,7 +68,7 @@ struct Selector::Node {
   std::string op;                               // kOp
   const json::Value* arg = nullptr;             // kOp
   std::shared_ptr<Node> sub;                    // kOp $elemMatch/$allMatch/$keyMapMatch
-  std::shared_ptr<std::regex> regex;            // kOp $regex
+  std::shared_ptr<const Regex> regex;          // kOp $regex
 };
 
 namespace {
@@ -102,11 +155,8 @@ Result<NodeP> ParseOperator(std::string_view op, const json::Value& arg,
     }
   } else if (op == "$regex") {
     if (!arg.IsString()) return Bad("Invalid argument: $regex requires a string");
-    try {
-      n->regex = std::make_shared<std::regex>(std::string(json::View(arg)), std::regex::ECMAScript);
-    } catch (const std::regex_error&) {
-      return Bad("Invalid argument: bad regular expression: " + std::string(json::View(arg)));
-    }
+    n->regex = Regex::Compile(json::View(arg));
+    if (n->regex == nullptr) return Bad("Invalid argument: bad regular expression: " + std::string(json::View(arg)));
   } else if (op == "$beginsWith") {
     if (!arg.IsString()) return Bad("Invalid argument: $beginsWith requires a string");
   } else if (op == "$elemMatch" || op == "$allMatch" || op == "$keyMapMatch") {
@@ -187,14 +237,19 @@ bool MatchOp(const Node& n, const json::Value& v, bool raw) {
     if (t == "array") return v.IsArray();
     return v.IsObject();
   }
-  if (op == "$size") return v.IsArray() && v.Size() == static_cast<rapidjson::SizeType>(a.GetDouble());
+  // Compared as doubles: a size past SizeType's range (1e300) must match
+  // nothing, not wrap to some small count.
+  if (op == "$size") return v.IsArray() && static_cast<double>(v.Size()) == a.GetDouble();
   if (op == "$mod") {
     if (!v.IsInt64()) return false;
     int64_t d = a[0].GetInt64(), r = a[1].GetInt64();
+    // INT64_MIN % -1 traps (SIGFPE) in C++; Erlang's rem, with bignums,
+    // gives 0, as every x rem -1 does.
+    if (d == -1) return r == 0;
     return v.GetInt64() % d == r;
   }
   if (op == "$regex") {
-    return v.IsString() && std::regex_search(v.GetString(), v.GetString() + v.GetStringLength(), *n.regex);
+    return v.IsString() && n.regex->Search(json::View(v));
   }
   if (op == "$beginsWith") {
     return v.IsString() && json::View(v).substr(0, a.GetStringLength()) == json::View(a);

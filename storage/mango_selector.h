@@ -8,7 +8,7 @@
 // matches only {"$exists": false}.
 //
 // Operators: $eq $ne $gt $gte $lt $lte (CouchDB view collation; _id by code
-// point), $in $nin $all $size $mod $regex (ECMAScript syntax) $beginsWith
+// point), $in $nin $all $size $mod $regex (PCRE-like syntax, ICU) $beginsWith
 // $exists $type, and the combinators $and $or $nor $not, $elemMatch
 // $allMatch $keyMapMatch.
 //
@@ -17,7 +17,6 @@
 #pragma once
 
 #include <memory>
-#include <regex>
 #include <string>
 #include <vector>
 

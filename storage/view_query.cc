@@ -101,6 +101,7 @@ Result<ViewQuery> ParseViewQuery(const json::Value& options) {
   };
   // RapidJSON may move members when the object grows: collect first.
   std::vector<std::pair<std::string, const json::Value*>> json_opts;
+  bool group_given = false;
   for (auto& m : options.GetObject()) {
     std::string_view name = json::View(m.name);
     const json::Value& v = m.value;
@@ -128,6 +129,7 @@ Result<ViewQuery> ParseViewQuery(const json::Value& options) {
       q.reduce = b;
     } else if (name == "group") {
       s = Bool(v, &q.group);
+      group_given = true;
     } else if (name == "group_level") {
       if (!v.IsNull()) {
         uint64_t level = 0;
@@ -154,6 +156,18 @@ Result<ViewQuery> ParseViewQuery(const json::Value& options) {
       s = ParseFreshness(name, sv, &q.update);
     }
     if (!s.ok()) return s;
+  }
+  // couch_mrview_util:determine_group_level: group_level wins over group,
+  // and level 0 is no grouping at all (one row, key null), whatever group
+  // says; group=false beside a positive level is refused.
+  if (q.group_level.has_value()) {
+    if (group_given && !q.group && *q.group_level > 0) {
+      return ParseError("Can't specify group=false and group_level>0 at the same time");
+    }
+    if (*q.group_level == 0) {
+      q.group_level.reset();
+      q.group = false;
+    }
   }
   for (auto& [name, v] : json_opts) keep(name.c_str(), *v);
   // Pointers into `values` once nothing more is added to it.

@@ -42,7 +42,7 @@ struct ViewQuery {
   uint64_t limit = std::numeric_limits<uint64_t>::max();
   std::optional<bool> reduce;  // unset: reduce when the view has one
   bool group = false;
-  std::optional<uint64_t> group_level;
+  std::optional<uint64_t> group_level;  // never 0: group_level=0 parses as no grouping
   bool include_docs = false;
   bool conflicts = false;
   bool update_seq = false;
@@ -57,7 +57,8 @@ struct ViewQuery {
 // JSON text, so {"limit":-1} reads as ?limit=-1 does (the wording PouchDB's
 // query() also gives). kQueryParseError with CouchDB's reason for a value
 // ParseBooleanText or ParsePosIntText refuses, a non-array "keys", keys
-// together with key/startkey/endkey, an unknown stale/stable/update value.
+// together with key/startkey/endkey, an unknown stale/stable/update value,
+// group=false beside group_level>0 (couch_mrview_util:determine_group_level).
 Result<ViewQuery> ParseViewQuery(const json::Value& options);
 
 // CouchDB's couch_mrview_http:parse_boolean of a query-string value: "true"

@@ -8,13 +8,14 @@ namespace settee::views {
 
 namespace {
 
-Status SumError() {
-  return Status::BadRequest(
-      "builtin_reduce_error: The _sum function requires that map values be numbers, arrays of "
-      "numbers, or objects. Objects cannot be mixed with other data structures. Objects can be "
-      "arbitrarily nested, provided that the values for all fields are themselves numbers, arrays "
-      "of numbers, or objects.");
-}
+// couch_query_servers' ?SUMERROR.
+constexpr const char* kSumReason =
+    "The _sum function requires that map values be numbers, arrays of numbers, or objects. "
+    "Objects cannot be mixed with other data structures. Objects can be arbitrarily nested, "
+    "provided that the values for all fields are themselves numbers, arrays of numbers, or "
+    "objects.";
+
+Status SumError() { return Status::BadRequest(std::string("builtin_reduce_error: ") + kSumReason); }
 
 Status StatsError() {
   return Status::BadRequest(
@@ -83,7 +84,70 @@ Status SumInto(json::Value& acc, const json::Value& v, json::Allocator& a) {
   return Status::OK();
 }
 
+// One _stats input as couch_query_servers:stat_values takes it: a number,
+// or a stats object (a reduction, or a value the map precomputed).
+bool StatsOf(const json::Value& v, double* sum, uint64_t* count, double* min, double* max,
+             double* sumsqr) {
+  if (v.IsNumber()) {
+    const double d = v.GetDouble();
+    *sum = *min = *max = d;
+    *count = 1;
+    *sumsqr = d * d;
+    return true;
+  }
+  if (!v.IsObject()) return false;
+  auto num = [&](const char* name, double* out) {
+    auto it = v.FindMember(name);
+    if (it == v.MemberEnd() || !it->value.IsNumber()) return false;
+    *out = it->value.GetDouble();
+    return true;
+  };
+  double c = 0;
+  if (!num("sum", sum) || !num("count", &c) || !num("min", min) || !num("max", max) ||
+      !num("sumsqr", sumsqr)) {
+    return false;
+  }
+  *count = static_cast<uint64_t>(c);
+  return true;
+}
+
 }  // namespace
+
+void BuiltinReducer::Stats::Merge(const Stats& o) {
+  if (!seen) {
+    *this = o;
+    seen = true;
+    return;
+  }
+  sum += o.sum;
+  count += o.count;
+  min = std::min(min, o.min);
+  max = std::max(max, o.max);
+  sumsqr += o.sumsqr;
+}
+
+Status BuiltinReducer::AddStats(const json::Value& v) {
+  // The group's first value sets the shape: an array keeps one accumulator
+  // per element, and later values must be arrays of as many (CouchDB zips
+  // them; a number against an array is its stats error).
+  if (!stats_started_) {
+    stats_started_ = true;
+    stats_array_ = v.IsArray();
+    stats_.assign(stats_array_ ? v.Size() : 1, Stats{});
+  }
+  if (v.IsArray() != stats_array_ || (stats_array_ && v.Size() != stats_.size())) return StatsError();
+  auto add_one = [&](const json::Value& e, Stats* acc) {
+    Stats one;
+    if (!StatsOf(e, &one.sum, &one.count, &one.min, &one.max, &one.sumsqr)) return false;
+    acc->Merge(one);
+    return true;
+  };
+  if (!stats_array_) return add_one(v, &stats_[0]) ? Status::OK() : StatsError();
+  for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+    if (!add_one(v[i], &stats_[i])) return StatsError();
+  }
+  return Status::OK();
+}
 
 Builtin ParseBuiltin(std::string_view source) {
   while (!source.empty() && std::isspace(static_cast<unsigned char>(source.front()))) source.remove_prefix(1);
@@ -105,50 +169,36 @@ Status BuiltinReducer::Add(std::string_view encoded_key, std::string_view value_
       distinct_.emplace(encoded_key);
       return Status::OK();
     case Builtin::kSum: {
+      // CouchDB's builtin_sum_rows: a value _sum cannot take makes the
+      // group's value {"error":"builtin_reduce_error","reason",
+      // "caused_by"}, and such a value (a reduction of some of the rows)
+      // stays the group's value; the query still answers 200.
+      if (!sum_error_.empty()) return Status::OK();
       json::Document v;
       Status s = json::Parse(value_json, &v);
       if (!s.ok()) return s;
       ++count_;
-      return SumInto(sum_, v, sum_.GetAllocator());
+      if (v.IsObject()) {
+        auto e = v.FindMember("error");
+        if (e != v.MemberEnd() && e->value.IsString() && json::View(e->value) == "builtin_reduce_error") {
+          sum_error_ = std::string(value_json);
+          return Status::OK();
+        }
+      }
+      if (!SumInto(sum_, v, sum_.GetAllocator()).ok()) {
+        sum_error_ = R"({"error":"builtin_reduce_error","reason":)";
+        json::AppendQuoted(&sum_error_, kSumReason);
+        sum_error_ += R"(,"caused_by":)";
+        sum_error_ += json::Serialize(v);
+        sum_error_ += '}';
+      }
+      return Status::OK();
     }
     case Builtin::kStats: {
       json::Document v;
       Status s = json::Parse(value_json, &v);
       if (!s.ok()) return s;
-      auto take = [&](double sum, double min, double max, uint64_t count, double sumsqr) {
-        if (s_count_ == 0) {
-          s_min_ = min;
-          s_max_ = max;
-        } else {
-          s_min_ = std::min(s_min_, min);
-          s_max_ = std::max(s_max_, max);
-        }
-        s_sum_ += sum;
-        s_count_ += count;
-        s_sumsqr_ += sumsqr;
-      };
-      if (v.IsNumber()) {
-        double d = v.GetDouble();
-        take(d, d, d, 1, d * d);
-      } else if (v.IsArray()) {
-        // CouchDB stats arrays element-wise; settee takes each number of
-        // the array as a value of the group.
-        for (auto& e : v.GetArray()) {
-          if (!e.IsNumber()) return StatsError();
-          double d = e.GetDouble();
-          take(d, d, d, 1, d * d);
-        }
-      } else if (v.IsObject() && v.HasMember("sum") && v.HasMember("count") && v.HasMember("min") &&
-                 v.HasMember("max") && v.HasMember("sumsqr") && v["sum"].IsNumber() &&
-                 v["count"].IsNumber() && v["min"].IsNumber() && v["max"].IsNumber() &&
-                 v["sumsqr"].IsNumber()) {
-        // A precomputed stats object, as CouchDB accepts.
-        take(v["sum"].GetDouble(), v["min"].GetDouble(), v["max"].GetDouble(),
-             static_cast<uint64_t>(v["count"].GetDouble()), v["sumsqr"].GetDouble());
-      } else {
-        return StatsError();
-      }
-      return Status::OK();
+      return AddStats(v);
     }
     case Builtin::kNone:
       break;
@@ -209,7 +259,9 @@ std::string BuiltinReducer::Finish() {
       w.Uint64(distinct_.size() + distinct_inner_);
       break;
     case Builtin::kSum:
-      if (sum_.IsNull()) {
+      if (!sum_error_.empty()) {
+        w.RawValue(sum_error_.data(), sum_error_.size(), rapidjson::kObjectType);
+      } else if (sum_.IsNull()) {
         w.Int(0);
       } else if (sum_.IsNumber()) {
         number(sum_.GetDouble());
@@ -236,28 +288,41 @@ std::string BuiltinReducer::Finish() {
         put(sum_);
       }
       break;
-    case Builtin::kStats:
-      w.StartObject();
-      w.Key("sum");
-      number(s_sum_);
-      w.Key("count");
-      w.Uint64(s_count_);
-      w.Key("min");
-      number(s_min_);
-      w.Key("max");
-      number(s_max_);
-      w.Key("sumsqr");
-      number(s_sumsqr_);
-      w.EndObject();
+    case Builtin::kStats: {
+      // CouchDB's pack_stats: an object, or an array of them for arrays.
+      auto put = [&](const Stats& st) {
+        w.StartObject();
+        w.Key("sum");
+        number(st.sum);
+        w.Key("count");
+        w.Uint64(st.count);
+        w.Key("min");
+        number(st.min);
+        w.Key("max");
+        number(st.max);
+        w.Key("sumsqr");
+        number(st.sumsqr);
+        w.EndObject();
+      };
+      if (stats_array_) {
+        w.StartArray();
+        for (const Stats& st : stats_) put(st);
+        w.EndArray();
+      } else {
+        put(stats_.empty() ? Stats{} : stats_[0]);
+      }
       break;
+    }
     case Builtin::kNone:
       w.Null();
       break;
   }
   count_ = 0;
   sum_.SetNull();
-  s_sum_ = s_min_ = s_max_ = s_sumsqr_ = 0;
-  s_count_ = 0;
+  sum_error_.clear();
+  stats_.clear();
+  stats_array_ = false;
+  stats_started_ = false;
   distinct_.clear();
   distinct_inner_ = 0;
   return out;

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "settee/status.h"
 #include "util/json.h"
@@ -29,8 +30,9 @@ class BuiltinReducer {
   explicit BuiltinReducer(Builtin kind) : kind_(kind) {}
 
   // Adds one row: its collation-encoded key and its value as JSON text.
-  // Errors: CouchDB's builtin_reduce_error reasons (kBadRequest) for a
-  // value _sum or _stats cannot take.
+  // A value _sum cannot take makes the group's value CouchDB's
+  // {"error":"builtin_reduce_error",...} object (not an error Status);
+  // _stats answers kBadRequest with its builtin_reduce_error reason.
   Status Add(std::string_view encoded_key, std::string_view value_json);
   // Adds the reduction of some of the group's rows (Finish() of another
   // reducer of the same kind): CouchDB's rereduce. Not for
@@ -47,12 +49,26 @@ class BuiltinReducer {
   std::string Finish();
 
  private:
+  // _stats of one value or reduction (a number, a stats object, or an
+  // array of those), as couch_query_servers:stat_values folds it.
+  Status AddStats(const json::Value& v);
+
   Builtin kind_;
   uint64_t count_ = 0;
   json::Document sum_;  // _sum: kNullType until the first value
-  // _stats
-  double s_sum_ = 0, s_min_ = 0, s_max_ = 0, s_sumsqr_ = 0;
-  uint64_t s_count_ = 0;
+  std::string sum_error_;  // _sum: the group's builtin_reduce_error value, once it has one
+  // _stats: one accumulator for number values, one per element for arrays
+  // of numbers (CouchDB's builtin_stats zips arrays element-wise); the first
+  // value of a group decides which.
+  struct Stats {
+    double sum = 0, min = 0, max = 0, sumsqr = 0;
+    uint64_t count = 0;
+    bool seen = false;  // min and max are set
+    void Merge(const Stats& o);
+  };
+  std::vector<Stats> stats_;
+  bool stats_array_ = false;
+  bool stats_started_ = false;
   std::set<std::string> distinct_;
   uint64_t distinct_inner_ = 0;  // distinct keys of runs, besides their ends
 };

@@ -1151,6 +1151,10 @@ Status ReduceQuery(const IndexPlace& p, const KVSnapshot* snap, ViewFunctions* f
   bool stopped = false;
   for (size_t ri = 0; ri < ranges.size() && !stopped; ++ri) {
     const Range& r = ranges[ri];
+    // Each of `keys` is its own fold in CouchDB (couch_mrview_util:key_opts):
+    // a key given twice in a row answers twice, not once with its rows
+    // reduced twice over.
+    close_group();
     if (cache == nullptr) {
       Status s = Scan(p.kv, snap, r, q.descending, [&](std::string_view, const Row& row) {
         if (distinct) {

@@ -508,8 +508,13 @@ function pouchViewOpts(e, opts) {
   const grouping = /^Invalid use of grouping/.test(e.message);
   const mapOnly = e.message === 'Reduce is invalid for map-only views.';
   const stale = /^Invalid value for `stale`/.test(e.message);
-  if (!grouping && !mapOnly && !stale) return null;
+  const groupFalse = /^Can't specify group=false and group_level>0/.test(e.message);
+  if (!grouping && !mapOnly && !stale && !groupFalse) return null;
   const o = Object.assign({}, opts);
+  if (groupFalse) {
+    delete o.group;  // PouchDB groups by group_level whatever group says
+    return o;
+  }
   if (stale) {
     delete o.stale;  // PouchDB ignores a stale value it does not know
     return o;
@@ -963,6 +968,16 @@ class PouchDB extends EventEmitter {
           const lenient = tries < 3 ? pouchViewOpts(e, opts) : null;
           if (lenient === null) throw e;
           opts = lenient;
+        }
+      }
+      // CouchDB answers a _sum over values it cannot add with a row whose
+      // value is {error: 'builtin_reduce_error'}; PouchDB's own _sum throws
+      // (pouchdb-mapreduce's sum: 500 invalid_value).
+      if (r && Array.isArray(r.rows)) {
+        for (const row of r.rows) {
+          if (row && row.value && row.value.error === 'builtin_reduce_error') {
+            throw new PouchError(500, 'invalid_value', 'builtin _sum function requires map values to be numbers or number arrays');
+          }
         }
       }
       // PouchDB's offset is the skip it was given (CouchDB's, the rows

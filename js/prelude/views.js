@@ -109,6 +109,25 @@ function viewMap(code, docs) {
   return out;
 }
 
+// One reduce call. A reduce that throws gives null for its group and is
+// logged, as CouchDB's runReduce (share/server/views.js: handleViewError,
+// then "reductions[i] = null") and PouchDB's tryReduce do; only CouchDB's
+// fatal forms ('fatal_error', ['fatal', error, reason]) fail the query.
+function reduceOrNull(fn, keys, values, rereduce) {
+  let r;
+  try {
+    r = fn(keys, values, rereduce);
+  } catch (e) {
+    if (e === 'fatal_error') throw new PouchError(500, 'map_runtime_error', "function raised 'fatal_error'");
+    if (Array.isArray(e) && e[0] === 'fatal') throw new PouchError(500, String(e[1]), String(e[2]));
+    if (mapErrorsLogged++ < 100) {
+      console.error('reduce function threw: ' + (e && e.name ? e.name + ': ' + e.message : String(e)));
+    }
+    return null;
+  }
+  return r === undefined ? null : r;
+}
+
 // calls: [[keys, values, rereduce], ...]. Returns the results. CouchDB's
 // reduce_limit: a reduce or rereduce whose output does not shrink is
 // refused (couchjs checks both; settee reduces cached blocks of 64 rows,
@@ -123,8 +142,7 @@ function viewReduce(code, source, calls) {
   const out = new Array(calls.length);
   for (let i = 0; i < calls.length; i++) {
     const [keys, values, rereduce] = calls[i];
-    const r = fn(keys, values, rereduce);
-    out[i] = r === undefined ? null : r;
+    out[i] = reduceOrNull(fn, keys, values, rereduce);
     if (values.length > 1) {
       const size = JSON.stringify(out[i]).length;
       if (size > 4096 && size * 2 > JSON.stringify(values).length) {

@@ -143,7 +143,22 @@ TEST_P(ViewEndpointsTest, BadInputGetsCouchErrors) {
   expect("POST", "/db/_find", R"({"selector":{"n":1},"sort":["n"]})", 400, "no_usable_index");
   expect("POST", "/db/_explain", R"({"selector":{"n":{"$regex":"("}}})", 400, "bad_request");
   expect("POST", "/db/_index", R"({"index":{"fields":[]}})", 400, "bad_request");
+  // mango_opts: a member that is no option is invalid_key (here a
+  // partial_filter_selector outside `index`, which made a plain index).
+  auto bad_key = Req("POST", "/db/_index", R"({"index":{"fields":["n"]},"partial_filter_selector":{"n":1}})");
+  EXPECT_EQ(bad_key.status, 400);
+  EXPECT_EQ(bad_key.body, R"({"error":"invalid_key","reason":"Invalid key partial_filter_selector for this request."})");
+  expect("POST", "/db/_find", R"({"selector":{"n":1},"limt":1})", 400, "invalid_key");
+  expect("POST", "/db/_explain", R"({"selector":{"n":1},"limt":1})", 400, "invalid_key");
+  expect("POST", "/db/_find", R"({"limt":1})", 400, "bad_request");  // the missing selector first
+  EXPECT_EQ(Req("POST", "/db/_find", R"({"selector":{"n":1},"r":1,"conflicts":false,"stable":false,"limit":1})").status, 200);
   expect("DELETE", "/db/_index/_design/nope/json/nope", "", 404, "not_found");
+  // Another type (mango_httpd matches ddoc, type and name): no such index,
+  // not a DELETE of document _index's attachment (409).
+  ASSERT_EQ(Req("POST", "/db/_index", R"({"index":{"fields":["n"]},"ddoc":"ix","name":"n"})").status, 200);
+  expect("DELETE", "/db/_index/_design/ix/text/n", "", 404, "not_found");
+  expect("DELETE", "/db/_index/ix/text/n", "", 404, "not_found");
+  EXPECT_EQ(Req("DELETE", "/db/_index/ix/json/n").body, R"({"ok":true})");
   auto sorted = Req("POST", "/db/_find", R"({"selector":{"n":1},"sort":["n"]})");
   EXPECT_EQ(sorted.body, R"({"error":"no_usable_index","reason":"No index exists for this sort, try indexing by the sort fields."})");
   EXPECT_EQ(Req("POST", "/db/_find", R"({"selector":{"n":{"$nope":1}}})").body,
@@ -167,6 +182,54 @@ TEST_P(ViewEndpointsTest, BadInputGetsCouchErrors) {
   EXPECT_EQ(r.status, 500) << r.body;
   EXPECT_NE(r.body.find("Reduce output must shrink"), std::string::npos) << r.body;
   EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn").body, R"({"rows":[{"key":null,"value":600}]})");
+}
+
+// A JavaScript reduce that throws gives null for its groups, as CouchDB's
+// runReduce (share/server/views.js) and PouchDB's tryReduce do: 200, not a
+// failed query. Over 600 rows the cached blocks are rereduced too.
+TEST_P(ViewEndpointsTest, ReduceThatThrowsGivesNull) {
+  ASSERT_EQ(Req("PUT", "/db/_design/boom", R"({"views":{"v":{"map":"function (doc) { emit(doc.n, 1); }",)"
+                R"("reduce":"function (k, v, re) { throw new Error('boom'); }"}}})").status, 201);
+  auto r = Req("GET", "/db/_design/boom/_view/v");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, R"({"rows":[{"key":null,"value":null}]})");
+  r = Req("GET", "/db/_design/boom/_view/v?group=true&limit=2");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, R"({"rows":[{"key":0,"value":null},{"key":1,"value":null}]})");
+  EXPECT_EQ(Req("GET", "/db/_design/boom/_view/v?reduce=false&limit=1").status, 200);
+}
+
+// Each of `keys` is a fold of its own: a key repeated next to itself gets a
+// row each time, its rows not reduced twice into one row (built-in and
+// JavaScript reduces, with and without skip).
+TEST_P(ViewEndpointsTest, RepeatedKeysAnswerEachTime) {
+  EXPECT_EQ(Req("POST", "/db/_design/d/_view/byn?group=true", R"({"keys":[6,6,0]})").body,
+            R"({"rows":[{"key":6,"value":85},{"key":6,"value":85},{"key":0,"value":86}]})");
+  EXPECT_EQ(Req("POST", "/db/_design/d/_view/byn?group=true&skip=1&limit=1", R"({"keys":[6,6,0]})").body,
+            R"({"rows":[{"key":6,"value":85}]})");
+  auto r = Req("POST", "/db/_design/d/_view/tags?group=true", R"({"keys":[[1,2],[1,2]]})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto d = ParseJson(r.body);
+  ASSERT_EQ(d["rows"].Size(), 2u) << r.body;
+  EXPECT_EQ(json::Serialize(d["rows"][0]), json::Serialize(d["rows"][1]));
+}
+
+// couch_mrview_util:determine_group_level: group_level=0 is no grouping (one
+// row, key null, for array keys and others alike, whatever group says), and
+// group=false beside a positive level is refused.
+TEST_P(ViewEndpointsTest, GroupLevelZeroIsNoGrouping) {
+  const std::string all_n = R"({"rows":[{"key":null,"value":600}]})";
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn?group_level=0").body, all_n);
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/byn?group=true&group_level=0").body, all_n);
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/tags?group_level=0").body,
+            Req("GET", "/db/_design/d/_view/tags").body);
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/tags?group=true&group_level=1").body,
+            R"({"rows":[{"key":[0],"value":898},{"key":[1],"value":897}]})");
+  auto r = Req("GET", "/db/_design/d/_view/tags?group=false&group_level=1");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(r.body, R"({"error":"query_parse_error","reason":"Can't specify group=false and group_level>0 at the same time"})");
+  // Not grouping, so fine on a map-only view (validate_args: {_, 0} -> ok).
+  EXPECT_EQ(Req("GET", "/db/_design/d/_view/odd?group_level=0&limit=0").status, 200);
 }
 
 // A POST's body holds view options as the query string does, and the query

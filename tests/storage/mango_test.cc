@@ -100,6 +100,37 @@ TEST(MangoSelector, OperatorTable) {
   for (const Case& c : cases) EXPECT_EQ(Match(c.selector, doc), c.match) << c.selector;
 }
 
+// $regex takes PCRE's syntax (CouchDB matches with Erlang's re), and
+// neither a long string nor a runaway pattern takes the process down: with
+// std::regex, ^(a|b)*c on a long string recursed once per character until
+// the stack overflowed (a crashed server on POST /db/_find).
+TEST(MangoSelector, RegexIsPcreLikeAndBounded) {
+  EXPECT_TRUE(Match(R"({"s":{"$regex":"(?i)^HEL"}})", R"({"s":"hello"})"));
+  EXPECT_TRUE(Match(R"({"s":{"$regex":"^\\w+\\s\\d{2}$"}})", R"({"s":"abc 42"})"));
+  EXPECT_TRUE(Match(R"({"s":{"$regex":"(?<=a)b"}})", R"({"s":"ab"})"));
+  EXPECT_TRUE(Match(R"({"s":{"$regex":"^é.$"}})", R"({"s":"éa"})"));
+  std::string ab;
+  for (int i = 0; i < 500000; ++i) ab += "ab";
+  const std::string long_doc = R"({"s":")" + ab + R"("})";
+  EXPECT_FALSE(Match(R"({"s":{"$regex":"^(a|b)*c"}})", long_doc));
+  EXPECT_TRUE(Match(R"({"s":{"$regex":"ab$"}})", long_doc));
+  // Exponential backtracking gives up (no match) instead of hanging.
+  EXPECT_FALSE(Match(R"({"s":{"$regex":"^(a+)+$"}})", R"({"s":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab"})"));
+}
+
+// Arithmetic at the edges of the integer ranges: INT64_MIN % -1 trapped
+// (SIGFPE killed the server on POST /db/_find), and a $size past 2^32
+// wrapped to a small count.
+TEST(MangoSelector, ModAndSizeAtTheEdges) {
+  EXPECT_TRUE(Match(R"({"n":{"$mod":[-1,0]}})", R"({"n":-9223372036854775808})"));
+  EXPECT_FALSE(Match(R"({"n":{"$mod":[-1,1]}})", R"({"n":-9223372036854775808})"));
+  EXPECT_TRUE(Match(R"({"n":{"$mod":[-9223372036854775808,-1]}})", R"({"n":-1})"));
+  EXPECT_TRUE(Match(R"({"n":{"$mod":[3,-1]}})", R"({"n":-7})"));  // rem takes the dividend's sign
+  EXPECT_FALSE(Match(R"({"a":{"$size":1e300}})", R"({"a":[]})"));
+  EXPECT_FALSE(Match(R"({"a":{"$size":4294967296}})", R"({"a":[]})"));
+  EXPECT_TRUE(Match(R"({"a":{"$size":0}})", R"({"a":[]})"));
+}
+
 TEST(MangoSelector, BadSelectorsGetCouchErrors) {
   EXPECT_EQ(ParseError(R"({"n":{"$foo":1}})").code(), Status::Code::kInvalidOperator);
   EXPECT_EQ(ParseError(R"({"n":{"$foo":1}})").reason(), "Invalid operator: $foo");
@@ -267,6 +298,31 @@ TEST_P(MangoTest, IndexesListDeletePartialAndUseIndex) {
   ASSERT_TRUE(ListIndexes(*db_, &out).ok());
   ASSERT_TRUE(json::Parse(out, &d).ok());
   EXPECT_EQ(d["total_rows"].GetInt(), 2);
+}
+
+// mango_opts:validate_use_index and validate_bookmark: "ddoc/name" names an
+// index (the string splits at its first "/"), null and [] ask for none, and
+// a null or "" bookmark is the first page, as "nil" is.
+TEST_P(MangoTest, UseIndexAndBookmarkAsCouchDBReadsThem) {
+  Create(R"({"index":{"fields":["score"],"partial_filter_selector":{"team":"red"}},"ddoc":"p","name":"red"})");
+  const std::string q = R"({"selector":{"score":{"$lt":4}},"fields":["score"],"use_index":)";
+  for (const char* u : {R"("p/red")", R"(["p","red"])", R"(["_design/p","red"])", R"("_design/p")", R"("p")"}) {
+    json::Document d = FindJ(q + u + "}");
+    EXPECT_EQ(json::Serialize(d["docs"]), R"([{"score":1},{"score":3}])") << u;
+    EXPECT_FALSE(d.HasMember("warning")) << u;
+  }
+  // binary:split makes "_design/p/red" the design document "p/red": none.
+  json::Document none = FindJ(q + R"("_design/p/red"})");
+  EXPECT_EQ(none["docs"].Size(), 4u);
+  EXPECT_NE(std::string(none["warning"].GetString()).find("was not used"), std::string::npos);
+  for (const char* u : {"null", "[]"}) {
+    json::Document d = FindJ(q + u + "}");
+    EXPECT_EQ(d["docs"].Size(), 4u) << u;  // the partial index is not used
+  }
+  for (const char* b : {"null", R"("")", R"("nil")"}) {
+    json::Document d = FindJ(R"({"selector":{"score":{"$lt":4}},"fields":["score"],"bookmark":)" + std::string(b) + "}");
+    EXPECT_EQ(d["docs"].Size(), 4u) << b;
+  }
 }
 
 // A Mango index built before a purge drops the purged documents' rows on
