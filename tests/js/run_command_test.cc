@@ -255,6 +255,40 @@ TEST(RunCommand, BadArgumentsAreRefused) {
   EXPECT_NE(Settee({"run", "--backend", "paper", "x.js"}).code, 0);
 }
 
+// Settee's options go before the script, and every word after it is the
+// script's (process.argv), as written, as node has it: `app.js --help -t 2
+// --` reached the script only in part (settee took --help and -t 2 for
+// itself, and refused `--`'s next word), and an option settee does not
+// know before the script was passed to the script (or, with a value, ran
+// that value as the script) instead of being refused.
+TEST(RunCommand, WordsAfterTheScriptAreTheScriptsAndUnknownOptionsBeforeItAreRefused) {
+  std::string s = Script("argv.js", "console.log(JSON.stringify(process.argv.slice(2)), settee.threadId)\n");
+  auto o = Settee({"run", s, "--help", "-t", "2", "--threads", "3", "--keep", "--", "x", "[1,2]", "[]"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "[\"--help\",\"-t\",\"2\",\"--threads\",\"3\",\"--keep\",\"--\",\"x\",\"[1,2]\",\"[]\"] 0\n");
+  o = Settee({"run", "--keep", "--timeout-ms=0", "-t2", s, "-t"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("[\"-t\"] 1\n"));
+  o = Settee({"run", "--threads", "2", s, "a"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("[\"a\"] 0\n"));
+  EXPECT_THAT(o.out, HasSubstr("[\"a\"] 1\n"));
+  o = Settee({"run", "--bogus", s});
+  EXPECT_NE(o.code, 0);
+  EXPECT_EQ(o.out, "");
+  EXPECT_THAT(o.err, HasSubstr("--bogus"));
+  o = Settee({"run", "--thread", "4", s});
+  EXPECT_NE(o.code, 0);
+  EXPECT_EQ(o.out, "");
+  EXPECT_THAT(o.err, HasSubstr("--thread"));
+  o = Settee({"eval", "process.argv.slice(1).join()", "--threads", "2", "b"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "'--threads,2,b'\n");
+  o = Settee({"eval", "--bogus", "1 + 1"});
+  EXPECT_NE(o.code, 0);
+  EXPECT_EQ(o.out, "");
+}
+
 // `--data DIR` alone means the LevelDB store in DIR: it was ignored (the
 // default backend is memory), so what a script wrote there was gone at exit.
 // `--backend memory` with `--data` is a contradiction, refused.
