@@ -1060,13 +1060,23 @@ PouchDB.defaults = function (defaultOpts) {
   }
   const base = Object.assign({}, defaultOpts);
   const Parent = this;
-  return class PouchDB extends Parent {
+  return constructibleByCall(class PouchDB extends Parent {
     constructor(name, opts) {
       if (typeof name === 'object' && name !== null) { opts = name; name = opts.name; }
       super(name, Object.assign({}, base, opts));
     }
-  };
+  });
 };
+// pouchdb-core's constructors construct when called without `new` too
+// (its createClass: `PouchDB('db')`, `PouchDB.defaults(o)('db')`), where a
+// class throws a TypeError. What scripts get (require('pouchdb'), the
+// global, settee.PouchDB, defaults()) is the class behind a Proxy whose
+// call constructs; `new`, statics, prototype and instanceof reach the
+// class itself.
+function constructibleByCall(Class) {
+  return new Proxy(Class, { apply: (target, self, args) => new target(...args) });
+}
+const PouchDBExport = constructibleByCall(PouchDB);
 // What require() gives for PouchDB's npm plugins: nothing to add.
 const builtinPlugins = {
   'pouchdb-find': Object.freeze({}),

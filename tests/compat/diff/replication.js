@@ -27,6 +27,10 @@ const ids = (db) => db.allDocs({ include_docs: true, conflicts: true }).then((r)
   await step('defaults has plugin', Promise.resolve(typeof dm.hello));
   await step('defaults name', Promise.resolve(dm.name));
   await dm.destroy();
+  // pouchdb-core's constructors construct when called without `new`.
+  await step('PouchDB without new', PouchDB('diff_nonew', { adapter: 'memory' }).info().then((i) => i.db_name));
+  await step('defaults without new', Mem('diff_nonew').info().then((i) => i.db_name));
+  await step('without new instanceof', Promise.resolve(PouchDB('diff_nonew', { adapter: 'memory' }) instanceof PouchDB));
 
   const a = await fresh(PouchDB, 'diff_rep_a', { adapter: 'memory' });
   const b = await fresh(PouchDB, 'diff_rep_b', { adapter: 'memory' });
