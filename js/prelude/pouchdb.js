@@ -1116,6 +1116,18 @@ class Changes extends EventEmitter {
   catch(b) { return this._promise.catch(b); }
   finally(f) { return this._promise.finally(f); }
 
+  // PouchDB's tryCatchInChangeListener (pouchdb-core's Changes): a 'change'
+  // listener that throws is reported on the console and the feed goes on;
+  // it is the listener's bug, not the feed's error (a one-shot feed still
+  // completes, a live one keeps following, a remote one keeps polling).
+  _emitChange(row) {
+    try {
+      this.emit('change', row);
+    } catch (e) {
+      console.error('Error in .on("change", function):', e);
+    }
+  }
+
   _query(since, limit) {
     const o = this.opts;
     const filterFn = this._filterFn;
@@ -1205,7 +1217,7 @@ class Changes extends EventEmitter {
       const limit = o.limit === undefined || o.limit === null ? undefined : Math.max(0, Number(o.limit) | 0);
       if (!o.live) {
         const r = this._query(since, limit === 0 ? 1 : limit);
-        for (const row of r.results) this.emit('change', row);
+        for (const row of r.results) this._emitChange(row);
         this.emit('complete', { results: o.return_docs === false ? [] : r.results, last_seq: r.last_seq });
         return;
       }
@@ -1230,7 +1242,7 @@ class Changes extends EventEmitter {
         if (this.isCancelled) return;
         this._emitted++;
         if (this.opts.return_docs !== false) this._results.push(row);
-        this.emit('change', row);
+        this._emitChange(row);
       }
       if (this._limit !== undefined && this._emitted >= this._limit) {
         this._stop();

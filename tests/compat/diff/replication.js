@@ -83,6 +83,20 @@ const ids = (db) => db.allDocs({ include_docs: true, conflicts: true }).then((r)
     await step('remote allDocs', remote.allDocs({ startkey: 'a', endkey: 'n2', include_docs: true }));
     await step('remote allDocs keys', remote.allDocs({ keys: ['n1', 'zz'] }));
     await step('remote changes', remote.changes({ since: 0, limit: 3 }).then((r) => r.results.map((c) => c.id)));
+    // A live feed whose 'change' listener throws keeps following (the
+    // throw rejected settee's poll: an unhandled rejection ended the run).
+    await step('remote live listener throws', new Promise((resolve) => {
+      const seen = [];
+      const feed = remote.changes({ live: true, since: 'now' });
+      const timer = setTimeout(() => { feed.cancel(); resolve({ seen, timedOut: true }); }, 20000);
+      feed.on('change', (c) => {
+        seen.push(c.id);
+        if (c.id === 'live1') { remote.put({ _id: 'live2' }); throw new Error('listener bug'); }
+        if (c.id === 'live2') { clearTimeout(timer); feed.cancel(); resolve({ seen }); }
+      });
+      feed.on('error', (e) => { clearTimeout(timer); resolve({ error: e.message, seen }); });
+      setTimeout(() => remote.put({ _id: 'live1' }), 100);
+    }));
     await step('remote changes filter fn', remote.changes({ filter: (doc) => doc.n === 3 }).then((r) => r.results.map((c) => c.id)));
     await step('remote bulkDocs', remote.bulkDocs([{ _id: 'n1', n: 9 }, { _id: 'rnew', v: 'rnew' }]));
     await step('remote bulkDocs bad id', remote.bulkDocs([{ _id: '_bad' }]));
