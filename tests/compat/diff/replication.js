@@ -69,6 +69,19 @@ const ids = (db) => db.allDocs({ include_docs: true, conflicts: true }).then((r)
     rep.on('error', reject);
   }));
 
+  // A target that cannot be reached: the error's result is PouchDB's
+  // aborted one, and a live replication not asked to retry ends with that
+  // error (settee's retried for ever).
+  const unreachable = 'http://127.0.0.1:1/diff_unreachable';
+  await step('unreachable result', a.replicate.to(unreachable).then(outcome, (e) => outcome(e.result)));
+  await step('unreachable live', new Promise((resolve) => {
+    const rep = a.replicate.to(unreachable, { live: true });
+    const timer = setTimeout(() => { rep.cancel(); resolve('still running after 20s'); }, 20000);
+    rep.on('error', (e) => { clearTimeout(timer); resolve(outcome(e.result)); });
+    rep.on('complete', (info) => { clearTimeout(timer); resolve(outcome(info)); });
+  }));
+  await step('unreachable live promise', a.replicate.to(unreachable, { live: true }).then(outcome, (e) => outcome(e.result)));
+
   if (process.env.DIFF_REMOTE) {
     const url = process.env.DIFF_REMOTE + '/diff_remote';
     const r = new PouchDB(url);
