@@ -414,7 +414,7 @@ TEST(JsScripts, FsModuleAsInNode) { ExpectScriptPasses("fs.js", 6); }
 
 TEST(JsScripts, UrlAndUrlSearchParamsAsInNode) { ExpectScriptPasses("url.js", 2); }
 
-TEST(JsScripts, UtilEventsAbortAndFriendsAsInNode) { ExpectScriptPasses("node_util.js", 11); }
+TEST(JsScripts, UtilEventsAbortAndFriendsAsInNode) { ExpectScriptPasses("node_util.js", 12); }
 
 TEST(JsScripts, BufferAsInNode) { ExpectScriptPasses("buffer.js", 4); }
 
