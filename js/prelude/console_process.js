@@ -266,6 +266,18 @@ hooks.emitProcess = function (ev, ...args) {
   for (const fn of l.slice()) fn(...args);
   return true;
 };
+// node's end of a script that an error nothing handled ends (its
+// createOnGlobalUncaughtException): process.exitCode is 1 and the 'exit'
+// listeners run with it, before the error is reported; an error in one is
+// ignored.
+hooks.fatalExit = function () {
+  process.exitCode = 1;
+  try {
+    hooks.emitProcess('exit', 1);
+  } catch (e) {
+    // node's try {} catch {}: the run ends with the first error.
+  }
+};
 // node's end of a script, with process.exitCode: 'beforeExit' when the
 // thread's loop has emptied (its listeners may schedule more work), 'exit'
 // when the thread shuts down. A nonzero exitCode is the process's status.

@@ -210,6 +210,28 @@ TEST(RunCommand, ScriptEndsAsInNodeWithBeforeExitExitAndExitCode) {
   EXPECT_EQ(o.out, "main\nbeforeExit 0 0\nbeforeExit 5 1\nexit 5\n");
 }
 
+// A script an uncaught error or an unhandled rejection ends runs its 'exit'
+// listeners with code 1 (process.exitCode 1), as node's
+// createOnGlobalUncaughtException does; they never ran. The error is still
+// reported and the run's status is 1.
+TEST(RunCommand, AnErrorThatEndsTheScriptRunsItsExitListeners) {
+  std::string s = Script("fatal_exit.js",
+                         "process.on('exit', (c) => console.log('exit', c, process.exitCode));\n"
+                         "setTimeout(() => { throw new Error('late'); }, 1);\n");
+  auto o = Settee({"run", s});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.out, "exit 1 1\n");
+  EXPECT_THAT(o.err, HasSubstr("Error: late"));
+  s = Script("fatal_rejection.js",
+             "process.on('exit', (c) => { console.log('exit', c); throw new Error('in exit'); });\n"
+             "Promise.reject(new Error('rejected'));\n");
+  o = Settee({"run", s});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.out, "exit 1\n");
+  EXPECT_THAT(o.err, HasSubstr("Error: rejected"));
+  EXPECT_THAT(o.err, Not(HasSubstr("in exit")));
+}
+
 TEST(RunCommand, KeepRestartsAThreadAfterAnUncaughtError) {
   std::string keep = kScripts + "/keep.js";
   auto o = Settee({"run", "--keep", keep});
