@@ -831,15 +831,9 @@ void IsolateThread::EmitProcessEnd(const char* event) {
 
 void IsolateThread::NoteExitCode(int code) { pool_->NoteExitCode(code); }
 
+// process.exit (js/prelude/console_process.js has run the 'exit' listeners).
 void IsolateThread::Exit(int code) {
   if (exiting_) return;
-  {
-    v8::TryCatch tc(isolate_);
-    v8::Local<v8::Value> argv[] = {Str(isolate_, "exit"), v8::Integer::New(isolate_, code)};
-    if (hook(kEmitProcess)->Call(context(), v8::Undefined(isolate_), 2, argv).IsEmpty()) {
-      // An exception in an exit listener does not stop the exit.
-    }
-  }
   exiting_ = true;
   pool_->RequestExit(code);
   isolate_->TerminateExecution();

@@ -146,10 +146,12 @@ int Run(const JsCommandArgs& a) {
     return 2;
   }
   (*pool)->RunMain(js::IsolatePool::kAllThreads, filename, source);
-  int code = (*pool)->Wait();
+  (*pool)->Wait();
   (*pool)->Shutdown();
   std::fflush(stdout);
-  return code;
+  // Read after Shutdown: the 'exit' listeners, run as the threads end, may
+  // set process.exitCode or call process.exit(), as in node.
+  return (*pool)->Wait();
 }
 
 int Eval(const JsCommandArgs& a) {
@@ -188,9 +190,9 @@ int Eval(const JsCommandArgs& a) {
     }
   });
   int code = printed.get_future().get();
-  int idle_code = (*pool)->Wait();
+  (*pool)->Wait();
   (*pool)->Shutdown();
-  return code != 0 ? code : idle_code;
+  return code != 0 ? code : (*pool)->Wait();  // after the 'exit' listeners, as Run's
 }
 
 }  // namespace

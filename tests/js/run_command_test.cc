@@ -232,6 +232,30 @@ TEST(RunCommand, AnErrorThatEndsTheScriptRunsItsExitListeners) {
   EXPECT_THAT(o.err, Not(HasSubstr("in exit")));
 }
 
+// 'exit' listeners run once and leave the status, as in node: a
+// process.exit(3) in one ends with 3 (it re-emitted 'exit' until the stack
+// overflowed, and the run ended with 0), and process.exitCode set in one is
+// the status (it was read before they ran).
+TEST(RunCommand, ExitListenersRunOnceAndLeaveTheStatus) {
+  std::string s = Script("exit_in_exit.js",
+                         "process.on('exit', (c) => { console.log('exit', c); process.exit(3); });\n");
+  auto o = Settee({"run", s});
+  EXPECT_EQ(o.code, 3) << o.err;
+  EXPECT_EQ(o.out, "exit 0\n");
+  s = Script("exit_code_in_exit.js",
+             "process.exitCode = 4;\n"
+             "process.on('exit', (c) => { console.log('exit', c); process.exitCode = 6; });\n");
+  o = Settee({"run", s});
+  EXPECT_EQ(o.code, 6) << o.err;
+  EXPECT_EQ(o.out, "exit 4\n");
+  s = Script("exit_call_in_exit.js",
+             "process.on('exit', (c) => { console.log('exit', c); process.exitCode = 7; });\n"
+             "setTimeout(() => process.exit(5), 1);\n");
+  o = Settee({"run", s});
+  EXPECT_EQ(o.code, 7) << o.err;
+  EXPECT_EQ(o.out, "exit 5\n");
+}
+
 TEST(RunCommand, KeepRestartsAThreadAfterAnUncaughtError) {
   std::string keep = kScripts + "/keep.js";
   auto o = Settee({"run", "--keep", keep});
