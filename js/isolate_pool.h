@@ -127,7 +127,9 @@ class IsolatePool {
   // died from an uncaught error or unhandled rejection (and was not
   // restarted by `keep`), else a nonzero process.exitCode a main script
   // left, else 0. After process.exit() the pool runs no more
-  // JS: call Shutdown(), which fails whatever is still queued.
+  // JS: call Shutdown(), which fails whatever is still queued. After
+  // Shutdown() it returns at once, with the status the threads' 'exit'
+  // listeners (run as they end) leave.
   int Wait();
 
   // Stops every thread (running JS is terminated) and disposes the

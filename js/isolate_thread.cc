@@ -31,7 +31,7 @@ constexpr const char* kHookNames[IsolateThread::kNumHooks] = {
     "runTicks",    "drainTicks",    "onTimer",  "onImmediate", "makeError",
     "runTask",     "evalScript",  "onMessage", "onTaskReply", "onFeed",
     "runMain",     "errorText",   "emitProcess", "inspect",   "processEnd",
-    "esmImport",   "esmMeta"};
+    "esmImport",   "esmMeta",       "fatalExit"};
 
 v8::Local<v8::String> Str(v8::Isolate* isolate, std::string_view s) { return ToV8String(isolate, s); }
 
@@ -628,6 +628,12 @@ void IsolateThread::ReportUncaught(v8::Local<v8::Value> error, v8::Local<v8::Mes
     }
   }
   if (rejection) text = std::string(kind) + ": " + text;
+  // A main script the error ends (no --keep to restart it) ends as node's:
+  // exitCode 1 and its 'exit' listeners first (they were never run).
+  if (has_main_ && !pool_->options().keep) {
+    v8::TryCatch tc(isolate_);
+    (void)hook(kFatalExit)->Call(ctx, v8::Undefined(isolate_), 0, nullptr);
+  }
   pool_->Report(id_, text);
   ScheduleReset(Status::Internal(text));
 }
@@ -825,15 +831,9 @@ void IsolateThread::EmitProcessEnd(const char* event) {
 
 void IsolateThread::NoteExitCode(int code) { pool_->NoteExitCode(code); }
 
+// process.exit (js/prelude/console_process.js has run the 'exit' listeners).
 void IsolateThread::Exit(int code) {
   if (exiting_) return;
-  {
-    v8::TryCatch tc(isolate_);
-    v8::Local<v8::Value> argv[] = {Str(isolate_, "exit"), v8::Integer::New(isolate_, code)};
-    if (hook(kEmitProcess)->Call(context(), v8::Undefined(isolate_), 2, argv).IsEmpty()) {
-      // An exception in an exit listener does not stop the exit.
-    }
-  }
   exiting_ = true;
   pool_->RequestExit(code);
   isolate_->TerminateExecution();

@@ -178,7 +178,7 @@ class IsolateThread {
   enum Hook {
     kRunTicks, kDrainTicks, kOnTimer, kOnImmediate, kMakeError, kRunTask, kEvalScript, kOnMessage,
     kOnTaskReply, kOnFeed, kRunMain, kErrorText, kEmitProcess, kInspect, kProcessEnd, kEsmImport,
-    kEsmMeta, kNumHooks
+    kEsmMeta, kFatalExit, kNumHooks
   };
   v8::Local<v8::Function> hook(Hook h) { return hooks_[h].Get(isolate_); }
 

@@ -25,6 +25,17 @@ namespace settee {
 // app.exit()) turns into main's return value.
 void RegisterRunCommands(CLI::App& app);
 
+// node's command line: its options, the script, then the script's words,
+// each as written (process.argv). Takes the words after `run`'s script
+// (or `eval`'s expression) off the command line for the script, and
+// returns the argc CLI11 is to parse: `app.js --help -t 2` are app.js's
+// words, `[1,2]` one word (CLI11 took a script's --help or -t for
+// settee's, and reads `[a,b]` as a list), and an option settee does not
+// know before the script is CLI11's error (prefix_command passed it to
+// the script, or ran a mistyped option's value as the script). Call after
+// RegisterRunCommands, before parsing.
+int TakeScriptArguments(const CLI::App& app, int argc, char** argv);
+
 // Opens /dev/null in place of a closed standard stream (`settee run x.js
 // <&-`), as node's PlatformInit does: the next file opened would take its
 // number, and libuv aborts when asked to close a descriptor below 3. A

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
 #if SETTEE_WITH_JS
   settee::RegisterRunCommands(app);  // run, eval (runtime/commands_js.h)
   settee::bench::RegisterBenchCommand(app);  // bench (bench/harness/bench_command.h)
+  argc = settee::TakeScriptArguments(app, argc, argv);  // the words of run's script
 #endif
   CLI11_PARSE(app, argc, argv);
   return 0;

@@ -36,6 +36,13 @@ struct JsCommandArgs {
   std::vector<std::string> positional;  // script/expression, then script args
 };
 
+// The words after the script (or expression), taken off the command line
+// by TakeScriptArguments before CLI11 parses it.
+std::vector<std::string>& ScriptArguments() {
+  static std::vector<std::string> words;
+  return words;
+}
+
 void AddCommonOptions(CLI::App* cmd, JsCommandArgs* a) {
   cmd->add_option("-t,--threads", a->threads, "Isolate threads, each running the script")
       ->check(CLI::Range(1, js::IsolatePool::kMaxThreads));
@@ -139,10 +146,12 @@ int Run(const JsCommandArgs& a) {
     return 2;
   }
   (*pool)->RunMain(js::IsolatePool::kAllThreads, filename, source);
-  int code = (*pool)->Wait();
+  (*pool)->Wait();
   (*pool)->Shutdown();
   std::fflush(stdout);
-  return code;
+  // Read after Shutdown: the 'exit' listeners, run as the threads end, may
+  // set process.exitCode or call process.exit(), as in node.
+  return (*pool)->Wait();
 }
 
 int Eval(const JsCommandArgs& a) {
@@ -181,9 +190,9 @@ int Eval(const JsCommandArgs& a) {
     }
   });
   int code = printed.get_future().get();
-  int idle_code = (*pool)->Wait();
+  (*pool)->Wait();
   (*pool)->Shutdown();
-  return code != 0 ? code : idle_code;
+  return code != 0 ? code : (*pool)->Wait();  // after the 'exit' listeners, as Run's
 }
 
 }  // namespace
@@ -204,11 +213,9 @@ void RegisterRunCommands(CLI::App& app) {
   AddCommonOptions(run, run_args.get());
   run->add_option("script", run_args->script, "script.js (or - for stdin), then its arguments")
       ->required();
-  // Everything after the script belongs to the script (process.argv).
-  run->prefix_command();
-  run->callback([run, run_args] {
+  run->callback([run_args] {
     run_args->positional = {run_args->script};
-    for (auto& extra : run->remaining()) run_args->positional.push_back(extra);
+    for (auto& word : ScriptArguments()) run_args->positional.push_back(word);
     int code = Run(*run_args);
     if (code != 0) throw CLI::RuntimeError(code);
   });
@@ -216,14 +223,44 @@ void RegisterRunCommands(CLI::App& app) {
   auto eval_args = std::make_shared<JsCommandArgs>();
   CLI::App* eval = app.add_subcommand("eval", "Evaluate a JavaScript expression and print its value");
   AddCommonOptions(eval, eval_args.get());
-  eval->add_option("expression", eval_args->script, "The expression")->required();
-  eval->prefix_command();
-  eval->callback([eval, eval_args] {
+  eval->add_option("expression", eval_args->script, "The expression, then its arguments")->required();
+  eval->callback([eval_args] {
     eval_args->positional = {eval_args->script};
-    for (auto& extra : eval->remaining()) eval_args->positional.push_back(extra);
+    for (auto& word : ScriptArguments()) eval_args->positional.push_back(word);
     int code = Eval(*eval_args);
     if (code != 0) throw CLI::RuntimeError(code);
   });
+}
+
+int TakeScriptArguments(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* command = nullptr;  // run or eval, once met
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.size() > 1 && word[0] == '-') {
+      if (word == "--") return argc;
+      // An option of the app or of the command: skip its value, unless it
+      // is in the word (--threads=2, -t2). One CLI11 does not know is left
+      // to CLI11 to refuse.
+      const bool is_long = word[1] == '-';
+      const size_t eq = word.find('=');
+      const std::string name = is_long ? word.substr(0, eq) : word.substr(0, 2);
+      const CLI::Option* opt = (command ? command : &app)->get_option_no_throw(name);
+      if (opt == nullptr) return argc;
+      const bool value_in_word = is_long ? eq != std::string::npos : word.size() > 2;
+      if (opt->get_items_expected_max() > 0 && !value_in_word) ++i;
+      continue;
+    }
+    if (command == nullptr) {
+      auto found = app.get_subcommands([&word](const CLI::App* sub) { return sub->get_name() == word; });
+      if (found.empty() || (word != "run" && word != "eval")) return argc;
+      command = found[0];
+      continue;
+    }
+    // The script (or expression): CLI11 parses up to it, the rest is the script's.
+    ScriptArguments().assign(argv + i + 1, argv + argc);
+    return i + 1;
+  }
+  return argc;
 }
 
 }  // namespace settee

@@ -208,9 +208,13 @@ const process = {
   },
   uptime: () => native.now() / 1000,
   cwd: () => native.cwd(),
+  // node's process.exit: the code given becomes process.exitCode, the
+  // 'exit' listeners run (once: not again for a process.exit in one of
+  // them), and the status is process.exitCode as they leave it.
   exit: (code) => {
-    if (code === undefined) code = process.exitCode || 0;
-    native.exit(Number(code) | 0);
+    if (code !== undefined) process.exitCode = code;
+    emitExitOnce();
+    native.exit(Number(process.exitCode) | 0);
   },
   on: (ev, fn) => { (processEmitter[ev] = processEmitter[ev] || []).push(fn); return process; },
   once: (ev, fn) => {
@@ -266,11 +270,34 @@ hooks.emitProcess = function (ev, ...args) {
   for (const fn of l.slice()) fn(...args);
   return true;
 };
+// node's end of a script that an error nothing handled ends (its
+// createOnGlobalUncaughtException): process.exitCode is 1 and the 'exit'
+// listeners run with it, before the error is reported; an error in one is
+// ignored.
+hooks.fatalExit = function () {
+  process.exitCode = 1;
+  emitExitOnce();
+};
+// 'exit' is emitted once a thread, whichever way its script ends (node's
+// process._exiting): a process.exit() in an 'exit' listener only sets the
+// status (it re-emitted 'exit' until the stack overflowed). An error in a
+// listener does not stop the exit.
+let exitEmitted = false;
+function emitExitOnce() {
+  if (exitEmitted) return;
+  exitEmitted = true;
+  try {
+    hooks.emitProcess('exit', Number(process.exitCode) | 0);
+  } catch (e) {
+    // As node's try {} catch {} around its emit.
+  }
+}
 // node's end of a script, with process.exitCode: 'beforeExit' when the
 // thread's loop has emptied (its listeners may schedule more work), 'exit'
 // when the thread shuts down. A nonzero exitCode is the process's status.
 hooks.processEnd = function (ev) {
-  hooks.emitProcess(ev, Number(process.exitCode) | 0);
+  if (ev === 'exit') emitExitOnce();
+  else hooks.emitProcess(ev, Number(process.exitCode) | 0);
   native.noteExitCode(Number(process.exitCode) | 0);
 };
 

@@ -454,7 +454,7 @@ class RemoteChanges extends Changes {
     if (!this.opts.live) {
       this._request(this.opts.since === undefined ? 0 : this.opts.since).then((r) => {
         if (this.isCancelled) return;
-        for (const row of r.results) this.emit('change', row);
+        for (const row of r.results) this._emitChange(row);
         this.emit('complete', { results: this.opts.return_docs === false ? [] : r.results, last_seq: r.last_seq });
       }, (e) => this._fail(e));
       return;
@@ -476,7 +476,7 @@ class RemoteChanges extends Changes {
       for (const row of r.results) {
         if (this.isCancelled) return;
         if (this.opts.return_docs !== false) this._results.push(row);
-        this.emit('change', row);
+        this._emitChange(row);
       }
       this._poll();
     }, (e) => { if (!this.isCancelled) this._fail(e); });

@@ -369,6 +369,50 @@ inspect.styles = inspectStyles;
 
 function format(...args) { return formatWithOptions(undefined, ...args); }
 
+// The global constructors ECMAScript defines (node's builtInObjects: the
+// capitalized globals of a bare context). Taken from globalThis, whose
+// node-like additions (Buffer, URL...) are JS classes, not native code.
+let builtInObjects;
+function isBuiltInConstructor(f) {
+  if (builtInObjects === undefined) {
+    builtInObjects = new Set(Object.getOwnPropertyNames(globalThis).filter((e) => /^[A-Z][a-zA-Z0-9]+$/.test(e)));
+  }
+  return builtInObjects.has(f.name) && globalThis[f.name] === f &&
+    /\{\s*\[native code\]\s*\}$/.test(Function.prototype.toString.call(f));
+}
+
+// node's hasBuiltInToString (lib/internal/util/inspect.js): whether %s
+// inspects `v` (the toString it would get is a built-in's: Object's,
+// Array's, Error's, Date's) or calls String(v) (the object, or a class of
+// its own such as Buffer or URL, defines toString).
+function hasBuiltInToString(v) {
+  if (typeof v.toString !== 'function') return true;
+  if (Object.prototype.hasOwnProperty.call(v, 'toString')) return false;
+  let p = v;
+  do { p = Object.getPrototypeOf(p); } while (p !== null && !Object.prototype.hasOwnProperty.call(p, 'toString'));
+  if (p === null) return true;
+  const d = Object.getOwnPropertyDescriptor(p, 'constructor');
+  return d !== undefined && typeof d.value === 'function' && isBuiltInConstructor(d.value);
+}
+
+// %s as node 20 formats it: numbers and bigints as inspect shows them
+// (-0, 5n), an object without a toString of its own inspected one level
+// deep, anything else (functions, symbols, objects with their own
+// toString) through String().
+function formatString(v, opts) {
+  if (typeof v === 'number' || typeof v === 'bigint') return formatPrimitive(v, true);
+  if (typeof v !== 'object' || v === null || !hasBuiltInToString(v)) return String(v);
+  return inspect(v, Object.assign({}, opts, { depth: 0, colors: false, compact: 3 }));
+}
+
+// %d, %i and %f as node 20: Number(), parseInt() and parseFloat() of the
+// argument (a symbol is NaN), shown as inspect shows numbers.
+function formatNumberArg(v, c) {
+  if (typeof v === 'bigint' && c !== 'f') return v + 'n';
+  if (typeof v === 'symbol') return 'NaN';
+  return formatPrimitive(c === 'd' ? Number(v) : c === 'i' ? parseInt(v) : parseFloat(v), true);
+}
+
 function formatWithOptions(opts, ...args) {
   const show = (v) => inspect(v, opts);
   let out = '';
@@ -384,13 +428,8 @@ function formatWithOptions(opts, ...args) {
       if (c === '%') { out += f.slice(last, p) + '%'; last = p + 2; p++; continue; }
       if (i >= args.length) continue;
       switch (c) {
-        case 's': rep = typeof args[i] === 'string' ? args[i] : (typeof args[i] === 'object' && args[i] !== null ? show(args[i]) : formatPrimitive(args[i], true)); break;
-        case 'd': case 'i': {
-          const a = args[i];
-          rep = typeof a === 'bigint' ? a + 'n' : formatPrimitive(c === 'i' ? Math.trunc(Number(a)) : Number(a), true);
-          break;
-        }
-        case 'f': rep = String(parseFloat(args[i])); break;
+        case 's': rep = formatString(args[i], opts); break;
+        case 'd': case 'i': case 'f': rep = formatNumberArg(args[i], c); break;
         case 'j': try { rep = JSON.stringify(args[i]); } catch (e) { rep = '[Circular]'; } break;
         case 'o': rep = inspect(args[i], Object.assign({ showHidden: true, depth: 4 }, opts)); break;
         case 'O': rep = show(args[i]); break;

@@ -9,7 +9,7 @@ const builtins = {
   fs, 'fs/promises': fs.promises, crypto, os, url: { URL, URLSearchParams, fileURLToPath, pathToFileURL, ...legacyUrl }, querystring,
   string_decoder: { StringDecoder }, zlib, child_process: childProcess, 'timers/promises': timersPromises, perf_hooks: { performance },
   module: { createRequire: (from) => makeRequire(new Module(from instanceof URL || String(from).startsWith('file:') ? fileURLToPath(from) : String(from), null)) },
-  pouchdb: PouchDB, 'pouchdb-core': PouchDB, settee, buffer: bufferModule, tty,
+  pouchdb: PouchDBExport, 'pouchdb-core': PouchDBExport, settee, buffer: bufferModule, tty,
   readline: readlineModule, 'readline/promises': readlinePromises,
   timers: null, process: null, console: null,
 };
@@ -228,7 +228,7 @@ defineGlobal('URL', URL);
 defineGlobal('crypto', crypto.webcrypto);
 defineGlobal('URLSearchParams', URLSearchParams);
 defineGlobal('performance', performance);
-defineGlobal('PouchDB', PouchDB);
+defineGlobal('PouchDB', PouchDBExport);
 defineGlobal('settee', settee);
 defineGlobal('require', makeRequire(null));
 defineGlobal('EventEmitter', EventEmitter);

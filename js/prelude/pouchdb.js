@@ -1075,13 +1075,23 @@ PouchDB.defaults = function (defaultOpts) {
   }
   const base = Object.assign({}, defaultOpts);
   const Parent = this;
-  return class PouchDB extends Parent {
+  return constructibleByCall(class PouchDB extends Parent {
     constructor(name, opts) {
       if (typeof name === 'object' && name !== null) { opts = name; name = opts.name; }
       super(name, Object.assign({}, base, opts));
     }
-  };
+  });
 };
+// pouchdb-core's constructors construct when called without `new` too
+// (its createClass: `PouchDB('db')`, `PouchDB.defaults(o)('db')`), where a
+// class throws a TypeError. What scripts get (require('pouchdb'), the
+// global, settee.PouchDB, defaults()) is the class behind a Proxy whose
+// call constructs; `new`, statics, prototype and instanceof reach the
+// class itself.
+function constructibleByCall(Class) {
+  return new Proxy(Class, { apply: (target, self, args) => new target(...args) });
+}
+const PouchDBExport = constructibleByCall(PouchDB);
 // What require() gives for PouchDB's npm plugins: nothing to add.
 const builtinPlugins = {
   'pouchdb-find': Object.freeze({}),
@@ -1120,6 +1130,18 @@ class Changes extends EventEmitter {
   then(a, b) { return this._promise.then(a, b); }
   catch(b) { return this._promise.catch(b); }
   finally(f) { return this._promise.finally(f); }
+
+  // PouchDB's tryCatchInChangeListener (pouchdb-core's Changes): a 'change'
+  // listener that throws is reported on the console and the feed goes on;
+  // it is the listener's bug, not the feed's error (a one-shot feed still
+  // completes, a live one keeps following, a remote one keeps polling).
+  _emitChange(row) {
+    try {
+      this.emit('change', row);
+    } catch (e) {
+      console.error('Error in .on("change", function):', e);
+    }
+  }
 
   _query(since, limit) {
     const o = this.opts;
@@ -1210,7 +1232,7 @@ class Changes extends EventEmitter {
       const limit = o.limit === undefined || o.limit === null ? undefined : Math.max(0, Number(o.limit) | 0);
       if (!o.live) {
         const r = this._query(since, limit === 0 ? 1 : limit);
-        for (const row of r.results) this.emit('change', row);
+        for (const row of r.results) this._emitChange(row);
         this.emit('complete', { results: o.return_docs === false ? [] : r.results, last_seq: r.last_seq });
         return;
       }
@@ -1235,7 +1257,7 @@ class Changes extends EventEmitter {
         if (this.isCancelled) return;
         this._emitted++;
         if (this.opts.return_docs !== false) this._results.push(row);
-        this.emit('change', row);
+        this._emitChange(row);
       }
       if (this._limit !== undefined && this._emitted >= this._limit) {
         this._stop();

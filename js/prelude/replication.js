@@ -41,9 +41,12 @@ class Replication extends EventEmitter {
       // PouchDB creates a missing local or remote target.
       create_target: o.create_target !== false,
     };
-    // PouchDB gives up on the first error unless asked to retry; live
-    // replications here always retry with backoff.
+    // PouchDB gives up on the first error unless asked to retry (its
+    // backOff: `retry` is false by default, live or not). A one-shot job is
+    // told so; a live one (which settee's replicator retries for ever)
+    // is ended here at its first failed attempt (_poll).
     if (!o.live && !o.retry) req.retries_per_request = 0;
+    this._giveUpOnError = !o.retry;
     if (o.batch_size !== undefined) req.batch_size = Number(o.batch_size);
     if (o.batches_limit !== undefined) req.batches_limit = Number(o.batches_limit);
     if (Array.isArray(o.doc_ids)) req.doc_ids = o.doc_ids;
@@ -86,10 +89,21 @@ class Replication extends EventEmitter {
   }
   _poll() {
     for (const e of native.replicationEvents(this._feedId)) {
+      if (this._aborted) {
+        // Given up on (_abort): the cancelled job's last event ends the feed.
+        if (e.kind === 'complete' || e.kind === 'error') this._close();
+        continue;
+      }
       if (this._done) return;
       switch (e.kind) {
         case 'active': this.emit('active'); break;
-        case 'paused': this.emit('paused', e.error ? replicationError(e.error) : undefined); break;
+        case 'paused':
+          if (e.error && this._giveUpOnError) {
+            this._abort(e);
+            break;
+          }
+          this.emit('paused', e.error ? replicationError(e.error) : undefined);
+          break;
         case 'change': {
           if (e.docs.length === 0) break;  // a batch the target had already
           const info = this._info(e);
@@ -107,14 +121,36 @@ class Replication extends EventEmitter {
       }
     }
   }
-  _finish(e) {
-    this._done = true;
+  _close() {
     feeds.delete(this._feedId);
     native.replicationClose(this._feedId);
+  }
+  // PouchDB's error of a failed replication, with the result its
+  // abortReplication and completeReplication give it: not ok, status
+  // 'aborting', an end_time.
+  _errorOf(e) {
+    const err = replicationError(e.error);
+    err.result = this._info(e);
+    err.result.ok = false;
+    err.result.status = 'aborting';
+    err.result.end_time = new Date().toISOString();
+    return err;
+  }
+  // A live replication not to be retried ends at its first failed attempt
+  // (PouchDB's backOff with retry false): 'error' now. Its job, waiting to
+  // retry, is cancelled, and the feed closed at the job's last event
+  // (closing now would wait here for the attempt the job may be starting).
+  _abort(e) {
+    this._done = true;
+    this._aborted = true;
+    native.replicationCancel(this._feedId);
+    this.emit('error', this._errorOf(e));
+  }
+  _finish(e) {
+    this._done = true;
+    this._close();
     if (e.kind === 'error') {
-      const err = replicationError(e.error);
-      err.result = this._info(e);
-      this.emit('error', err);
+      this.emit('error', this._errorOf(e));
       return;
     }
     const info = this._info(e);

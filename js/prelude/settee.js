@@ -98,7 +98,7 @@ const settee = {
   restartCount: native.restartCount,
   version: native.version,
   db: (name, opts) => new PouchDB(name, opts),
-  PouchDB,
+  PouchDB: PouchDBExport,
   // Sends `msg` (JSON-serializable) to thread `to` (-1: the host/main
   // thread, the default; '*': every other isolate thread).
   postMessage(msg, to = -1) {

@@ -210,6 +210,52 @@ TEST(RunCommand, ScriptEndsAsInNodeWithBeforeExitExitAndExitCode) {
   EXPECT_EQ(o.out, "main\nbeforeExit 0 0\nbeforeExit 5 1\nexit 5\n");
 }
 
+// A script an uncaught error or an unhandled rejection ends runs its 'exit'
+// listeners with code 1 (process.exitCode 1), as node's
+// createOnGlobalUncaughtException does; they never ran. The error is still
+// reported and the run's status is 1.
+TEST(RunCommand, AnErrorThatEndsTheScriptRunsItsExitListeners) {
+  std::string s = Script("fatal_exit.js",
+                         "process.on('exit', (c) => console.log('exit', c, process.exitCode));\n"
+                         "setTimeout(() => { throw new Error('late'); }, 1);\n");
+  auto o = Settee({"run", s});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.out, "exit 1 1\n");
+  EXPECT_THAT(o.err, HasSubstr("Error: late"));
+  s = Script("fatal_rejection.js",
+             "process.on('exit', (c) => { console.log('exit', c); throw new Error('in exit'); });\n"
+             "Promise.reject(new Error('rejected'));\n");
+  o = Settee({"run", s});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_EQ(o.out, "exit 1\n");
+  EXPECT_THAT(o.err, HasSubstr("Error: rejected"));
+  EXPECT_THAT(o.err, Not(HasSubstr("in exit")));
+}
+
+// 'exit' listeners run once and leave the status, as in node: a
+// process.exit(3) in one ends with 3 (it re-emitted 'exit' until the stack
+// overflowed, and the run ended with 0), and process.exitCode set in one is
+// the status (it was read before they ran).
+TEST(RunCommand, ExitListenersRunOnceAndLeaveTheStatus) {
+  std::string s = Script("exit_in_exit.js",
+                         "process.on('exit', (c) => { console.log('exit', c); process.exit(3); });\n");
+  auto o = Settee({"run", s});
+  EXPECT_EQ(o.code, 3) << o.err;
+  EXPECT_EQ(o.out, "exit 0\n");
+  s = Script("exit_code_in_exit.js",
+             "process.exitCode = 4;\n"
+             "process.on('exit', (c) => { console.log('exit', c); process.exitCode = 6; });\n");
+  o = Settee({"run", s});
+  EXPECT_EQ(o.code, 6) << o.err;
+  EXPECT_EQ(o.out, "exit 4\n");
+  s = Script("exit_call_in_exit.js",
+             "process.on('exit', (c) => { console.log('exit', c); process.exitCode = 7; });\n"
+             "setTimeout(() => process.exit(5), 1);\n");
+  o = Settee({"run", s});
+  EXPECT_EQ(o.code, 7) << o.err;
+  EXPECT_EQ(o.out, "exit 5\n");
+}
+
 TEST(RunCommand, KeepRestartsAThreadAfterAnUncaughtError) {
   std::string keep = kScripts + "/keep.js";
   auto o = Settee({"run", "--keep", keep});
@@ -253,6 +299,40 @@ TEST(RunCommand, BadArgumentsAreRefused) {
   EXPECT_NE(Settee({"run", "/no/such/file.js"}).code, 0);
   EXPECT_NE(Settee({"run", "--threads", "0", "x.js"}).code, 0);
   EXPECT_NE(Settee({"run", "--backend", "paper", "x.js"}).code, 0);
+}
+
+// Settee's options go before the script, and every word after it is the
+// script's (process.argv), as written, as node has it: `app.js --help -t 2
+// --` reached the script only in part (settee took --help and -t 2 for
+// itself, and refused `--`'s next word), and an option settee does not
+// know before the script was passed to the script (or, with a value, ran
+// that value as the script) instead of being refused.
+TEST(RunCommand, WordsAfterTheScriptAreTheScriptsAndUnknownOptionsBeforeItAreRefused) {
+  std::string s = Script("argv.js", "console.log(JSON.stringify(process.argv.slice(2)), settee.threadId)\n");
+  auto o = Settee({"run", s, "--help", "-t", "2", "--threads", "3", "--keep", "--", "x", "[1,2]", "[]"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "[\"--help\",\"-t\",\"2\",\"--threads\",\"3\",\"--keep\",\"--\",\"x\",\"[1,2]\",\"[]\"] 0\n");
+  o = Settee({"run", "--keep", "--timeout-ms=0", "-t2", s, "-t"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("[\"-t\"] 1\n"));
+  o = Settee({"run", "--threads", "2", s, "a"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("[\"a\"] 0\n"));
+  EXPECT_THAT(o.out, HasSubstr("[\"a\"] 1\n"));
+  o = Settee({"run", "--bogus", s});
+  EXPECT_NE(o.code, 0);
+  EXPECT_EQ(o.out, "");
+  EXPECT_THAT(o.err, HasSubstr("--bogus"));
+  o = Settee({"run", "--thread", "4", s});
+  EXPECT_NE(o.code, 0);
+  EXPECT_EQ(o.out, "");
+  EXPECT_THAT(o.err, HasSubstr("--thread"));
+  o = Settee({"eval", "process.argv.slice(1).join()", "--threads", "2", "b"});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.out, "'--threads,2,b'\n");
+  o = Settee({"eval", "--bogus", "1 + 1"});
+  EXPECT_NE(o.code, 0);
+  EXPECT_EQ(o.out, "");
 }
 
 // `--data DIR` alone means the LevelDB store in DIR: it was ignored (the
@@ -380,7 +460,7 @@ TEST(JsScripts, FsModuleAsInNode) { ExpectScriptPasses("fs.js", 6); }
 
 TEST(JsScripts, UrlAndUrlSearchParamsAsInNode) { ExpectScriptPasses("url.js", 2); }
 
-TEST(JsScripts, UtilEventsAbortAndFriendsAsInNode) { ExpectScriptPasses("node_util.js", 11); }
+TEST(JsScripts, UtilEventsAbortAndFriendsAsInNode) { ExpectScriptPasses("node_util.js", 12); }
 
 TEST(JsScripts, BufferAsInNode) { ExpectScriptPasses("buffer.js", 4); }
 

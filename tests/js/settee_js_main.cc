@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   CLI::App app{"settee (JS commands only)"};
   app.require_subcommand(1);
   settee::RegisterRunCommands(app);
+  argc = settee::TakeScriptArguments(app, argc, argv);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -26,6 +26,15 @@ const { step, fresh, done } = require('./lib/report');
   await step('changes filter fn query_params', db.changes({ filter: (doc, req) => doc.g === req.query.g, query_params: { g: 2 } }));
   await step('changes selector include_docs', db.changes({ selector: { arr: { $elemMatch: { $eq: 11 } } }, include_docs: true }));
   await step('changes doc_ids selector', db.changes({ doc_ids: ['doc01', 'doc02'], selector: { g: 1 } }));
+  // A 'change' listener that throws is its own bug: PouchDB logs it and the
+  // feed goes on to complete (settee failed the feed with the error).
+  await step('changes listener throws', new Promise((resolve) => {
+    const seen = [];
+    const feed = db.changes({ limit: 3 });
+    feed.on('change', (c) => { seen.push(c.id); throw new Error('listener bug'); });
+    feed.on('complete', (r) => resolve({ seen, results: r.results.length }));
+    feed.on('error', (e) => resolve({ error: e.message, seen }));
+  }));
   await db.put({ _id: '_design/q', views: {
     linked: { map: 'function (doc) { if (doc.ref) emit(doc._id, { _id: doc.ref }); }' },
     byg: { map: 'function (doc) { if (doc.g !== undefined) emit([doc.g, doc.i], doc.i); }', reduce: '_sum' },

@@ -27,6 +27,10 @@ const ids = (db) => db.allDocs({ include_docs: true, conflicts: true }).then((r)
   await step('defaults has plugin', Promise.resolve(typeof dm.hello));
   await step('defaults name', Promise.resolve(dm.name));
   await dm.destroy();
+  // pouchdb-core's constructors construct when called without `new`.
+  await step('PouchDB without new', PouchDB('diff_nonew', { adapter: 'memory' }).info().then((i) => i.db_name));
+  await step('defaults without new', Mem('diff_nonew').info().then((i) => i.db_name));
+  await step('without new instanceof', Promise.resolve(PouchDB('diff_nonew', { adapter: 'memory' }) instanceof PouchDB));
 
   const a = await fresh(PouchDB, 'diff_rep_a', { adapter: 'memory' });
   const b = await fresh(PouchDB, 'diff_rep_b', { adapter: 'memory' });
@@ -65,6 +69,19 @@ const ids = (db) => db.allDocs({ include_docs: true, conflicts: true }).then((r)
     rep.on('error', reject);
   }));
 
+  // A target that cannot be reached: the error's result is PouchDB's
+  // aborted one, and a live replication not asked to retry ends with that
+  // error (settee's retried for ever).
+  const unreachable = 'http://127.0.0.1:1/diff_unreachable';
+  await step('unreachable result', a.replicate.to(unreachable).then(outcome, (e) => outcome(e.result)));
+  await step('unreachable live', new Promise((resolve) => {
+    const rep = a.replicate.to(unreachable, { live: true });
+    const timer = setTimeout(() => { rep.cancel(); resolve('still running after 20s'); }, 20000);
+    rep.on('error', (e) => { clearTimeout(timer); resolve(outcome(e.result)); });
+    rep.on('complete', (info) => { clearTimeout(timer); resolve(outcome(info)); });
+  }));
+  await step('unreachable live promise', a.replicate.to(unreachable, { live: true }).then(outcome, (e) => outcome(e.result)));
+
   if (process.env.DIFF_REMOTE) {
     const url = process.env.DIFF_REMOTE + '/diff_remote';
     const r = new PouchDB(url);
@@ -79,6 +96,20 @@ const ids = (db) => db.allDocs({ include_docs: true, conflicts: true }).then((r)
     await step('remote allDocs', remote.allDocs({ startkey: 'a', endkey: 'n2', include_docs: true }));
     await step('remote allDocs keys', remote.allDocs({ keys: ['n1', 'zz'] }));
     await step('remote changes', remote.changes({ since: 0, limit: 3 }).then((r) => r.results.map((c) => c.id)));
+    // A live feed whose 'change' listener throws keeps following (the
+    // throw rejected settee's poll: an unhandled rejection ended the run).
+    await step('remote live listener throws', new Promise((resolve) => {
+      const seen = [];
+      const feed = remote.changes({ live: true, since: 'now' });
+      const timer = setTimeout(() => { feed.cancel(); resolve({ seen, timedOut: true }); }, 20000);
+      feed.on('change', (c) => {
+        seen.push(c.id);
+        if (c.id === 'live1') { remote.put({ _id: 'live2' }); throw new Error('listener bug'); }
+        if (c.id === 'live2') { clearTimeout(timer); feed.cancel(); resolve({ seen }); }
+      });
+      feed.on('error', (e) => { clearTimeout(timer); resolve({ error: e.message, seen }); });
+      setTimeout(() => remote.put({ _id: 'live1' }), 100);
+    }));
     await step('remote changes filter fn', remote.changes({ filter: (doc) => doc.n === 3 }).then((r) => r.results.map((c) => c.id)));
     await step('remote bulkDocs', remote.bulkDocs([{ _id: 'n1', n: 9 }, { _id: 'rnew', v: 'rnew' }]));
     await step('remote bulkDocs bad id', remote.bulkDocs([{ _id: '_bad' }]));

@@ -73,6 +73,31 @@ check('util.inspect options and layout as node prints them', () => {
     "[\n  'apple',\n  'banana',\n  'cherry',\n  'date',\n  'elderberry',\n  'fig',\n  'grape',\n  'honeydew'\n]");
 });
 
+// %s shows an object without a toString of its own one level deep, and
+// calls String() on the rest (functions, symbols, a class's or an own
+// toString, Buffer and URL); %d, %i and %f are Number(), parseInt() and
+// parseFloat() (settee inspected every object fully, printed functions as
+// undefined and kept -0 for %i).
+check('util.format %s, %d, %i and %f as node 20 formats them', () => {
+  class Named { toString() { return 'named!'; } }
+  class Plain { constructor() { this.a = { b: { c: 1 } }; } }
+  assert.strictEqual(util.format('%s', { a: { b: { c: { d: 1 } } } }), '{ a: [Object] }');
+  assert.strictEqual(util.format('%s', [1, [2, [3, [4]]]]), '[ 1, [Array] ]');
+  assert.strictEqual(util.format('%s|%s', new Named(), new Plain()), 'named!|Plain { a: [Object] }');
+  assert.strictEqual(util.format('%s', { toString() { return 'own'; } }), 'own');
+  assert.strictEqual(util.format('%s', function f() { return 1; }), 'function f() { return 1; }');
+  assert.strictEqual(util.format('%s %s %s', Symbol('s'), -0, 5n), 'Symbol(s) -0 5n');
+  assert.strictEqual(util.format('%s %s', Buffer.from('ab'), new URL('http://x/y')), 'ab http://x/y');
+  assert.strictEqual(util.format('%s', new Map([[1, { a: { b: 1 } }]])), 'Map(1) { 1 => [Object] }');
+  assert.strictEqual(util.format('%s', new Date(0)), '1970-01-01T00:00:00.000Z');
+  assert.strictEqual(util.format('%s', new Error('e')).split('\n')[0], 'Error: e');
+  assert.strictEqual(util.format('%s', Object.create(null)), '[Object: null prototype] {}');
+  assert.strictEqual(util.format('%d %i %f', '42.5', '42.5', '42.5'), '42.5 42 42.5');
+  assert.strictEqual(util.format('%i %i %f %d', -0, 1e21, -0, -0), '0 1 0 -0');
+  assert.strictEqual(util.format('%d %i %f', Symbol('x'), Symbol('y'), Symbol('z')), 'NaN NaN NaN');
+  assert.strictEqual(util.format('%d %i %f', 5n, 6n, 7n), '5n 6n 7');
+});
+
 check('util: promisify (and its custom form), callbackify, inherits, deprecate, types', async () => {
   const cbFn = (a, b, cb) => setImmediate(() => (a < 0 ? cb(new Error('negative')) : cb(null, a + b)));
   const p = util.promisify(cbFn);
