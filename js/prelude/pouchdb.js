@@ -316,9 +316,12 @@ function allDocsOf(db, opts) {
   if ('startkey' in o && typeof o.startkey !== 'string') o.startkey = o.startkey == null ? undefined : String(o.startkey);
   if ('endkey' in o && typeof o.endkey !== 'string') o.endkey = o.endkey == null ? undefined : String(o.endkey);
   const r = native.dbAllDocsFlat(db._handle(), JSON.stringify(o));
-  if (Array.isArray(r)) return allDocsRows(r);
-  if (o.binary && o.attachments) for (const row of r.rows) binaryAtts(row.doc);
-  return r;
+  const result = Array.isArray(r) ? allDocsRows(r) : r;
+  if (result === r && o.binary && o.attachments) for (const row of r.rows) binaryAtts(row.doc);
+  // PouchDB's adapters answer a keys query with offset 0, whatever its skip
+  // (the engine gives the skip, as an offset is for a range).
+  if ('keys' in o) result.offset = 0;
+  return result;
 }
 
 // allDocs' answer from native.dbAllDocsFlat's [total_rows, offset, (id,

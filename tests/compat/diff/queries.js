@@ -21,6 +21,11 @@ const noBookmark = (p) => p.then((r) => { delete r.bookmark; return r; });
   await step('allDocs keys', db.allDocs({ keys: ['e', 'c', 'zz', 'a'] }));
   await step('allDocs keys include_docs', db.allDocs({ keys: ['c', 'zz'], include_docs: true }));
   await step('allDocs keys+startkey', db.allDocs({ keys: ['a'], startkey: 'a' }));
+  // PouchDB's adapters answer a keys query with offset 0 whatever its skip.
+  // (A deleted document's row then carries doc: null in PouchDB, a quirk
+  // left out here.)
+  await step('allDocs keys skip', db.allDocs({ keys: ['e', 'b', 'a'], skip: 1 }));
+  await step('allDocs keys skip descending', db.allDocs({ keys: ['a', 'd', 'e'], skip: 1, limit: 1, descending: true }));
   await step('allDocs limit 0', db.allDocs({ limit: 0 }));
   await step('changes', db.changes());
   await step('changes since limit', db.changes({ since: 2, limit: 2 }));
