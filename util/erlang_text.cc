@@ -1,7 +1,8 @@
 #include "util/erlang_text.h"
 
-#include <charconv>
 #include <string>
+
+#include "util/decimal_digits.h"
 
 namespace settee::erlang {
 
@@ -79,19 +80,8 @@ bool ListToInteger(std::string_view text, bool* negative, uint64_t* magnitude) {
 
 std::string FloatText(double value) {
   if (value == 0) return "0.0";
-  // The shortest round-trip digits, as d.ddde+X.
-  char buf[64];
-  char* end = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific).ptr;
-  std::string_view sci(buf, static_cast<size_t>(end - buf));
-  const bool negative = sci.front() == '-';
-  if (negative) sci.remove_prefix(1);
-  const size_t e = sci.find('e');
-  std::string digits;
-  for (char c : sci.substr(0, e)) {
-    if (c != '.') digits.push_back(c);
-  }
   // fwrite_g's Place: the value is 0.<digits> times ten to the Place.
-  const int place = std::stoi(std::string(sci.substr(e + 1))) + 1;
+  const auto [negative, digits, place] = ShortestDecimalDigits(value);
   const int len = static_cast<int>(digits.size());
   auto with_exponent = [&] {
     std::string out = digits.substr(0, 1) + "." + (len == 1 ? std::string("0") : digits.substr(1));

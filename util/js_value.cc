@@ -1,8 +1,9 @@
 #include "util/js_value.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
+
+#include "util/decimal_digits.h"
 
 namespace settee::json {
 
@@ -15,18 +16,8 @@ std::string NumberText(const Value& v) {
   if (v.IsInt64() && v.GetInt64() < kExact && v.GetInt64() > -kExact) return std::to_string(v.GetInt64());
   const double d = v.GetDouble();
   if (d == 0) return "0";
-  char buf[64];
-  char* end = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific).ptr;
-  std::string_view sci(buf, static_cast<size_t>(end - buf));
-  const bool negative = sci.front() == '-';
-  if (negative) sci.remove_prefix(1);
-  const size_t e = sci.find('e');
-  std::string digits;
-  for (char c : sci.substr(0, e)) {
-    if (c != '.') digits.push_back(c);
-  }
   // The value is 0.<digits> times ten to the n (the spec's k digits, n).
-  const int n = std::atoi(std::string(sci.substr(e + 1)).c_str()) + 1;
+  const auto [negative, digits, n] = ShortestDecimalDigits(d);
   const int k = static_cast<int>(digits.size());
   std::string out;
   if (k <= n && n <= 21) {

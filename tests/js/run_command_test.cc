@@ -237,23 +237,29 @@ TEST(RunCommand, AnErrorThatEndsTheScriptRunsItsExitListeners) {
 // overflowed, and the run ended with 0), and process.exitCode set in one is
 // the status (it was read before they ran).
 TEST(RunCommand, ExitListenersRunOnceAndLeaveTheStatus) {
-  std::string s = Script("exit_in_exit.js",
-                         "process.on('exit', (c) => { console.log('exit', c); process.exit(3); });\n");
-  auto o = Settee({"run", s});
-  EXPECT_EQ(o.code, 3) << o.err;
-  EXPECT_EQ(o.out, "exit 0\n");
-  s = Script("exit_code_in_exit.js",
-             "process.exitCode = 4;\n"
-             "process.on('exit', (c) => { console.log('exit', c); process.exitCode = 6; });\n");
-  o = Settee({"run", s});
-  EXPECT_EQ(o.code, 6) << o.err;
-  EXPECT_EQ(o.out, "exit 4\n");
-  s = Script("exit_call_in_exit.js",
-             "process.on('exit', (c) => { console.log('exit', c); process.exitCode = 7; });\n"
-             "setTimeout(() => process.exit(5), 1);\n");
-  o = Settee({"run", s});
-  EXPECT_EQ(o.code, 7) << o.err;
-  EXPECT_EQ(o.out, "exit 5\n");
+  struct Case {
+    const char* name;
+    const char* script;
+    int code;
+    const char* out;
+  };
+  const Case cases[] = {
+      {"exit_in_exit.js", "process.on('exit', (c) => { console.log('exit', c); process.exit(3); });\n", 3,
+       "exit 0\n"},
+      {"exit_code_in_exit.js",
+       "process.exitCode = 4;\n"
+       "process.on('exit', (c) => { console.log('exit', c); process.exitCode = 6; });\n",
+       6, "exit 4\n"},
+      {"exit_call_in_exit.js",
+       "process.on('exit', (c) => { console.log('exit', c); process.exitCode = 7; });\n"
+       "setTimeout(() => process.exit(5), 1);\n",
+       7, "exit 5\n"},
+  };
+  for (const Case& c : cases) {
+    auto o = Settee({"run", Script(c.name, c.script)});
+    EXPECT_EQ(o.code, c.code) << c.name << ": " << o.err;
+    EXPECT_EQ(o.out, c.out) << c.name;
+  }
 }
 
 TEST(RunCommand, KeepRestartsAThreadAfterAnUncaughtError) {
